@@ -1,0 +1,5 @@
+import sys
+
+from memgit.cli import main
+
+sys.exit(main())

@@ -1,0 +1,128 @@
+"""memgit demo: a newcomer's tour on an embedded default drive.
+
+Makes a drive in DIR (a temporary folder by default), installs the same check
+the pre-commit hooks run as the checkout's git pre-commit hook, commits good
+entries, then tries bad ones and shows each refused with its rule code.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+
+from .. import format as fmt
+from ..errors import UsageError
+from ..repo import git
+from .init import create_drive
+
+GOOD_PEOPLE = """# People
+
+- Joe leads the product team [source: https://example.com/sessions/100; added: 2026-09-03; id: m-01jd3xk8q7c9v2n4r6t8w0y1z3]
+- Priya owns pricing for the billing launch; see [[projects/payments]] [source: claude-code:session/42; added: 2026-09-04; id: m-01jd3xk8q7c9v2n4r6t8w0y1z4]
+"""  # noqa: E501
+GOOD_PAYMENTS = """# Payments
+
+- Payments and website share a 2026-10-15 launch deadline [source: /?session=102; added: 2026-09-03]
+"""
+
+# (title, file, content, make executable, expected code)
+BAD_CASES: list[tuple[str, str, str, bool, str]] = [
+    ("a credential in an entry", "ops.md",
+     "- Staging DB is postgres://app:S3cr3tPassw0rd@db.internal:5432/app "
+     "[source: https://example.com/sessions/7; added: 2026-09-05]\n", False, "MG401"),
+    ("a javascript: source", "ops.md",
+     "- Click here for the dashboard [source: javascript:alert(1); added: 2026-09-05]\n",
+     False, "MG101"),
+    ("an executable file", "run.md", "- Run this every day [source: imported:unknown]\n",
+     True, "MG204"),
+    ("a stale ## Index (new topic file not listed)", "forgotten.md",
+     "- An unlisted topic [source: imported:unknown]\n", False, "MG502"),
+]
+
+
+def _hook_script() -> str:
+    return f"#!/bin/sh\n# memgit demo: the check the memgit-lint pre-commit hook runs\n" \
+           f"exec '{sys.executable}' -m memgit lint --cached\n"
+
+
+def _step(title: str) -> None:
+    click.secho(f"\n== {title}", bold=True)
+
+
+def run_demo(target: Path) -> int:
+    create_drive(target, bare=False, title="Memory: Joe")
+    env = dict(os.environ, GIT_AUTHOR_NAME="demo", GIT_AUTHOR_EMAIL="demo@example.com",
+               GIT_COMMITTER_NAME="demo", GIT_COMMITTER_EMAIL="demo@example.com")
+    hook = target / ".git" / "hooks" / "pre-commit"
+    hook.write_text(_hook_script())
+    hook.chmod(hook.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    click.echo(f"Created a drive in {target} with the memgit-lint check as its pre-commit hook.")
+
+    _step("1. Good entries go through")
+    (target / "people.md").write_text(GOOD_PEOPLE)
+    (target / "projects").mkdir()
+    (target / "projects" / "payments.md").write_text(GOOD_PAYMENTS)
+    memory = (target / fmt.MEMORY_FILE).read_text()
+    paths = ["MEMORY.md", "people.md", "projects/payments.md"]
+    (target / fmt.MEMORY_FILE).write_text(fmt.regenerate_index(memory, paths))
+    git("add", "-A", cwd=target, env=env)
+    proc = git("commit", "-q", "-m", "Add people and payments", cwd=target, env=env, check=False)
+    ok = proc.returncode == 0
+    click.echo("commit accepted" if ok else proc.stderr.decode(errors="replace"))
+    click.echo((target / fmt.MEMORY_FILE).read_text())
+
+    caught = 0
+    for number, (title, name, content, executable, code) in enumerate(BAD_CASES, start=2):
+        _step(f"{number}. A commit with {title} is refused ({code})")
+        path = target / name
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(content)
+        if executable:
+            path.chmod(0o755)
+        if code != "MG502" and name not in memory:
+            # keep the Index current so only the rule under demonstration fires
+            current = (target / fmt.MEMORY_FILE).read_text()
+            all_paths = paths + [name]
+            (target / fmt.MEMORY_FILE).write_text(fmt.regenerate_index(current, all_paths))
+        git("add", "-A", cwd=target, env=env)
+        proc = git("commit", "-q", "-m", f"Try {title}", cwd=target, env=env, check=False)
+        output = (proc.stdout + proc.stderr).decode(errors="replace")
+        click.echo(output.rstrip())
+        refused = proc.returncode != 0 and code in output
+        caught += refused
+        click.echo(f"-> {'refused' if refused else 'NOT refused'}")
+        # undo the attempt: back to the last good commit
+        git("reset", "-q", "--hard", "HEAD", cwd=target, env=env)
+        git("clean", "-qfd", cwd=target, env=env)
+
+    _step("Lint of the committed drive")
+    proc = git("log", "--oneline", cwd=target, env=env)
+    click.echo(proc.stdout.decode().rstrip())
+    from ..lint import lint_worktree
+    from ..policy import Policy
+    from ..repo import open_drive
+
+    violations = lint_worktree(open_drive(target), Policy())
+    click.echo(f"memgit lint: {len(violations)} violations in the committed drive")
+    total = len(BAD_CASES)
+    click.secho(f"\nDemo finished: good commit {'accepted' if ok else 'REFUSED'}, "
+                f"{caught} of {total} bad commits refused. Drive: {target}", bold=True)
+    return 0 if ok and caught == total and not violations else 1
+
+
+@click.command("demo")
+@click.argument("directory", required=False, type=click.Path(file_okay=False))
+def command(directory: str | None) -> int:
+    """Make a demo drive in DIRECTORY (default: a new temporary folder) and show memgit at work."""
+    if directory is None:
+        target = Path(tempfile.mkdtemp(prefix="memgit-demo-"))
+    else:
+        target = Path(directory).absolute()
+        if target.exists() and any(target.iterdir()):
+            raise UsageError(f"{target} is not empty", "give a new or empty folder")
+    return run_demo(target)

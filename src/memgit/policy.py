@@ -1,0 +1,711 @@
+"""The drive policy: what may land. The one implementation of every rule.
+
+lint, the pre-commit hooks, pre-receive and the writer all call this module;
+none of them re-implements a rule. The rules come in four shapes, so callers
+can cache what is expensive:
+
+* ``check_path``    one tree entry (path, mode), no content;
+* ``check_blob``    one file's bytes; cacheable by blob id (``BlobFacts``);
+* ``check_tree``    a whole tree from paths, sizes and the facts of its blobs;
+* ``check_update``  a ref update of a push (branch, deletes, fast-forward, count)
+  and ``check_change`` the paths a commit changes (protected paths).
+
+Each violation carries a stable code (``MG101``), a name, the path and line,
+a message and a one-line hint. Messages never contain a detected secret.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from . import format as fmt
+from .errors import PolicyFileError
+
+ERROR = "error"
+WARNING = "warning"
+
+# code -> (name, hint). The codes are stable: tools and docs refer to them.
+RULES: dict[str, tuple[str, str]] = {
+    # entries
+    "MG101": ("source-scheme", "use https://..., /?session=ID, TOOL:session/ID, "
+              "TOOL:observation/ID or imported:unknown"),
+    "MG102": ("date-invalid", "write added as a real date YYYY-MM-DD"),
+    "MG103": ("id-duplicate", "give each entry its own id (memgit remember stamps new ones)"),
+    "MG104": ("metadata-malformed", "end the line with [key: value; key: value], keys in "
+              "lowercase, values without ; [ ]"),
+    "MG105": ("entry-multiline", "keep each entry on one bullet line"),
+    "MG106": ("id-invalid", "ids use letters, digits, '.', '_', ':' and '-' (at most 128)"),
+    "MG107": ("value-invalid", "use an allowed value for this key"),
+    # files
+    "MG201": ("file-type", "a drive holds Markdown (.md) files only; use profile: amr for others"),
+    "MG202": ("symlink", "replace the symlink by a regular file"),
+    "MG203": ("submodule", "remove the submodule; a drive holds its own files"),
+    "MG204": ("executable", "git update-index --chmod=-x PATH (mode must be 100644)"),
+    "MG205": ("file-size", "split the file into topic files below the limit"),
+    "MG206": ("drive-size", "remove or shorten entries, or raise limits.drive_bytes"),
+    "MG207": ("file-count", "merge small topic files, or raise limits.files"),
+    "MG208": ("path-invalid", "use a relative path without '..', '.git' or control characters"),
+    "MG209": ("path-nfc", "rename the file to its NFC-normalised form"),
+    "MG210": ("path-case-collision", "rename one of the files; paths must differ in more "
+              "than letter case"),
+    "MG211": ("path-length", "shorten the path to at most 255 bytes"),
+    "MG212": ("file-folder-collision", "rename the file or the folder"),
+    "MG290": ("near-limit", "the drive is close to a limit; consolidate before it is reached"),
+    # content
+    "MG301": ("utf8-invalid", "save the file as UTF-8 text"),
+    "MG302": ("nul-byte", "remove the NUL byte; a drive holds text only"),
+    "MG303": ("raw-html", "write Markdown instead of HTML, or put it in `code`"),
+    "MG304": ("image", "link to the image with a normal link instead of embedding it"),
+    "MG305": ("transcript", "store the facts learned, not the transcript or log itself"),
+    "MG306": ("conflict-marker", "resolve the merge conflict and remove the markers"),
+    # secrets
+    "MG401": ("secret", "remove the credential, rotate it, and store where it lives instead"),
+    # structure
+    "MG501": ("memory-missing", "create MEMORY.md at the drive root (memgit init)"),
+    "MG502": ("index-stale", "run: memgit lint --fix (regenerates the ## Index of MEMORY.md)"),
+    "MG503": ("link-missing", "create the linked file or fix the [[path]]"),
+    "MG504": ("link-md-suffix", "omit .md in [[path]] links to Markdown files"),
+    "MG505": ("memory-size", "keep MEMORY.md short: move entries to topic files"),
+    # pushes
+    "MG601": ("protected-path", "twin/ is written by server-side memgit only; drop the change"),
+    "MG602": ("branch", "push to the drive's main branch only"),
+    "MG603": ("ref-delete", "deleting refs is not allowed on a drive"),
+    "MG604": ("non-fast-forward", "fetch, rebase or run memgit sync, then push without --force"),
+    "MG605": ("too-many-commits", "push in smaller batches"),
+    "MG606": ("purged-id", "this entry was purged from the drive; it may not return"),
+    "MG607": ("purged-text", "this text was purged from the drive; it may not return"),
+    "MG608": ("object-missing", "the push references objects it does not contain; push again"),
+    "MG609": ("server-error", "ask the drive's admin to check the server-side setup"),
+}
+
+KNOWN_KEYS = ("source", "added", "id", "status", "scope", "memory_type", "kind",
+              "parent", "supersedes")
+STATUS_VALUES = ("active", "proposed", "rejected", "open", "resolved")
+KIND_VALUES = ("question", "answer")
+ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\Z")
+
+_SOURCE_RES = (
+    re.compile(r"https://[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(?::\d{1,5})?(?:[/?#]\S*)?\Z"),
+    re.compile(r"/\?session=[A-Za-z0-9._~%-]+\Z"),
+    re.compile(r"[a-z][a-z0-9-]*:(?:session|observation)/[A-Za-z0-9._~%-]+\Z"),
+    re.compile(r"imported:unknown\Z"),
+)
+_HTML_RE = re.compile(r"<!--|<(?:[A-Za-z][A-Za-z0-9-]*)(?:\s[^<>]*)?/?>|</[A-Za-z][A-Za-z0-9-]*\s*>")
+_IMAGE_RE = re.compile(r"!\[[^\]]*\](?:\([^)]*\)|\[[^\]]*\])")
+_CODE_SPAN_RE = re.compile(r"(`+)(?:(?!\1).)+?\1")
+_SPEAKER_RE = re.compile(
+    r"[ \t]*(?:[-*>][ \t]+)?(?:\*\*)?(User|Assistant|Human|AI|System|Model|Bot)(?:\*\*)?[ \t]*:",
+    re.I)
+_LOG_RE = re.compile(
+    r"[ \t]*(?:[-*][ \t]+)?\[?(?:\d{4}-\d{2}-\d{2}[T ])?\d{2}:\d{2}:\d{2}(?:[.,]\d+)?"
+    r"(?:Z|[+-]\d{2}:?\d{2})?\]?[ \t]")
+_CONFLICT_RE = re.compile(r"(?:<{7}|>{7})(?: |\Z)")
+_GROUPISH_RE = re.compile(r"\[[^\[\]]*\b(?:" + "|".join(KNOWN_KEYS) + r")\s*:[^\[\]]*\]\s*\Z")
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+
+
+@dataclass(frozen=True)
+class Violation:
+    code: str
+    path: str = ""
+    line: int = 0
+    message: str = ""
+    severity: str = ERROR
+    commit: str = ""
+
+    @property
+    def name(self) -> str:
+        return RULES[self.code][0]
+
+    @property
+    def hint(self) -> str:
+        return RULES[self.code][1]
+
+    def as_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["name"] = self.name
+        out["hint"] = self.hint
+        return out
+
+    def format(self) -> str:
+        where = self.path or "(drive)"
+        if self.line:
+            where += f":{self.line}"
+        return f"{where}: {self.code} {self.name}: {self.message}"
+
+
+# --- configuration -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Policy:
+    profile: str = "drive"
+    branch: str = "main"
+    file_bytes: int = 65536
+    drive_bytes: int = 2 * 1024 * 1024
+    files: int = 256
+    push_commits: int = 200
+    memory_bytes: int = 4096
+    path_bytes: int = 255
+    near_limit: float = 0.8
+    protected: tuple[str, ...] = ("twin/",)
+    timezone: str = "UTC"
+    extensions: tuple[str, ...] = (".md",)
+    strict_drive_rules: bool = True  # False under profile amr
+
+    @property
+    def branch_ref(self) -> str:
+        return "refs/heads/" + self.branch
+
+
+_LIMIT_KEYS = {"file_bytes", "drive_bytes", "files", "push_commits", "memory_bytes", "path_bytes"}
+_TOP_KEYS = {"profile", "branch", "limits", "protected", "timezone", "extensions", "near_limit"}
+
+
+def policy_from_mapping(data: Mapping[str, Any], origin: str = "policy") -> Policy:
+    """Build a Policy from parsed YAML; every mistake is a PolicyFileError naming the key."""
+    if not isinstance(data, Mapping):
+        raise PolicyFileError(f"{origin}: the policy must be a mapping of keys to values",
+                              "see docs/policy.md for the keys")
+    unknown = set(data) - _TOP_KEYS
+    if unknown:
+        raise PolicyFileError(f"{origin}: unknown key(s): {', '.join(sorted(map(str, unknown)))}",
+                              f"allowed keys: {', '.join(sorted(_TOP_KEYS))}")
+    profile = data.get("profile", "drive")
+    if profile not in ("drive", "amr"):
+        raise PolicyFileError(f"{origin}: profile must be 'drive' or 'amr', not {profile!r}",
+                              "write profile: drive (the default) or profile: amr")
+    kwargs: dict[str, Any] = {"profile": profile}
+    if profile == "amr":
+        kwargs.update(extensions=(), strict_drive_rules=False)
+    branch = data.get("branch", "main")
+    if not isinstance(branch, str) or not re.fullmatch(r"[A-Za-z0-9._/-]+", branch) \
+            or branch.startswith("refs/"):
+        raise PolicyFileError(f"{origin}: branch must be a branch name such as main",
+                              "write branch: main")
+    kwargs["branch"] = branch
+    limits = data.get("limits", {}) or {}
+    if not isinstance(limits, Mapping):
+        raise PolicyFileError(f"{origin}: limits must be a mapping", "limits: {files: 256}")
+    for key, value in limits.items():
+        if key not in _LIMIT_KEYS:
+            raise PolicyFileError(f"{origin}: unknown limit {key!r}",
+                                  f"allowed limits: {', '.join(sorted(_LIMIT_KEYS))}")
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise PolicyFileError(f"{origin}: limits.{key} must be a positive integer",
+                                  f"for example limits: {{{key}: 100}}")
+        kwargs[key] = value
+    if "protected" in data:
+        prot = data["protected"]
+        if not isinstance(prot, list) or not all(isinstance(p, str) and p for p in prot):
+            raise PolicyFileError(f"{origin}: protected must be a list of path prefixes",
+                                  "protected: [twin/]")
+        kwargs["protected"] = tuple(prot)
+    if "extensions" in data:
+        ext = data["extensions"]
+        if not isinstance(ext, list) or not all(isinstance(e, str) and e.startswith(".")
+                                                 for e in ext):
+            raise PolicyFileError(f"{origin}: extensions must be a list like ['.md']",
+                                  "extensions: ['.md']")
+        kwargs["extensions"] = tuple(ext)
+    if "near_limit" in data:
+        nl = data["near_limit"]
+        if not isinstance(nl, int | float) or not 0 < nl <= 1:
+            raise PolicyFileError(f"{origin}: near_limit must be a fraction in (0, 1]",
+                                  "near_limit: 0.8")
+        kwargs["near_limit"] = float(nl)
+    tz = data.get("timezone", "UTC")
+    if not isinstance(tz, str):
+        raise PolicyFileError(f"{origin}: timezone must be a name such as Europe/Berlin",
+                              "timezone: UTC")
+    try:
+        import zoneinfo
+
+        zoneinfo.ZoneInfo(tz)
+    except Exception as exc:
+        raise PolicyFileError(f"{origin}: unknown timezone {tz!r}",
+                              "use an IANA name such as UTC or Europe/Berlin") from exc
+    kwargs["timezone"] = tz
+    return Policy(**kwargs)
+
+
+def load_policy_file(path: str | Path) -> Policy:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PolicyFileError(f"cannot read policy file {p}: {exc}",
+                              "check the path and that the file is UTF-8 YAML") from exc
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise PolicyFileError(f"{p}: not valid YAML: {exc}".splitlines()[0],
+                              "fix the YAML syntax") from exc
+    return policy_from_mapping(data if data is not None else {}, str(p))
+
+
+def find_policy(explicit: str | Path | None, git_dir: Path | None,
+                config_value: str | None = None) -> Policy:
+    """``--policy FILE``, then memgit.yaml in the git directory, then ``memgit.policy``."""
+    if explicit:
+        return load_policy_file(explicit)
+    if git_dir is not None:
+        candidate = git_dir / "memgit.yaml"
+        if candidate.exists():
+            return load_policy_file(candidate)
+    if config_value:
+        return load_policy_file(config_value)
+    return Policy()
+
+
+# --- single values -----------------------------------------------------------------
+
+
+def source_allowed(source: str) -> bool:
+    return any(r.match(source) for r in _SOURCE_RES)
+
+
+def text_key(text: str) -> str:
+    """The comparison form of an entry text: case-folded, whitespace collapsed."""
+    return " ".join(text.casefold().split())
+
+
+def text_digest(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text_key(text).encode()).hexdigest()
+
+
+# --- paths ------------------------------------------------------------------------
+
+MODE_FILE = 0o100644
+MODE_EXEC = 0o100755
+MODE_LINK = 0o120000
+MODE_COMMIT = 0o160000
+MODE_TREE = 0o040000
+
+
+def check_path(path: str, mode: int, policy: Policy) -> list[Violation]:
+    """Rules on one tree entry that need no content."""
+    out: list[Violation] = []
+    parts = path.split("/")
+    if (path.startswith("/") or any(p in ("", ".", "..") for p in parts)
+            or any(p.lower() == ".git" for p in parts) or _CONTROL_RE.search(path)):
+        out.append(Violation("MG208", path, 0, "the path is not a clean relative path"))
+    if unicodedata.normalize("NFC", path) != path:
+        out.append(Violation("MG209", path, 0, "the path is not NFC-normalised UTF-8"))
+    if len(path.encode("utf-8", "surrogateescape")) > policy.path_bytes:
+        out.append(Violation("MG211", path, 0, f"the path is longer than {policy.path_bytes} bytes"))
+    if mode == MODE_LINK:
+        out.append(Violation("MG202", path, 0, "symbolic links are not allowed"))
+    elif mode == MODE_COMMIT:
+        out.append(Violation("MG203", path, 0, "submodules are not allowed"))
+    elif mode == MODE_EXEC and policy.strict_drive_rules:
+        out.append(Violation("MG204", path, 0, "the file is executable (mode 100755)"))
+    if mode in (MODE_FILE, MODE_EXEC) and policy.extensions \
+            and not path.endswith(policy.extensions):
+        out.append(Violation("MG201", path, 0,
+                             f"only {', '.join(policy.extensions)} files may be stored"))
+    if policy.strict_drive_rules and _is_transcript_name(path):
+        out.append(Violation("MG305", path, 0, "the file name says it is a log or transcript"))
+    return out
+
+
+def _is_transcript_name(path: str) -> bool:
+    low = path.lower()
+    return low.endswith(".log") or "transcript" in low
+
+
+# --- blobs --------------------------------------------------------------------------
+
+
+@dataclass
+class BlobFacts:
+    """What the tree rules need to know of one blob, plus its own violations.
+
+    Cacheable by blob id together with the path's Markdown-ness.
+    """
+
+    violations: list[Violation] = field(default_factory=list)
+    text: str | None = None  # decoded content, None when not text
+    ids: list[tuple[str, int]] = field(default_factory=list)  # (entry id, line)
+    links: list[tuple[str, int]] = field(default_factory=list)  # (target, line)
+    digests: list[tuple[str, int]] = field(default_factory=list)  # (text digest, line)
+
+
+SecretFilter = Callable[[int, str], bool]
+"""Called with (line number, line content): True when the line must be secret-scanned."""
+
+
+def check_blob(path: str, data: bytes, policy: Policy, *,
+               scan: SecretFilter | None = None) -> BlobFacts:
+    """Every rule that needs only this file's bytes.
+
+    ``scan`` narrows the secret scan (pre-receive scans only lines new in the
+    push); by default every line is scanned. Violations carry ``path``.
+    """
+    facts = BlobFacts()
+    out = facts.violations
+    is_markdown = path.endswith(".md")
+    if b"\x00" in data:
+        line = data.count(b"\n", 0, data.index(b"\x00")) + 1
+        out.append(Violation("MG302", path, line, "the file contains a NUL byte"))
+        return facts
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        if is_markdown or policy.strict_drive_rules:
+            out.append(Violation("MG301", path, line,
+                                 f"invalid UTF-8 at byte {exc.start}"))
+        return facts
+    facts.text = text
+    if is_markdown:
+        _check_markdown(path, text, policy, facts)
+    _check_secrets(path, text, facts, scan)
+    return facts
+
+
+def _strip_code_spans(text: str) -> str:
+    return _CODE_SPAN_RE.sub("", text) if "`" in text else text
+
+
+def _check_markdown(path: str, text: str, policy: Policy, facts: BlobFacts) -> None:
+    doc = fmt.parse_document(path, text)
+    out = facts.violations
+    speaker_lines: list[tuple[int, str]] = []
+    markers: list[int] = []
+    separators: list[int] = []
+    previous_entry = False
+    for line in doc.lines:
+        content = line.content
+        number = line.number
+        if _CONFLICT_RE.match(content):
+            markers.append(number)
+        elif content.rstrip() == "=======":
+            separators.append(number)
+        if line.in_fence:
+            previous_entry = False
+            continue
+        for target in fmt.iter_links(content):
+            facts.links.append((target, number))
+        if policy.strict_drive_rules:
+            prose = _strip_code_spans(content)
+            if "<" in prose and _HTML_RE.search(prose):
+                out.append(Violation("MG303", path, number, "raw HTML is not allowed"))
+            if "![" in prose and _IMAGE_RE.search(prose):
+                out.append(Violation("MG304", path, number, "embedded images are not allowed"))
+            sm = _SPEAKER_RE.match(content)
+            if sm:
+                speaker_lines.append((number, sm.group(1).lower()))
+            if _LOG_RE.match(content):
+                out.append(Violation("MG305", path, number,
+                                     "the line looks like a timestamped log line"))
+        entry = line.entry
+        if entry is None:
+            if previous_entry and content[:1] in (" ", "\t") and content.strip() \
+                    and not line.in_index:
+                out.append(Violation("MG105", path, number,
+                                     "an indented continuation line follows an entry"))
+            previous_entry = False
+            continue
+        previous_entry = True
+        _check_entry(path, number, entry, facts)
+    if policy.strict_drive_rules and len({s for _, s in speaker_lines}) >= 2:
+        for number, speaker in speaker_lines:
+            out.append(Violation("MG305", path, number,
+                                 f"a speaker turn ({speaker}:) of a transcript"))
+    if markers:
+        for number in sorted(markers + separators):
+            out.append(Violation("MG306", path, number, "a merge-conflict marker line"))
+
+
+def _check_entry(path: str, number: int, entry: fmt.Entry, facts: BlobFacts) -> None:
+    out = facts.violations
+    if not entry.group:
+        if _GROUPISH_RE.search(entry.body):
+            out.append(Violation("MG104", path, number,
+                                 "the trailing [...] is not a valid metadata group"))
+    meta = entry.meta
+    source = meta.get("source")
+    if source is not None and not source_allowed(source):
+        scheme = source.split(":", 1)[0] if ":" in source else "this form"
+        out.append(Violation("MG101", path, number,
+                             f"source scheme {scheme[:20]!r} is not allowed"))
+    added = meta.get("added")
+    if added is not None and not fmt.is_valid_date(added):
+        out.append(Violation("MG102", path, number, f"added {added[:20]!r} is not a real date"))
+    for key in ("id", "parent", "supersedes"):
+        value = meta.get(key)
+        if value is not None and not ID_RE.match(value):
+            out.append(Violation("MG106", path, number, f"{key} is not a valid id"))
+    status = meta.get("status")
+    if status is not None and status not in STATUS_VALUES:
+        out.append(Violation("MG107", path, number,
+                             f"status must be one of {', '.join(STATUS_VALUES)}"))
+    kind = meta.get("kind")
+    if kind is not None and kind not in KIND_VALUES:
+        out.append(Violation("MG107", path, number, "kind must be question or answer"))
+    facts.ids.append((entry.id, number))
+    facts.digests.append((text_digest(entry.text), number))
+
+
+def _check_secrets(path: str, text: str, facts: BlobFacts, scan: SecretFilter | None) -> None:
+    from .secrets import scan_text
+
+    for number, (content, _eol) in enumerate(fmt.split_lines(text), start=1):
+        if scan is not None and not scan(number, content):
+            continue
+        for finding in scan_text(content):
+            facts.violations.append(Violation(
+                "MG401", path, number, f"possible credential: {finding.kind}"))
+            break
+
+
+# --- trees --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TreeItem:
+    path: str
+    mode: int
+    size: int
+
+
+def check_tree(items: Sequence[TreeItem], facts: Mapping[str, BlobFacts], policy: Policy, *,
+               strict: bool = False) -> list[Violation]:
+    """Rules on the whole tree. ``facts`` maps each regular file's path to its BlobFacts."""
+    out: list[Violation] = []
+    paths = [i.path for i in items]
+    path_set = set(paths)
+    # sizes and counts
+    total = 0
+    for item in items:
+        if item.mode not in (MODE_FILE, MODE_EXEC):
+            continue
+        total += item.size
+        if item.size > policy.file_bytes:
+            out.append(Violation("MG205", item.path, 0,
+                                 f"{item.size} bytes, limit {policy.file_bytes}"))
+        elif item.size > policy.file_bytes * policy.near_limit:
+            out.append(Violation("MG290", item.path, 0,
+                                 f"{item.size} of {policy.file_bytes} bytes", WARNING))
+    if total > policy.drive_bytes:
+        out.append(Violation("MG206", "", 0, f"{total} bytes, limit {policy.drive_bytes}"))
+    elif total > policy.drive_bytes * policy.near_limit:
+        out.append(Violation("MG290", "", 0, f"{total} of {policy.drive_bytes} bytes", WARNING))
+    if len(items) > policy.files:
+        out.append(Violation("MG207", "", 0, f"{len(items)} files, limit {policy.files}"))
+    elif len(items) > policy.files * policy.near_limit:
+        out.append(Violation("MG290", "", 0, f"{len(items)} of {policy.files} files", WARNING))
+    out.extend(_collisions(paths))
+    # structure
+    memory = facts.get(fmt.MEMORY_FILE)
+    if fmt.MEMORY_FILE not in path_set:
+        out.append(Violation("MG501", fmt.MEMORY_FILE, 0, "MEMORY.md is missing"))
+    elif memory is not None and memory.text is not None:
+        size = len(memory.text.encode())
+        if size > policy.memory_bytes:
+            out.append(Violation("MG505", fmt.MEMORY_FILE, 0,
+                                 f"{size} bytes, keep it under {policy.memory_bytes}",
+                                 ERROR if strict else WARNING))
+        if policy.strict_drive_rules and not fmt.index_is_current(memory.text, paths):
+            out.append(Violation("MG502", fmt.MEMORY_FILE, _index_line(memory.text),
+                                 "the ## Index does not list exactly the drive's topic files"))
+    # links and ids across files
+    seen: dict[str, tuple[str, int]] = {}
+    for path in sorted(facts):
+        f = facts[path]
+        for target, number in f.links:
+            if target.endswith(".md"):
+                out.append(Violation("MG504", path, number,
+                                     f"[[{target}]] is written with .md",
+                                     ERROR if strict else WARNING))
+            resolved = fmt.link_target_path(target, path_set)
+            if resolved not in path_set:
+                out.append(Violation("MG503", path, number,
+                                     f"[[{target}]] points at a file that does not exist",
+                                     ERROR if strict else WARNING))
+        for entry_id, number in f.ids:
+            if entry_id in seen:
+                first_path, first_line = seen[entry_id]
+                out.append(Violation("MG103", path, number,
+                                     f"id {entry_id} is also used at {first_path}:{first_line}"))
+            else:
+                seen[entry_id] = (path, number)
+    return out
+
+
+def _index_line(memory_text: str) -> int:
+    for number, (content, _e) in enumerate(fmt.split_lines(memory_text), start=1):
+        if content.rstrip() == fmt.INDEX_HEADING:
+            return number
+    return 0
+
+
+def _collisions(paths: Iterable[str]) -> list[Violation]:
+    out: list[Violation] = []
+    folded: dict[str, str] = {}
+    folders: dict[str, str] = {}
+    for path in sorted(paths):
+        key = unicodedata.normalize("NFC", path).casefold()
+        if key in folded and folded[key] != path:
+            out.append(Violation("MG210", path, 0, f"collides with {folded[key]} when case-folded"))
+        folded.setdefault(key, path)
+        parts = key.split("/")
+        for i in range(1, len(parts)):
+            folders.setdefault("/".join(parts[:i]), "/".join(path.split("/")[:i]))
+    for key, path in folded.items():
+        if key in folders:
+            out.append(Violation("MG212", path, 0,
+                                 f"{path} is a file and {folders[key]}/ a folder"))
+    return out
+
+
+# --- pushes --------------------------------------------------------------------------
+
+ZERO_OID = "0" * 40
+
+
+def check_update(ref: str, old: str, new: str, policy: Policy, *, fast_forward: bool,
+                 new_commits: int) -> list[Violation]:
+    """Rules on one ref update of a push."""
+    if ref != policy.branch_ref:
+        return [Violation("MG602", "", 0, f"{ref} may not be updated; only {policy.branch_ref}")]
+    if set(new) == {"0"}:
+        return [Violation("MG603", "", 0, f"{ref} may not be deleted")]
+    out: list[Violation] = []
+    if set(old) != {"0"} and not fast_forward:
+        out.append(Violation("MG604", "", 0, f"the update of {ref} is not a fast-forward"))
+    if new_commits > policy.push_commits:
+        out.append(Violation("MG605", "", 0,
+                             f"{new_commits} new commits, at most {policy.push_commits} per push"))
+    return out
+
+
+def check_change(changed_paths: Iterable[str], policy: Policy) -> list[Violation]:
+    """Rules on the set of paths a commit adds, modifies or deletes."""
+    return [Violation("MG601", p, 0, f"{p} is protected")
+            for p in changed_paths if p.startswith(policy.protected)]
+
+
+def check_purged(path: str, facts: BlobFacts, registry: PurgeRegistry) -> list[Violation]:
+    """Entries whose id or text digest is in the purge registry."""
+    if not registry:
+        return []
+    out: list[Violation] = []
+    for entry_id, number in facts.ids:
+        if entry_id in registry.ids:
+            out.append(Violation("MG606", path, number, f"entry {entry_id} was purged"))
+    for digest, number in facts.digests:
+        if digest in registry.digests:
+            out.append(Violation("MG607", path, number, "the entry's text was purged"))
+    return out
+
+
+# --- the purge registry ----------------------------------------------------------------
+
+REGISTRY_FILE = "memgit-purged"
+
+
+@dataclass
+class PurgeRegistry:
+    """``memgit-purged`` in the git directory: one line per purged id.
+
+    Format (docs/purge.md): ``<id> <sha256 of the text key> <YYYY-MM-DD>``,
+    separated by single spaces; ``#`` lines are comments. The digest is over
+    ``text_key(text)`` so the same words under a new id are refused too.
+    """
+
+    ids: set[str] = field(default_factory=set)
+    digests: set[str] = field(default_factory=set)
+
+    def __bool__(self) -> bool:
+        return bool(self.ids or self.digests)
+
+    @classmethod
+    def load(cls, git_dir: Path) -> PurgeRegistry:
+        from .errors import RegistryError
+
+        path = git_dir / REGISTRY_FILE
+        reg = cls()
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return reg
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RegistryError(f"cannot read the purge registry {path}: {exc}",
+                                "restore memgit-purged from backup") from exc
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            parts = line.split(" ")
+            if len(parts) < 2 or not ID_RE.match(parts[0]) \
+                    or not re.fullmatch(r"[0-9a-f]{64}", parts[1]):
+                raise RegistryError(f"{path}:{number}: malformed purge registry line",
+                                    "each line is: ID SHA256 [DATE]")
+            reg.ids.add(parts[0])
+            reg.digests.add(parts[1])
+        return reg
+
+    @staticmethod
+    def append(git_dir: Path, rows: Iterable[tuple[str, str]], date: str) -> None:
+        """Append (id, digest) rows durably."""
+        import os
+
+        path = git_dir / REGISTRY_FILE
+        data = "".join(f"{i} {d} {date}\n" for i, d in rows)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, data.encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def errors_only(violations: Iterable[Violation]) -> list[Violation]:
+    return [v for v in violations if v.severity == ERROR]
+
+
+def with_commit(violations: Iterable[Violation], commit: str) -> list[Violation]:
+    return [replace(v, commit=commit) for v in violations]
+
+
+def judge(items: Sequence[TreeItem], read: Callable[[str], bytes], policy: Policy, *,
+          strict: bool = False, registry: PurgeRegistry | None = None,
+          cache: dict[tuple[str, str], BlobFacts] | None = None,
+          oids: Mapping[str, str] | None = None) -> list[Violation]:
+    """Every rule that concerns one tree: paths, each file's content, the tree.
+
+    ``read(path)`` returns a regular file's bytes. With ``cache`` and ``oids``
+    (path -> blob id) a blob already judged is not read or judged again.
+    """
+    out: list[Violation] = []
+    facts: dict[str, BlobFacts] = {}
+    for item in items:
+        out.extend(check_path(item.path, item.mode, policy))
+        if item.mode not in (MODE_FILE, MODE_EXEC):
+            continue
+        key = (oids[item.path], item.path) if oids is not None and cache is not None else None
+        blob_facts = cache.get(key) if key is not None and cache is not None else None
+        if blob_facts is None:
+            blob_facts = check_blob(item.path, read(item.path), policy)
+            if key is not None and cache is not None:
+                cache[key] = blob_facts
+        facts[item.path] = blob_facts
+        out.extend(blob_facts.violations)
+        if registry:
+            out.extend(check_purged(item.path, blob_facts, registry))
+    out.extend(check_tree(items, facts, policy, strict=strict))
+    return sort_violations(out)
+
+
+def sort_violations(violations: Iterable[Violation]) -> list[Violation]:
+    return sorted(violations, key=lambda v: (v.commit, v.path, v.line, v.code))
