@@ -105,7 +105,8 @@ _LOG_RE = re.compile(
     r"[ \t]*(?:[-*][ \t]+)?\[?(?:\d{4}-\d{2}-\d{2}[T ])?\d{2}:\d{2}:\d{2}(?:[.,]\d+)?"
     r"(?:Z|[+-]\d{2}:?\d{2})?\]?[ \t]")
 _CONFLICT_RE = re.compile(r"(?:<{7}|>{7})(?: |\Z)")
-_GROUPISH_RE = re.compile(r"\[[^\[\]]*\b(?:" + "|".join(KNOWN_KEYS) + r")\s*:[^\[\]]*\]\s*\Z")
+_GROUPISH_RE = re.compile(r"\[[^\[\]]*\b(?:" + "|".join(KNOWN_KEYS) + r")\s*:[^\[\]]*\]\s*\Z", re.I)
+_LOG_NAME_RE = re.compile(r"\.log(?:\.|/|\Z)|transcript")
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -319,8 +320,7 @@ def check_path(path: str, mode: int, policy: Policy) -> list[Violation]:
 
 
 def _is_transcript_name(path: str) -> bool:
-    low = path.lower()
-    return low.endswith(".log") or "transcript" in low
+    return _LOG_NAME_RE.search(path.lower()) is not None
 
 
 # --- blobs --------------------------------------------------------------------------

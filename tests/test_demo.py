@@ -1,0 +1,27 @@
+"""memgit demo: the newcomer's first command works end to end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import git, memgit
+
+
+def test_demo_runs_and_catches_every_bad_entry(tmp_path: Path) -> None:
+    target = tmp_path / "demo"
+    proc = memgit("demo", str(target))
+    out = proc.stdout.decode()
+    assert proc.returncode == 0, out + proc.stderr.decode()
+    assert "4 of 4 bad commits refused" in out
+    for code in ("MG401", "MG101", "MG204", "MG502"):
+        assert code in out
+    assert (target / "MEMORY.md").exists()
+    assert git("status", "--porcelain", cwd=target).stdout == b""
+    assert memgit("lint", cwd=target).returncode == 0
+
+
+def test_demo_refuses_a_non_empty_folder(tmp_path: Path) -> None:
+    (tmp_path / "x").write_text("keep me")
+    proc = memgit("demo", str(tmp_path))
+    assert proc.returncode == 2 and b"not empty" in proc.stderr
+    assert (tmp_path / "x").read_text() == "keep me"

@@ -1,0 +1,196 @@
+"""The drive format: lossless parsing, metadata, ids, links and the Index."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memgit import format as fmt
+
+DATA = Path(__file__).parent / "data"
+
+
+def data_lines() -> list[str]:
+    return [c for c, _e in fmt.split_lines((DATA / "lines.txt").read_bytes().decode())]
+
+
+@pytest.mark.parametrize("line", data_lines())
+def test_round_trip_data_lines(line: str) -> None:
+    entry = fmt.parse_entry(line)
+    if entry is not None:
+        assert entry.serialise() == line
+
+
+def test_document_round_trip_keeps_bytes() -> None:
+    text = (DATA / "lines.txt").read_bytes().decode()
+    doc = fmt.parse_document("MEMORY.md", text)
+    assert doc.serialise() == text
+    assert "\r\n" in text  # the fixture really has CRLF lines
+
+
+line_chars = st.characters(blacklist_categories=("Cs",), blacklist_characters="\n")
+structured = st.builds(
+    lambda indent, bullet, text, pairs, tail: f"{indent}{bullet} {text}"
+    + (" [" + "; ".join(f"{k}: {v}" for k, v in pairs) + "]" if pairs else "") + tail,
+    st.sampled_from(["", "  ", "\t", "    "]),
+    st.sampled_from(["-", "*"]),
+    st.text(line_chars, max_size=40),
+    st.lists(st.tuples(st.from_regex(r"[a-z][a-z0-9_-]{0,6}", fullmatch=True),
+                       st.text(st.characters(blacklist_categories=("Cs",),
+                                             blacklist_characters="\n;[]\r"), max_size=12)),
+             max_size=4),
+    st.sampled_from(["", " ", "  \t"]),
+)
+
+
+@settings(max_examples=5000, deadline=None)
+@given(st.text(line_chars, max_size=120))
+def test_round_trip_arbitrary_text(line: str) -> None:
+    entry = fmt.parse_entry(line)  # never raises
+    if entry is not None:
+        assert entry.serialise() == line
+        assert isinstance(entry.id, str) and entry.id
+
+
+@settings(max_examples=5000, deadline=None)
+@given(structured)
+def test_round_trip_structured_lines(line: str) -> None:
+    entry = fmt.parse_entry(line)
+    if entry is not None:
+        assert entry.serialise() == line
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.characters(blacklist_categories=("Cs",)), max_size=400))
+def test_document_never_raises_and_round_trips(text: str) -> None:
+    doc = fmt.parse_document("notes.md", text)
+    assert doc.serialise() == text
+
+
+def test_metadata_group_is_parsed() -> None:
+    e = fmt.parse_entry("- Joe leads [source: https://example.com/s/1; added: 2026-09-03; "
+                        "id: m-01jd3xk8q7c9v2n4r6t8w0y1z3]")
+    assert e is not None
+    assert e.text == "Joe leads"
+    assert e.meta == {"source": "https://example.com/s/1", "added": "2026-09-03",
+                      "id": "m-01jd3xk8q7c9v2n4r6t8w0y1z3"}
+    assert e.id == "m-01jd3xk8q7c9v2n4r6t8w0y1z3"
+
+
+@pytest.mark.parametrize("line,text,group", [
+    ("- see [[projects/payments]]", "see [[projects/payments]]", ""),
+    ("- see [[a]] [source: imported:unknown]", "see [[a]]", "[source: imported:unknown]"),
+    ("- Brackets [like this] are text", "Brackets [like this] are text", ""),
+    ("- broken [source: x; oops]", "broken [source: x; oops]", ""),
+    ("- two groups [a: b] [c: d]", "two groups [a: b]", "[c: d]"),
+    ("- [a: b]", "[a: b]", ""),  # a group alone is text: an entry needs text
+    ("- [[a]][b: c]", "[[a]]", "[b: c]"),
+])
+def test_metadata_versus_text(line: str, text: str, group: str) -> None:
+    e = fmt.parse_entry(line)
+    assert e is not None
+    assert (e.text, e.group) == (text, group)
+
+
+@pytest.mark.parametrize("line", ["* * *", "- - -", "---", "-x", "-", "- ", "text", "# h"])
+def test_not_entries(line: str) -> None:
+    assert fmt.parse_entry(line) is None
+
+
+def test_fenced_bullets_and_index_lines_are_not_entries() -> None:
+    text = ("# Memory\n\n- real [source: imported:unknown]\n```\n- fenced\n```\n"
+            "## Index\n- [[notes]]\n")
+    doc = fmt.parse_document("MEMORY.md", text)
+    assert [e.text for _l, e in doc.entries()] == ["real"]
+    other = fmt.parse_document("notes.md", text)  # only MEMORY.md has an Index
+    assert [e.text for _l, e in other.entries()] == ["real", "[[notes]]"]
+
+
+def test_with_meta_keeps_other_pairs_byte_for_byte() -> None:
+    e = fmt.parse_entry("- t [ticket: ABC-1;  priority:high ; id: x1]")
+    assert e is not None
+    e2 = e.with_meta("id", "x2")
+    assert e2.serialise() == "- t [ticket: ABC-1;  priority:high ; id: x2]"
+    e3 = e.with_meta("status", "active")
+    assert e3.serialise() == "- t [ticket: ABC-1;  priority:high ; id: x1; status: active]"
+    bare = fmt.parse_entry("- plain")
+    assert bare is not None
+    assert bare.with_meta("id", "y").serialise() == "- plain [id: y]"
+
+
+def test_with_text_keeps_metadata() -> None:
+    e = fmt.parse_entry("* old words [source: imported:unknown]")
+    assert e is not None
+    assert e.with_text("new words").serialise() == "* new words [source: imported:unknown]"
+
+
+def test_id_vectors_match_sha256() -> None:
+    vectors = json.loads((DATA / "id_vectors.json").read_text())
+    assert len(vectors) >= 8
+    for v in vectors:
+        e = fmt.parse_entry(v["line"])
+        assert e is not None, v
+        meta = e.meta
+        expected = "entry-" + hashlib.sha256(
+            f"{e.text}\n{meta.get('source', '')}\n{meta.get('added', '')}".encode()
+        ).hexdigest()[:16]
+        assert e.id == expected == v["id"], v
+
+
+def test_deterministic_id_changes_with_text() -> None:
+    a = fmt.parse_entry("- one [source: imported:unknown]")
+    b = fmt.parse_entry("- one! [source: imported:unknown]")
+    assert a is not None and b is not None
+    assert a.id != b.id and a.id.startswith("entry-") and len(a.id) == 22
+
+
+def test_new_ids_are_sorted_unique_ulids() -> None:
+    ids = [fmt.new_id() for _ in range(2000)]
+    assert len(set(ids)) == 2000
+    assert ids == sorted(ids)
+    assert all(fmt.is_memgit_id(i) and len(i) == 28 for i in ids)
+    assert fmt.new_id(now_ms=0) < fmt.new_id()
+
+
+@pytest.mark.parametrize("value,ok", [("2026-09-03", True), ("2024-02-29", True),
+                                      ("2026-02-30", False), ("2026-9-3", False),
+                                      ("2026-13-01", False), ("yesterday", False)])
+def test_dates(value: str, ok: bool) -> None:
+    assert fmt.is_valid_date(value) is ok
+
+
+def test_links() -> None:
+    assert list(fmt.iter_links("see [[a/b]] and [[c|alias]] and [[d.sql]]")) == \
+        ["a/b", "c", "d.sql"]
+    assert fmt.link_target_path("a/b") == "a/b.md"
+    assert fmt.link_target_path("d.sql", ["d.sql"]) == "d.sql"
+
+
+def test_regenerate_index_lists_topic_files_sorted_and_keeps_descriptions() -> None:
+    memory = ("# Memory: Joe\n\n- fact [source: imported:unknown]\n\n## Index\n"
+              "- [[projects/payments]] launch plan and owners\n- [[gone]]\n\n## Later\nprose\n")
+    paths = ["MEMORY.md", "team_structure.md", "projects/payments.md", "twin/x.md",
+             "questions.md", "imports/r.md", "billing/q.sql"]
+    out = fmt.regenerate_index(memory, paths)
+    assert out == ("# Memory: Joe\n\n- fact [source: imported:unknown]\n\n## Index\n"
+                   "- [[projects/payments]] launch plan and owners\n- [[team_structure]]\n\n"
+                   "## Later\nprose\n")
+    assert fmt.index_is_current(out, paths)
+    assert fmt.regenerate_index(out, paths) == out
+
+
+def test_regenerate_index_adds_missing_section_and_keeps_final_newline_state() -> None:
+    assert fmt.regenerate_index("# M\n", ["a.md"]) == "# M\n\n## Index\n- [[a]]\n"
+    assert fmt.regenerate_index("# M\n\n## Index", ["a.md"]) == "# M\n\n## Index\n- [[a]]"
+    crlf = fmt.regenerate_index("# M\r\n\r\n## Index\r\n", ["a.md", "b.md"])
+    assert crlf == "# M\r\n\r\n## Index\r\n- [[a]]\r\n- [[b]]\r\n"
+
+
+def test_index_link_written_with_md_is_normalised() -> None:
+    out = fmt.regenerate_index("# M\n\n## Index\n- [[a.md]] about a\n", ["a.md"])
+    assert out == "# M\n\n## Index\n- [[a]] about a\n"

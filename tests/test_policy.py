@@ -1,0 +1,281 @@
+"""Every one-tree rule of the drive policy: a failing and a passing case each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memgit import format as fmt
+from memgit.errors import PolicyFileError, RegistryError
+from memgit.policy import (
+    MODE_COMMIT,
+    MODE_EXEC,
+    MODE_FILE,
+    MODE_LINK,
+    ERROR,
+    Policy,
+    PurgeRegistry,
+    TreeItem,
+    Violation,
+    check_change,
+    check_update,
+    find_policy,
+    judge,
+    load_policy_file,
+    policy_from_mapping,
+    source_allowed,
+    text_digest,
+)
+
+GOOD = "- A plain fact [source: https://example.com/sessions/1; added: 2026-09-03; id: m-1]\n"
+
+File = bytes | tuple[bytes, int]
+
+
+def drive(files: dict[str, File], *, index: bool = True) -> dict[str, File]:
+    """A drive holding ``files`` plus a MEMORY.md whose Index is current."""
+    out = dict(files)
+    if "MEMORY.md" not in out:
+        memory = "# Memory\n\n## Index\n"
+        if index:
+            memory = fmt.regenerate_index(memory, list(out) + ["MEMORY.md"])
+        out["MEMORY.md"] = memory.encode()
+    return out
+
+
+def run(files: dict[str, File], policy: Policy | None = None, *, strict: bool = False,
+        registry: PurgeRegistry | None = None) -> list[Violation]:
+    items = []
+    data: dict[str, bytes] = {}
+    for path, value in files.items():
+        content, mode = (value, MODE_FILE) if isinstance(value, bytes) else value
+        data[path] = content
+        items.append(TreeItem(path, mode, len(content)))
+    return judge(items, data.__getitem__, policy or Policy(), strict=strict, registry=registry)
+
+
+def codes(violations: list[Violation], errors: bool = True) -> set[str]:
+    return {v.code for v in violations if v.severity == ERROR or not errors}
+
+
+# (rule, failing drive, passing drive)
+CASES: list[tuple[str, dict[str, File], dict[str, File]]] = [
+    ("MG101", {"a.md": b"- x [source: javascript:alert(1)]\n"},
+     {"a.md": b"- x [source: https://example.com/s/1]\n"}),
+    ("MG101", {"a.md": b"- x [source: http://example.com/s/1]\n"},
+     {"a.md": b"- x [source: claude-code:session/42]\n"}),
+    ("MG101", {"a.md": b"- x [source: file:///etc/passwd]\n"},
+     {"a.md": b"- x [source: /?session=abc]\n"}),
+    ("MG101", {"a.md": b"- x [source: data:text/html,hi]\n"},
+     {"a.md": b"- x [source: imported:unknown]\n"}),
+    ("MG102", {"a.md": b"- x [added: 2026-02-30]\n"}, {"a.md": b"- x [added: 2024-02-29]\n"}),
+    ("MG103", {"a.md": b"- x [id: m-1]\n", "b.md": b"- y [id: m-1]\n"},
+     {"a.md": b"- x [id: m-1]\n", "b.md": b"- y [id: m-2]\n"}),
+    ("MG103", {"a.md": b"- same\n- same\n"}, {"a.md": b"- same\n- other\n"}),
+    ("MG104", {"a.md": b"- x [Source: https://example.com]\n"},
+     {"a.md": b"- x [source: https://example.com]\n"}),
+    ("MG105", {"a.md": b"- x [id: m-1]\n  continued here\n"},
+     {"a.md": b"- x [id: m-1]\n  - a nested entry\n"}),
+    ("MG106", {"a.md": b"- x [id: bad id!]\n"}, {"a.md": b"- x [id: custom:id-1]\n"}),
+    ("MG107", {"a.md": b"- x [status: maybe]\n"}, {"a.md": b"- x [status: proposed]\n"}),
+    ("MG107", {"a.md": b"- x [kind: note]\n"}, {"a.md": b"- x [kind: question]\n"}),
+    ("MG201", {"q.sql": b"select 1;\n"}, {"q.md": b"- select 1\n"}),
+    ("MG202", {"a.md": (b"target.md", MODE_LINK)}, {"a.md": GOOD.encode()}),
+    ("MG203", {"sub": (b"", MODE_COMMIT)}, {"sub.md": GOOD.encode()}),
+    ("MG204", {"a.md": (GOOD.encode(), MODE_EXEC)}, {"a.md": (GOOD.encode(), MODE_FILE)}),
+    ("MG205", {"big.md": b"- x\n" * 20000}, {"big.md": b"- x\n" * 100}),
+    ("MG206", {f"f{i}.md": b"#" * 60000 + b"\n" for i in range(40)},
+     {f"f{i}.md": b"#" * 60000 + b"\n" for i in range(20)}),
+    ("MG207", {f"f{i:03}.md": b"# t\n" for i in range(256)},
+     {f"f{i:03}.md": b"# t\n" for i in range(255)}),
+    ("MG208", {"a/../b.md": b"# x\n"}, {"a/b.md": b"# x\n"}),
+    ("MG208", {".git/config.md": b"# x\n"}, {"git/config.md": b"# x\n"}),
+    ("MG208", {"a\x01b.md": b"# x\n"}, {"ab.md": b"# x\n"}),
+    ("MG209", {"cafe\u0301.md": b"# x\n"}, {"caf\u00e9.md": b"# x\n"}),
+    ("MG210", {"Notes.md": b"# x\n", "notes.md": b"# y\n"}, {"Notes.md": b"# x\n"}),
+    ("MG211", {("d" * 120 + "/") * 2 + "x" * 20 + ".md": b"# x\n"},
+     {("d" * 100 + "/") * 2 + "x" * 20 + ".md": b"# x\n"}),
+    ("MG212", {"a.md": b"# x\n", "A.md/b.md": b"# y\n"}, {"a.md": b"# x\n", "b/a.md": b"# y\n"}),
+    ("MG301", {"a.md": b"- caf\xe9\n"}, {"a.md": "- café\n".encode()}),
+    ("MG302", {"a.md": b"- x\x00y\n"}, {"a.md": b"- xy\n"}),
+    ("MG303", {"a.md": b"- see <div>hi</div>\n"}, {"a.md": b"- see `<div>` and a < b > c\n"}),
+    ("MG303", {"a.md": b"<!-- hidden -->\n"}, {"a.md": b"- arrows -> and <- are fine\n"}),
+    ("MG304", {"a.md": b"- ![chart](https://x.example/c.png)\n"},
+     {"a.md": b"- [chart](https://x.example/c.png)\n"}),
+    ("MG305", {"a.md": b"User: hi\nAssistant: hello\n"}, {"a.md": b"- User: prefers dark mode\n"}),
+    ("MG305", {"a.md": b"2026-09-03 10:00:01 INFO started\n"},
+     {"a.md": b"- 2026-09-03 meeting with Joe\n"}),
+    ("MG305", {"session.log.md": b"# x\n"}, {"session.md": b"# x\n"}),
+    ("MG305", {"transcript-1.md": b"# x\n"}, {"trans.md": b"# x\n"}),
+    ("MG306", {"a.md": b"<<<<<<< HEAD\n- a\n=======\n- b\n>>>>>>> other\n"},
+     {"a.md": b"Title\n=======\n\n- a\n"}),
+    ("MG401", {"a.md": b"- db is postgres://app:Sup3rS3cretPw@db.internal/app\n"},
+     {"a.md": b"- db is postgres://db.internal/app\n"}),
+    ("MG401", {"a.md": b"- key AKIAZ7Q3XKD5JH2LMN4P for deploys\n"},
+     {"a.md": b"- commit 3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39 fixed it\n"}),
+]
+
+
+@pytest.mark.parametrize("code,failing,passing", CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_rule_fails_and_passes(code: str, failing: dict[str, File],
+                               passing: dict[str, File]) -> None:
+    bad = run(drive(failing))
+    assert code in codes(bad), [v.format() for v in bad]
+    good = run(drive(passing))
+    assert code not in codes(good), [v.format() for v in good]
+
+
+def test_structure_rules() -> None:
+    no_memory = run({"a.md": GOOD.encode()})
+    assert "MG501" in codes(no_memory)
+    stale = run(drive({"a.md": GOOD.encode()}, index=False))
+    assert [v.code for v in stale] == ["MG502"]
+    assert stale[0].path == "MEMORY.md" and stale[0].line == 3
+    assert run(drive({"a.md": GOOD.encode()})) == []
+
+
+def test_links_are_warnings_unless_strict() -> None:
+    files = drive({"a.md": b"- see [[missing]] and [[a.md]]\n"})
+    lax = run(files)
+    assert codes(lax) == set()
+    assert codes(lax, errors=False) == {"MG503", "MG504"}
+    assert codes(run(files, strict=True)) == {"MG503", "MG504"}
+    ok = run(drive({"a.md": b"- see [[b]] and [[q.sql]]\n", "b.md": b"# b\n", "q.sql": b"x"}),
+             Policy(extensions=()))
+    assert "MG503" not in codes(ok, errors=False)
+
+
+def test_memory_size_warning_and_near_limit() -> None:
+    big_memory = "# Memory\n\n" + "- fact number\n" * 400 + "## Index\n"
+    out = run({"MEMORY.md": big_memory.encode()})
+    assert codes(out) == {"MG103"} or "MG505" in codes(out, errors=False)
+    out = run({"MEMORY.md": ("# Memory\n\n" + "".join(f"- fact {i}\n" for i in range(400))
+                             + "## Index\n").encode()})
+    assert [v.code for v in out] == ["MG505"] and out[0].severity != ERROR
+    near = run(drive({f"f{i:03}.md": b"# t\n" for i in range(210)}))
+    assert codes(near) == set() and "MG290" in codes(near, errors=False)
+
+
+def test_violation_fields() -> None:
+    [v] = run(drive({"notes.md": b"# N\n\n- x [source: javascript:alert(1)]\n"}))
+    assert (v.code, v.name, v.path, v.line) == ("MG101", "source-scheme", "notes.md", 3)
+    assert v.hint and "javascript" in v.message
+    d = v.as_dict()
+    assert {"code", "name", "path", "line", "message", "hint", "severity"} <= set(d)
+    assert v.format() == f"notes.md:3: MG101 source-scheme: {v.message}"
+
+
+def test_secret_is_never_echoed() -> None:
+    secret = "Sup3rS3cretPw"
+    out = run(drive({"a.md": f"- db postgres://app:{secret}@db.internal/app\n".encode()}))
+    assert [v.code for v in out] == ["MG401"]
+    assert secret not in out[0].format() and secret not in str(out[0].as_dict())
+
+
+def test_fenced_code_is_not_judged_as_entries_or_html() -> None:
+    text = b"# T\n\n```\n<div>x</div>\n- y [source: javascript:x]\n```\n"
+    assert run(drive({"a.md": text})) == []
+
+
+def test_amr_profile_relaxes_drive_rules() -> None:
+    amr = policy_from_mapping({"profile": "amr"})
+    files = {"MEMORY.md": b"# Memory\n\n## Index\n- [[a]]\n", "a.md": b"- <b>x</b>\n",
+             "q.sql": b"select 1;\n", "run.sh": (b"echo hi\n", MODE_EXEC), "b.md": b"# b\n"}
+    assert codes(run(files, amr)) == set()
+    assert {"MG201", "MG204", "MG303", "MG502"} <= codes(run(files))
+    # what amr keeps: the entry rules, secrets, symlinks
+    assert "MG101" in codes(run(drive({"a.md": b"- x [source: javascript:1]\n"}), amr))
+    assert "MG202" in codes(run(drive({"l.md": (b"x", MODE_LINK)}), amr))
+
+
+def test_check_update_rules() -> None:
+    p = Policy()
+    zero = "0" * 40
+    a, b = "a" * 40, "b" * 40
+    assert check_update("refs/heads/main", a, b, p, fast_forward=True, new_commits=1) == []
+    assert [v.code for v in check_update("refs/heads/other", a, b, p, fast_forward=True,
+                                         new_commits=1)] == ["MG602"]
+    assert [v.code for v in check_update("refs/tags/v1", zero, b, p, fast_forward=True,
+                                         new_commits=0)] == ["MG602"]
+    assert [v.code for v in check_update("refs/heads/main", a, zero, p, fast_forward=False,
+                                         new_commits=0)] == ["MG603"]
+    assert [v.code for v in check_update("refs/heads/main", a, b, p, fast_forward=False,
+                                         new_commits=1)] == ["MG604"]
+    assert [v.code for v in check_update("refs/heads/main", a, b, p, fast_forward=True,
+                                         new_commits=201)] == ["MG605"]
+    assert check_update("refs/heads/main", a, b, p, fast_forward=True, new_commits=200) == []
+
+
+def test_check_change_protects_twin() -> None:
+    assert [v.code for v in check_change(["twin/a.md", "b.md"], Policy())] == ["MG601"]
+    assert check_change(["b.md", "twins.md"], Policy()) == []
+
+
+def test_purged_ids_and_texts(tmp_path: Path) -> None:
+    PurgeRegistry.append(tmp_path, [("m-gone", text_digest("Joe's  SECRET plan"))],
+                         "2026-11-29")
+    reg = PurgeRegistry.load(tmp_path)
+    out = run(drive({"a.md": b"- other [id: m-gone]\n- joe's secret   plan [id: m-new]\n"}),
+              registry=reg)
+    assert sorted(v.code for v in out) == ["MG606", "MG607"]
+    assert run(drive({"a.md": b"- fine [id: m-ok]\n"}), registry=reg) == []
+
+
+def test_corrupt_registry_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "memgit-purged").write_text("not a registry line\n")
+    with pytest.raises(RegistryError, match="malformed"):
+        PurgeRegistry.load(tmp_path)
+
+
+@pytest.mark.parametrize("source,ok", [
+    ("https://example.com/sessions/100", True), ("https://x", True),
+    ("https://", False), ("https:///path", False), ("/?session=abc-1", True),
+    ("claude-code:session/42", True), ("allternative:observation/x_1", True),
+    ("imported:unknown", True), ("imported:other", False), ("Tool:session/1", False),
+    ("javascript:alert(1)", False), ("vbscript:x", False), ("ftp://x.example", False),
+])
+def test_source_allowed(source: str, ok: bool) -> None:
+    assert source_allowed(source) is ok
+
+
+def test_policy_files(tmp_path: Path) -> None:
+    good = tmp_path / "p.yaml"
+    good.write_text("profile: drive\nbranch: trunk\nlimits: {files: 10, drive_bytes: 1000}\n"
+                    "protected: [twin/, private/]\ntimezone: Europe/Berlin\n")
+    p = load_policy_file(good)
+    assert (p.branch_ref, p.files, p.drive_bytes, p.protected, p.timezone) == \
+        ("refs/heads/trunk", 10, 1000, ("twin/", "private/"), "Europe/Berlin")
+    for text, needle in [("limits: {filez: 1}\n", "unknown limit"),
+                         ("profile: other\n", "profile"), ("limits: {files: -1}\n", "positive"),
+                         ("colour: blue\n", "unknown key"), ("timezone: Mars/Base\n", "timezone"),
+                         ("[unclosed\n", "YAML"), ("- a list\n", "mapping")]:
+        bad = tmp_path / "bad.yaml"
+        bad.write_text(text)
+        with pytest.raises(PolicyFileError, match=needle):
+            load_policy_file(bad)
+    with pytest.raises(PolicyFileError, match="cannot read"):
+        load_policy_file(tmp_path / "missing.yaml")
+
+
+def test_policy_lookup_order(tmp_path: Path) -> None:
+    git_dir = tmp_path / "git"
+    git_dir.mkdir()
+    explicit = tmp_path / "explicit.yaml"
+    explicit.write_text("branch: explicit\n")
+    configured = tmp_path / "configured.yaml"
+    configured.write_text("branch: configured\n")
+    assert find_policy(None, git_dir, None) == Policy()
+    assert find_policy(None, git_dir, str(configured)).branch == "configured"
+    (git_dir / "memgit.yaml").write_text("branch: gitdir\n")
+    assert find_policy(None, git_dir, str(configured)).branch == "gitdir"
+    assert find_policy(str(explicit), git_dir, str(configured)).branch == "explicit"
+
+
+def test_every_rule_is_documented() -> None:
+    from memgit.policy import RULES
+
+    doc = (Path(__file__).parent.parent / "docs" / "rules.md").read_text()
+    for code, (name, _hint) in RULES.items():
+        assert f"| {code} | {name} |" in doc, code

@@ -1,0 +1,24 @@
+"""The project's promises: the README's quick start and CI run the same test command."""
+
+from __future__ import annotations
+
+import re
+
+from conftest import ROOT
+
+
+def readme_commands() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    quick = text.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```sh\n(.+?)\n```", quick, re.S)
+
+
+def test_quick_start_is_two_commands() -> None:
+    commands = readme_commands()
+    assert len(commands) == 2
+    assert "memgit demo" in commands[0] and "pytest" in commands[1]
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert readme_commands()[1] in ci
