@@ -9,11 +9,11 @@ import pytest
 from memgit import format as fmt
 from memgit.errors import PolicyFileError, RegistryError
 from memgit.policy import (
+    ERROR,
     MODE_COMMIT,
     MODE_EXEC,
     MODE_FILE,
     MODE_LINK,
-    ERROR,
     Policy,
     PurgeRegistry,
     TreeItem,

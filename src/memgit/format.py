@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 MEMORY_FILE = "MEMORY.md"
 QUESTIONS_FILE = "questions.md"
@@ -56,10 +57,14 @@ class Entry:
         """The entry text without bullet and metadata, surrounding blanks removed."""
         return self.body.strip(" \t")
 
-    @property
+    @cached_property
     def meta(self) -> dict[str, str]:
-        """Metadata as a dict (values stripped); empty when there is no group."""
-        return dict(parse_group(self.group[1:-1])) if self.group else {}
+        """Metadata as a dict (values stripped); empty when there is no group.
+
+        Cached: the dataclass is frozen, and cached_property writes the instance
+        ``__dict__`` directly. Treat the returned dict as read-only.
+        """
+        return dict(parse_group(self.group[1:-1]) or ()) if self.group else {}
 
     def get(self, key: str, default: str = "") -> str:
         return self.meta.get(key, default)
@@ -135,9 +140,12 @@ def parse_entry(line: str) -> Entry | None:
         start = group_match.start()
         # ``[[a]] [b: c]`` is fine, but ``[[x: y]]`` ends in ``]]``: the group
         # regex cannot match there because ``[^\[\]]`` excludes the inner ``[``.
-        if parse_group(group_match.group(1)) is not None and rest[:start].strip(" \t"):
-            return Entry(prefix, rest[:start], rest[start : group_match.end(1) + 1],
-                         group_match.group(2))
+        pairs = parse_group(group_match.group(1))
+        if pairs is not None and rest[:start].strip(" \t"):
+            entry = Entry(prefix, rest[:start], rest[start : group_match.end(1) + 1],
+                          group_match.group(2))
+            entry.__dict__["meta"] = dict(pairs)  # prime the cached_property
+            return entry
     return Entry(prefix, rest)
 
 

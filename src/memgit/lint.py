@@ -7,7 +7,15 @@ from pathlib import Path
 from . import format as fmt
 from .errors import RepoError, UsageError
 from .policy import MODE_EXEC, MODE_FILE, Policy, PurgeRegistry, TreeItem, Violation, judge
-from .repo import Drive, index_files, read_blob, read_worktree_file, resolve_tree, walk_tree, worktree_files
+from .repo import (
+    Drive,
+    index_files,
+    read_blob,
+    read_worktree_file,
+    resolve_tree,
+    walk_tree,
+    worktree_files,
+)
 
 
 def lint_worktree(drive: Drive, policy: Policy, *, strict: bool = False) -> list[Violation]:

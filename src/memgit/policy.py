@@ -95,7 +95,8 @@ _SOURCE_RES = (
     re.compile(r"[a-z][a-z0-9-]*:(?:session|observation)/[A-Za-z0-9._~%-]+\Z"),
     re.compile(r"imported:unknown\Z"),
 )
-_HTML_RE = re.compile(r"<!--|<(?:[A-Za-z][A-Za-z0-9-]*)(?:\s[^<>]*)?/?>|</[A-Za-z][A-Za-z0-9-]*\s*>")
+_HTML_RE = re.compile(
+    r"<!--|<(?:[A-Za-z][A-Za-z0-9-]*)(?:\s[^<>]*)?/?>|</[A-Za-z][A-Za-z0-9-]*\s*>")
 _IMAGE_RE = re.compile(r"!\[[^\]]*\](?:\([^)]*\)|\[[^\]]*\])")
 _CODE_SPAN_RE = re.compile(r"(`+)(?:(?!\1).)+?\1")
 _SPEAKER_RE = re.compile(
@@ -303,7 +304,8 @@ def check_path(path: str, mode: int, policy: Policy) -> list[Violation]:
     if unicodedata.normalize("NFC", path) != path:
         out.append(Violation("MG209", path, 0, "the path is not NFC-normalised UTF-8"))
     if len(path.encode("utf-8", "surrogateescape")) > policy.path_bytes:
-        out.append(Violation("MG211", path, 0, f"the path is longer than {policy.path_bytes} bytes"))
+        out.append(Violation("MG211", path, 0,
+                             f"the path is longer than {policy.path_bytes} bytes"))
     if mode == MODE_LINK:
         out.append(Violation("MG202", path, 0, "symbolic links are not allowed"))
     elif mode == MODE_COMMIT:
