@@ -279,3 +279,26 @@ def test_every_rule_is_documented() -> None:
     doc = (Path(__file__).parent.parent / "docs" / "rules.md").read_text()
     for code, (name, _hint) in RULES.items():
         assert f"| {code} | {name} |" in doc, code
+
+
+def test_deep_secrets_adds_detect_secrets_plugins(tmp_path: Path) -> None:
+    """secrets: deep runs detect-secrets' own plugins on top of memgit's rules."""
+    deep_file = tmp_path / "deep.yaml"
+    deep_file.write_text("secrets: deep\n")
+    deep = load_policy_file(deep_file)
+    assert deep.deep_secrets and not Policy().deep_secrets
+    line = b"- deploy key AKIAZ7Q3XKD5JH2LMN4P [source: imported:unknown]\n"
+    out = run(drive({"a.md": line}), deep)
+    assert [v.code for v in out] == ["MG401"]
+    assert "AKIAZ7Q3XKD5JH2LMN4P" not in out[0].format()
+    assert run(drive({"a.md": GOOD.encode()}), deep) == []
+    # detect-secrets' Artifactory plugin knows a format memgit's fast rules leave alone
+    artifactory = b"- artifactory AKCp8" + b"k" * 20 + b"\n"
+    assert run(drive({"a.md": artifactory})) == []
+    found = run(drive({"a.md": artifactory}), deep)
+    assert [v.code for v in found] == ["MG401"] and "Artifactory" in found[0].message
+    assert "AKCp8" not in found[0].message
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("secrets: paranoid\n")
+    with pytest.raises(PolicyFileError, match="secrets must be"):
+        load_policy_file(bad)

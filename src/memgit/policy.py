@@ -159,6 +159,7 @@ class Policy:
     timezone: str = "UTC"
     extensions: tuple[str, ...] = (".md",)
     strict_drive_rules: bool = True  # False under profile amr
+    deep_secrets: bool = False  # secrets: deep adds detect-secrets' own plugins
 
     @property
     def branch_ref(self) -> str:
@@ -166,7 +167,8 @@ class Policy:
 
 
 _LIMIT_KEYS = {"file_bytes", "drive_bytes", "files", "push_commits", "memory_bytes", "path_bytes"}
-_TOP_KEYS = {"profile", "branch", "limits", "protected", "timezone", "extensions", "near_limit"}
+_TOP_KEYS = {"profile", "branch", "limits", "protected", "timezone", "extensions", "near_limit",
+             "secrets"}
 
 
 def policy_from_mapping(data: Mapping[str, Any], origin: str = "policy") -> Policy:
@@ -221,6 +223,11 @@ def policy_from_mapping(data: Mapping[str, Any], origin: str = "policy") -> Poli
             raise PolicyFileError(f"{origin}: near_limit must be a fraction in (0, 1]",
                                   "near_limit: 0.8")
         kwargs["near_limit"] = float(nl)
+    scanner = data.get("secrets", "fast")
+    if scanner not in ("fast", "deep"):
+        raise PolicyFileError(f"{origin}: secrets must be 'fast' or 'deep', not {scanner!r}",
+                              "secrets: fast (memgit's rules) or deep (plus detect-secrets)")
+    kwargs["deep_secrets"] = scanner == "deep"
     tz = data.get("timezone", "UTC")
     if not isinstance(tz, str):
         raise PolicyFileError(f"{origin}: timezone must be a name such as Europe/Berlin",
@@ -301,7 +308,9 @@ def check_path(path: str, mode: int, policy: Policy) -> list[Violation]:
     if (path.startswith("/") or any(p in ("", ".", "..") for p in parts)
             or any(p.lower() == ".git" for p in parts) or _CONTROL_RE.search(path)):
         out.append(Violation("MG208", path, 0, "the path is not a clean relative path"))
-    if unicodedata.normalize("NFC", path) != path:
+    # undecodable bytes arrive as surrogate escapes (the server side decodes names so)
+    if unicodedata.normalize("NFC", path) != path or any("\udc80" <= c <= "\udcff"
+                                                          for c in path):
         out.append(Violation("MG209", path, 0, "the path is not NFC-normalised UTF-8"))
     if len(path.encode("utf-8", "surrogateescape")) > policy.path_bytes:
         out.append(Violation("MG211", path, 0,
@@ -371,7 +380,7 @@ def check_blob(path: str, data: bytes, policy: Policy, *,
     facts.text = text
     if is_markdown:
         _check_markdown(path, text, policy, facts)
-    _check_secrets(path, text, facts, scan)
+    _check_secrets(path, text, facts, scan, policy.deep_secrets)
     return facts
 
 
@@ -459,13 +468,23 @@ def _check_entry(path: str, number: int, entry: fmt.Entry, facts: BlobFacts) -> 
     facts.digests.append((text_digest(entry.text), number))
 
 
-def _check_secrets(path: str, text: str, facts: BlobFacts, scan: SecretFilter | None) -> None:
-    from .secrets import scan_text
+def secret_kinds(line: str, policy: Policy) -> list[str]:
+    """The kinds of possible credentials in one line (never the secret itself)."""
+    from .secrets import scan_text, scan_text_deep
 
+    scanner = scan_text_deep if policy.deep_secrets else scan_text
+    return [f.kind for f in scanner(line)]
+
+
+def _check_secrets(path: str, text: str, facts: BlobFacts, scan: SecretFilter | None,
+                   deep: bool) -> None:
+    from .secrets import scan_text, scan_text_deep
+
+    scanner = scan_text_deep if deep else scan_text
     for number, (content, _eol) in enumerate(fmt.split_lines(text), start=1):
         if scan is not None and not scan(number, content):
             continue
-        for finding in scan_text(content):
+        for finding in scanner(content):
             facts.violations.append(Violation(
                 "MG401", path, number, f"possible credential: {finding.kind}"))
             break

@@ -34,7 +34,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-__all__ = ["SecretFinding", "scan_lines", "scan_text"]
+__all__ = ["KINDS", "SecretFinding", "scan_lines", "scan_text"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,18 @@ class SecretFinding:
 # --------------------------------------------------------------------------
 # value heuristics
 # --------------------------------------------------------------------------
+
+
+_RX: dict[tuple[str, int], re.Pattern[str]] = {}
+
+
+def _rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """Compile on first use: importing this module compiles no regex."""
+    key = (pattern, flags)
+    compiled = _RX.get(key)
+    if compiled is None:
+        compiled = _RX[key] = re.compile(pattern, flags)
+    return compiled
 
 
 def _entropy(s: str) -> float:
@@ -65,8 +77,7 @@ def _varied(s: str, minimum: int = 6) -> bool:
     return len(set(s)) >= minimum
 
 
-_PLACEHOLDER_RE = re.compile(
-    r"""^(?:
+_PLACEHOLDER = r"""^(?:
         <[^<>]*>                          # <password>
       | \$\{[^}]*\}?                      # ${VAR}
       | \$\(.*                            # $(command)
@@ -80,9 +91,13 @@ _PLACEHOLDER_RE = re.compile(
              |not[ _-]?set|none|null|nil|empty|unset|tbd|todo|n/?a)\]?
       | (?:your|my|the)[_-][A-Za-z0-9_-]+  # your_token_here, my-password
       | [A-Za-z_-]*(?:_here|-here)        # token_here
-    )$""",
-    re.VERBOSE | re.IGNORECASE,
-)
+    )$"""
+_PLACEHOLDER_FLAGS = re.VERBOSE | re.IGNORECASE
+
+
+def _is_placeholder(v: str) -> bool:
+    return _rx(_PLACEHOLDER, _PLACEHOLDER_FLAGS).match(v) is not None
+
 
 # Values that name where a secret lives instead of being one.
 _REFERENCE_PREFIXES = (
@@ -108,12 +123,14 @@ _REFERENCE_PREFIXES = (
     "%",
     "@",
     "&",
+    "!",  # YAML tags: !vault, !Ref, !secret
+    "*",  # YAML aliases
 )
-_DOTTED_IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$")
-_ENV_NAME_RE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
-_VERSION_RE = re.compile(r"^v?\d+(?:\.\d+)+(?:[-+.][A-Za-z0-9.]+)?$", re.IGNORECASE)
-_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?Z?)?$")
-_JOINED_WORDS_RE = re.compile(r"^[A-Za-z]+(?:[-_.][A-Za-z]+)*$")
+_DOTTED_IDENT = r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$"
+_ENV_NAME = r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$"
+_VERSION = r"^[vV]?\d+(?:\.\d+)+(?:[-+.][A-Za-z0-9.]+)?$"
+_DATE = r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?Z?)?$"
+_JOINED_WORDS = r"^[A-Za-z]+(?:[-_.][A-Za-z]+)*$"
 _CONFIG_WORDS = frozenset(
     """true false yes no on off none null nil required optional enabled disabled
     unset empty auto default prompt env file stdin hidden masked redacted ask
@@ -136,16 +153,21 @@ def _is_reference(v: str) -> bool:
         return True
     if "(" in v or "[" in v or "{" in v:
         return True
-    return bool(_DOTTED_IDENT_RE.match(v) or _ENV_NAME_RE.match(v))
+    if _rx(_ENV_NAME).match(v):
+        return True
+    # settings.DB_PASSWORD, process.env.TOKEN (but not a random "a1B.c2D" token)
+    return bool(_rx(_DOTTED_IDENT).match(v)) and not any(c.isdigit() for c in v)
 
 
 def _is_boring(v: str) -> bool:
     """Placeholders, references, numbers, dates, versions."""
     if not v:
         return True
-    if _PLACEHOLDER_RE.match(v) or _is_reference(v):
+    if _is_placeholder(v) or _is_reference(v):
         return True
-    if v.isdigit() or _DATE_RE.match(v) or _VERSION_RE.match(v):
+    if "<" in v and ">" in v:  # "Bearer <jwt>", "<user>:<password>"
+        return True
+    if v.isdigit() or _rx(_DATE).match(v) or _rx(_VERSION).match(v):
         return True
     return v.lower() in _CONFIG_WORDS
 
@@ -159,12 +181,16 @@ def _looks_random(v: str) -> bool:
     has_digit = any(c.isdigit() for c in v)
     has_alpha = any(c.isalpha() for c in v)
     if has_digit and has_alpha:
-        return True
+        # "hunter2", "Zx81!kq0", "s3cr3t-Pa55" but not "2FA-enforced", "Q1-2026"
+        return any(
+            len(seg) >= 5 and any(c.isdigit() for c in seg) and any(c.isalpha() for c in seg)
+            for seg in _rx(r"[-_./]").split(v)
+        )
     if not has_alpha:
         return False
     if any(not (c.isalnum() or c in "-_.") for c in v):
         return True  # hunter!!, p@ss, aB+/cd...
-    if _JOINED_WORDS_RE.match(v):
+    if _rx(_JOINED_WORDS).match(v):
         # letters, maybe joined by - _ . : random only if long, mixed case, high entropy
         letters = v.replace("-", "").replace("_", "").replace(".", "")
         return (
@@ -172,7 +198,9 @@ def _looks_random(v: str) -> bool:
             and not letters.islower()
             and not letters.isupper()
             and _entropy(letters) >= 3.5
-            and sum(1 for a, b in zip(letters, letters[1:], strict=False) if a.islower() and b.isupper())
+            and sum(
+                1 for a, b in zip(letters, letters[1:], strict=False) if a.islower() and b.isupper()
+            )
             >= 3
         )
     return False
@@ -187,7 +215,7 @@ def _literal_ok(v: str) -> bool:
 # rules
 # --------------------------------------------------------------------------
 
-Check = Callable[[re.Match[str], str], tuple[int, int, str] | bool | None]
+_Check = Callable[[re.Match[str], str], tuple[int, int, str] | bool | None]
 
 
 @dataclass(frozen=True)
@@ -197,7 +225,7 @@ class _Rule:
     pattern: str
     flags: int = 0
     group: int | str = 0
-    check: Check | None = None
+    check: _Check | None = None
     priority: int = 0  # 0 provider format, 1 structural, 2 keyword
     doc: str = ""
 
@@ -218,7 +246,6 @@ def _aws_id_check(m: re.Match[str], text: str) -> bool:
 
 
 _AWS_ID_SRC = _LA + r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}" + _RA
-_AWS_ID_RE = re.compile(_AWS_ID_SRC)
 
 
 def _base64ish_secret(s: str) -> bool:
@@ -236,7 +263,7 @@ def _aws_secret_kw_check(m: re.Match[str], text: str) -> bool:
 
 
 def _aws_secret_near_id_check(m: re.Match[str], text: str) -> bool:
-    return _base64ish_secret(m.group(0)) and bool(_AWS_ID_RE.search(text))
+    return _base64ish_secret(m.group(0)) and bool(_rx(_AWS_ID_SRC).search(text))
 
 
 def _mixed(m: re.Match[str], text: str) -> bool:
@@ -288,7 +315,7 @@ def _basic_check(m: re.Match[str], text: str) -> bool:
     if not decoded.isprintable():
         return False
     user, sep, pw = decoded.partition(":")
-    return bool(sep and pw and not _PLACEHOLDER_RE.match(pw))
+    return bool(sep and pw and not _is_placeholder(pw))
 
 
 def _token_value_check(m: re.Match[str], text: str) -> bool:
@@ -302,7 +329,7 @@ def _token_value_check(m: re.Match[str], text: str) -> bool:
 
 def _url_password_check(m: re.Match[str], text: str) -> bool:
     pw = m.group("s")
-    if _PLACEHOLDER_RE.match(pw) or (pw.isdigit() and len(pw) <= 5):
+    if _is_placeholder(pw) or (pw.isdigit() and len(pw) <= 5):
         return False
     return not (pw.startswith("$") or "{{" in pw or "${" in pw)
 
@@ -331,7 +358,7 @@ _SEED_LENGTHS = (24, 21, 18, 15, 12)
 
 def _seed_check(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     start = m.start("s")
-    words = list(re.finditer(r"[a-z]+", m.group("s")))
+    words = list(_rx(r"[a-z]+").finditer(m.group("s")))
     good = []
     for w in words:
         if w.group(0) in _SEED_STOPWORDS:
@@ -358,16 +385,16 @@ _KW_SUFFIX = r"(?:[_.-](?:value|base|b64|base64|hex|str|string|raw|plain|plainte
 _KW_RE_SRC = (
     r"(?<![A-Za-z0-9])"
     r"(?P<name>"
-    r"(?:(?:[A-Za-z0-9]+[_.-]){1,6}"
-    r"|(?-i:[a-z][a-z0-9]*)(?=(?-i:[A-Z]))"
-    r"|(?-i:[A-Z][A-Z0-9]*)(?=(?-i:PASS|PWD|SECRET|TOKEN|APIKEY)))?"
+    r"(?:(?:[A-Za-z0-9]{1,40}[_.-]){1,6}"
+    r"|(?-i:[a-z][a-z0-9]{0,40})(?=(?-i:[A-Z]))"
+    r"|(?-i:[A-Z][A-Z0-9]{0,40})(?=(?-i:PASS|PWD|SECRET|TOKEN|APIKEY)))?"
     r"(?:" + _KW_CORE + r")" + _KW_SUFFIX + r")"
     r"(?![A-Za-z0-9_])"
     r"[\"'`*\]]*"
-    r"(?P<gap>\s*\([^()\n]{1,30}\)|\s+(?:for|of|on)\s+(?:the\s+)?[\w.@/-]{1,30})?"
+    r"(?P<gap>\s*\([^()\n]{1,30}\)|\s+(?:for|of|on)\s+(?:the\s+)?[\w.@/-]{1,30}(?:\s+[\w.@/-]{1,30}){0,2})?"
     r"[\"'`*]*"
     r"(?P<op>\s*(?::=|=>|==|=|:)\s*|\s+(?:is|was|are|were)\s+(?:set\s+to\s+)?)"
-    r"(?P<val>\"[^\"\n]*\"|'[^'\n]*'|`[^`\n]*`|[^\s\"'`,;<>)\]]+)"
+    r"(?P<val>\"[^\"\n]{0,256}\"|'[^'\n]{0,256}'|`[^`\n]{0,256}`|[^\s\"'`,;<>)\]]{1,256})"
 )
 
 _KW_STOP_PARTS = (
@@ -397,7 +424,6 @@ _KW_STOP_PARTS = (
     "context",
     "limit",
     "budget",
-    "test",
     "fake",
     "example",
     "dummy",
@@ -407,7 +433,7 @@ _KW_STOP_PARTS = (
 
 def _kw_kind(name: str) -> str:
     n = name.lower()
-    if "pass" in n or "pwd" in n or re.search(r"(?:^|[^a-z])pw$", n) or n.endswith("pw"):
+    if "pass" in n or "pwd" in n or n.endswith("pw"):
         return "password assignment"
     if "token" in n:
         return "token assignment"
@@ -415,17 +441,15 @@ def _kw_kind(name: str) -> str:
         return "credential assignment"
     if "secret" in n:
         return "secret assignment"
-    if re.search(r"api[ _.-]?key|apikey|access[_.-]?key|auth[_.-]?key", n):
+    if _rx(r"api[ _.-]?key|apikey|access[_.-]?key|auth[_.-]?key").search(n):
         return "API key assignment"
     return "key assignment"
 
 
-_WORD_PREFIX_RE = re.compile(r"[A-Za-z0-9]+")
-
-
 def _keyword_check(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     name = m.group("name")
-    parts = {p.lower() for p in _WORD_PREFIX_RE.findall(re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name))}
+    split = _rx(r"([a-z0-9])([A-Z])").sub(r"\1 \2", name)
+    parts = {p.lower() for p in _rx(r"[A-Za-z0-9]+").findall(split)}
     if parts & set(_KW_STOP_PARTS):
         return None
     val = m.group("val")
@@ -445,7 +469,7 @@ def _keyword_check(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     else:
         code_style = op in ("=", ":=", "=>", "==") and not m.group("op")[0].isspace()
         code_style = code_style and not m.group("gap")
-        val = val.rstrip(".,") if code_style else val.rstrip(".,:!?")
+        val = val.rstrip(".,") if code_style else val.rstrip(".,;:")
         if code_style:
             ok = _literal_ok(val) and (len(val) >= 6 or any(c.isdigit() for c in val))
         else:
@@ -479,7 +503,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "AWS secret access key",
         ("aws",),
-        r"(?i:aws)[\w.-]{0,30}?(?i:secret|sk\b)[\w .-]{0,30}?[\"'`*\]]*\s*(?::=|=>|=|:|\s)\s*[\"'`]?"
+        r"(?i:aws)[\w .-]{0,30}?(?i:secret|sk\b)[\w .-]{0,30}?[\"'`*\]]*"
+        r"\s*(?::=|=>|=|:|\s)\s*[\"'`]?"
         r"(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
         group="s",
         check=_aws_secret_kw_check,
@@ -541,8 +566,7 @@ _RULES: tuple[_Rule, ...] = (
         ("heroku",),
         r"(?i:heroku)[\w .-]{0,30}?(?i:key|token|api|auth|secret|password)[\w .-]{0,10}?"
         r"[\"'`*\]]*\s*(?::=|=>|=|:)\s*[\"'`]?"
-        r"(?P<s>[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
-        + _RA,
+        r"(?P<s>[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})" + _RA,
         group="s",
         doc=_GL + "heroku-api-key",
     ),
@@ -762,7 +786,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "Discord webhook URL",
-        ("discord",),
+        ("discord.com/api/webhooks", "discordapp.com/api/webhooks"),
         r"https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{20,}",
         check=_plausible,
         doc="https://discord.com/developers/docs/resources/webhook#execute-webhook",
@@ -777,7 +801,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "Telegram bot token",
         (),  # shape rule: no literal anchor
-        r"(?<![A-Za-z0-9:/_-])\d{8,10}:[A-Za-z0-9_-]{35}" + _R,
+        r"(?:(?<=/bot)|(?<![A-Za-z0-9:/_-]))\d{8,10}:[A-Za-z0-9_-]{35}" + _R,
         check=_telegram_check,
         doc=_DS + "TelegramBotTokenDetector",
     ),
@@ -862,7 +886,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "Square access token",
         ("sq0atp-", "sq0csp-", "eaaa"),
-        _L + r"(?:sq0atp-[0-9A-Za-z_-]{22}|sq0csp-[0-9A-Za-z_-]{43}|EAAA[0-9A-Za-z_-]{56,100})"
+        _L
+        + r"(?:sq0atp-[0-9A-Za-z_-]{22}|sq0csp-[0-9A-Za-z_-]{43}|EAAA[0-9A-Za-z_-]{56,100})"
         + _R,
         check=_plausible,
         doc=_DS + "SquareOAuthDetector",
@@ -946,12 +971,12 @@ _RULES: tuple[_Rule, ...] = (
         (
             "ibaakc",
             "ibadanbgkqhkig9w0baqefaas",
-            "agembmgbyqgsm49ageg",
+            "ageambmgbyqgsm49ageg",
             "mc4caqawbqydk2vwbciei",
             "mhccaqeei",
             "b3blbnnzac1rzxktdjea",
         ),
-        r"(?<![A-Za-z0-9+/])(?:MII[A-Za-z0-9+/]{2}IBAAKC[AB]|MII[A-Za-z0-9+/]{2}IBADANBgkqhkiG9w0BAQEFAAS"
+        r"(?<![A-Za-z0-9+/])(?:MII[A-Za-z0-9+/]{3}IBAAKC[AB]|MII[A-Za-z0-9+/]{3}IBADANBgkqhkiG9w0BAQEFAAS"
         r"|MIG[A-Za-z0-9+/]AgEAMBMGByqGSM49AgEG|MC4CAQAwBQYDK2VwBCIEI|MHcCAQEEI"
         r"|b3BlbnNzaC1rZXktdjEA)[A-Za-z0-9+/]{16,}={0,2}",
         priority=1,
@@ -960,8 +985,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "password in URL",
         (),  # dispatched by the URL fragment of the prefilter
-        r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,30}://(?P<u>[^\s:/?#@\[\]]*):"
-        r"(?P<s>[^\s/?#]+)@(?=[A-Za-z0-9\[_])",
+        r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,30}://(?P<u>[^\s:/?#@\[\]]{0,256}):"
+        r"(?P<s>[^\s/?#]{1,256})@(?=[A-Za-z0-9\[_])",
         group="s",
         check=_url_password_check,
         priority=1,
@@ -970,7 +995,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "HTTP Basic credentials",
         ("basic",),
-        r"(?i:\bbasic)\s+(?P<s>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])",
+        r"(?i:\bbasic)\s+(?P<s>[A-Za-z0-9+/]{6,1024}={0,2})(?![A-Za-z0-9+/=])",
         group="s",
         check=_basic_check,
         priority=1,
@@ -979,7 +1004,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "bearer token",
         ("bearer",),
-        r"(?i:\bbearer)\s+(?P<s>[A-Za-z0-9._~+/-]{16,}=*)",
+        r"(?i:\bbearer)\s+(?P<s>[A-Za-z0-9._~+/-]{16,4096}={0,2})",
         group="s",
         check=_token_value_check,
         priority=1,
@@ -990,7 +1015,7 @@ _RULES: tuple[_Rule, ...] = (
         ("authorization",),
         r"(?i:\bauthorization)[\"'`]?\s*[:=]\s*[\"'`]?(?!(?i:basic|bearer)\b)"
         r"(?:(?i:token|apikey|api-key|key|sso-key|digest|hmac)[ =])?"
-        r"(?P<s>[A-Za-z0-9._~+/=:-]{16,})",
+        r"(?P<s>[A-Za-z0-9._~+/=:-]{16,4096})",
         group="s",
         check=_token_value_check,
         priority=1,
@@ -1007,7 +1032,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "seed phrase",
-        ("seed", "mnemonic", "recovery phrase", "recovery words", "secret phrase"),
+        ("seed", "mnemonic", "recovery", "phrase"),
         r"(?i:seed(?:[ _-]?(?:phrase|words))?|mnemonic(?:[ _-]?phrase)?"
         r"|(?:secret[ _-]?)?recovery[ _-]?(?:phrase|words)|secret[ _-]?phrase)"
         r"[\"'`*]*\s*(?:(?i:is|was|=|:|-)\s*)?[\"'`]?(?P<s>(?:[a-z]{3,8}[ ,]+){11,30}[a-z]{3,8})",
@@ -1035,15 +1060,67 @@ _RULES: tuple[_Rule, ...] = (
     ),
 )
 
-# Regex anchors of the prefilter (case-insensitive text, lowercased); each
-# dispatches the rules listed with it.
-# consumes only "://" so that anchors inside the user-info still dispatch
-_URL_CRED_FRAGMENT = r"://(?=[^\s/?#@]*:[^\s/?#]*@)"
-_SHAPE_FRAGMENT = (
-    r"(?:sk|ac)[0-9a-f]{32}"  # Twilio
-    r"|[mno][a-z0-9_-]{23,25}\.[a-z0-9_-]{6}\."  # Discord
-    r"|\d{8,10}:[a-z0-9_-]{35}"  # Telegram
+_KEYWORD_KINDS = (
+    "password assignment",
+    "token assignment",
+    "credential assignment",
+    "secret assignment",
+    "API key assignment",
+    "key assignment",
 )
+#: Every kind scan_text can report: fixed names, never built from the text.
+KINDS: frozenset[str] = frozenset(
+    [r.kind for r in _RULES if r.kind != "keyword assignment"] + list(_KEYWORD_KINDS)
+)
+
+# Rules without a literal anchor are dispatched by one of these.
+# "password in URL": run on the lowercased line when it contains "://".
+_URL_CRED_TRIGGER = r"://[^\s/?#@:]{0,256}:[^\s/?#]{0,256}@"
+# Twilio SK/AC, Discord bot tokens, Telegram bot tokens: case-sensitive shapes
+# on the original line, each starting with a rare character (S, A, '.', ':').
+_SHAPE_TRIGGER = (
+    r"SK[0-9a-fA-F]{32}|AC[0-9a-f]{32}"
+    r"|\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27}"
+    r"|:(?<=\d{8}:)[A-Za-z0-9_-]{35}"
+)
+# The keyword rule runs only where a keyword is followed by an operator.
+_KW_TRIGGER = (
+    r"(?:pass|pwd|pw|secret|token|key|cred)[a-z0-9_.-]{0,40}[\"'`*\]]{0,4}"
+    r"(?:\s*\([^()\n]{1,30}\)|\s+(?:for|of|on)\s+(?:the\s+)?[\w.@/-]{1,30}(?:\s+[\w.@/-]{1,30}){0,2})?"
+    r"[\"'`*]*"
+    r"(?:\s*[:=]|\s+(?:is|was|are|were)\s)"
+)
+_SEED_TRIGGER = (
+    r"(?:seed|mnemonic|recovery|secret[ _-]?phrase)(?:[ _-]?(?:phrase|words))?[\"'`*]*\s*"
+    r"(?:(?:is|was|=|:|-)\s*)?[\"'`]?(?:[a-z]{3,8}[ ,]+){11}"
+)
+# kind -> regex on the lowercased line; the rule's own regex then runs only at
+# the places found (see _matches)
+_TRIGGERS = {"keyword assignment": _KW_TRIGGER, "seed phrase": _SEED_TRIGGER}
+# Anchors that dispatch only when followed by what their rule needs (on the
+# lowercased line), so that prose words ("the key decision") dispatch nothing.
+_KW_TAIL = _KW_TRIGGER[_KW_TRIGGER.index(")") + 1 :]
+_SEED_TAIL = r"[\"'`*]*\s*(?:(?:is|was|=|:|-)\s*)?[\"'`]?(?:[a-z]{3,8}[ ,]+){11}"
+_ANCHOR_LOOKAHEAD = {
+    **{
+        kw: _KW_TAIL
+        for kw in ("pass", "pwd", "pw", "secret", "token", "key", "credential", "creds")
+    },
+    "seed": r"(?:[ _-]?(?:phrase|words))?" + _SEED_TAIL,
+    "mnemonic": r"(?:[ _-]?phrase)?" + _SEED_TAIL,
+    "recovery": r"[ _-]?(?:phrase|words)" + _SEED_TAIL,
+    "phrase": _SEED_TAIL,
+    "basic": r"\s+[a-z0-9+/]{6}",
+    "bearer": r"\s+[a-z0-9._~+/-]{16}",
+    "authorization": r"[\"'`]?\s*[:=]",
+    "aws": r"[\w .-]{0,30}?(?:secret|sk\b)",
+    "heroku": r"[\w .-]{0,30}?(?:key|token|api|auth|secret|password)",
+    "machine": r"\s+\S+\s+login\s",
+    "key-": r"[0-9a-f]{32}",
+    "-us": r"(?<=[0-9a-f]{8}-us)\d",
+    "secret_": r"[a-z0-9]{43}",
+}
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 
 
 # --------------------------------------------------------------------------
@@ -1051,88 +1128,152 @@ _SHAPE_FRAGMENT = (
 # --------------------------------------------------------------------------
 
 
-def _trie_regex(words: Iterable[str]) -> str:
+def _trie_regex(words: Iterable[str], lookahead: dict[str, str]) -> str:
     """An alternation of literals shaped as a trie, so that the regex engine
-    tests one branch per position instead of every word."""
+    tests one branch per position instead of every word.  An anchor listed in
+    `lookahead` only counts when that regex matches right after it."""
     trie: dict[str, dict] = {}
     for word in words:
         node = trie
         for ch in word:
             node = node.setdefault(ch, {})
-        node[""] = {}
+        node[""] = {"": lookahead.get(word, "")}  # type: ignore[dict-item]
 
     def build(node: dict[str, dict]) -> str:
         alts = [re.escape(ch) + build(child) for ch, child in sorted(node.items()) if ch]
-        if not alts:
-            return ""
-        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-        # prefer the longest anchor: "sk-ant-" over "sk-"
-        return "(?:" + body + ")?" if "" in node else body
+        end = node.get("")
+        if end is not None:
+            # prefer the longest anchor ("sk-ant-" over "sk-"), then this one
+            ahead: str = end[""]  # type: ignore[assignment]
+            alts.append("(?=" + ahead + ")" if ahead else "")
+        if len(alts) == 1:
+            return alts[0]
+        return "(?:" + "|".join(alts) + ")"
 
     return build(trie)
 
 
+_Pair = tuple[_Rule, re.Pattern[str], "re.Pattern[str] | None"]
+
+
 @dataclass
 class _Compiled:
-    prefilter: re.Pattern[str]
-    by_anchor: dict[str, list[tuple[_Rule, re.Pattern[str]]]]
-    url_rules: list[tuple[_Rule, re.Pattern[str]]]
-    shape_rules: list[tuple[_Rule, re.Pattern[str]]]
+    anchors: re.Pattern[str]
+    by_anchor: dict[str, list[_Pair]]
+    url_trigger: re.Pattern[str]
+    url_rules: list[_Pair]
+    shape_trigger: re.Pattern[str]
+    shape_rules: list[_Pair]
 
 
 _compiled: _Compiled | None = None
 
 
 def _compile() -> _Compiled:
+    """Compile every rule, once, on the first scan (10 to 30 ms)."""
     global _compiled
     if _compiled is not None:
         return _compiled
-    pairs = [(rule, re.compile(rule.pattern, rule.flags)) for rule in _RULES]
-    direct: dict[str, list[tuple[_Rule, re.Pattern[str]]]] = {}
-    for rule, rx in pairs:
-        for anchor in rule.anchors:
-            direct.setdefault(anchor, []).append((rule, rx))
+    pairs: list[_Pair] = []
+    for rule in _RULES:
+        trigger = _TRIGGERS.get(rule.kind)
+        pairs.append(
+            (
+                rule,
+                re.compile(rule.pattern, rule.flags),
+                re.compile(trigger) if trigger else None,
+            )
+        )
+    direct: dict[str, list[_Pair]] = {}
+    for pair in pairs:
+        for anchor in pair[0].anchors:
+            direct.setdefault(anchor, []).append(pair)
     # The prefilter reports the longest anchor at each place, so an anchor match
     # also dispatches the rules of every anchor it contains ("sk-ant-" has "sk-").
-    by_anchor: dict[str, list[tuple[_Rule, re.Pattern[str]]]] = {}
+    by_anchor: dict[str, list[_Pair]] = {}
     for anchor in direct:
-        merged: list[tuple[_Rule, re.Pattern[str]]] = []
+        merged: list[_Pair] = []
         for other, rules in direct.items():
             if other in anchor:
                 merged.extend(r for r in rules if r not in merged)
         by_anchor[anchor] = merged
-    url_rules = [(r, x) for r, x in pairs if r.kind == "password in URL"]
-    shape_rules = [(r, x) for r, x in pairs if not r.anchors and r.kind != "password in URL"]
-    prefilter = re.compile(
-        r"(?P<url>" + _URL_CRED_FRAGMENT + r")|(?P<shape>" + _SHAPE_FRAGMENT + r")|"
-        + _trie_regex(direct)
+    url_rules = [p for p in pairs if p[0].kind == "password in URL"]
+    shape_rules = [p for p in pairs if not p[0].anchors and p[0].kind != "password in URL"]
+    _compiled = _Compiled(
+        anchors=re.compile(_trie_regex(direct, _ANCHOR_LOOKAHEAD)),
+        by_anchor=by_anchor,
+        url_trigger=re.compile(_URL_CRED_TRIGGER),
+        url_rules=url_rules,
+        shape_trigger=re.compile(_SHAPE_TRIGGER),
+        shape_rules=shape_rules,
     )
-    _compiled = _Compiled(prefilter, by_anchor, url_rules, shape_rules)
     return _compiled
+
+
+def _select(text: str, lowered: str, comp: _Compiled) -> list[_Pair]:
+    selected: list[_Pair] = []
+    for hit in comp.anchors.finditer(lowered):
+        for pair in comp.by_anchor[hit.group(0)]:
+            if pair not in selected:
+                selected.append(pair)
+    if "://" in lowered and comp.url_trigger.search(lowered):
+        selected.extend(comp.url_rules)
+    if comp.shape_trigger.search(text):
+        selected.extend(comp.shape_rules)
+    return selected
+
+
+def _name_starts(text: str, at: int) -> list[int]:
+    """Where a keyword name that contains the keyword found at `at` may begin:
+    DB_PASSWORD, dbPassword, "api key", --password, or the keyword itself."""
+    p = at
+    low = max(0, at - 64)
+    while p > low and text[p - 1] in _NAME_CHARS:
+        p -= 1
+    starts = [p]
+    if p >= 4 and text[p - 4 : p].lower() == "api ":
+        starts.insert(0, p - 4)
+    q = p
+    while q < at and not text[q].isalnum():
+        q += 1
+    if q not in starts:
+        starts.append(q)
+    if at not in starts:
+        starts.append(at)
+    return starts
+
+
+def _matches(
+    rx: re.Pattern[str], trigger: re.Pattern[str] | None, kind: str, text: str, lowered: str
+) -> Iterable[re.Match[str]]:
+    if trigger is None:
+        return rx.finditer(text)
+    hits = list(trigger.finditer(lowered))
+    if not hits:
+        return ()
+    if len(lowered) != len(text):  # lower() changed offsets (rare Unicode): scan it all
+        return rx.finditer(text)
+    found: list[re.Match[str]] = []
+    for hit in hits:
+        starts = [hit.start()] if kind == "seed phrase" else _name_starts(text, hit.start())
+        for start in starts:
+            m = rx.match(text, start)
+            if m is not None:
+                found.append(m)
+                break
+    return found
 
 
 def scan_text(text: str) -> list[SecretFinding]:
     """Scan one line of text (an entry's text or a metadata value). Empty list if nothing found."""
     comp = _compiled or _compile()
-    selected: list[tuple[_Rule, re.Pattern[str]]] = []
-    seen: set[int] = set()
-    for hit in comp.prefilter.finditer(text.lower()):
-        group = hit.lastgroup
-        if group == "url":
-            rules = comp.url_rules
-        elif group == "shape":
-            rules = comp.shape_rules
-        else:
-            rules = comp.by_anchor.get(hit.group(0), [])
-        for pair in rules:
-            if id(pair) not in seen:
-                seen.add(id(pair))
-                selected.append(pair)
+    lowered = text.lower()
+    selected = _select(text, lowered, comp)
     if not selected:
         return []
     candidates: list[tuple[int, int, int, str]] = []  # priority, start, end, kind
-    for rule, rx in selected:
-        for m in rx.finditer(text):
+    for rule, rx, trigger in selected:
+        for m in _matches(rx, trigger, rule.kind, text, lowered):
             kind = rule.kind
             start, end = m.span(rule.group)
             if rule.check is not None:
@@ -1162,3 +1303,50 @@ def scan_lines(lines: Iterable[str]) -> list[tuple[int, SecretFinding]]:
         for finding in scan_text(line):
             out.append((index, finding))
     return out
+
+
+# --- deep mode: detect-secrets' own plugins ------------------------------------------
+
+# Plugins that make sense on prose lines. Left out: the two high-entropy plugins
+# (in line-by-line "adhoc" scanning they flag ordinary words) and public IPs
+# (an address in a memory is not a credential).
+_DEEP_EXCLUDED = frozenset({"Base64HighEntropyString", "HexHighEntropyString",
+                            "IPPublicDetector"})
+_deep_ready: list[bool] = []
+
+
+def _configure_deep() -> None:
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.settings import get_settings
+
+    names = sorted(c.__name__ for c in get_mapping_from_secret_type_to_class().values()
+                   if c.__name__ not in _DEEP_EXCLUDED)
+    get_settings().configure_plugins([{"name": n} for n in names])
+    _deep_ready.append(True)
+
+
+def scan_text_deep(text: str) -> list[SecretFinding]:
+    """``scan_text`` plus detect-secrets' own plugins, configured for prose lines.
+
+    Opt-in (policy ``secrets: deep``): importing detect-secrets costs ~100-150 ms
+    and its ``scan_line`` ~0.1-0.2 ms a line, too much for every push by default.
+    A finding's kind is the plugin's secret type, a fixed name, never the text.
+    """
+    found = scan_text(text)
+    if not _deep_ready:
+        _configure_deep()
+    from detect_secrets.core.scan import scan_line
+
+    spans = [(f.start, f.end) for f in found]
+    for secret in scan_line(text):
+        value = secret.secret_value or ""
+        start = text.find(value) if value else -1
+        if start < 0:
+            start, end = 0, len(text)
+        else:
+            end = start + len(value)
+        if any(not (end <= s or start >= e) for s, e in spans):
+            continue
+        found.append(SecretFinding(f"{secret.type} (detect-secrets)", start, end))
+        spans.append((start, end))
+    return sorted(found, key=lambda f: f.start)
