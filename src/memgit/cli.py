@@ -19,6 +19,22 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("init", "Create a drive checkout (or a bare server drive with --bare)."),
     "lint": ("lint", "Check a drive's working tree or a commit against the policy."),
     "demo": ("demo", "Make a demo drive and show memgit catching bad entries."),
+    "hook": ("hook", "Run a server hook (pre-receive, post-receive) for a push."),
+    "install-hooks": ("install_hooks", "Install memgit's server hooks into bare repositories."),
+    "remember": ("remember", "Add entries to the drive (one commit, compare-and-swap)."),
+    "forget": ("forget", "Remove entries by id (history keeps them; see purge)."),
+    "edit": ("edit", "Replace an entry's text, keeping its id and metadata."),
+    "recall": ("recall", "Find entries by full-text search (BM25)."),
+    "index": ("index", "Update or rebuild the drive's index."),
+    "info": ("info", "Show head, index, limits use, pending writes and event counts."),
+    "metrics": ("metrics", "Print event counters in Prometheus text format."),
+    "ask": ("ask", "Post a question on the drive's board (questions.md)."),
+    "answer": ("answer", "Answer a question of the board."),
+    "resolve": ("resolve", "Mark a question of the board resolved."),
+    "purge": ("purge", "Delete entries forever from all of history (admin)."),
+    "sync": ("sync", "Replay offline commits onto the server, then take the server's."),
+    "clone": ("clone", "Clone a server drive, ready for memgit sync."),
+    "status": ("status", "Show commits waiting for memgit sync and the last sync time."),
 }
 
 

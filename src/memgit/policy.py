@@ -81,6 +81,8 @@ RULES: dict[str, tuple[str, str]] = {
     "MG607": ("purged-text", "this text was purged from the drive; it may not return"),
     "MG608": ("object-missing", "the push references objects it does not contain; push again"),
     "MG609": ("server-error", "ask the drive's admin to check the server-side setup"),
+    "MG610": ("purge-running", "a purge is rewriting this drive's history; push again when it "
+              "is done (memgit sync replays your work onto the new history)"),
 }
 
 KNOWN_KEYS = ("source", "added", "id", "status", "scope", "memory_type", "kind",
@@ -634,6 +636,18 @@ def check_purged(path: str, facts: BlobFacts, registry: PurgeRegistry) -> list[V
 # --- the purge registry ----------------------------------------------------------------
 
 REGISTRY_FILE = "memgit-purged"
+PURGE_LOCK_FILE = "memgit-purge.lock"
+
+
+def check_not_purging(git_dir: Path) -> list[Violation]:
+    """No push lands while a purge rewrites history and prunes.
+
+    ``git prune --expire=now`` would delete the objects of a push that git has
+    moved out of quarantine but not yet referenced, so pushes wait for the purge.
+    """
+    if (git_dir / PURGE_LOCK_FILE).exists():
+        return [Violation("MG610", "", 0, "a purge is running on this drive")]
+    return []
 
 
 @dataclass

@@ -1319,8 +1319,8 @@ def _configure_deep() -> None:
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     from detect_secrets.settings import get_settings
 
-    names = sorted(c.__name__ for c in get_mapping_from_secret_type_to_class().values()
-                   if c.__name__ not in _DEEP_EXCLUDED)
+    plugins: list[type] = list(get_mapping_from_secret_type_to_class().values())
+    names = sorted(c.__name__ for c in plugins if c.__name__ not in _DEEP_EXCLUDED)
     get_settings().configure_plugins([{"name": n} for n in names])
     _deep_ready.append(True)
 

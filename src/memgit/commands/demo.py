@@ -109,10 +109,15 @@ def run_demo(target: Path) -> int:
 
     violations = lint_worktree(open_drive(target), Policy())
     click.echo(f"memgit lint: {len(violations)} violations in the committed drive")
+
+    from ..demo_steps import demo_writer
+
+    writer_ok = demo_writer(target)
     total = len(BAD_CASES)
     click.secho(f"\nDemo finished: good commit {'accepted' if ok else 'REFUSED'}, "
-                f"{caught} of {total} bad commits refused. Drive: {target}", bold=True)
-    return 0 if ok and caught == total and not violations else 1
+                f"{caught} of {total} bad commits refused, writer, recall and board "
+                f"{'worked' if writer_ok else 'FAILED'}. Drive: {target}", bold=True)
+    return 0 if ok and caught == total and not violations and writer_ok else 1
 
 
 @click.command("demo")

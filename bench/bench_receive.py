@@ -1,0 +1,244 @@
+"""What memgit's server hooks add to a push, measured side by side in one run.
+
+A drive at the limits (256 files, about 2 MiB, bench/drivegen.py) is cloned into four
+bare repositories that differ only in what is installed:
+
+* ``plain``     nothing (``git init --bare``);
+* ``defences``  git's own checks memgit turns on (receive.fsckObjects,
+                receive.denyNonFastForwards, receive.denyDeletes);
+* ``pre``       defences + memgit's pre-receive;
+* ``full``      defences + pre-receive + post-receive (what ``memgit init --bare`` and
+                ``memgit install-hooks --server`` install; post-receive reindexes).
+
+Each round builds one commit (one new entry in one topic file) and pushes it over
+file:// to all four, in rotating order. Then a 200-commit push goes to fresh copies.
+The pre-receive reports its phases (MEMGIT_HOOK_TIMING=1); interpreter start and
+imports are timed on their own. Figures go to docs/performance.md.
+
+    python bench/bench_receive.py [--rounds 15] [--commits 200] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from drivegen import entry_line, topic_files  # noqa: E402
+
+from memgit import format as fmt  # noqa: E402
+from memgit.hooks import SERVER_CONFIG, hook_argv, import_paths, install_hooks_into  # noqa: E402
+
+VARIANTS = ("plain", "defences", "pre", "full")
+
+
+def git(*args: str, cwd: Path | None = None, input: bytes | None = None,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    proc = subprocess.run(["git", *args], cwd=cwd, input=input, capture_output=True,
+                          env={**os.environ, **(env or {})})
+    if proc.returncode != 0:
+        raise SystemExit(f"git {' '.join(args)}: {proc.stderr.decode(errors='replace')}")
+    return proc
+
+
+def fast_import(repo: Path, parent: str | None, commits: list[dict[str, str]]) -> str:
+    out = bytearray()
+    for n, files in enumerate(commits, start=1):
+        out += b"commit refs/heads/main\n"
+        out += b"committer Bench <bench@example.com> %d +0000\n" % (1_767_000_000 + n)
+        out += b"data 7\nbench\n\n"
+        if n == 1 and parent:
+            out += b"from %s\n" % parent.encode()
+        for path, text in files.items():
+            data = text.encode()
+            out += b"M 100644 inline %s\ndata %d\n%s\n" % (path.encode(), len(data), data)
+    git("fast-import", "--quiet", "--force", cwd=repo, input=bytes(out))
+    return git("rev-parse", "refs/heads/main", cwd=repo).stdout.decode().strip()
+
+
+def make_seed(root: Path) -> tuple[Path, dict[str, str]]:
+    topics = topic_files()
+    files = dict(topics)
+    files["MEMORY.md"] = fmt.regenerate_index("# Memory: bench\n\n## Index\n",
+                                              [*topics, "MEMORY.md"])
+    seed = root / "seed.git"
+    git("init", "-q", "--bare", "-b", "main", str(seed))
+    fast_import(seed, None, [files])
+    return seed, files
+
+
+def make_server(seed: Path, path: Path, variant: str) -> Path:
+    git("clone", "-q", "--bare", "--no-local", str(seed), str(path))
+    if variant != "plain":
+        for key, value in SERVER_CONFIG.items():
+            git("config", key, value, cwd=path)
+    if variant in ("pre", "full"):
+        install_hooks_into(path, chain=False)
+    if variant == "pre":
+        (path / "hooks" / "post-receive").unlink()
+    return path
+
+
+def push(client: Path, server: Path, env: dict[str, str] | None = None
+         ) -> tuple[float, str]:
+    start = time.perf_counter()
+    proc = subprocess.run(["git", "push", "-q", server.as_uri(), "main:main"], cwd=client,
+                          capture_output=True, env={**os.environ, **(env or {})})
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"push to {server.name} failed: {proc.stderr.decode()}")
+    return elapsed, proc.stderr.decode(errors="replace")
+
+
+def timing_phases(stderr: str) -> dict[str, float]:
+    match = re.search(r"memgit: timing ms: (.*)", stderr)
+    if not match:
+        return {}
+    return {k: float(v) for k, v in (p.split("=") for p in match.group(1).split())}
+
+
+def run_process(argv: list[str], runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(argv, capture_output=True, env={}, check=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def startup_costs(runs: int) -> dict[str, float]:
+    """Interpreter start and imports of the hook command (median seconds)."""
+    python = sys.executable
+    argv = hook_argv(python, import_paths())
+    code = argv[-1].replace("sys.exit(hook_main())", "")
+    return {
+        "python -I -S -c pass": run_process([python, "-I", "-S", "-c", "pass"], runs),
+        "python -I -c pass (with site)": run_process([python, "-I", "-c", "pass"], runs),
+        "+ import memgit.receive": run_process([*argv[:-1], code], runs),
+        "+ import memgit.secrets (first scan)": run_process(
+            [*argv[:-1], code + "from memgit.secrets import scan_text; scan_text('x')"], runs),
+        "+ import pygit2 (post-receive)": run_process(
+            [*argv[:-1], code + "import pygit2"], runs),
+    }
+
+
+def quantiles(values: list[float]) -> tuple[float, float]:
+    ordered = sorted(values)
+    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(len(ordered) * 0.9))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--commits", type=int, default=200)
+    parser.add_argument("--startup-runs", type=int, default=15)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    rng = random.Random(11)
+    results: dict[str, object] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-receive-") as tmp:
+        root = Path(tmp)
+        seed, files = make_seed(root)
+        size = sum(len(t.encode()) for t in files.values())
+        results["drive"] = {"files": len(files), "bytes": size}
+        servers = {v: make_server(seed, root / f"{v}.git", v) for v in VARIANTS}
+        client = root / "client.git"
+        git("clone", "-q", "--bare", str(seed), str(client))
+        tip = git("rev-parse", "main", cwd=client).stdout.decode().strip()
+        texts = {p: t for p, t in files.items() if p != "MEMORY.md"}
+        wall: dict[str, list[float]] = {v: [] for v in VARIANTS}
+        phases: list[dict[str, float]] = []
+        serial = 10**6
+        for round_no in range(args.rounds + 2):
+            path = rng.choice(sorted(texts))
+            serial += 1
+            texts[path] += entry_line(rng, serial)
+            tip = fast_import(client, tip, [{path: texts[path]}])
+            order = VARIANTS[round_no % 4:] + VARIANTS[:round_no % 4]
+            for variant in order:
+                env = {"MEMGIT_HOOK_TIMING": "1"} if variant == "pre" else None
+                elapsed, stderr = push(client, servers[variant], env)
+                if round_no >= 2:  # two warm-up rounds
+                    wall[variant].append(elapsed)
+                    if variant == "pre":
+                        phases.append(timing_phases(stderr))
+        one: dict[str, dict[str, float]] = {}
+        for variant in VARIANTS:
+            med, p90 = quantiles(wall[variant])
+            one[variant] = {"median_ms": med * 1000, "p90_ms": p90 * 1000}
+        results["one_commit"] = one
+        results["pre_receive_phases_ms"] = {
+            k: statistics.median(p.get(k, 0.0) for p in phases) for k in phases[0]
+        } if phases and phases[0] else {}
+        # the many-commit push, into fresh copies
+        big = {v: make_server(seed, root / f"big-{v}.git", v) for v in ("defences", "pre",
+                                                                         "full")}
+        client2 = root / "client2.git"
+        git("clone", "-q", "--bare", str(seed), str(client2))
+        texts = {p: t for p, t in files.items() if p != "MEMORY.md"}
+        commits = []
+        for _ in range(args.commits):
+            path = rng.choice(sorted(texts))
+            serial += 1
+            texts[path] += entry_line(rng, serial)
+            commits.append({path: texts[path]})
+        fast_import(client2, git("rev-parse", "main", cwd=client2).stdout.decode().strip(),
+                    commits)
+        many: dict[str, float] = {}
+        many_phases: dict[str, float] = {}
+        for variant, server in big.items():
+            env = {"MEMGIT_HOOK_TIMING": "1"} if variant == "pre" else None
+            elapsed, stderr = push(client2, server, env)
+            many[variant] = elapsed * 1000
+            if variant == "pre":
+                many_phases = timing_phases(stderr)
+        results["many_commits"] = {"commits": args.commits, "wall_ms": many,
+                                   "pre_receive_phases_ms": many_phases}
+        results["startup_ms"] = {k: v * 1000 for k, v in
+                                 startup_costs(args.startup_runs).items()}
+    results["load_average"] = os.getloadavg()
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return 0
+    report(results)
+    return 0
+
+
+def report(r: dict) -> None:
+    one = r["one_commit"]
+    drive = r["drive"]
+    print(f"drive: {drive['files']} files, {drive['bytes']} bytes; "
+          f"load average {r['load_average'][0]:.2f}")
+    print("\n1-commit push over file:// (median / p90 ms)")
+    print("| variant | median | p90 |")
+    print("|---|---|---|")
+    for v in VARIANTS:
+        print(f"| {v} | {one[v]['median_ms']:.0f} | {one[v]['p90_ms']:.0f} |")
+    plain, defences = one["plain"]["median_ms"], one["defences"]["median_ms"]
+    pre, full = one["pre"]["median_ms"], one["full"]["median_ms"]
+    print(f"\npre-receive adds {pre - defences:.0f} ms (ratio {pre / plain:.1f}x plain); "
+          f"post-receive adds {full - pre:.0f} ms; all of memgit {full - plain:.0f} ms "
+          f"(ratio {full / plain:.1f}x)")
+    print("pre-receive phases (median ms):", " ".join(
+        f"{k}={v:.1f}" for k, v in r["pre_receive_phases_ms"].items()))
+    many = r["many_commits"]
+    print(f"\n{many['commits']}-commit push (ms): " + " ".join(
+        f"{k}={v:.0f}" for k, v in many["wall_ms"].items()))
+    print("pre-receive phases (ms):", " ".join(
+        f"{k}={v:.1f}" for k, v in many["pre_receive_phases_ms"].items()))
+    print("\nstartup (median ms):")
+    for k, v in r["startup_ms"].items():
+        print(f"  {k}: {v:.1f}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,32 @@
+"""memgit forget: retire entries by id (one commit; history keeps them, see memgit purge)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ..writer import commit_facts, exit_status, result_lines
+from ._common import drive_from_ctx, policy_for, policy_option
+
+
+@click.command("forget")
+@click.argument("ids", nargs=-1, required=True, metavar="ID...")
+@click.option("-m", "--message", default="", help="Commit subject.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@policy_option
+@click.pass_context
+def command(ctx: click.Context, ids: tuple[str, ...], message: str, as_json: bool,
+            policy_file: str | None) -> int:
+    """Remove the entries with these ids from the drive (git history keeps them:
+    use memgit purge to delete a text forever)."""
+    drive = drive_from_ctx(ctx)
+    policy = policy_for(drive, policy_file)
+    result = commit_facts(drive, (), list(ids), message or f"Forget {len(ids)} "
+                          f"entr{'y' if len(ids) == 1 else 'ies'}", policy=policy)
+    if as_json:
+        click.echo(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
+    else:
+        for line in result_lines(result):
+            click.echo(line)
+    return exit_status(result)

@@ -1,0 +1,88 @@
+"""memgit info: the drive at a glance (head, index, use against the limits, queue, events)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from .. import events, state
+from .. import index as idx
+from ..policy import MODE_EXEC, MODE_FILE, Policy
+from ..repo import Drive, commit_tree_id, ref_target, tree_files
+from ._common import drive_from_ctx, policy_for, policy_option
+
+
+def drive_info(drive: Drive, policy: Policy) -> dict[str, Any]:
+    """Everything `memgit info` shows, as a dict (after the read-path repair)."""
+    conn = idx.connection(drive)
+    repaired = idx.ensure_current(drive, policy=policy, conn=conn)
+    head = ref_target(drive, policy.branch_ref)
+    files = tree_files(drive, commit_tree_id(drive, head)) if head else []
+    size = sum(f.size for f in files if f.mode in (MODE_FILE, MODE_EXEC))
+    stats = idx.stats(conn)
+    pending = conn.execute("SELECT seq, created, attempts, last_error FROM pending "
+                           "ORDER BY seq").fetchall()
+    return {
+        "drive": str(drive.root),
+        "bare": drive.workdir is None,
+        "drive_id": stats.drive_id,
+        "branch": policy.branch_ref,
+        "head": head,
+        "indexed_revision": stats.indexed_rev,
+        "index_repaired": repaired.mode not in ("current", "empty"),
+        "entries": stats.entries,
+        "rows": stats.rows,
+        "retired": stats.retired,
+        "retrievals": stats.retrievals,
+        "drive_bytes": size,
+        "drive_bytes_limit": policy.drive_bytes,
+        "files": len(files),
+        "files_limit": policy.files,
+        "pending_writes": len(pending),
+        "pending": [{"seq": s, "created": c, "attempts": a, "last_error": e}
+                    for s, c, a, e in pending],
+        "events": events.counts_with(conn),
+        "state_db": str(state.state_path(drive.git_dir)),
+    }
+
+
+def _pct(used: int, limit: int) -> str:
+    return f"{used} of {limit} ({100 * used / limit:.0f}%)" if limit else str(used)
+
+
+@click.command("info")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@policy_option
+@click.pass_context
+def command(ctx: click.Context, as_json: bool, policy_file: str | None) -> int:
+    """Show the drive id, head, index, size and file use against the limits,
+    pending writes and event counts."""
+    drive = drive_from_ctx(ctx)
+    policy = policy_for(drive, policy_file)
+    info = drive_info(drive, policy)
+    if as_json:
+        click.echo(json.dumps(info, indent=2))
+        return 0
+    rows = [
+        ("drive", f"{info['drive']} ({'bare' if info['bare'] else 'checkout'})"),
+        ("drive id", info["drive_id"] or "-"),
+        ("head", f"{info['branch']} at {info['head'] or '(none)'}"),
+        ("indexed revision", (info["indexed_revision"] or "-")
+         + (" (repaired now)" if info["index_repaired"] else "")),
+        ("entries", f"{info['entries']} indexed ({info['rows']} present, "
+                    f"{info['retired']} retired, {info['retrievals']} retrievals)"),
+        ("size", _pct(info["drive_bytes"], info["drive_bytes_limit"]) + " bytes"),
+        ("files", _pct(info["files"], info["files_limit"])),
+        ("pending_writes", str(info["pending_writes"])),
+        ("events", ", ".join(f"{k}={v}" for k, v in info["events"].items())),
+        ("state db", info["state_db"]),
+    ]
+    width = max(len(k) for k, _v in rows)
+    for key, value in rows:
+        click.echo(f"{key + ':':<{width + 1}} {value}")
+    for item in info["pending"]:
+        click.echo(f"  pending #{item['seq']} since {item['created']}, "
+                   f"{item['attempts']} retries: {item['last_error']}")
+    return 0

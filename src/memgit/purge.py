@@ -1,0 +1,991 @@
+"""The history rewriter: delete entries forever from every commit of a drive.
+
+``plan_purge`` reads the whole history and computes, in memory, every object
+that changes; it writes nothing, so a dry run, an unknown id or a refusal
+leaves the repository untouched. ``apply_purge`` writes those objects as one
+pack, moves all refs in one compare-and-swap transaction, updates a checkout,
+records the purge registry, expires reflogs, prunes, and verifies that every
+object left in the repository is accounted for and clean. docs/purge.md
+describes the guarantees.
+
+Speed (docs/performance.md): every distinct tree and blob is read once,
+through ``git cat-file --batch`` in history order; a blob is parsed only when
+a cheap byte search finds a purged id (or the text of an id-less entry) in
+it; unchanged trees and blobs keep their ids and are never rewritten.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+import threading
+import time
+from collections.abc import Callable, Generator, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import format as fmt
+from . import repo as gitrepo
+from .errors import ConflictError, NotADriveError, RepoError, UsageError
+from .policy import (
+    ID_RE,
+    PURGE_LOCK_FILE,
+    PurgeRegistry,
+    find_policy,
+    text_digest,
+    text_key,
+)
+
+Progress = Callable[[str, int, int], None]
+"""Called with (phase, done, total) while a purge runs."""
+
+PURGED = b"[purged]"
+_DETERMINISTIC_RE = re.compile(r"entry-[0-9a-f]{16}\Z")
+_BULLET_BYTES_RE = re.compile(rb"[ \t]*[-*][ \t]+\S")
+_SIGNATURE_HEADERS = (b"gpgsig ", b"gpgsig-sha256 ", b"mergetag ")
+_TAG_SIGNATURES = (b"-----BEGIN PGP SIGNATURE-----", b"-----BEGIN SSH SIGNATURE-----",
+                   b"-----BEGIN SIGNED MESSAGE-----")
+_TREE_MODES = (b"40000", b"040000")  # git writes 40000; a few old tools wrote 040000
+
+
+# --- lines ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Removed:
+    """One removed line: the entry id and its text."""
+
+    entry_id: str
+    text: str
+
+
+def remove_entry_lines(data: bytes, ids: frozenset[str], needles: Iterable[str]
+                       ) -> tuple[bytes, list[Removed]] | None:
+    """``data`` without the lines that are entries whose id is in ``ids``.
+
+    The definition is path-independent and line-based: decode as UTF-8 (bytes
+    that are not UTF-8 kept as they are), parse like ``format.parse_document``
+    does for a topic file (bullets inside code fences are not entries), drop
+    each entry line whose ``.id`` is purged, with its line terminator.
+    ``needles`` are strings every such line must contain (explicit ids, texts
+    of id-less entries): only lines holding one are parsed, unless the file
+    has a code fence, which needs the whole document. None when nothing changes.
+    """
+    text = data.decode("utf-8", "surrogateescape")
+    spans: list[tuple[int, int, Removed]] = []  # (start, end with eol, what)
+    if "```" in text or "~~~" in text:
+        pos = 0
+        for line in fmt.parse_document("", text).lines:
+            end = pos + len(line.content) + len(line.eol)
+            entry = line.entry
+            if entry is not None and entry.id in ids:
+                spans.append((pos, end, Removed(entry.id, entry.text)))
+            pos = end
+    else:
+        starts: set[int] = set()
+        for needle in needles:
+            at = text.find(needle)
+            while at >= 0:
+                starts.add(text.rfind("\n", 0, at) + 1)
+                at = text.find(needle, at + len(needle))
+        for start in sorted(starts):
+            nl = text.find("\n", start)
+            end = len(text) if nl < 0 else nl + 1
+            content = text[start:end].rstrip("\n") if nl >= 0 else text[start:end]
+            if nl >= 0 and content.endswith("\r"):
+                content = content[:-1]  # "\r\n" ends the line, as format.split_lines reads it
+            entry = fmt.parse_entry(content)
+            if entry is not None and entry.id in ids:
+                spans.append((start, end, Removed(entry.id, entry.text)))
+    if not spans:
+        return None
+    kept: list[str] = []
+    pos = 0
+    for start, end, _what in spans:
+        kept.append(text[pos:start])
+        pos = end
+    kept.append(text[pos:])
+    return "".join(kept).encode("utf-8", "surrogateescape"), [s[2] for s in spans]
+
+
+def scrub_message(message: bytes, texts: list[bytes]) -> bytes:
+    """Each purged text found verbatim becomes ``[purged]``, longest texts first.
+
+    ``texts`` must already be sorted by (-len, text) (see ``_sorted_texts``).
+    """
+    for text in texts:
+        if text in message:
+            message = message.replace(text, PURGED)
+    return message
+
+
+def _sorted_texts(texts: Iterable[str]) -> list[bytes]:
+    raw = {t.encode("utf-8", "surrogateescape") for t in texts if t}
+    return sorted(raw, key=lambda t: (-len(t), t))
+
+
+# Non-ASCII characters whose case folding is ASCII letters (K, long s, sharp s, the
+# Latin ligatures), as UTF-8: a file holding one is parsed whatever the prefilter says.
+_FOLDS_TO_ASCII = ("\u212a", "\u017f", "\u00df", "\u1e9e", "\ufb00", "\ufb01", "\ufb02",
+                   "\ufb03", "\ufb04", "\ufb05", "\ufb06")
+_FOLDS_TO_ASCII_BYTES = tuple(c.encode() for c in _FOLDS_TO_ASCII)
+
+
+def _key_words(texts: Iterable[str]) -> list[bytes] | None:
+    """A prefilter for "holds an entry whose text key is one of these": the longest
+    ASCII word of each text key, to look for in the lower-cased bytes (for ASCII,
+    casefold is lower; files with characters that fold to ASCII are parsed anyway).
+    None when some text has no ASCII word: parse everything."""
+    out: set[bytes] = set()
+    for text in texts:
+        ascii_words = [w for w in text_key(text).split() if w.isascii()]
+        if not ascii_words:
+            return None
+        out.add(max(ascii_words, key=len).encode())
+    return sorted(out)
+
+
+def _digest(text: str) -> str:
+    try:
+        return text_digest(text)
+    except UnicodeEncodeError:  # undecodable bytes: digest them as they are
+        import hashlib
+
+        return hashlib.sha256(text_key(text).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def strip_tag_signature(message: bytes) -> bytes:
+    """A tag message without the signature git appends to it."""
+    cut = len(message)
+    for marker in _TAG_SIGNATURES:
+        at = message.find(b"\n" + marker)
+        if at >= 0:
+            cut = min(cut, at + 1)
+        elif message.startswith(marker):
+            cut = 0
+    return message[:cut]
+
+
+# --- the plan ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Change:
+    """A commit brought a version of ``path`` that holds the entry (dry-run listing)."""
+
+    entry_id: str
+    commit: str
+    path: str
+
+
+@dataclass
+class PurgePlan:
+    """Everything a purge will do, computed without writing anything."""
+
+    ids: list[str]
+    git_dir: str
+    branch_ref: str
+    commits_total: int = 0
+    commits_rewritten: int = 0
+    ref_updates: list[tuple[str, str, str]] = field(default_factory=list)  # (ref, new, old)
+    objects: list[tuple[str, str, bytes]] = field(default_factory=list)  # (kind, id, raw)
+    commit_map: dict[str, str] = field(default_factory=dict)
+    digests: dict[str, list[str]] = field(default_factory=dict)  # id -> text digests
+    texts: list[str] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
+    needles: list[str] = field(default_factory=list)  # what each purged line contains
+    bases: dict[str, str] = field(default_factory=dict)  # new object -> delta base
+    all_commits: list[str] = field(default_factory=list)
+    # for the verification: old objects this run read and checked (id -> still clean;
+    # False for those that held purged data), and the kept blobs still to search for
+    # purged texts (the scan learned the texts as it went)
+    checked: dict[str, bool] = field(default_factory=dict)
+    kept_blobs: list[str] = field(default_factory=list)
+    lines_removed: int = 0
+    blobs_rewritten: int = 0
+    signatures_dropped: int = 0
+    messages_scrubbed: int = 0
+    old_head: str = ""
+    new_head: str = ""
+    checkout_trees: tuple[str, str] | None = None  # (old, new) tree of a checked-out branch
+    checkout_paths: list[str] = field(default_factory=list)  # files that change there
+    phases: dict[str, float] = field(default_factory=dict)
+
+    def summary(self) -> dict:
+        return {
+            "ids": self.ids,
+            "commits_total": self.commits_total,
+            "commits_rewritten": self.commits_rewritten,
+            "blobs_rewritten": self.blobs_rewritten,
+            "lines_removed": self.lines_removed,
+            "refs": [{"ref": r, "old": o, "new": n} for r, n, o in self.ref_updates],
+            "old_head": self.old_head,
+            "new_head": self.new_head,
+            "signatures_dropped": self.signatures_dropped,
+            "messages_scrubbed": self.messages_scrubbed,
+            "digests": self.digests,
+            "changes": [{"id": c.entry_id, "commit": c.commit, "path": c.path}
+                        for c in self.changes],
+        }
+
+
+@dataclass
+class PurgeResult:
+    plan: PurgePlan
+    objects_written: int = 0
+    objects_pruned: int = 0
+    seconds: float = 0.0
+    verified_objects: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> dict:
+        out = self.plan.summary()
+        out.update(objects_written=self.objects_written, objects_pruned=self.objects_pruned,
+                   verified_objects=self.verified_objects, seconds=round(self.seconds, 3),
+                   notes=self.notes,
+                   phases={k: round(v, 3) for k, v in self.plan.phases.items()})
+        return out
+
+
+class _Scan:
+    """One read of the history: commits, distinct trees, distinct blobs.
+
+    Object ids are kept as raw 20-byte strings inside (hex only at the edges):
+    a tree entry's id is then a slice of the tree, with no conversion.
+    """
+
+    def __init__(self, drive: gitrepo.Drive, ids: list[str], progress: Progress) -> None:
+        self.drive = drive
+        self.git_dir = drive.git_dir
+        self.ids = frozenset(ids)
+        self.progress = progress
+        self.reader = gitrepo.ObjectReader(self.git_dir)
+        self.needles: list[str] = list(ids)
+        # deterministic ids are found by parsing id-less bullets until each is seen once
+        self.unresolved = {i for i in ids if _DETERMINISTIC_RE.match(i)}
+        self.seen_lines: set[bytes] = set()
+        self.commit_raw: dict[str, bytes] = {}  # hex id -> raw commit
+        self.tree_raw: dict[bytes, bytes] = {}
+        self.blob_order: list[bytes] = []
+        self.scanned: list[str] = []  # hex ids of every blob read, in reading order
+        self.head_holders: list[str] = []  # kept blobs holding the head of a purged text
+        self.heads_learned_at = 0  # blobs read before this position missed some head
+        self.blob_new: dict[bytes, bytes] = {}  # old blob id -> new content (changed only)
+        self.blob_removed: dict[bytes, list[Removed]] = {}
+        self.tree_map: dict[bytes, bytes] = {}
+        self.tree_changes: dict[bytes, list[tuple[str, bytes]]] = {}  # (path, old blob)
+        self.new_objects: dict[bytes, tuple[str, bytes]] = {}
+        self.bases: dict[bytes, bytes] = {}  # new object -> the earlier version at its path
+        self.last_at: dict[bytes, bytes] = {}  # path -> newest object written there
+        self.refs: list[tuple[str, str, str]] = []  # (name, hex id, type)
+        self.commits: list[tuple[str, list[str]]] = []  # parents before children
+        self.tags: dict[str, tuple[list[bytes], bytes, str, str]] = {}  # headers, msg, target
+
+    # reading ----------------------------------------------------------------------
+
+    def read_chunks(self, oids: list[str], phase: str
+                    ) -> Generator[tuple[str, bytes], None, None]:
+        """(hex id, content) of each object, in order, with progress every 2,000."""
+        total = len(oids)
+        done = 0
+        for oid, (_kind, data) in zip(oids, gitrepo.stream_objects(self.git_dir, oids),
+                                      strict=False):
+            yield oid, data
+            done += 1
+            if done % 2000 == 0:
+                self.progress(phase, done, total)
+        self.progress(phase, total, total)
+
+    def read_trees(self, roots: list[bytes]) -> None:
+        """Read every tree reachable from ``roots`` (one per commit, oldest first), level
+        by level; list the blobs in the order of the first commit that holds them."""
+        tree_raw = self.tree_raw
+        first: dict[bytes, int] = {}  # tree or blob -> index of the first commit with it
+        for number, root in enumerate(roots):
+            first.setdefault(root, number)
+        level = list(dict.fromkeys(roots))
+        while level:
+            following: list[bytes] = []
+            for hex_id, raw in self.read_chunks([t.hex() for t in level], "reading trees"):
+                oid = bytes.fromhex(hex_id)
+                tree_raw[oid] = raw
+                when = first[oid]
+                for mode, _name, child in gitrepo.tree_entries(raw):
+                    if mode in _TREE_MODES:
+                        if child not in tree_raw:
+                            following.append(child)
+                    elif not mode.startswith(b"100"):
+                        continue  # a symlink or a submodule: no lines to purge
+                    if first.get(child, when + 1) > when:
+                        first[child] = when
+            level = [t for t in dict.fromkeys(following) if t not in tree_raw]
+        blobs = [oid for oid in first if oid not in tree_raw]
+        blobs.sort(key=first.__getitem__)  # stable: ties keep their discovery order
+        self.blob_order = blobs
+
+    def scan_blobs(self, first: list[bytes]) -> None:
+        """Read every distinct blob once; keep the new content of those that change.
+
+        It also notes what the verification needs: which kept blobs hold the head
+        (first 16 bytes) of a purged text, and how far the scan had read when it
+        learned the last new head (blobs before it were not searched for it).
+        """
+        order = [b.hex() for b in dict.fromkeys(first + self.blob_order)]
+        self.scanned = order
+        needles = [n.encode("utf-8", "surrogateescape") for n in self.needles]
+        heads: list[bytes] = []
+        for position, (hex_id, data) in enumerate(self.read_chunks(order, "reading files")):
+            if self.unresolved:
+                # parse id-less bullets until every requested deterministic id was seen
+                self._discover(data)
+                needles = [n.encode("utf-8", "surrogateescape") for n in self.needles]
+            for needle in needles:
+                if needle in data:
+                    for removed in self._consider(hex_id, data):
+                        head = removed.text.encode("utf-8", "surrogateescape")[:16]
+                        if head not in heads:
+                            heads.append(head)
+                            self.heads_learned_at = position
+                    break
+            for head in heads:  # a changed blob's new content is checked from memory
+                if head in data and bytes.fromhex(hex_id) not in self.blob_new:
+                    self.head_holders.append(hex_id)
+                    break
+
+    def _consider(self, hex_id: str, data: bytes) -> list[Removed]:
+        changed = remove_entry_lines(data, self.ids, self.needles)
+        if changed is None:
+            return []
+        oid = bytes.fromhex(hex_id)
+        self.blob_new[oid], self.blob_removed[oid] = changed
+        return changed[1]
+
+    def _discover(self, data: bytes) -> None:
+        """Find the text of requested deterministic ids among this blob's new lines."""
+        lines = set(data.split(b"\n")) - self.seen_lines
+        self.seen_lines |= lines
+        for raw in lines:
+            if not _BULLET_BYTES_RE.match(raw):
+                continue
+            content = raw.decode("utf-8", "surrogateescape")
+            entry = fmt.parse_entry(content[:-1] if content.endswith("\r") else content)
+            if entry is not None and entry.id in self.unresolved:
+                self.unresolved.discard(entry.id)
+                self.needles.append(entry.text)
+
+    # rewriting ----------------------------------------------------------------------
+
+    def add(self, kind: str, raw: bytes, path: bytes | None = None) -> bytes:
+        """Store a new object; with ``path``, remember it as the delta base for the
+        next version written at that path (the pack stores that one as a delta)."""
+        oid = gitrepo.object_key(kind, raw)
+        if oid not in self.new_objects:
+            self.new_objects[oid] = (kind, raw)
+            if path is not None:
+                base = self.last_at.get(path)
+                if base is not None:
+                    self.bases[oid] = base
+        if path is not None:
+            self.last_at[path] = oid
+        return oid
+
+    def map_tree(self, oid: bytes, path: bytes = b"") -> bytes:
+        """The id of ``oid`` after the purge (itself when nothing under it changes)."""
+        done = self.tree_map.get(oid)
+        if done is not None:
+            return done
+        tree_map, blob_new = self.tree_map, self.blob_new
+        entries = gitrepo.tree_entries(self.tree_raw[oid])
+        rebuilt: list[tuple[bytes, bytes, bytes]] | None = None
+        changes: list[tuple[str, bytes]] = []
+        for i, (mode, name, child) in enumerate(entries):
+            if mode in _TREE_MODES:
+                if tree_map.get(child) == child:
+                    continue  # a subtree already known to stay as it is
+                new = self.map_tree(child, path + name + b"/")
+                if new == child:
+                    continue
+                prefix = name.decode("utf-8", "surrogateescape") + "/"
+                changes += [(prefix + p, b) for p, b in self.tree_changes[child]]
+            elif child in blob_new and mode.startswith(b"100"):
+                new = self.add("blob", blob_new[child], path + name)
+                changes.append((name.decode("utf-8", "surrogateescape"), child))
+            else:
+                continue  # an unchanged file (or a symlink, or a submodule)
+            if rebuilt is None:
+                rebuilt = list(entries)
+            rebuilt[i] = (mode, name, new)
+        if rebuilt is None:
+            tree_map[oid] = oid
+            return oid
+        # same modes, names and order: only ids change, so the tree stays sorted
+        raw = b"".join(m + b" " + n + b"\x00" + c for m, n, c in rebuilt)
+        result = self.add("tree", raw, path)
+        tree_map[oid] = result
+        self.tree_changes[oid] = changes
+        return result
+
+    def files(self, tree: bytes, *, rewritten: bool, prefix: str = "") -> list[tuple[str, bytes]]:
+        """(path, blob id) of the regular files of a tree, before or after the rewrite."""
+        new = self.new_objects.get(tree) if rewritten else None
+        raw = new[1] if new is not None else self.tree_raw[tree]
+        out: list[tuple[str, bytes]] = []
+        for mode, name_bytes, child in gitrepo.tree_entries(raw):
+            name = name_bytes.decode("utf-8", "surrogateescape")
+            if mode in _TREE_MODES:
+                out.extend(self.files(child, rewritten=rewritten, prefix=prefix + name + "/"))
+            elif mode.startswith(b"100"):
+                out.append((prefix + name, child))
+        return out
+
+
+def _no_progress(phase: str, done: int, total: int) -> None:
+    return None
+
+
+def _drive_branch(drive: gitrepo.Drive) -> str:
+    policy = find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+    head = drive.head_commit(policy.branch)
+    if head is None:
+        raise NotADriveError(f"{drive.root} has no branch {policy.branch}: it is not a drive",
+                             "run memgit purge in a drive (made by memgit init), or pass "
+                             "--repo PATH")
+    if fmt.MEMORY_FILE not in head.tree:
+        raise NotADriveError(f"{drive.root} is not a drive: {policy.branch} has no "
+                             f"{fmt.MEMORY_FILE}", "run memgit purge in a drive")
+    return policy.branch_ref
+
+
+def check_ids(ids: Iterable[str]) -> list[str]:
+    out = list(dict.fromkeys(i.strip() for i in ids))
+    if not out:
+        raise UsageError("no entry ids given", "name the ids to purge: memgit purge ID...")
+    bad = [i for i in out if not ID_RE.match(i)]
+    if bad:
+        raise UsageError(f"not an entry id: {', '.join(map(repr, bad))}",
+                         "ids look like m-01jd3xk8q7c9v2n4r6t8w0y1z3 or entry-0123456789abcdef")
+    return out
+
+
+def plan_purge(drive: gitrepo.Drive, ids: Iterable[str], *,
+               progress: Progress = _no_progress) -> PurgePlan:
+    """Read the history and compute the rewrite; nothing is written."""
+    wanted = check_ids(ids)
+    branch_ref = _drive_branch(drive)
+    oddities = gitrepo.repository_oddities(drive.git_dir)
+    if oddities:
+        raise RepoError(f"cannot purge {drive.root}: {'; '.join(oddities)}",
+                        "purge a plain full repository (the server's bare drive), with no "
+                        "operation in progress; see docs/purge.md")
+    if (drive.git_dir / LOCK_FILE).exists():
+        raise ConflictError(f"another purge is running on this drive "
+                            f"({drive.git_dir / LOCK_FILE} exists)",
+                            "wait for it; if no purge runs, delete the file")
+    plan = PurgePlan(wanted, str(drive.git_dir), branch_ref)
+    clock = time.perf_counter()
+    scan = _Scan(drive, wanted, progress)
+    try:
+        _read_history(scan, plan)
+        plan.phases["read"] = time.perf_counter() - clock
+        clock = time.perf_counter()
+        _check_found(scan, plan, drive)
+        _rewrite(scan, plan, progress)
+        _check_head_duplicates(scan, plan)
+        plan.phases["rewrite"] = time.perf_counter() - clock
+    finally:
+        scan.reader.close()
+    if drive.workdir is not None and plan.checkout_trees is not None:
+        dirty = gitrepo.dirty_paths(drive, plan.checkout_paths)
+        if dirty:
+            raise UsageError(f"uncommitted changes in files the purge rewrites: "
+                             f"{', '.join(dirty[:5])}",
+                             "commit or stash them (git stash), then run memgit purge again")
+    return plan
+
+
+def _read_history(scan: _Scan, plan: PurgePlan) -> None:
+    refs = gitrepo.refs_snapshot(scan.git_dir)
+    commit_tips: list[str] = []
+    tree_tips: list[bytes] = []
+    blob_tips: list[bytes] = []
+    pending = [(oid, kind) for _name, oid, kind in refs]
+    while pending:
+        oid, kind = pending.pop()
+        if kind == "commit":
+            commit_tips.append(oid)
+        elif kind == "tree":
+            tree_tips.append(bytes.fromhex(oid))
+        elif kind == "blob":
+            blob_tips.append(bytes.fromhex(oid))
+        elif kind == "tag" and oid not in scan.tags:
+            got = scan.reader.read(oid)
+            if got is None:
+                raise RepoError(f"tag object {oid} is missing", "run git fsck")
+            headers, message = gitrepo.split_object(got[1])
+            target = next(h[7:].decode() for h in headers if h.startswith(b"object "))
+            target_kind = next(h[5:].decode() for h in headers if h.startswith(b"type "))
+            scan.tags[oid] = (headers, message, target, target_kind)
+            pending.append((target, target_kind))
+    scan.refs = refs
+    scan.commits = gitrepo.topo_commits(scan.git_dir, list(dict.fromkeys(commit_tips)))
+    plan.commits_total = len(scan.commits)
+    plan.all_commits = [c for c, _p in scan.commits]
+    roots: list[bytes] = []
+    for oid, raw in scan.read_chunks([c for c, _p in scan.commits], "reading commits"):
+        scan.commit_raw[oid] = raw
+        roots.append(bytes.fromhex(raw[5:45].decode()))  # a commit starts "tree <id>\n"
+    scan.read_trees(roots + tree_tips)
+    first: list[bytes] = []
+    branch_tip = next((o for n, o, _k in refs if n == plan.branch_ref), "")
+    if scan.unresolved and branch_tip in scan.commit_raw:
+        # id-less entries are usually still in the drive: read its current files first,
+        # so their text is known before the rest of history is searched
+        head_tree = bytes.fromhex(scan.commit_raw[branch_tip][5:45].decode())
+        first = [b for _p, b in scan.files(head_tree, rewritten=False)]
+    scan.scan_blobs(first + blob_tips)
+
+
+def _check_found(scan: _Scan, plan: PurgePlan, drive: gitrepo.Drive) -> None:
+    found: set[str] = set()
+    for removed in scan.blob_removed.values():
+        found.update(r.entry_id for r in removed)
+    missing = [i for i in plan.ids if i not in found]
+    if not missing:
+        return
+    registry = PurgeRegistry.load(drive.git_dir)
+    already = [i for i in missing if i in registry.ids]
+    unknown = [i for i in missing if i not in registry.ids]
+    parts = []
+    if unknown:
+        parts.append(f"no entry has the id {', '.join(unknown)} in any commit")
+    if already:
+        parts.append(f"{', '.join(already)} {'was' if len(already) == 1 else 'were'} "
+                     "already purged")
+    raise UsageError("; ".join(parts) + ": nothing was rewritten",
+                     "check the ids (memgit recall, or git log -S ID --all); an id named "
+                     "only inside a code block or as parent/supersedes is not an entry")
+
+
+def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
+    digests: dict[str, dict[str, None]] = {i: {} for i in plan.ids}
+    texts: dict[str, None] = {}
+    for removed in scan.blob_removed.values():
+        plan.lines_removed += len(removed)
+        for r in removed:
+            digests[r.entry_id].setdefault(_digest(r.text))
+            texts.setdefault(r.text)
+    plan.digests = {i: list(d) for i, d in digests.items()}
+    plan.texts = list(texts)
+    plan.needles = list(scan.needles)
+    plan.blobs_rewritten = len(scan.blob_new)
+    sorted_texts = _sorted_texts(plan.texts)
+    # Which messages quote a purged text: one search per text over all messages.
+    joined = b"\x00".join(gitrepo.split_object(raw)[1] for raw in scan.commit_raw.values())
+    quoting = [t for t in sorted_texts if t in joined]
+    commit_map = plan.commit_map
+    changed_by: dict[str, set[tuple[str, bytes]]] = {}
+    total = len(scan.commits)
+    for number, (oid, _parents) in enumerate(scan.commits, start=1):
+        raw = scan.commit_raw[oid]
+        # A commit is "tree <id>\n", "parent <id>\n" lines, the other headers, a
+        # blank line and the message: tree and parents are sliced, the rest kept.
+        old_tree = bytes.fromhex(raw[5:45].decode())
+        new_tree = scan.map_tree(old_tree)
+        parents: list[str] = []
+        pos = 46
+        while raw.startswith(b"parent ", pos):
+            parents.append(raw[pos + 7:pos + 47].decode())
+            pos += 48
+        new_parents = [commit_map.get(p, p) for p in parents]
+        if quoting:
+            message = gitrepo.split_object(raw)[1]
+            new_message = scrub_message(message, quoting)
+        else:
+            message = new_message = b""
+        if new_tree != old_tree:
+            # the dry-run listing: (path, version) pairs no parent had already
+            paths = set(scan.tree_changes[old_tree])
+            changed_by[oid] = paths
+            inherited: set[tuple[str, bytes]] = set()
+            for p in parents:
+                inherited |= changed_by.get(p, set())
+            for path, blob in sorted(paths - inherited):
+                for entry_id in dict.fromkeys(r.entry_id for r in scan.blob_removed[blob]):
+                    plan.changes.append(Change(entry_id, oid, path))
+        elif new_parents == parents and new_message == message:
+            continue
+        new_head = b"tree " + new_tree.hex().encode() + b"\n" + \
+            b"".join(b"parent " + p.encode() + b"\n" for p in new_parents)
+        header_end = raw.find(b"\n\n", pos - 1)
+        headers = raw[pos - 1:header_end if header_end >= 0 else len(raw)]
+        if new_message == message and not any(b"\n" + h in headers
+                                               for h in _SIGNATURE_HEADERS):
+            new_raw = new_head + raw[pos:]
+        else:
+            all_headers, own_message = gitrepo.split_object(raw)
+            kept = all_headers[1 + len(parents):]
+            if any(h.startswith(_SIGNATURE_HEADERS) for h in kept):
+                plan.signatures_dropped += 1
+                kept = [h for h in kept if not h.startswith(_SIGNATURE_HEADERS)]
+            if new_message != message:
+                plan.messages_scrubbed += 1
+            new_raw = new_head + gitrepo.join_object(kept, new_message if quoting
+                                                     else own_message)
+        commit_map[oid] = scan.add("commit", new_raw).hex()
+        plan.commits_rewritten += 1
+        if number % 2000 == 0:
+            progress("rewriting commits", number, total)
+    progress("rewriting commits", total, total)
+    tag_map: dict[str, str] = {}
+
+    def map_any(oid: str, kind: str) -> str:
+        if kind == "commit":
+            return commit_map.get(oid, oid)
+        if kind == "tree":
+            return scan.map_tree(bytes.fromhex(oid)).hex()
+        if kind == "blob":
+            new = scan.blob_new.get(bytes.fromhex(oid))
+            return oid if new is None else scan.add("blob", new).hex()
+        if kind == "tag":
+            return map_tag(oid)
+        return oid
+
+    def map_tag(oid: str) -> str:
+        if oid in tag_map:
+            return tag_map[oid]
+        headers, message, target, target_kind = scan.tags[oid]
+        new_target = map_any(target, target_kind)
+        new_message = scrub_message(message, sorted_texts) if sorted_texts else message
+        if new_target == target and new_message == message:
+            tag_map[oid] = oid
+            return oid
+        if new_message != message:
+            plan.messages_scrubbed += 1
+        kept = [h for h in headers if not h.startswith((b"object ", b"gpgsig"))]
+        stripped = strip_tag_signature(new_message)
+        if stripped != new_message or len(kept) + 1 != len(headers):
+            plan.signatures_dropped += 1
+        new = scan.add("tag", gitrepo.join_object([b"object " + new_target.encode()] + kept,
+                                                  stripped)).hex()
+        tag_map[oid] = new
+        return new
+
+    for name, oid, kind in scan.refs:
+        new_id = map_any(oid, kind)
+        if new_id != oid:
+            plan.ref_updates.append((name, new_id, oid))
+        if name == plan.branch_ref:
+            plan.old_head, plan.new_head = oid, new_id
+    plan.objects = [(kind, oid.hex(), raw) for oid, (kind, raw) in scan.new_objects.items()]
+    plan.bases = {k.hex(): v.hex() for k, v in scan.bases.items()}
+    checked = plan.checked
+    for commit in scan.commit_raw:
+        checked[commit] = True  # its message was searched for every purged text above
+    for commit in commit_map:
+        if quoting and any(t in gitrepo.split_object(scan.commit_raw[commit])[1]
+                           for t in quoting):
+            checked[commit] = False  # its message quoted a purged text
+    for tag in tag_map:
+        checked[tag] = not any(t in scan.tags[tag][1] for t in sorted_texts)
+    for tree in scan.tree_raw:
+        checked[tree.hex()] = True  # names and ids only
+    for key in scan.scanned:
+        checked[key] = bytes.fromhex(key) not in scan.blob_new
+    # kept blobs still to search for purged texts: those read before the scan knew
+    # every text's head, and those that hold a head
+    recheck = [k for k in scan.scanned[:scan.heads_learned_at] if checked[k]]
+    plan.kept_blobs = list(dict.fromkeys(recheck + scan.head_holders))
+    _checkout_move(scan, plan)
+
+
+def _commit_tree(scan: _Scan, commit: str) -> bytes:
+    new = scan.new_objects.get(bytes.fromhex(commit))
+    raw = new[1] if new is not None else scan.commit_raw[commit]
+    return bytes.fromhex(raw[5:45].decode())
+
+
+def _checkout_move(scan: _Scan, plan: PurgePlan) -> None:
+    """The (old, new) tree of the checked-out branch, when a checkout's HEAD moves."""
+    if scan.drive.workdir is None:
+        return
+    head = gitrepo.head_branch(scan.drive) or "HEAD"
+    for name, new, old in plan.ref_updates:
+        if name == head and old in scan.commit_raw:
+            old_tree, new_tree = _commit_tree(scan, old), _commit_tree(scan, new)
+            plan.checkout_trees = (old_tree.hex(), new_tree.hex())
+            plan.checkout_paths = [p for p, _b in scan.tree_changes.get(old_tree, [])]
+
+
+def _check_head_duplicates(scan: _Scan, plan: PurgePlan) -> None:
+    """Refuse when an entry kept at the branch head holds a purged text.
+
+    The registry refuses purged texts from then on, so such an entry would make
+    every later push touching its file fail; the admin must purge it too.
+    """
+    if not plan.new_head or plan.new_head not in scan.commit_raw and \
+            bytes.fromhex(plan.new_head) not in scan.new_objects:
+        return
+    wanted = {d for ds in plan.digests.values() for d in ds}
+    files = [(p, b) for p, b in scan.files(_commit_tree(scan, plan.new_head), rewritten=True)
+             if p.endswith(".md")]
+    missing = [b.hex() for _p, b in files if b not in scan.new_objects]
+    contents = dict(scan.read_chunks(missing, "checking the head")) if missing else {}
+    words = _key_words(plan.texts)
+    clashes: list[str] = []
+    for path, oid in files:
+        data = scan.new_objects[oid][1] if oid in scan.new_objects else contents[oid.hex()]
+        if words is not None and not any(c in data for c in _FOLDS_TO_ASCII_BYTES):
+            lowered = data.lower()
+            if not any(w in lowered for w in words):
+                continue
+        text = data.decode("utf-8", "surrogateescape")
+        for _line, entry in fmt.parse_document(path, text).entries():
+            if entry.id not in scan.ids and _digest(entry.text) in wanted:
+                clashes.append(f"{entry.id} in {path}")
+    if clashes:
+        raise UsageError("entries kept at the head hold the same text as a purged entry: "
+                         + ", ".join(clashes[:10]) + "; nothing was rewritten",
+                         "purge those ids too (or edit their text first): the registry "
+                         "refuses purged texts, so they could never be pushed again")
+
+
+# --- applying ------------------------------------------------------------------------
+
+
+def apply_purge(drive: gitrepo.Drive, plan: PurgePlan, *, progress: Progress = _no_progress,
+                today: str | None = None) -> PurgeResult:
+    """Write the plan's objects, move the refs (compare-and-swap), record, prune, verify."""
+    started = time.perf_counter()
+    lock = _hold_lock(drive.git_dir)
+    try:
+        return _apply_locked(drive, plan, progress, today, started)
+    finally:
+        lock.unlink(missing_ok=True)
+
+
+LOCK_FILE = PURGE_LOCK_FILE  # pre-receive refuses pushes while it exists (MG610)
+
+
+def _hold_lock(git_dir: Path) -> Path:
+    """``memgit-purge.lock`` in the git directory while a purge writes and prunes.
+
+    ``prune --expire=now`` may delete the objects of a push that git has moved out
+    of its quarantine but not yet referenced; pre-receive refuses pushes while
+    this file exists (docs/purge.md), and a second purge refuses to start.
+    """
+    import os
+
+    path = git_dir / LOCK_FILE
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError as exc:
+        raise ConflictError(f"another purge is running on this drive ({path} exists)",
+                            "wait for it; if no purge runs, delete the file") from exc
+    with os.fdopen(fd, "w") as fh:
+        fh.write(f"{os.getpid()} {_dt.datetime.now(_dt.UTC).isoformat()}\n")
+    return path
+
+
+def _apply_locked(drive: gitrepo.Drive, plan: PurgePlan, progress: Progress,
+                  today: str | None, started: float) -> PurgeResult:
+    result = PurgeResult(plan)
+    git_dir = drive.git_dir
+    before = gitrepo.object_count(git_dir)
+    clock = time.perf_counter()
+    progress("writing objects", 0, len(plan.objects))
+    pack = gitrepo.write_pack(git_dir, plan.objects, plan.bases) if plan.objects else None
+    result.objects_written = len(plan.objects)
+    progress("writing objects", len(plan.objects), len(plan.objects))
+    plan.phases["write"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    failed = gitrepo.update_refs_atomically(git_dir, plan.ref_updates,
+                                            f"memgit purge {' '.join(plan.ids)}")
+    if failed is not None:
+        if pack is not None:
+            gitrepo.remove_pack(pack)
+        raise ConflictError(f"a ref moved while the purge ran (a push landed?): {failed}; "
+                            "nothing was changed", "run memgit purge again")
+    gitrepo.drop_transient_heads(git_dir)
+    if drive.workdir is not None and plan.checkout_trees is not None:
+        gitrepo.move_checkout(drive, *plan.checkout_trees)
+    policy = find_policy(None, git_dir, drive.config_value("memgit.policy"))
+    date = today or _today(policy.timezone)
+    rows = [(i, d) for i in plan.ids for d in plan.digests.get(i, [])]
+    PurgeRegistry.append(git_dir, rows, date)
+    plan.phases["refs"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    checker = _Checker(plan.ids, plan.needles, plan.texts)
+    # Pruning is git's work (a repack); meanwhile the blobs kept from the old history
+    # are searched for entries holding a purged text under another id, the one check
+    # the scan could not make (it learned the texts only at its end). git readers and
+    # repack run side by side safely: a reader whose pack vanished re-reads the pack
+    # directory and finds the object in the new pack.
+    pruned: list[BaseException] = []
+
+    def prune() -> None:
+        try:
+            gitrepo.expire_reflogs_and_prune(git_dir)
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+            pruned.append(exc)
+
+    progress("pruning", 0, 1)
+    worker = threading.Thread(target=prune, name="memgit-prune")
+    worker.start()
+    try:
+        problems = checker.kept_blobs(git_dir, plan.kept_blobs, progress)
+    finally:
+        worker.join()
+    if pruned:
+        raise pruned[0]
+    progress("pruning", 1, 1)
+    result.objects_pruned = max(0, before + len(plan.objects) - gitrepo.object_count(git_dir))
+    plan.phases["prune"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    known = dict(plan.checked)
+    for kind, oid, raw in plan.objects:
+        found = checker.problems(oid, kind, raw)
+        problems += found
+        known[oid] = not found
+    result.verified_objects = verify_purged(git_dir, checker, known, problems,
+                                            progress=progress)
+    plan.phases["verify"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    result.notes += _update_index(drive, plan)
+    plan.phases["index"] = time.perf_counter() - clock
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _today(zone: str) -> str:
+    import zoneinfo
+
+    return _dt.datetime.now(zoneinfo.ZoneInfo(zone)).date().isoformat()
+
+
+class _Checker:
+    """What "a purged entry survived" means, for one object's content."""
+
+    def __init__(self, ids: list[str], needles: list[str], texts: list[str]) -> None:
+        self.ids = frozenset(ids)
+        self.needles = list(needles)  # every purged line holds one (ids, id-less texts)
+        self.needle_bytes = [n.encode("utf-8", "surrogateescape") for n in needles]
+        self.texts = _sorted_texts(texts)
+        self.keys = {text_key(t) for t in texts}
+        # One search per distinct 16-byte head stands for all texts starting with it
+        # (the versions of an edited entry mostly share their beginning).
+        self.heads = sorted({t[:16] for t in self.texts})
+
+    def problems(self, oid: str, kind: str, data: bytes, *, ids: bool = True) -> list[str]:
+        out: list[str] = []
+        if kind == "blob":
+            if ids and any(n in data for n in self.needle_bytes) and \
+                    remove_entry_lines(data, self.ids, self.needles) is not None:
+                out.append(f"blob {oid} (an entry with a purged id)")
+            if any(h in data for h in self.heads):
+                for entry_id in _entries_with_texts(data, self.texts, self.keys):
+                    out.append(f"blob {oid} (entry {entry_id} holds a purged text: "
+                               "purge it too)")
+        elif kind in ("commit", "tag"):
+            message = gitrepo.split_object(data)[1]
+            if any(t in message for t in self.texts):
+                out.append(f"{kind} {oid} (its message quotes a purged text)")
+        return out
+
+    def kept_blobs(self, git_dir: Path, oids: list[str], progress: Progress) -> list[str]:
+        """Search blobs already cleared of purged ids for entries holding a purged text."""
+        out: list[str] = []
+        heads = self.heads
+        for done, (oid, (_kind, data)) in enumerate(
+                zip(oids, gitrepo.stream_objects(git_dir, oids), strict=True), start=1):
+            for head in heads:
+                if head in data:
+                    out += self.problems(oid, "blob", data, ids=False)
+                    break
+            if done % 2000 == 0:
+                progress("checking kept files", done, len(oids))
+        return out
+
+
+def verify_purged(git_dir: Path, checker: _Checker, known: dict[str, bool] | None = None,
+                  problems: list[str] | None = None, *,
+                  progress: Progress = _no_progress) -> int:
+    """Account for every object in the repository (loose and packed, reachable or
+    not) and fail loudly if a purged entry survived: an entry line with a purged
+    id, an entry whose text is a purged text, or a commit or tag message quoting
+    one. An object id is its content's hash, so ``known`` (id -> clean) vouches
+    for objects this run has already checked; every other object is read now.
+    Returns the number of objects in the repository."""
+    bad = list(problems or [])
+    known = known or {}
+    listed = gitrepo.all_object_ids(git_dir)
+    unknown: list[tuple[str, str]] = []
+    for oid, kind in listed:
+        state = known.get(oid)
+        if state is None:
+            if kind != "tree":  # a tree holds names and ids only
+                unknown.append((oid, kind))
+        elif not state:
+            bad.append(f"{kind} {oid} (an old object that held purged data survived)")
+    oids = [o for o, _k in unknown]
+    for done, (oid, (kind_bytes, data)) in enumerate(
+            zip(oids, gitrepo.stream_objects(git_dir, oids), strict=True), start=1):
+        bad += checker.problems(oid, kind_bytes.decode(), data)
+        if done % 20000 == 0:
+            progress("verifying", done, len(oids))
+    if bad:
+        raise RepoError("VERIFICATION FAILED: purged data is still in the repository: "
+                        + "; ".join(bad[:10]) + (" ..." if len(bad) > 10 else ""),
+                        "look for .keep packs or a concurrent writer; purge the ids named; "
+                        "see docs/purge.md")
+    return len(listed)
+
+
+def _entries_with_texts(data: bytes, texts: list[bytes], keys: set[str]) -> list[str]:
+    """Ids of entries in ``data`` whose text is one of ``texts`` (compared as text keys)."""
+    out: list[str] = []
+    text = data.decode("utf-8", "surrogateescape")
+    for needle in texts:
+        if needle not in data:
+            continue
+        for _line, entry in fmt.parse_document("", text).entries():
+            if text_key(entry.text) in keys:
+                out.append(entry.id)
+        break
+    return out
+
+
+def _update_index(drive: gitrepo.Drive, plan: PurgePlan) -> list[str]:
+    """Delete the purged entries' index rows, remap stored revisions, count the event."""
+    notes: list[str] = []
+    try:
+        from . import index as index_mod
+    except ImportError:
+        index_mod = None  # type: ignore[assignment]
+    forget = getattr(index_mod, "forget_entries", None)
+    remap = getattr(index_mod, "remap_revisions", None)
+    if forget is None or remap is None:
+        notes.append("the recall index was not updated (memgit.index has no "
+                     "forget_entries/remap_revisions); it repairs itself on the next read")
+    else:
+        forget(drive, list(plan.ids))
+        # commits before the first purged line keep their ids: map them to themselves
+        remap(drive, {c: plan.commit_map.get(c, c) for c in plan.all_commits})
+    try:
+        from . import events
+    except ImportError:
+        notes.append("the purge event was not counted (memgit.events is missing)")
+    else:
+        events.record(drive.git_dir, "purge")
+    return notes
+
+
+def purge(drive: gitrepo.Drive, ids: Iterable[str], *, dry_run: bool = False,
+          progress: Progress = _no_progress, today: str | None = None) -> PurgeResult:
+    """Plan and (unless ``dry_run``) apply a purge of ``ids``."""
+    started = time.perf_counter()
+    plan = plan_purge(drive, ids, progress=progress)
+    if dry_run:
+        return PurgeResult(plan, seconds=time.perf_counter() - started)
+    result = apply_purge(drive, plan, progress=progress, today=today)
+    result.seconds = time.perf_counter() - started
+    return result

@@ -1,0 +1,187 @@
+"""The state database: SQLite at ``<git dir>/memgit/state.sqlite``.
+
+It holds the index (facts and their full-text table), the pending-write queue
+and the event counters. Everything in it but the pending queue can be deleted
+and rebuilt from the drive at any time (docs/index.md); the pending queue holds
+acknowledged writes that did not reach the drive yet, so deleting the file
+while ``memgit info`` shows ``pending_writes`` > 0 loses them.
+
+Settings, on every connection: WAL journal (readers never block the one
+writer), ``synchronous=FULL`` (a committed transaction survives power loss),
+a busy timeout (concurrent hooks and agents wait instead of failing), and
+versioned migrations in ``PRAGMA user_version``. The file and its folder are
+created private (0600 / 0700): entry texts are copied into it.
+
+Cheap to import: no pygit2 here (hooks import this through events.py).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from .errors import RepoError
+
+STATE_DIR = "memgit"
+STATE_FILE = "state.sqlite"
+BUSY_TIMEOUT_MS = 30_000
+
+# Each migration is applied once, in order, inside one BEGIN IMMEDIATE
+# transaction together with the user_version bump; add new ones at the end,
+# never edit an old one.
+MIGRATIONS: list[str] = [
+    # 1: meta, events, the pending queue, the index
+    """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE events (
+        name TEXT PRIMARY KEY,
+        count INTEGER NOT NULL DEFAULT 0,
+        updated TEXT NOT NULL
+    );
+    CREATE TABLE pending (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        created TEXT NOT NULL,
+        intent TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT NOT NULL DEFAULT ''
+    );
+    CREATE TABLE facts (
+        id INTEGER PRIMARY KEY,
+        fact_id TEXT NOT NULL UNIQUE,
+        entry_id TEXT NOT NULL,
+        path TEXT NOT NULL,
+        line INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        source TEXT NOT NULL DEFAULT '',
+        added TEXT NOT NULL DEFAULT '',
+        digest TEXT NOT NULL,
+        indexed INTEGER NOT NULL,
+        valid_from TEXT NOT NULL,
+        valid_until TEXT,
+        retrievals INTEGER NOT NULL DEFAULT 0,
+        last_retrieved TEXT
+    );
+    CREATE INDEX facts_entry ON facts (entry_id);
+    CREATE INDEX facts_path ON facts (path) WHERE valid_until IS NULL;
+    CREATE INDEX facts_digest ON facts (digest) WHERE valid_until IS NULL;
+    CREATE VIRTUAL TABLE facts_fts USING fts5 (
+        text, topic, tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    """,
+]
+
+
+def state_dir(git_dir: Path) -> Path:
+    return Path(git_dir) / STATE_DIR
+
+
+def state_path(git_dir: Path) -> Path:
+    return state_dir(git_dir) / STATE_FILE
+
+
+def _create_private(path: Path) -> None:
+    """Create the folder (0700) and an empty database file (0600) if missing."""
+    folder = path.parent
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+    except FileExistsError:
+        pass
+    # O_NOFOLLOW: never follow a symlink planted at the state file's place.
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    os.close(fd)
+
+
+def connect(git_dir: Path, *, migrate: bool = True) -> sqlite3.Connection:
+    """Open (creating and migrating) the drive's state database.
+
+    The connection is in autocommit mode; use :func:`immediate` for
+    transactions that write.
+    """
+    path = state_path(git_dir)
+    if path.is_symlink() or path.parent.is_symlink():
+        raise RepoError(f"{path} is a symbolic link; memgit will not follow it",
+                        "remove the link; the state database is rebuilt from the drive")
+    if not path.exists():
+        _create_private(path)
+    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000,
+                           isolation_level=None, check_same_thread=False)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        # WAL is a property of the file; setting it again is a no-op. SQLite
+        # creates -wal and -shm with the database file's permissions (0600).
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        if mode != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = FULL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        if migrate:
+            _migrate(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    if schema_version(conn) >= len(MIGRATIONS):
+        return
+    with immediate(conn):
+        # Re-read under the write lock: another process may have migrated meanwhile.
+        version = schema_version(conn)
+        for number in range(version, len(MIGRATIONS)):
+            for statement in _statements(MIGRATIONS[number]):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {number + 1}")
+
+
+def _statements(script: str) -> Iterator[str]:
+    for part in script.split(";"):
+        if part.strip():
+            yield part.strip()
+
+
+@contextmanager
+def immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """A ``BEGIN IMMEDIATE`` transaction: takes the write lock up front, so two
+    writers never both read and then deadlock upgrading their locks."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+@contextmanager
+def opened(git_dir: Path) -> Iterator[sqlite3.Connection]:
+    conn = connect(git_dir)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) "
+                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value))
+
+
+def delete_meta(conn: sqlite3.Connection, key: str) -> None:
+    conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+
+
+def pending_count(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT count(*) FROM pending").fetchone()[0])

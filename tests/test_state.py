@@ -1,0 +1,92 @@
+"""The state database: location, permissions, pragmas, migrations (real SQLite files)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+
+from memgit import state
+from memgit.errors import RepoError
+
+CTX = multiprocessing.get_context("fork")
+
+
+def test_created_private_in_the_git_dir_with_wal_and_full_sync(tmp_path: Path) -> None:
+    conn = state.connect(tmp_path)
+    try:
+        path = tmp_path / "memgit" / "state.sqlite"
+        assert state.state_path(tmp_path) == path and path.is_file()
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+        assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == state.BUSY_TIMEOUT_MS
+        assert state.schema_version(conn) == len(state.MIGRATIONS)
+        conn.execute("INSERT INTO meta (key, value) VALUES ('k', 'v')")  # autocommit
+        wal = Path(str(path) + "-wal")
+        assert wal.exists() and stat.S_IMODE(wal.stat().st_mode) == 0o600
+    finally:
+        conn.close()
+
+
+def test_reopening_keeps_data_and_does_not_migrate_again(tmp_path: Path) -> None:
+    with state.opened(tmp_path) as conn:
+        with state.immediate(conn):
+            state.set_meta(conn, "indexed_rev", "abc")
+    with state.opened(tmp_path) as conn:
+        assert state.get_meta(conn, "indexed_rev") == "abc"
+        assert state.schema_version(conn) == len(state.MIGRATIONS)
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+        assert {"meta", "events", "pending", "facts", "facts_fts"} <= tables
+
+
+def test_an_older_schema_is_migrated_forward(tmp_path: Path) -> None:
+    (tmp_path / "memgit").mkdir(mode=0o700)
+    raw = sqlite3.connect(tmp_path / "memgit" / "state.sqlite")
+    raw.execute("PRAGMA user_version = 0")
+    raw.close()
+    with state.opened(tmp_path) as conn:
+        assert state.schema_version(conn) == len(state.MIGRATIONS)
+        assert state.pending_count(conn) == 0
+
+
+def test_immediate_rolls_back_on_error(tmp_path: Path) -> None:
+    with state.opened(tmp_path) as conn:
+        try:
+            with state.immediate(conn):
+                state.set_meta(conn, "k", "v")
+                raise RuntimeError("boom")
+        except RuntimeError:
+            pass
+        assert state.get_meta(conn, "k") is None
+        assert not conn.in_transaction
+
+
+def _open(path: str) -> None:
+    with state.opened(Path(path)) as conn:
+        assert state.schema_version(conn) == len(state.MIGRATIONS)
+
+
+def test_concurrent_first_opens_migrate_once(tmp_path: Path) -> None:
+    procs = [CTX.Process(target=_open, args=(str(tmp_path),)) for _ in range(6)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=60)
+    assert [p.exitcode for p in procs] == [0] * 6
+    with state.opened(tmp_path) as conn:
+        assert state.schema_version(conn) == len(state.MIGRATIONS)
+
+
+def test_a_symlink_at_the_state_path_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "memgit").mkdir()
+    target = tmp_path / "elsewhere.sqlite"
+    target.write_bytes(b"")
+    (tmp_path / "memgit" / "state.sqlite").symlink_to(target)
+    with pytest.raises(RepoError, match="symbolic link"):
+        state.connect(tmp_path)
+    assert target.read_bytes() == b""

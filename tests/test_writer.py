@@ -1,0 +1,361 @@
+"""The writer on real repositories: commit_facts, skips, retire/edit, checkouts, the
+pending queue and the CLI write commands."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import git, memgit
+from memgit import events, state
+from memgit import format as fmt
+from memgit import index as idx
+from memgit.errors import RefusedError, UsageError
+from memgit.lint import lint_rev
+from memgit.policy import Policy, PurgeRegistry, text_digest
+from memgit.repo import Drive, cas_ref, init_bare, open_drive, ref_target
+from memgit.writer import NewFact, commit_facts, retry_pending, today
+
+GITHUB_TOKEN = "ghp_1a2B3c4D5e6F7g8H9i0JkLmNoPqRsTuVwXyZ12"
+
+
+def bare(tmp_path: Path, name: str = "drive.git") -> Drive:
+    init_bare(tmp_path / name, {"MEMORY.md": fmt.initial_memory("Memory: Joe").encode()},
+              "Create drive")
+    return open_drive(tmp_path / name)
+
+
+def show(drive: Drive, path: str, rev: str = "main") -> str:
+    return git("show", f"{rev}:{path}", cwd=drive.git_dir).stdout.decode()
+
+
+def entry_ids(drive: Drive, rev: str = "main") -> list[str]:
+    """Every entry id in the tree at ``rev``, read with plain git."""
+    names = git("ls-tree", "-r", "--name-only", rev, cwd=drive.git_dir).stdout.decode().split()
+    ids: list[str] = []
+    for name in names:
+        doc = fmt.parse_document(name, show(drive, name, rev))
+        ids.extend(e.id for _l, e in doc.entries())
+    return ids
+
+
+# --- adding -----------------------------------------------------------------------------
+
+
+def test_adds_default_topic_with_id_date_and_source(tmp_path: Path) -> None:
+    drive = bare(tmp_path)
+    result = commit_facts(drive, ["Joe leads the product team"], message="Remember")
+    assert result.status == "committed"
+    (added,) = result.added
+    assert fmt.is_memgit_id(added.id)
+    assert added.path == "notes.md"
+    assert added.source == f"memgit:observation/{added.id}"
+    assert added.added == today(Policy())
+    notes = show(drive, "notes.md")
+    assert notes == ("# Notes\n\n" + fmt.format_entry("Joe leads the product team",
+                                                      added.source, added.added, added.id)
+                     + "\n")
+    assert "- [[notes]]" in show(drive, "MEMORY.md")
+    assert ref_target(drive, "refs/heads/main") == result.commit
+    assert lint_rev(drive, "main", Policy()) == []
+
+
+def test_topic_source_and_memory_entry_point(tmp_path: Path) -> None:
+    drive = bare(tmp_path)
+    result = commit_facts(drive, [
+        NewFact("Payments launch on 2026-10-15", "https://example.com/s/1", "projects/payments"),
+        NewFact("Joe prefers short answers", "claude-code:session/42", "MEMORY.md"),
+    ])
+    assert [a.path for a in result.added] == ["projects/payments.md", "MEMORY.md"]
+    payments = show(drive, "projects/payments.md")
+    assert payments.startswith("# Payments\n\n- Payments launch on 2026-10-15 "
+                               "[source: https://example.com/s/1; ")
+    memory = show(drive, "MEMORY.md")
+    # entries go above the ## Index, the Index lists the new topic
+    assert memory.index("Joe prefers short answers") < memory.index("## Index")
+    assert memory.endswith("## Index\n- [[projects/payments]]\n")
+    assert lint_rev(drive, "main", Policy()) == []
+
+
+def test_commit_message_names_counts_and_ids_never_text(tmp_path: Path) -> None:
+    drive = bare(tmp_path)
+    first = commit_facts(drive, ["The staging database is called orca"], message="Remember")
+    second = commit_facts(drive, ["The prod database is called whale"],
+                          retire=[first.added[0].id])
+    log = git("log", "--format=%B", cwd=drive.git_dir).stdout.decode()
+    assert "orca" not in log and "whale" not in log
+    assert f"Added: {first.added[0].id}" in log
+    assert f"Retired: {first.added[0].id}" in log
+    assert "memgit: +1 -1 ~0" in log
+    assert second.retired == [first.added[0].id]
+
+
+def test_skips_empty_credentials_duplicates_and_bad_sources(tmp_path: Path) -> None:
+    drive = bare(tmp_path)
+    commit_facts(drive, ["Joe leads the product team"])
+    result = commit_facts(drive, [
+        "   ",
+        f"the deploy token is {GITHUB_TOKEN}",
+        "JOE leads   the product\tteam",
+        NewFact("A fact from a bad place", "javascript:alert(1)"),
+        "A new fact",
+        "a NEW fact",
+    ])
+    reasons = {s.ref: s.reason for s in result.skipped}
+    assert reasons == {0: "empty", 1: "credential", 2: "duplicate", 3: "source", 5: "duplicate"}
+    credential = next(s for s in result.skipped if s.reason == "credential")
+    assert "GitHub token" in credential.detail and GITHUB_TOKEN not in credential.detail
+    assert [a.text for a in result.added] == ["A new fact"]
+    assert GITHUB_TOKEN not in show(drive, "notes.md")
+
+
+def test_policy_errors_on_own_lines_skip_only_that_entry(tmp_path: Path) -> None:
+    drive = bare(tmp_path)
+    result = commit_facts(drive, ["Use <b>bold</b> here", "Plain fact"])
+    assert [s.reason for s in result.skipped] == ["policy"]
+    assert result.skipped[0].detail.startswith("MG303 raw-html")
+    assert [a.text for a in result.added] == ["Plain fact"]
+    assert "<b>" not in show(drive, "notes.md")
+
+
+def test_refuses_a_write_the_policy_refuses_as_a_whole(tmp_path: Path) -> None:
+    drive = bare(tmp_path)
+    (drive.git_dir / "memgit.yaml").write_text("limits: {drive_bytes: 200}\n")
+    head = ref_target(drive, "refs/heads/main")
+    with pytest.raises(RefusedError) as caught:
+        commit_facts(drive, ["x" * 300])
+    assert [v.code for v in caught.value.violations] == ["MG206"]
+    assert ref_target(drive, "refs/heads/main") == head
+
+
+def test_purged_text_is_skipped(tmp_path: Path) -> None:
+    drive = bare(tmp_path)
+    PurgeRegistry.append(drive.git_dir, [("m-0000000000000000000000000x",
+                                          text_digest("The old wifi password is gone"))],
+                         "2026-01-01")
+    result = commit_facts(drive, ["the OLD wifi password is gone", "Fine"])
+    assert [s.reason for s in result.skipped] == ["purged"]
+    assert [a.text for a in result.added] == ["Fine"]
+
+
+# --- retire, edit -----------------------------------------------------------------------
+
+
+def test_retire_and_edit_by_id(tmp_path: Path) -> None:
+    drive = bare(tmp_path)
+    added = commit_facts(drive, ["One", "Two", "Three"]).added
+    result = commit_facts(drive, [], retire=[added[0].id, "m-doesnotexist"],
+                          edits={added[1].id: "Two, edited"})
+    assert result.retired == [added[0].id]
+    assert result.edited == [added[1].id]
+    assert [(s.id, s.reason) for s in result.skipped] == [("m-doesnotexist", "not-found")]
+    notes = show(drive, "notes.md")
+    assert "- One " not in notes
+    edited = next(e for _l, e in fmt.parse_document("notes.md", notes).entries()
+                  if e.id == added[1].id)
+    assert edited.text == "Two, edited"
+    assert edited.meta["source"] == added[1].source and edited.meta["added"] == added[1].added
+
+
+def test_edit_of_an_idless_entry_stamps_its_id(new_drive) -> None:
+    line = "- Legacy fact [source: imported:unknown; added: 2025-01-02]"
+    path = new_drive({"legacy.md": f"# Legacy\n\n{line}\n"})
+    drive = open_drive(path)
+    old_id = fmt.parse_entry(line).id  # type: ignore[union-attr]
+    assert old_id.startswith("entry-")
+    result = commit_facts(drive, [], edits={old_id: "Legacy fact, corrected"})
+    assert result.edited == [old_id]
+    entry = fmt.parse_entry((path / "legacy.md").read_text().splitlines()[2])
+    assert entry is not None and entry.id == old_id and entry.has_explicit_id
+    assert entry.text == "Legacy fact, corrected"
+    assert entry.meta["added"] == "2025-01-02"
+
+
+def test_nothing_to_do_makes_no_commit(tmp_path: Path) -> None:
+    drive = bare(tmp_path)
+    head = ref_target(drive, "refs/heads/main")
+    result = commit_facts(drive, ["", "  "])
+    assert result.status == "unchanged" and len(result.skipped) == 2
+    assert ref_target(drive, "refs/heads/main") == head
+
+
+# --- compare-and-swap ------------------------------------------------------------------------
+
+
+def test_cas_ref_refuses_a_stale_old_value(tmp_path: Path) -> None:
+    drive = bare(tmp_path)
+    head = ref_target(drive, "refs/heads/main")
+    assert head is not None
+    commit_facts(drive, ["moves the branch"])
+    moved = ref_target(drive, "refs/heads/main")
+    assert moved != head
+    assert cas_ref(drive, "refs/heads/main", head, head, "stale") is False
+    assert ref_target(drive, "refs/heads/main") == moved
+
+
+def test_writes_on_top_of_a_plain_git_push(tmp_path: Path) -> None:
+    drive = bare(tmp_path)
+    first = commit_facts(drive, ["First"]).added[0]
+    clone = tmp_path / "clone"
+    git("clone", "-q", str(drive.git_dir), str(clone), cwd=tmp_path)
+    with open(clone / "notes.md", "a") as fh:
+        fh.write("- Pushed with git [source: imported:unknown; added: 2026-01-01]\n")
+    git("commit", "-qam", "by hand", cwd=clone)
+    git("push", "-q", "origin", "main", cwd=clone)
+    result = commit_facts(drive, ["After the push"], retire=[first.id])
+    assert result.status == "committed"
+    notes = show(drive, "notes.md")
+    assert "Pushed with git" in notes and "After the push" in notes and "First" not in notes
+
+
+# --- checkouts --------------------------------------------------------------------------------
+
+
+def test_checkout_gets_files_and_index_updated(new_drive) -> None:
+    path = new_drive({"people.md": "# People\n"})
+    drive = open_drive(path)
+    result = commit_facts(drive, [NewFact("Priya owns pricing", topic="people"),
+                                  NewFact("A note")])
+    assert result.status == "committed"
+    assert git("status", "--porcelain", cwd=path).stdout == b""
+    assert "Priya owns pricing" in (path / "people.md").read_text()
+    assert "- [[notes]]" in (path / "MEMORY.md").read_text()
+    assert git("rev-parse", "HEAD", cwd=path).stdout.decode().strip() == result.commit
+
+
+def test_checkout_refuses_uncommitted_edits_of_touched_files(new_drive) -> None:
+    path = new_drive({"people.md": "# People\n", "other.md": "# Other\n"})
+    drive = open_drive(path)
+    (path / "other.md").write_text("# Other\n\nmy draft\n")  # not touched by the write
+    commit_facts(drive, [NewFact("Fine", topic="people")])
+    (path / "people.md").write_text("# People\n\nhalf-written\n")
+    head = ref_target(drive, "refs/heads/main")
+    with pytest.raises(UsageError, match="uncommitted edits in people.md"):
+        commit_facts(drive, [NewFact("Refused", topic="people")])
+    assert ref_target(drive, "refs/heads/main") == head
+    assert (path / "people.md").read_text() == "# People\n\nhalf-written\n"
+    assert (path / "other.md").read_text() == "# Other\n\nmy draft\n"
+
+
+# --- the pending queue ---------------------------------------------------------------------------
+
+
+def hold_write_lock(drive: Drive) -> int:
+    """Take the drive's write lock as another writer would (flock on a separate open)."""
+    folder = state.state_dir(drive.git_dir)
+    folder.mkdir(exist_ok=True)
+    fd = os.open(folder / "write.lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def test_a_failed_commit_is_queued_and_lands_on_the_next_read(tmp_path: Path) -> None:
+    drive = bare(tmp_path)
+    git("config", "memgit.writeLockTimeout", "0.2", cwd=drive.git_dir)
+    drive = open_drive(drive.git_dir)
+    fd = hold_write_lock(drive)
+    try:
+        result = commit_facts(drive, ["Written while the lock was held"])
+    finally:
+        os.close(fd)
+    assert result.status == "queued" and result.pending
+    queued_id = result.added[0].id
+    assert queued_id not in entry_ids(drive)
+    with state.opened(drive.git_dir) as conn:
+        assert state.pending_count(conn) == 1
+    assert events.counts(drive.git_dir)["commit_failed"] == 1
+    hits = idx.recall(drive, "lock held")  # a read retries the queue first
+    assert [h.entry_id for h in hits] == [queued_id]
+    assert queued_id in entry_ids(drive)
+    with state.opened(drive.git_dir) as conn:
+        assert state.pending_count(conn) == 0
+
+
+def test_queued_writes_keep_their_order_and_a_refused_retry_is_counted(tmp_path: Path) -> None:
+    drive = bare(tmp_path)
+    git("config", "memgit.writeLockTimeout", "0.2", cwd=drive.git_dir)
+    drive = open_drive(drive.git_dir)
+    fd = hold_write_lock(drive)
+    try:
+        first = commit_facts(drive, ["x" * 400])
+        second = commit_facts(drive, ["small"])
+    finally:
+        os.close(fd)
+    assert (first.status, second.status) == ("queued", "queued")
+    (drive.git_dir / "memgit.yaml").write_text("limits: {drive_bytes: 300}\n")
+    assert retry_pending(drive) == 1  # the big one is refused now, the small one lands
+    assert entry_ids(drive) == [second.added[0].id]
+    assert events.counts(drive.git_dir)["pending_retry_failed"] == 1
+    (drive.git_dir / "memgit.yaml").unlink()
+    result = commit_facts(drive, ["next write"])  # drains the queue before writing
+    assert result.status == "committed"
+    assert set(entry_ids(drive)) == {first.added[0].id, second.added[0].id, result.added[0].id}
+
+
+# --- the CLI ------------------------------------------------------------------------------
+
+
+def test_cli_remember_forget_edit(tmp_path: Path) -> None:
+    drive = bare(tmp_path)
+    proc = memgit("-C", str(drive.git_dir), "remember", "--json", "--topic", "people",
+                  "--source", "claude-code:session/7", "Joe leads the product team")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    entry_id = data["added"][0]["id"]
+    assert data["status"] == "committed" and data["added"][0]["path"] == "people.md"
+    proc = memgit("-C", str(drive.git_dir), "remember", "joe leads the PRODUCT team")
+    assert proc.returncode == 1 and b"duplicate" in proc.stdout
+    proc = memgit("-C", str(drive.git_dir), "edit", entry_id, "Joe leads the platform team")
+    assert proc.returncode == 0 and b"edited 1" in proc.stdout
+    assert "platform" in show(drive, "people.md")
+    proc = memgit("-C", str(drive.git_dir), "forget", entry_id)
+    assert proc.returncode == 0 and re.search(rb"- " + entry_id.encode(), proc.stdout)
+    assert entry_id not in entry_ids(drive)
+    proc = memgit("-C", str(drive.git_dir), "remember", f"key {GITHUB_TOKEN}")
+    assert proc.returncode == 1 and GITHUB_TOKEN.encode() not in proc.stdout + proc.stderr
+    assert b"credential" in proc.stdout
+
+
+def test_demo_writer_steps(new_drive) -> None:
+    from memgit.demo_steps import demo_writer
+
+    people = ("# People\n\n- Joe leads the product team [source: imported:unknown; "
+              "added: 2026-01-01; id: m-01jd3xk8q7c9v2n4r6t8w0y1z3]\n")
+    path = new_drive({"people.md": people})
+    assert demo_writer(path) is True
+    assert git("status", "--porcelain", cwd=path).stdout == b""
+    assert "kind: question; status: resolved" in (path / "questions.md").read_text()
+
+
+def test_topics_that_would_clobber_a_file_or_folder_are_skipped(tmp_path: Path) -> None:
+    drive = bare(tmp_path)
+    commit_facts(drive, [NewFact("In a folder", topic="archive.md/old"), NewFact("Plain")])
+    result = commit_facts(drive, [NewFact("Under a file", topic="notes.md/deeper"),
+                                  NewFact("Over a folder", topic="archive.md"),
+                                  NewFact("Fine", topic="projects/search")])
+    assert [(s.ref, s.reason) for s in result.skipped] == [(0, "topic-invalid"),
+                                                           (1, "topic-invalid")]
+    assert [a.path for a in result.added] == ["projects/search.md"]
+    assert show(drive, "notes.md").count("- ") == 1
+    assert "In a folder" in show(drive, "archive.md/old.md")
+
+
+def test_a_new_error_elsewhere_refuses_but_old_errors_do_not(new_drive) -> None:
+    html = "# Old\n\n- Legacy <b>html</b> entry [source: imported:unknown]\n"
+    path = new_drive({"old.md": html, "notes.md": "# Notes\n"})
+    drive = open_drive(path)
+    assert [v.code for v in lint_rev(drive, "main", Policy())] == ["MG303"]
+    # the head already breaks a rule in a file the write does not touch: not the writer's
+    assert commit_facts(drive, ["A fine fact"]).status == "committed"
+    # ... nor in a file it touches
+    assert commit_facts(drive, [NewFact("Another", topic="old")]).status == "committed"
+    head = ref_target(drive, "refs/heads/main")
+    with pytest.raises(RefusedError) as caught:  # Notes.md next to notes.md: MG210
+        commit_facts(drive, [NewFact("Case twin", topic="Notes")])
+    assert [v.code for v in caught.value.violations] == ["MG210"]
+    assert ref_target(drive, "refs/heads/main") == head
