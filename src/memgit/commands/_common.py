@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from typing import Any
 
 import click
 
@@ -53,3 +54,15 @@ def summary(violations: Iterable[Violation]) -> str:
     return (f"{errors} error{'s' if errors != 1 else ''}, "
             f"{warnings} warning{'s' if warnings != 1 else ''} in {files} "
             f"file{'s' if files != 1 else ''}")
+
+
+def report_write(result: Any, as_json: bool) -> int:
+    """Print a writer result (text lines or JSON); the exit status the writer gives it."""
+    from ..writer import exit_status, result_lines
+
+    if as_json:
+        click.echo(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
+    else:
+        for line in result_lines(result):
+            click.echo(line)
+    return exit_status(result)

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from ..questions import answer
-from ..writer import exit_status, result_lines
-from ._common import drive_from_ctx, policy_for, policy_option
+from ._common import drive_from_ctx, policy_for, policy_option, report_write
 
 
 @click.command("answer")
@@ -24,9 +21,4 @@ def command(ctx: click.Context, question_id: str, text: str, source: str | None,
     drive = drive_from_ctx(ctx)
     result = answer(drive, question_id, text, source=source,
                     policy=policy_for(drive, policy_file))
-    if as_json:
-        click.echo(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
-    else:
-        for line in result_lines(result):
-            click.echo(line)
-    return exit_status(result)
+    return report_write(result, as_json)

@@ -9,8 +9,7 @@ import click
 
 from ..errors import UsageError
 from ..questions import ask, board
-from ..writer import exit_status, result_lines
-from ._common import drive_from_ctx, policy_for, policy_option
+from ._common import drive_from_ctx, policy_for, policy_option, report_write
 
 
 @click.command("ask")
@@ -39,9 +38,4 @@ def command(ctx: click.Context, text: str | None, source: str | None, list_board
     if not text:
         raise UsageError("no question given", "memgit ask 'TEXT', or memgit ask --list")
     result = ask(drive, text, source=source, policy=policy)
-    if as_json:
-        click.echo(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
-    else:
-        for line in result_lines(result):
-            click.echo(line)
-    return exit_status(result)
+    return report_write(result, as_json)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
-from ..writer import commit_facts, exit_status, result_lines
-from ._common import drive_from_ctx, policy_for, policy_option
+from ..writer import commit_facts
+from ._common import drive_from_ctx, policy_for, policy_option, report_write
 
 
 @click.command("forget")
@@ -24,9 +22,4 @@ def command(ctx: click.Context, ids: tuple[str, ...], message: str, as_json: boo
     policy = policy_for(drive, policy_file)
     result = commit_facts(drive, (), list(ids), message or f"Forget {len(ids)} "
                           f"entr{'y' if len(ids) == 1 else 'ies'}", policy=policy)
-    if as_json:
-        click.echo(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
-    else:
-        for line in result_lines(result):
-            click.echo(line)
-    return exit_status(result)
+    return report_write(result, as_json)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
 from ..errors import UsageError
-from ..writer import NewFact, commit_facts, exit_status, result_lines
-from ._common import drive_from_ctx, policy_for, policy_option
+from ..writer import NewFact, commit_facts
+from ._common import drive_from_ctx, policy_for, policy_option, report_write
 
 
 @click.command("remember")
@@ -40,9 +39,4 @@ def command(ctx: click.Context, texts: tuple[str, ...], topic: str | None, sourc
     facts = [NewFact(t, source, topic) for t in items]
     result = commit_facts(drive, facts, (), message or f"Remember {len(items)} "
                           f"entr{'y' if len(items) == 1 else 'ies'}", policy=policy)
-    if as_json:
-        click.echo(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
-    else:
-        for line in result_lines(result):
-            click.echo(line)
-    return exit_status(result)
+    return report_write(result, as_json)

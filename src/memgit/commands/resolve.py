@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from ..questions import resolve
-from ..writer import exit_status, result_lines
-from ._common import drive_from_ctx, policy_for, policy_option
+from ._common import drive_from_ctx, policy_for, policy_option, report_write
 
 
 @click.command("resolve")
@@ -20,9 +17,4 @@ def command(ctx: click.Context, question_id: str, as_json: bool, policy_file: st
     """Set status: resolved on question QID."""
     drive = drive_from_ctx(ctx)
     result = resolve(drive, question_id, policy=policy_for(drive, policy_file))
-    if as_json:
-        click.echo(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
-    else:
-        for line in result_lines(result):
-            click.echo(line)
-    return exit_status(result)
+    return report_write(result, as_json)
