@@ -13,7 +13,7 @@ WORDS = ("payments launch owner deadline pricing website billing customer dashbo
 
 
 def entry_line(rng: random.Random, n: int) -> str:
-    text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 14)))
+    text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 8)))
     return (f"- {text.capitalize()} number {n} [source: https://example.com/sessions/{n}; "
             f"added: 2026-{rng.randint(1, 12):02}-{rng.randint(1, 28):02}; id: m-{n:026d}]\n")
 
