@@ -14,11 +14,17 @@ def test_demo_runs_and_catches_every_bad_entry(tmp_path: Path) -> None:
     assert proc.returncode == 0, out + proc.stderr.decode()
     assert "4 of 4 bad commits refused" in out
     assert "writer, recall and board worked" in out
+    assert "offline sync converged" in out and "server refusal shown" in out
     for code in ("MG401", "MG101", "MG204", "MG502"):
         assert code in out
-    assert (target / "MEMORY.md").exists()
-    assert git("status", "--porcelain", cwd=target).stdout == b""
-    assert memgit("lint", cwd=target).returncode == 0
+    drive = target / "drive"
+    assert (drive / "MEMORY.md").exists()
+    assert git("status", "--porcelain", cwd=drive).stdout == b""
+    assert memgit("lint", cwd=drive).returncode == 0
+    server = target / "sync" / "server.git"
+    agents = [target / "sync" / "agent-a", target / "sync" / "agent-b"]
+    heads = {git("rev-parse", "main", cwd=p).stdout for p in [server, *agents]}
+    assert len(heads) == 1  # both agents and the server end on the same commit
 
 
 def test_demo_refuses_a_non_empty_folder(tmp_path: Path) -> None:

@@ -117,3 +117,16 @@ def test_stale_index_is_rewritten_and_the_commit_fails(checkout: Path) -> None:
     assert "- [[topic]]" in (checkout / "MEMORY.md").read_text()
     proc = commit(checkout, "fixed")  # the rewritten Index is staged and goes through
     assert proc.returncode == 0, proc.stdout.decode() + proc.stderr.decode()
+
+
+def test_commit_all_is_judged_too(checkout: Path) -> None:
+    """git commit -a stages into a temporary index (GIT_INDEX_FILE) that the hook must read."""
+    (checkout / "people.md").write_text("- Joe [source: https://example.com/s/1]\n")
+    index_for(checkout, "people.md")
+    assert commit(checkout, "people").returncode == 0
+    (checkout / "people.md").write_text("- Joe [source: javascript:alert(1)]\n")
+    head = git("rev-parse", "HEAD", cwd=checkout).stdout
+    proc = git("commit", "-a", "-m", "sneaky", cwd=checkout, check=False)
+    output = proc.stdout.decode() + proc.stderr.decode()
+    assert proc.returncode != 0 and "MG101" in output, output
+    assert git("rev-parse", "HEAD", cwd=checkout).stdout == head

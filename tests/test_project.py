@@ -22,3 +22,12 @@ def test_quick_start_is_two_commands() -> None:
 def test_ci_runs_the_readme_test_command() -> None:
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
     assert readme_commands()[1] in ci
+
+
+def test_every_module_is_on_the_architecture_map() -> None:
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    src = ROOT / "src" / "memgit"
+    for path in [*src.glob("*.py"), *(src / "commands").glob("*.py")]:
+        if path.name in ("__init__.py", "__main__.py"):
+            continue
+        assert f"`{path.relative_to(src).as_posix()}`" in doc, path

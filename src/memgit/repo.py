@@ -129,11 +129,24 @@ def resolve_tree(drive: Drive, rev: str) -> pygit2.Tree:
 
 
 def index_files(drive: Drive) -> list[FileEntry]:
-    """The entries of git's index (what the next commit will hold), with blob sizes."""
+    """The entries of git's index (what the next commit will hold), with blob sizes.
+
+    ``git commit -a`` and ``git commit PATH`` stage into a temporary index and
+    tell hooks its path in GIT_INDEX_FILE (relative to the work tree's top);
+    libgit2's ``repo.index`` ignores that variable, so it is opened by hand.
+    """
+    import pygit2
+
     repo = drive.repo
-    repo.index.read()
+    index_file = os.environ.get("GIT_INDEX_FILE")
+    if index_file:
+        base = drive.workdir if drive.workdir is not None else drive.git_dir
+        index = pygit2.Index(str(Path(base, index_file)))
+    else:
+        index = repo.index
+        index.read()
     out = []
-    for entry in repo.index:
+    for entry in index:
         oid = str(entry.id)
         size = 0 if entry.mode == MODE_COMMIT else repo.odb.read_header(entry.id)[1]
         out.append(FileEntry(entry.path, entry.mode, size, oid))

@@ -54,7 +54,9 @@ def _step(title: str) -> None:
     click.secho(f"\n== {title}", bold=True)
 
 
-def run_demo(target: Path) -> int:
+def run_demo(base: Path) -> int:
+    """The whole tour in ``base``: ``drive/`` (a checkout) and ``sync/`` (a server, two agents)."""
+    target = base / "drive"
     create_drive(target, bare=False, title="Memory: Joe")
     env = dict(os.environ, GIT_AUTHOR_NAME="demo", GIT_AUTHOR_EMAIL="demo@example.com",
                GIT_COMMITTER_NAME="demo", GIT_COMMITTER_EMAIL="demo@example.com")
@@ -113,11 +115,38 @@ def run_demo(target: Path) -> int:
     from ..demo_steps import demo_writer
 
     writer_ok = demo_writer(target)
+
+    from ..demo_sync import demo_sync
+
+    sync_dir = base / "sync"
+    sync_ok = demo_sync(sync_dir)
+    server_ok = _demo_server_refusal(sync_dir / "agent-a", env)
     total = len(BAD_CASES)
     click.secho(f"\nDemo finished: good commit {'accepted' if ok else 'REFUSED'}, "
                 f"{caught} of {total} bad commits refused, writer, recall and board "
-                f"{'worked' if writer_ok else 'FAILED'}. Drive: {target}", bold=True)
-    return 0 if ok and caught == total and not violations and writer_ok else 1
+                f"{'worked' if writer_ok else 'FAILED'}, offline sync "
+                f"{'converged' if sync_ok else 'FAILED'}, server refusal "
+                f"{'shown' if server_ok else 'FAILED'}. Folder: {base}", bold=True)
+    return 0 if ok and caught == total and not violations and writer_ok and sync_ok \
+        and server_ok else 1
+
+
+def _demo_server_refusal(agent: Path, env: dict[str, str]) -> bool:
+    """A commit that skipped the local hook (--no-verify) is refused by the server's pre-receive."""
+    _step("Server: pre-receive refuses what a checkout let through (git commit --no-verify)")
+    with open(agent / "notes.md", "a", encoding="utf-8") as fh:
+        fh.write("- Admin console [source: file:///etc/shadow]\n")
+    git("add", "-A", cwd=agent, env=env)
+    git("commit", "-q", "--no-verify", "-m", "Bypass the local hook", cwd=agent, env=env)
+    before = git("ls-remote", "origin", "refs/heads/main", cwd=agent, env=env).stdout
+    proc = git("push", "--porcelain", "origin", "main", cwd=agent, env=env, check=False)
+    output = (proc.stderr + proc.stdout).decode(errors="replace")
+    click.echo(output.rstrip())
+    after = git("ls-remote", "origin", "refs/heads/main", cwd=agent, env=env).stdout
+    git("reset", "-q", "--hard", "HEAD~1", cwd=agent, env=env)
+    refused = proc.returncode != 0 and "MG101" in output and before == after
+    click.echo("-> refused; the server's main did not move" if refused else "-> NOT refused")
+    return refused
 
 
 @click.command("demo")

@@ -1,0 +1,544 @@
+"""The replay-and-sync client: an offline checkout catches up with its server.
+
+``sync(drive)`` replays the local commits made since the last sync, one by
+one, keeping each commit's message and author:
+
+1. fetch the server's branch into a private ref (``refs/memgit/remotes/NAME``);
+2. for each local commit, oldest first: if it sits right on the server's head,
+   push it as it is; otherwise compute its entry operations (memgit.replay)
+   against its parent and apply them to the server's head, which gives a new
+   commit with the same message and author; push that (never forced);
+3. after each accepted push, ``refs/memgit/last-synced`` points at the server
+   commit and ``refs/memgit/sync-source`` at the local commit it came from, so
+   a sync killed between pushes resumes with the next commit; a commit whose
+   operations are already on the server replays to nothing and is skipped,
+   so nothing is duplicated;
+4. a push rejected because the server moved (a race): fetch, replay the same
+   operations once on the new head, push again (bounded);
+5. a push refused by the server's policy stops the sync with the server's
+   message; the local branch is untouched, nothing is retried;
+6. at the end the local branch (and work tree) moves to the server's head.
+
+When the server's branch no longer contains ``refs/memgit/last-synced`` its
+history was rewritten (a purge): only the work made since the last sync is
+replayed, operations on entries that vanished from the server are dropped (and
+those the server refuses as purged, MG606/MG607), and afterwards the checkout's
+reflogs are expired and its unreachable objects pruned, so the purged text
+survives in no object of the checkout.
+
+docs/sync.md records the decisions.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, TypeVar
+
+from . import format as fmt
+from .errors import ConflictError, MemgitError, NotADriveError, RefusedError, RepoError, UsageError
+from .replay import CONFLICT_CHOICES, Conflict, Op, apply_ops, compute_ops, entry_map
+from .repo import (
+    Drive,
+    changed_files,
+    commit_info,
+    commit_tree_id,
+    delete_ref,
+    expire_reflogs_and_prune,
+    fetch_branch,
+    first_parent_chain,
+    head_branch,
+    is_ancestor,
+    merge_base,
+    push_commit,
+    ref_target,
+    remote_url,
+    replay_commit,
+    set_config_value,
+    set_ref,
+    switch_branch_to,
+    tree_from_texts,
+    tree_texts,
+    worktree_changes,
+)
+
+BRANCH = "main"
+LAST_SYNCED = "refs/memgit/last-synced"
+SYNC_SOURCE = "refs/memgit/sync-source"
+REMOTES = "refs/memgit/remotes/"  # + remote name: its main as last fetched
+LAST_SYNC_CONFIG = "memgit.lastsync"
+MAX_RACES = 5
+MAX_BATCH = 100  # below the default policy's 200 commits per push
+
+
+class SyncRefusedError(RefusedError):
+    """The server's policy refused a pushed commit; carries its message."""
+
+    def __init__(self, commit: str, server_message: str) -> None:
+        super().__init__(
+            f"the server refused commit {commit[:10]}:\n{server_message}",
+            hint="fix the entry (memgit edit / memgit forget) and run memgit sync again; "
+                 "your local commits are kept")
+        self.commit = commit
+        self.server_message = server_message
+
+
+class SyncAuthError(RepoError):
+    code = "MG010"
+
+
+class SyncNetworkError(RepoError):
+    code = "MG011"
+
+
+class SyncRaceError(ConflictError):
+    """The server kept moving while we pushed."""
+
+
+# --- push and fetch outcomes ----------------------------------------------------------
+
+_AUTH_RE = re.compile(r"authentication failed|could not read (username|password)|"
+                      r"terminal prompts disabled|\b40[13]\b|permission denied|"
+                      r"access denied|not authorized", re.I)
+_MISSING_REF_RE = re.compile(r"couldn't find remote ref", re.I)
+
+
+@dataclass(frozen=True)
+class PushOutcome:
+    """What ``git push --porcelain`` said: ``ok``, ``race``, ``refused``, ``auth``, ``network``."""
+
+    status: str
+    summary: str
+    message: str  # the server's ``remote:`` lines, or git's error
+
+
+def parse_push(returncode: int, stdout: str, stderr: str) -> PushOutcome:
+    """Read the porcelain ref line (``<flag>\\t<from>:<to>\\t<summary>``) and stderr.
+
+    A refused push over smart HTTP still answers HTTP 200 with the refusal in
+    the pack protocol, so the ref line, not an exit or HTTP status, decides.
+    """
+    remote = "\n".join(line[len("remote:"):].strip() for line in stderr.splitlines()
+                       if line.startswith("remote:"))
+    remote = "\n".join(line for line in remote.splitlines() if line.strip()) or ""
+    for line in stdout.splitlines():
+        parts = line.split("\t")
+        if len(parts) < 3 or len(parts[0]) != 1:
+            continue
+        flag, summary = parts[0], parts[2]
+        if flag in " *=+":
+            return PushOutcome("ok", summary, remote)
+        if flag == "!":
+            if "remote rejected" in summary:
+                # Another push landed between the ref advertisement and our
+                # update: git's ref lock or the hook's non-fast-forward rule
+                # says so. That is a race, not a policy refusal.
+                if any(word in summary for word in ("failed to update ref", "failed to lock",
+                                                    "cannot lock ref")) or \
+                        ("MG604" in remote and "MG" not in remote.replace("MG604", "")):
+                    return PushOutcome("race", summary, remote)
+                return PushOutcome("refused", summary, remote or summary)
+            if any(word in summary for word in ("non-fast-forward", "fetch first", "stale info")):
+                return PushOutcome("race", summary, remote)
+            return PushOutcome("refused", summary, remote or summary)
+    err = stderr.strip()
+    if returncode == 0:
+        return PushOutcome("ok", "", remote)
+    if _AUTH_RE.search(err):
+        return PushOutcome("auth", "", err)
+    return PushOutcome("network", "", err)
+
+
+def network_error(remote: str, err: str, action: str) -> MemgitError:
+    last = err.strip().splitlines()[-1] if err.strip() else f"git {action} failed"
+    if _AUTH_RE.search(err):
+        return SyncAuthError(f"cannot {action} {remote}: authentication failed ({last})",
+                             "check the remote's credentials (git credential helper, ssh key)")
+    return SyncNetworkError(f"cannot {action} {remote}: {last}",
+                            "check the remote URL and the network, then sync again; "
+                            "your local commits are kept")
+
+
+# --- the report -----------------------------------------------------------------------
+
+
+@dataclass
+class SyncReport:
+    remote: str
+    pushed: list[tuple[str, str]] = field(default_factory=list)  # (local, server commit)
+    skipped: list[str] = field(default_factory=list)  # local commits already on the server
+    conflicts: list[Conflict] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)  # ops dropped on purged entries
+    races: int = 0
+    seconds: dict[str, float] = field(default_factory=lambda: {
+        "fetch": 0.0, "replay": 0.0, "push": 0.0, "finish": 0.0})
+    rewritten: bool = False
+    pulled: bool = False  # the local branch moved to take the server's new commits
+    head: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "remote": self.remote,
+            "pushed": [{"local": a, "server": b} for a, b in self.pushed],
+            "skipped": self.skipped,
+            "conflicts": [c.as_dict() for c in self.conflicts],
+            "dropped": sorted(set(self.dropped)),
+            "races": self.races,
+            "seconds": {k: round(v, 4) for k, v in self.seconds.items()},
+            "history_rewritten": self.rewritten,
+            "pulled": self.pulled,
+            "head": self.head,
+        }
+
+
+# --- the client -----------------------------------------------------------------------
+
+
+@dataclass
+class _State:
+    drive: Drive
+    remote: str
+    on_conflict: str
+    report: SyncReport
+    drop: set[str] = field(default_factory=set)
+    texts: dict[str | None, dict[str, str]] = field(default_factory=dict)
+    blobs: dict[str, str] = field(default_factory=dict)
+    server_base: str | None = None
+    server_times: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def tree_of(self, commit: str | None) -> dict[str, str]:
+        tree = commit_tree_id(self.drive, commit) if commit is not None else None
+        if tree not in self.texts:
+            if len(self.texts) > 64:
+                self.texts.clear()
+            if len(self.blobs) > 4096:
+                self.blobs.clear()
+            self.texts[tree] = tree_texts(self.drive, tree, self.blobs)
+        return self.texts[tree]
+
+
+def check_checkout(drive: Drive, remote: str) -> str:
+    """Refuse what sync cannot work on; returns the local branch head."""
+    if drive.workdir is None:
+        raise UsageError("memgit sync runs in a drive checkout, not a bare repository",
+                         "clone the drive with memgit clone URL, then sync there")
+    branch = head_branch(drive)
+    if branch is None:
+        raise UsageError("HEAD is detached", f"git switch {BRANCH}, then memgit sync")
+    if branch != f"refs/heads/{BRANCH}":
+        raise UsageError(f"the checked-out branch is {branch.removeprefix('refs/heads/')}, "
+                         f"not {BRANCH}", f"git switch {BRANCH}, then memgit sync")
+    head = ref_target(drive, branch)
+    if head is None:
+        raise UsageError(f"{BRANCH} has no commit yet", "memgit init creates a drive")
+    if remote_url(drive, remote) is None:
+        raise UsageError(f"no remote named {remote!r}",
+                         f"git remote add {remote} URL (or pass --remote NAME)")
+    changed = worktree_changes(drive)
+    if changed:
+        shown = ", ".join(changed[:5]) + (" ..." if len(changed) > 5 else "")
+        raise UsageError(f"the checkout has uncommitted edits ({shown})",
+                         "commit them (git commit) or remove them, then sync")
+    return head
+
+
+def remote_head_ref(remote: str) -> str:
+    return REMOTES + remote
+
+
+def fetch(drive: Drive, remote: str) -> str | None:
+    """The server's branch head (fetched into ``remote_head_ref``); None for an empty server.
+
+    A remote that is not a drive is refused and its tracking ref restored.
+    """
+    ref = remote_head_ref(remote)
+    before = ref_target(drive, ref)
+    proc = fetch_branch(drive, remote, BRANCH, ref)
+    err = proc.stderr.decode(errors="replace")
+    if proc.returncode != 0:
+        if _MISSING_REF_RE.search(err):
+            delete_ref(drive, ref)
+            return None
+        raise network_error(remote, err, "fetch from")
+    head = ref_target(drive, ref)
+    if head is not None and fmt.MEMORY_FILE not in tree_texts(
+            drive, commit_tree_id(drive, head)):
+        if before is None:
+            delete_ref(drive, ref)
+        else:
+            set_ref(drive, ref, before, "memgit sync: restore")
+        raise NotADriveError(f"the remote {remote} is not a drive (its {BRANCH} has no "
+                             f"{fmt.MEMORY_FILE})", "check the remote URL")
+    return head
+
+
+def waiting_commits(drive: Drive, remote: str = "origin") -> list[str]:
+    """Local commits not yet on the server (as far as the last sync knows)."""
+    head = ref_target(drive, f"refs/heads/{BRANCH}")
+    if head is None:
+        return []
+    since = _since(drive, head, ref_target(drive, remote_head_ref(remote)))
+    return first_parent_chain(drive, head, since)
+
+
+def _since(drive: Drive, head: str, server_head: str | None) -> str | None:
+    """The local commit after which the unsynced work starts."""
+    for ref in (SYNC_SOURCE, LAST_SYNCED):
+        mark = ref_target(drive, ref)
+        if mark is not None and is_ancestor(drive, mark, head):
+            return mark
+    if server_head is not None:
+        return merge_base(drive, head, server_head)
+    return None
+
+
+def sync(drive: Drive, remote: str = "origin", on_conflict: str = "local",
+         progress: Callable[[str], None] | None = None, batch: int = 1) -> SyncReport:
+    """Replay local commits onto the server's branch; see the module docstring.
+
+    ``batch`` > 1 pushes up to that many replayed commits per push (one round
+    trip; still one server commit per local commit). A batch the server
+    refuses is retried one commit at a time, so the commits before the
+    refused one land and the refusal names it.
+    """
+    if on_conflict not in CONFLICT_CHOICES:
+        raise UsageError(f"--on-conflict must be one of {', '.join(CONFLICT_CHOICES)}", "")
+    if not 1 <= batch <= MAX_BATCH:
+        raise UsageError(f"--batch must be between 1 and {MAX_BATCH}", "")
+    say = progress or (lambda _msg: None)
+    local_head = check_checkout(drive, remote)
+    report = SyncReport(remote)
+    state = _State(drive, remote, on_conflict, report)
+    server_head = _timed(report, "fetch", lambda: fetch(drive, remote))
+    last = ref_target(drive, LAST_SYNCED)
+    if last is not None and server_head is None:
+        raise RepoError(f"{remote} has no {BRANCH} any more (it had one at the last sync)",
+                        "ask the drive's admin; nothing was pushed and nothing local changed")
+    if last is not None and server_head is not None and \
+            not is_ancestor(drive, last, server_head):
+        report.rewritten = True
+        say("the server's history was rewritten (a purge): replaying only unsynced work")
+        old_ids = set(entry_map(state.tree_of(last)))
+        state.drop = old_ids - set(entry_map(state.tree_of(server_head)))
+    since = _since(drive, local_head, server_head)
+    if server_head is not None and is_ancestor(drive, server_head, local_head):
+        since = server_head  # the server has nothing new: push the rest as it is
+    commits = first_parent_chain(drive, local_head, since)
+    if server_head is not None and is_ancestor(drive, local_head, server_head):
+        commits = []  # everything local is on the server already: fast-forward
+    if server_head is not None:
+        report.pulled = not is_ancestor(drive, server_head, local_head)
+        state.server_base = last if last is not None and not report.rewritten \
+            else merge_base(drive, local_head, server_head)
+    target = server_head
+    done = 0
+    while done < len(commits):
+        chunk = commits[done:done + batch]
+        say(f"[{done + len(chunk)}/{len(commits)}] {chunk[-1][:10]}")
+        pushed = _sync_batch(state, chunk, target) if len(chunk) > 1 else None
+        if pushed is None:
+            for commit in chunk:
+                target = _sync_commit(state, commit, target)
+        else:
+            target = pushed[0]
+        done += len(chunk)
+    _timed(report, "finish", lambda: _finish(state, local_head, target))
+    return report
+
+
+T = TypeVar("T")
+
+
+def _timed(report: SyncReport, phase: str, work: Callable[[], T]) -> T:
+    started = time.perf_counter()
+    try:
+        return work()
+    finally:
+        report.seconds[phase] += time.perf_counter() - started
+
+
+def _push(state: _State, oid: str) -> PushOutcome:
+    proc = _timed(state.report, "push", lambda: push_commit(state.drive, state.remote, oid,
+                                                            BRANCH))
+    return parse_push(proc.returncode, proc.stdout.decode(errors="replace"),
+                      proc.stderr.decode(errors="replace"))
+
+
+def _sync_batch(state: _State, chunk: list[str], target: str | None) -> tuple[str | None] | None:
+    """Replay ``chunk`` as a chain on ``target`` and push its tip at once.
+
+    Returns ``(new server head,)``, or None when the server refused the batch
+    (the caller then goes one commit at a time).
+    """
+    drive, report = state.drive, state.report
+    races = 0
+    while True:
+        tip, pairs, skipped = target, [], []
+        for commit in chunk:
+            info = commit_info(drive, commit)
+            parent = info.parents[0] if info.parents else None
+            new = commit if parent == tip and not state.drop else \
+                _timed(report, "replay", partial(_replay, state, commit, parent, tip))
+            if new is None:
+                skipped.append(commit)
+                continue
+            pairs.append((commit, new))
+            tip = new
+        if not pairs:
+            report.skipped.extend(skipped)
+            _mark(drive, target, chunk[-1])
+            return (target,)
+        assert tip is not None
+        outcome = _push(state, tip)
+        if outcome.status == "ok":
+            report.pushed.extend(pairs)
+            report.skipped.extend(skipped)
+            _mark(drive, tip, chunk[-1])
+            return (tip,)
+        if outcome.status == "race":
+            races += 1
+            report.races += 1
+            if races > MAX_RACES:
+                raise SyncRaceError(f"the server moved {races} times while pushing a batch",
+                                    "run memgit sync again")
+            target = _timed(report, "fetch", lambda: fetch(drive, state.remote))
+            continue
+        if outcome.status == "refused":
+            return None
+        raise network_error(state.remote, outcome.message, "push to")
+
+
+def _sync_commit(state: _State, commit: str, target: str | None) -> str | None:
+    """Push one local commit (replayed if needed); returns the new server head."""
+    drive, report = state.drive, state.report
+    info = commit_info(drive, commit)
+    parent = info.parents[0] if info.parents else None
+    races = 0
+    while True:
+        if parent == target and not state.drop:
+            new: str | None = commit
+        else:
+            new = _timed(report, "replay", partial(_replay, state, commit, parent, target))
+        if new is None:
+            report.skipped.append(commit)
+            _mark(drive, target, commit)
+            return target
+        outcome = _push(state, new)
+        if outcome.status == "ok":
+            report.pushed.append((commit, new))
+            _mark(drive, new, commit)
+            return new
+        if outcome.status == "race":
+            races += 1
+            report.races += 1
+            if races > MAX_RACES:
+                raise SyncRaceError(f"the server moved {races} times while pushing "
+                                    f"{commit[:10]}", "run memgit sync again")
+            target = _timed(report, "fetch", lambda: fetch(drive, state.remote))
+            continue
+        if outcome.status == "refused":
+            purged = _purged_ids(state, new, outcome.message) if state.report.rewritten \
+                or "MG606" in outcome.message or "MG607" in outcome.message else set()
+            if purged - state.drop:
+                state.drop |= purged
+                continue
+            raise SyncRefusedError(commit, outcome.message)
+        raise network_error(state.remote, outcome.message, "push to")
+
+
+def _replay(state: _State, commit: str, parent: str | None, target: str | None) -> str | None:
+    """The commit's operations applied on ``target``; None when nothing changes."""
+    drive = state.drive
+    ops: list[Op] = _commit_ops(state, parent, commit)
+    kept = [op for op in ops if op.id not in state.drop]
+    state.report.dropped.extend(op.id for op in ops if op.id in state.drop)
+    base = state.tree_of(target)
+    info = commit_info(drive, commit)
+    applied = apply_ops(base, kept, on_conflict=state.on_conflict, when=info.author_time,
+                        theirs_when=_theirs_when(state, target))
+    # A conflict with an identical resolution is reported once, at the first attempt.
+    for conflict in applied.conflicts:
+        if conflict not in state.report.conflicts:
+            state.report.conflicts.append(conflict)
+    if applied.tree == base and target is not None:
+        return None
+    base_tree = commit_tree_id(drive, target) if target is not None else None
+    tree = tree_from_texts(drive, base_tree, base, applied.tree)
+    return replay_commit(drive, commit, tree, [target] if target is not None else [])
+
+
+def _commit_ops(state: _State, parent: str | None, commit: str) -> list[Op]:
+    """The entry operations ``commit`` made against ``parent``."""
+    changed = None
+    if parent is not None:
+        changed = [path for path, _blob in changed_files(
+            state.drive, commit_tree_id(state.drive, parent), commit_tree_id(state.drive, commit))]
+    return compute_ops(state.tree_of(parent), state.tree_of(commit), changed)
+
+
+def _theirs_when(state: _State, target: str | None) -> Callable[[str], int | None]:
+    """When the server last changed an entry id (or ``file:PATH``) since the last sync."""
+
+    def lookup(key: str) -> int | None:
+        if target is None:
+            return None
+        if target not in state.server_times:
+            times: dict[str, int] = {}
+            chain = first_parent_chain(state.drive, target, state.server_base)
+            for oid in chain[-200:]:
+                info = commit_info(state.drive, oid)
+                parent = info.parents[0] if info.parents else None
+                for op in _commit_ops(state, parent, oid):
+                    times[op.id] = max(times.get(op.id, 0), info.author_time)
+            state.server_times[target] = times
+        return state.server_times[target].get(key)
+
+    return lookup
+
+
+_PURGED_ID_RE = re.compile(r"MG606 [a-z-]+: entry (\S+) was purged")
+_PURGED_LINE_RE = re.compile(r"^\s*(\S+?):(\d+): MG607 ", re.M)
+
+
+def _purged_ids(state: _State, commit: str, message: str) -> set[str]:
+    """Entry ids the server refused as purged (MG606 by id, MG607 by file and line)."""
+    found = set(_PURGED_ID_RE.findall(message))
+    tree = state.tree_of(commit)
+    for path, line in _PURGED_LINE_RE.findall(message):
+        text = tree.get(path)
+        if text is None:
+            continue
+        for ln, entry in fmt.parse_document(path, text).entries():
+            if ln.number == int(line):
+                found.add(entry.id)
+    return found
+
+
+def _mark(drive: Drive, server: str | None, local: str) -> None:
+    """Record progress: the server commit reached and the local commit it stands for."""
+    if server is not None:
+        set_ref(drive, LAST_SYNCED, server, "memgit sync: pushed")
+    set_ref(drive, SYNC_SOURCE, local, "memgit sync: replayed")
+
+
+def _finish(state: _State, local_head: str, target: str | None) -> None:
+    drive, report = state.drive, state.report
+    branch = f"refs/heads/{BRANCH}"
+    if target is not None and target != local_head:
+        # The work tree was clean, so it equals local_head's tree: moving to the
+        # server's head is a plain two-tree switch.
+        switch_branch_to(drive, branch, local_head, target, "memgit sync: take the server's head")
+    if target is not None:
+        set_ref(drive, LAST_SYNCED, target, "memgit sync: done")
+        set_ref(drive, f"refs/remotes/{state.remote}/{BRANCH}", target, "memgit sync")
+    delete_ref(drive, SYNC_SOURCE)
+    set_config_value(drive, LAST_SYNC_CONFIG, str(int(time.time())))
+    report.head = target
+    if report.rewritten or report.dropped:
+        # Purged text may sit in the old history or in a local commit that put
+        # a purged entry back: neither is reachable any more, so prune it.
+        delete_ref(drive, "ORIG_HEAD")
+        expire_reflogs_and_prune(drive.git_dir)
