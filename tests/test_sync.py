@@ -404,6 +404,12 @@ def test_bad_input_is_refused_and_changes_nothing(tmp_path: Path) -> None:
     git("remote", "add", "plain", plain.as_uri(), cwd=a)
     proc = memgit("sync", "--remote", "plain", cwd=a)
     assert proc.returncode == 2 and "not a drive" in proc.stderr.decode()
+    # a checkout on main when the drive's policy names another branch
+    (a / ".git" / "memgit.yaml").write_text("branch: trunk\n")
+    proc = memgit("sync", cwd=a)
+    assert proc.returncode == 2 and "not trunk" in proc.stderr.decode()
+    assert sync_status(open_drive(a), "origin")["branch"] == "trunk"
+    (a / ".git" / "memgit.yaml").unlink()
     # a bare repository
     with pytest.raises(UsageError):
         sync(open_drive(bare))

@@ -40,6 +40,7 @@ from typing import Any, TypeVar
 
 from . import format as fmt
 from .errors import ConflictError, MemgitError, NotADriveError, RefusedError, RepoError, UsageError
+from .policy import find_policy
 from .replay import CONFLICT_CHOICES, Conflict, Op, apply_ops, compute_ops, entry_map
 from .repo import (
     Drive,
@@ -65,7 +66,12 @@ from .repo import (
     worktree_changes,
 )
 
-BRANCH = "main"
+BRANCH = "main"  # what memgit clone checks out; a drive's policy may name another
+
+
+def drive_branch(drive: Drive) -> str:
+    """The branch a drive lands on: the policy's ``branch`` (main by default)."""
+    return find_policy(None, drive.git_dir, drive.config_value("memgit.policy")).branch
 LAST_SYNCED = "refs/memgit/last-synced"
 SYNC_SOURCE = "refs/memgit/sync-source"
 REMOTES = "refs/memgit/remotes/"  # + remote name: its main as last fetched
@@ -225,15 +231,16 @@ def check_checkout(drive: Drive, remote: str) -> str:
     if drive.workdir is None:
         raise UsageError("memgit sync runs in a drive checkout, not a bare repository",
                          "clone the drive with memgit clone URL, then sync there")
+    name = drive_branch(drive)
     branch = head_branch(drive)
     if branch is None:
-        raise UsageError("HEAD is detached", f"git switch {BRANCH}, then memgit sync")
-    if branch != f"refs/heads/{BRANCH}":
+        raise UsageError("HEAD is detached", f"git switch {name}, then memgit sync")
+    if branch != f"refs/heads/{name}":
         raise UsageError(f"the checked-out branch is {branch.removeprefix('refs/heads/')}, "
-                         f"not {BRANCH}", f"git switch {BRANCH}, then memgit sync")
+                         f"not {name}", f"git switch {name}, then memgit sync")
     head = ref_target(drive, branch)
     if head is None:
-        raise UsageError(f"{BRANCH} has no commit yet", "memgit init creates a drive")
+        raise UsageError(f"{name} has no commit yet", "memgit init creates a drive")
     if remote_url(drive, remote) is None:
         raise UsageError(f"no remote named {remote!r}",
                          f"git remote add {remote} URL (or pass --remote NAME)")
@@ -256,7 +263,7 @@ def fetch(drive: Drive, remote: str) -> str | None:
     """
     ref = remote_head_ref(remote)
     before = ref_target(drive, ref)
-    proc = fetch_branch(drive, remote, BRANCH, ref)
+    proc = fetch_branch(drive, remote, drive_branch(drive), ref)
     err = proc.stderr.decode(errors="replace")
     if proc.returncode != 0:
         if _MISSING_REF_RE.search(err):
@@ -270,14 +277,15 @@ def fetch(drive: Drive, remote: str) -> str | None:
             delete_ref(drive, ref)
         else:
             set_ref(drive, ref, before, "memgit sync: restore")
-        raise NotADriveError(f"the remote {remote} is not a drive (its {BRANCH} has no "
+        raise NotADriveError(f"the remote {remote} is not a drive "
+                             f"(its {drive_branch(drive)} has no "
                              f"{fmt.MEMORY_FILE})", "check the remote URL")
     return head
 
 
 def waiting_commits(drive: Drive, remote: str = "origin") -> list[str]:
     """Local commits not yet on the server (as far as the last sync knows)."""
-    head = ref_target(drive, f"refs/heads/{BRANCH}")
+    head = ref_target(drive, f"refs/heads/{drive_branch(drive)}")
     if head is None:
         return []
     since = _since(drive, head, ref_target(drive, remote_head_ref(remote)))
@@ -315,7 +323,8 @@ def sync(drive: Drive, remote: str = "origin", on_conflict: str = "local",
     server_head = _timed(report, "fetch", lambda: fetch(drive, remote))
     last = ref_target(drive, LAST_SYNCED)
     if last is not None and server_head is None:
-        raise RepoError(f"{remote} has no {BRANCH} any more (it had one at the last sync)",
+        raise RepoError(f"{remote} has no {drive_branch(drive)} any more "
+                        "(it had one at the last sync)",
                         "ask the drive's admin; nothing was pushed and nothing local changed")
     if last is not None and server_head is not None and \
             not is_ancestor(drive, last, server_head):
@@ -362,7 +371,7 @@ def _timed(report: SyncReport, phase: str, work: Callable[[], T]) -> T:
 
 def _push(state: _State, oid: str) -> PushOutcome:
     proc = _timed(state.report, "push", lambda: push_commit(state.drive, state.remote, oid,
-                                                            BRANCH))
+                                                            drive_branch(state.drive)))
     return parse_push(proc.returncode, proc.stdout.decode(errors="replace"),
                       proc.stderr.decode(errors="replace"))
 
@@ -526,14 +535,15 @@ def _mark(drive: Drive, server: str | None, local: str) -> None:
 
 def _finish(state: _State, local_head: str, target: str | None) -> None:
     drive, report = state.drive, state.report
-    branch = f"refs/heads/{BRANCH}"
+    branch = f"refs/heads/{drive_branch(drive)}"
     if target is not None and target != local_head:
         # The work tree was clean, so it equals local_head's tree: moving to the
         # server's head is a plain two-tree switch.
         switch_branch_to(drive, branch, local_head, target, "memgit sync: take the server's head")
     if target is not None:
         set_ref(drive, LAST_SYNCED, target, "memgit sync: done")
-        set_ref(drive, f"refs/remotes/{state.remote}/{BRANCH}", target, "memgit sync")
+        set_ref(drive, f"refs/remotes/{state.remote}/{drive_branch(drive)}", target,
+                "memgit sync")
     delete_ref(drive, SYNC_SOURCE)
     set_config_value(drive, LAST_SYNC_CONFIG, str(int(time.time())))
     report.head = target

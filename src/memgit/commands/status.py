@@ -10,7 +10,7 @@ import click
 
 from ..errors import UsageError
 from ..repo import Drive, ref_target, remote_url
-from ..sync import BRANCH, LAST_SYNC_CONFIG, LAST_SYNCED, waiting_commits
+from ..sync import LAST_SYNC_CONFIG, LAST_SYNCED, drive_branch, waiting_commits
 from ._common import drive_from_ctx
 
 
@@ -23,8 +23,8 @@ def sync_status(drive: Drive, remote: str) -> dict[str, Any]:
     last = dt.datetime.fromtimestamp(int(raw), dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ") \
         if raw and raw.isdigit() else None
     return {
-        "branch": BRANCH,
-        "head": ref_target(drive, f"refs/heads/{BRANCH}"),
+        "branch": drive_branch(drive),
+        "head": ref_target(drive, f"refs/heads/{drive_branch(drive)}"),
         "remote": remote,
         "remote_url": remote_url(drive, remote),
         "waiting_commits": len(waiting_commits(drive, remote)),
