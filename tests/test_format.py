@@ -194,3 +194,29 @@ def test_regenerate_index_adds_missing_section_and_keeps_final_newline_state() -
 def test_index_link_written_with_md_is_normalised() -> None:
     out = fmt.regenerate_index("# M\n\n## Index\n- [[a.md]] about a\n", ["a.md"])
     assert out == "# M\n\n## Index\n- [[a]] about a\n"
+
+
+def test_explicit_time_does_not_move_the_clock_of_later_ids() -> None:
+    future = fmt.new_id(now_ms=1_800_000_000_000)  # 2027
+    now = fmt.new_id()
+    assert now < future  # the next real id carries today's time, not 2027's
+
+
+def test_forked_children_never_share_ids() -> None:
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    import os
+    import time
+
+    # The parent's monotonic state, ahead of the clock (as after a burst of ids in
+    # one millisecond): children that kept it would all count up from it.
+    fmt._ulid_last[:] = [os.getpid(), int(time.time() * 1000) + 60_000, 0]
+    with ctx.Pool(4) as pool:
+        batches = pool.map(_ids_in_child, range(4))
+    ids = [i for batch in batches for i in batch] + [fmt.new_id() for _ in range(50)]
+    assert len(set(ids)) == len(ids)
+
+
+def _ids_in_child(_n: int) -> list[str]:
+    return [fmt.new_id() for _ in range(50)]

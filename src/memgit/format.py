@@ -159,19 +159,30 @@ def deterministic_id(text: str, source: str = "", added: str = "") -> str:
 
 _CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
 _ulid_lock = threading.Lock()
-_ulid_last: list[int] = [0, 0]
+_ulid_last: list[int] = [0, 0, 0]  # pid, milliseconds, random part of the last id
 
 
 def new_id(now_ms: int | None = None) -> str:
-    """A new ``m-`` id: a lowercase ULID, monotonic within this process."""
-    ms = int(time.time() * 1000) if now_ms is None else now_ms
-    with _ulid_lock:
-        if ms <= _ulid_last[0]:
-            ms = _ulid_last[0]
-            rand = (_ulid_last[1] + 1) & ((1 << 80) - 1)
-        else:
-            rand = int.from_bytes(os.urandom(10), "big")
-        _ulid_last[0], _ulid_last[1] = ms, rand
+    """A new ``m-`` id: a lowercase ULID, monotonic within this process.
+
+    The monotonic state belongs to one process: a forked child starts afresh
+    (else parent and children would count up from the same random part and
+    hand out the same ids). An explicit ``now_ms`` neither uses nor moves it.
+    """
+    if now_ms is not None:
+        ms, rand = now_ms, int.from_bytes(os.urandom(10), "big")
+    else:
+        ms = int(time.time() * 1000)
+        with _ulid_lock:
+            pid = os.getpid()
+            if _ulid_last[0] != pid:
+                _ulid_last[:] = [pid, 0, 0]
+            if ms <= _ulid_last[1]:
+                ms = _ulid_last[1]
+                rand = (_ulid_last[2] + 1) & ((1 << 80) - 1)
+            else:
+                rand = int.from_bytes(os.urandom(10), "big")
+            _ulid_last[1], _ulid_last[2] = ms, rand
     value = (ms << 80) | rand
     chars = []
     for _ in range(26):
