@@ -212,9 +212,12 @@ def test_forked_children_never_share_ids() -> None:
     # The parent's monotonic state, ahead of the clock (as after a burst of ids in
     # one millisecond): children that kept it would all count up from it.
     fmt._ulid_last[:] = [os.getpid(), int(time.time() * 1000) + 60_000, 0]
-    with ctx.Pool(4) as pool:
-        batches = pool.map(_ids_in_child, range(4))
-    ids = [i for batch in batches for i in batch] + [fmt.new_id() for _ in range(50)]
+    try:
+        with ctx.Pool(4) as pool:
+            batches = pool.map(_ids_in_child, range(4))
+        ids = [i for batch in batches for i in batch] + [fmt.new_id() for _ in range(50)]
+    finally:
+        fmt._ulid_last[:] = [0, 0, 0]  # later tests get ids of today again
     assert len(set(ids)) == len(ids)
 
 
