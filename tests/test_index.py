@@ -287,3 +287,20 @@ def test_very_common_terms_are_dropped_on_large_drives(tmp_path: Path) -> None:
     assert ids(idx.recall(drive, "shared unicorn", count=False)) == ["big-rare"]
     assert len(idx.recall(drive, "shared", count=False)) == 5  # alone, it is kept
     assert ids(idx.recall(drive, "shared item 7", count=False))[0] == "big-7"
+
+
+def test_one_word_in_most_entries_returns_the_newest_matches(tmp_path) -> None:
+    """A query of one very common word takes the newest matches, not a full BM25 sort."""
+    from memgit import format as fmt
+    from memgit import index as idx
+    from memgit.repo import init_bare, open_drive
+
+    lines = [f"- The fact number {i} about the team [source: imported:unknown; id: m-t{i:05}]\n"
+             for i in range(1200)]
+    files = {"MEMORY.md": fmt.regenerate_index("# M\n\n## Index\n", ["MEMORY.md", "a.md"]).encode(),
+             "a.md": ("# A\n\n" + "".join(lines)).encode()}
+    drive = open_drive(init_bare(tmp_path / "d.git", files, "many").git_dir)
+    hits = idx.recall(drive, "team", limit=3, count=False)
+    assert {h.entry_id for h in hits} == {"m-t01199", "m-t01198", "m-t01197"}
+    rare = idx.recall(drive, "number 7 team", limit=1, count=False)
+    assert rare and "team" in rare[0].text
