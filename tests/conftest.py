@@ -9,10 +9,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parent.parent
 
 pytest_plugins = ["servers"]
+
+# CI runs every property test on the same examples (derandomized, no example
+# database), so a green run stays green; locally hypothesis explores afresh.
+settings.register_profile("ci", derandomize=True, database=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 @pytest.fixture(autouse=True)

@@ -562,7 +562,7 @@ steps = st.lists(st.tuples(st.integers(0, 2),
                  min_size=3, max_size=14)
 
 
-@settings(max_examples=8, deadline=None,
+@settings(max_examples=20, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(steps)
 def test_three_agents_converge(tmp_path_factory: pytest.TempPathFactory, plan) -> None:
@@ -571,7 +571,7 @@ def test_three_agents_converge(tmp_path_factory: pytest.TempPathFactory, plan) -
     three_agents(tmp, bare, bare.as_uri(), plan)
 
 
-@settings(max_examples=3, deadline=None,
+@settings(max_examples=5, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(steps)
 def test_three_agents_converge_over_http(http_git_server, tmp_path_factory: pytest.TempPathFactory,
