@@ -206,6 +206,8 @@ def test_check_update_rules() -> None:
     assert [v.code for v in check_update("refs/heads/main", a, b, p, fast_forward=True,
                                          new_commits=201)] == ["MG605"]
     assert check_update("refs/heads/main", a, b, p, fast_forward=True, new_commits=200) == []
+    assert [v.code for v in check_update("refs/heads/main", a, b, p, fast_forward=True,
+                                         new_commits=0, target_kind="tag")] == ["MG602"]
 
 
 def test_check_change_protects_twin() -> None:

@@ -598,12 +598,14 @@ ZERO_OID = "0" * 40
 
 
 def check_update(ref: str, old: str, new: str, policy: Policy, *, fast_forward: bool,
-                 new_commits: int) -> list[Violation]:
-    """Rules on one ref update of a push."""
+                 new_commits: int, target_kind: str = "commit") -> list[Violation]:
+    """Rules on one ref update of a push (``target_kind``: what ``new`` names)."""
     if ref != policy.branch_ref:
         return [Violation("MG602", "", 0, f"{ref} may not be updated; only {policy.branch_ref}")]
     if set(new) == {"0"}:
         return [Violation("MG603", "", 0, f"{ref} may not be deleted")]
+    if target_kind != "commit":
+        return [Violation("MG602", "", 0, f"{ref} would point at a {target_kind}, not a commit")]
     out: list[Violation] = []
     if set(old) != {"0"} and not fast_forward:
         out.append(Violation("MG604", "", 0, f"the update of {ref} is not a fast-forward"))

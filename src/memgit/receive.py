@@ -383,8 +383,9 @@ class PushJudge:
                     "MG608", "", 0, f"{update.ref} would point at {update.new[:SHORT]}, "
                     "which is not in the push")])
             else:
-                self._ref_finding(update.ref, [Violation(
-                    "MG602", "", 0, f"{update.ref} would point at a {kind}, not a commit")])
+                self._ref_finding(update.ref, check_update(
+                    update.ref, update.old, update.new, self.policy, fast_forward=True,
+                    new_commits=0, target_kind=kind))
             return []
         try:
             new_commits = push_new_commits(self.git_dir, update.new, listing)
