@@ -90,3 +90,29 @@ def test_a_symlink_at_the_state_path_is_refused(tmp_path: Path) -> None:
     with pytest.raises(RepoError, match="symbolic link"):
         state.connect(tmp_path)
     assert target.read_bytes() == b""
+
+
+def test_many_processes_opening_a_new_database_at_once(tmp_path) -> None:
+    """First open (the switch to WAL) and migrations never fail with 'database is locked'."""
+    ctx = multiprocessing.get_context("fork")
+    for round_ in range(30):
+        git_dir = tmp_path / f"g{round_}"
+        git_dir.mkdir()
+        barrier = ctx.Barrier(8)
+        procs = [ctx.Process(target=_open_together, args=(str(git_dir), barrier))
+                 for _ in range(8)]
+        for proc in procs:
+            proc.start()
+        for proc in procs:
+            proc.join(60)
+        assert [proc.exitcode for proc in procs] == [0] * 8, f"round {round_}"
+
+
+def _open_together(git_dir: str, barrier) -> None:
+    barrier.wait()
+    conn = state.connect(Path(git_dir))
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert state.schema_version(conn) == len(state.MIGRATIONS)
+    finally:
+        conn.close()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -110,19 +111,53 @@ def connect(git_dir: Path, *, migrate: bool = True) -> sqlite3.Connection:
                            isolation_level=None, check_same_thread=False)
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        # WAL is a property of the file; setting it again is a no-op. SQLite
-        # creates -wal and -shm with the database file's permissions (0600).
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
-        if mode != "wal":
-            conn.execute("PRAGMA journal_mode = WAL")
+        if mode != "wal" or (migrate and schema_version(conn) < len(MIGRATIONS)):
+            with _setup_lock(path):
+                _set_wal(conn)
+                if migrate:
+                    _migrate(conn)
         conn.execute("PRAGMA synchronous = FULL")
         conn.execute("PRAGMA foreign_keys = ON")
-        if migrate:
-            _migrate(conn)
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+@contextmanager
+def _setup_lock(path: Path) -> Iterator[None]:
+    """First open and migrations, one process at a time (a flock on a sidecar file).
+
+    Switching a database to WAL needs an exclusive lock, and SQLite answers
+    "database is locked" at once, without its busy handler, when another
+    process opens the file at that moment; so the processes take turns.
+    """
+    import fcntl
+
+    fd = os.open(path.parent / "state.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _set_wal(conn: sqlite3.Connection) -> None:
+    """WAL is a property of the file; setting it again is a no-op. SQLite creates
+    -wal and -shm with the database file's permissions (0600). A reader of a
+    process that opened the file before the lock can still hold it for a moment:
+    retry within the busy timeout."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
