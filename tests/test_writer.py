@@ -345,6 +345,22 @@ def test_topics_that_would_clobber_a_file_or_folder_are_skipped(tmp_path: Path) 
     assert "In a folder" in show(drive, "archive.md/old.md")
 
 
+def test_reserved_topics_are_skipped_and_the_board_still_writes(tmp_path: Path) -> None:
+    drive = bare(tmp_path)
+    result = commit_facts(drive, [NewFact("Twin text", topic="twin/me"),
+                                  NewFact("A receipt", topic="imports/r1"),
+                                  NewFact("Not a question", topic="questions"),
+                                  NewFact("Fine", topic="people")])
+    assert [(s.ref, s.reason) for s in result.skipped] == [
+        (0, "topic-reserved"), (1, "topic-reserved"), (2, "topic-reserved")]
+    assert all("MG213" in s.detail for s in result.skipped)
+    assert [a.path for a in result.added] == ["people.md"]
+    from memgit.questions import ask
+
+    asked = ask(drive, "Who owns billing?")
+    assert asked.added and asked.added[0].path == "questions.md"
+
+
 def test_a_new_error_elsewhere_refuses_but_old_errors_do_not(new_drive) -> None:
     html = "# Old\n\n- Legacy <b>html</b> entry [source: imported:unknown]\n"
     path = new_drive({"old.md": html, "notes.md": "# Notes\n"})

@@ -55,6 +55,8 @@ RULES: dict[str, tuple[str, str]] = {
               "than letter case"),
     "MG211": ("path-length", "shorten the path to at most 255 bytes"),
     "MG212": ("file-folder-collision", "rename the file or the folder"),
+    "MG213": ("reserved-path", "questions.md is written by memgit ask/answer/resolve; twin/ and "
+              "imports/ by server-side memgit; choose another topic"),
     "MG290": ("near-limit", "the drive is close to a limit; consolidate before it is reached"),
     # content
     "MG301": ("utf8-invalid", "save the file as UTF-8 text"),
@@ -329,6 +331,15 @@ def check_path(path: str, mode: int, policy: Policy) -> list[Violation]:
                              f"only {', '.join(policy.extensions)} files may be stored"))
     if policy.strict_drive_rules and _is_transcript_name(path):
         out.append(Violation("MG305", path, 0, "the file name says it is a log or transcript"))
+    return out
+
+
+def check_topic(path: str, policy: Policy, *, reserved_ok: bool = False) -> list[Violation]:
+    """May a client write put entries into ``path``? The path rules, and no reserved
+    path (twin/, imports/, questions.md) unless the caller is the one that owns it."""
+    out = [v for v in check_path(path, MODE_FILE, policy) if v.severity == ERROR]
+    if not reserved_ok and fmt.is_reserved(path):
+        out.append(Violation("MG213", path, 0, f"{path} is reserved for memgit's own use"))
     return out
 
 

@@ -56,7 +56,7 @@ from .policy import (
     TreeItem,
     Violation,
     check_blob,
-    check_path,
+    check_topic,
     find_policy,
     judge,
     source_allowed,
@@ -214,11 +214,10 @@ def prepare_add(fact: NewFact | str, ref: int, policy: Policy, added: str, *,
     if not text:
         return Skipped(ref, "", "empty", "the text is empty")
     path = normalize_topic(fact.topic)
-    problems = [v for v in check_path(path, MODE_FILE, policy) if v.severity == ERROR]
+    problems = check_topic(path, policy, reserved_ok=allow_reserved)
     if problems:
-        return Skipped(ref, "", "topic-invalid", f"{problems[0].code} {problems[0].message}")
-    if fmt.is_reserved(path) and not allow_reserved:
-        return Skipped(ref, "", "topic-reserved", f"{path} is reserved for memgit's own use")
+        reason = "topic-reserved" if problems[0].code == "MG213" else "topic-invalid"
+        return Skipped(ref, "", reason, f"{problems[0].code} {problems[0].message}")
     source = (fact.source or "").strip() or f"memgit:observation/{entry_id}"
     if not source_allowed(source):
         return Skipped(ref, "", "source", "the source is not an allowed link or label "
