@@ -37,12 +37,12 @@ from .repo import (
     Drive,
     changed_files,
     commit_tree_id,
+    config_set,
     has_commit,
     is_ancestor,
     read_blob,
     ref_target,
     root_commit,
-    set_config_value,
     tree_files,
 )
 
@@ -148,7 +148,7 @@ def drive_id(drive: Drive, head: str | None = None) -> str:
             return ""
     root = root_commit(drive, head)
     try:
-        set_config_value(drive, DRIVE_ID_KEY, root)
+        config_set(drive.git_dir, DRIVE_ID_KEY, root)
     except Exception:  # noqa: BLE001 - a read-only or locked config: the value is derivable
         pass
     return root

@@ -13,7 +13,7 @@ from .repo import (
     read_blob,
     read_worktree_file,
     resolve_tree,
-    walk_tree,
+    tree_files,
     worktree_files,
 )
 
@@ -31,7 +31,7 @@ def lint_worktree(drive: Drive, policy: Policy, *, strict: bool = False) -> list
 
 def lint_rev(drive: Drive, rev: str, policy: Policy, *, strict: bool = False) -> list[Violation]:
     tree = resolve_tree(drive, rev)
-    files = list(walk_tree(drive.repo, tree))
+    files = tree_files(drive, str(tree.id))
     oids = {f.path: f.oid for f in files}
     items = [TreeItem(f.path, f.mode, f.size) for f in files]
     registry = PurgeRegistry.load(drive.git_dir)

@@ -495,7 +495,7 @@ def plan_purge(drive: gitrepo.Drive, ids: Iterable[str], *,
     finally:
         scan.reader.close()
     if drive.workdir is not None and plan.checkout_trees is not None:
-        dirty = gitrepo.dirty_paths(drive, plan.checkout_paths)
+        dirty = gitrepo.worktree_changes(drive, plan.checkout_paths, untracked=False)
         if dirty:
             raise UsageError(f"uncommitted changes in files the purge rewrites: "
                              f"{', '.join(dirty[:5])}",

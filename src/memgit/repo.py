@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -102,20 +102,6 @@ class FileEntry:
     mode: int
     size: int
     oid: str
-
-
-def walk_tree(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = "") -> Iterator[FileEntry]:
-    """Every blob, symlink and gitlink of a tree, depth first."""
-    for item in tree:
-        name = item.name or ""
-        path = prefix + name
-        mode = item.filemode
-        if mode == MODE_TREE:
-            yield from walk_tree(repo, repo.get(item.id), path + "/")  # type: ignore[arg-type]
-        elif mode == MODE_COMMIT:
-            yield FileEntry(path, mode, 0, str(item.id))
-        else:
-            yield FileEntry(path, mode, item.size, str(item.id))  # type: ignore[attr-defined]
 
 
 def resolve_tree(drive: Drive, rev: str) -> pygit2.Tree:
@@ -323,7 +309,8 @@ def path_blocked(drive: Drive, tree_id: str, path: str) -> bool:
 
 
 def tree_files(drive: Drive, tree_id: str) -> list[FileEntry]:
-    """Like walk_tree, memoised per tree id: git objects never change, so a subtree
+    """Every blob, symlink and gitlink of a tree, depth first, memoised per tree id:
+    git objects never change, so a subtree
     seen before (every unchanged folder of the next commit) costs a dict lookup.
     A blob's size needs a read of its object header, which is what makes the
     plain walk take ~14 ms on a 256-file drive."""
@@ -495,10 +482,6 @@ def root_commit(drive: Drive, head: str) -> str:
     return str(commit.id)
 
 
-def set_config_value(drive: Drive, key: str, value: str) -> None:
-    drive.repo.config[key] = value
-
-
 def hash_blob(data: bytes) -> str:
     import pygit2
 
@@ -582,12 +565,17 @@ def git_executable() -> str:
     raise RepoError("git is not on the hook's PATH", "install git, or put it on PATH")
 
 
+def plumbing_argv(git_dir: Path, *args: str) -> list[str]:
+    """``git --no-replace-objects --git-dir=GIT_DIR ARGS``: refs/replace/* must not
+    change what the objects of a push or of a history rewrite say."""
+    return [git_executable(), "--no-replace-objects", f"--git-dir={git_dir}", *args]
+
+
 def git_plumbing(git_dir: Path, *args: str,
                  input: bytes | None = None) -> subprocess.CompletedProcess:
-    """Run ``git --git-dir=GIT_DIR ARGS`` without replace refs; output captured, never raises
-    for a non-zero exit (callers read ``returncode``)."""
-    # --no-replace-objects: refs/replace/* must not change what the pushed objects say.
-    argv = [git_executable(), "--no-replace-objects", f"--git-dir={git_dir}", *args]
+    """Run :func:`plumbing_argv`; output captured, never raises for a non-zero exit
+    (callers read ``returncode``)."""
+    argv = plumbing_argv(git_dir, *args)
     return subprocess.run(argv, input=input, capture_output=True,
                           stdin=None if input is not None else subprocess.DEVNULL)
 
@@ -618,8 +606,8 @@ class ObjectMissingError(RepoError):
 def start_plumbing(git_dir: Path, *args: str) -> subprocess.Popen[bytes]:
     """Start ``git --git-dir=GIT_DIR ARGS`` and return at once (collect with
     :func:`finish_plumbing`), so several git commands start side by side."""
-    argv = [git_executable(), "--no-replace-objects", f"--git-dir={git_dir}", *args]
-    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+    return subprocess.Popen(plumbing_argv(git_dir, *args), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
 
 
@@ -745,10 +733,7 @@ class ObjectReader:
     def _proc(self, flag: str) -> subprocess.Popen[bytes]:
         proc = self._procs.get(flag)
         if proc is None:
-            argv = [git_executable(), "--no-replace-objects", f"--git-dir={self.git_dir}",
-                    "cat-file", flag]
-            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.DEVNULL)
+            proc = _cat_file(self.git_dir, flag, stdin=subprocess.PIPE)
             self._procs[flag] = proc
         return proc
 
@@ -1252,9 +1237,8 @@ def object_count(git_dir: Path) -> int:
 
 
 def _cat_file(git_dir: Path, *args: str, stdin: int | None = None) -> subprocess.Popen[bytes]:
-    argv = [git_executable(), "--no-replace-objects", f"--git-dir={git_dir}", "cat-file",
-            *args]
-    return subprocess.Popen(argv, stdin=stdin if stdin is not None else subprocess.DEVNULL,
+    return subprocess.Popen(plumbing_argv(git_dir, "cat-file", *args),
+                            stdin=stdin if stdin is not None else subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 
 
@@ -1309,15 +1293,6 @@ def all_object_ids(git_dir: Path) -> list[tuple[str, str]]:
     return [tuple(line.split(" ", 1)) for line in proc.stdout.decode().splitlines()]  # type: ignore[misc]
 
 
-def dirty_paths(drive: Drive, paths: list[str]) -> list[str]:
-    """Of ``paths``, those with staged or unstaged changes in a checkout."""
-    if drive.workdir is None or not paths:
-        return []
-    proc = git("status", "--porcelain=v1", "-z", "--untracked-files=no", "--", *paths,
-               cwd=drive.workdir)
-    return [os.fsdecode(item[3:]) for item in proc.stdout.split(b"\x00") if len(item) > 3]
-
-
 def move_checkout(drive: Drive, old_tree: str, new_tree: str) -> None:
     """Bring git's index and the work tree from ``old_tree`` to ``new_tree``.
 
@@ -1341,7 +1316,7 @@ def tree_texts(drive: Drive, tree_id: str | None,
     repo = drive.repo
     cache: dict[str, str] = {} if blobs is None else blobs
     out: dict[str, str] = {}
-    for f in walk_tree(repo, repo[tree_id]):  # type: ignore[arg-type]
+    for f in tree_files(drive, tree_id):
         if f.mode not in (MODE_FILE, MODE_EXEC):
             continue
         text = cache.get(f.oid)
@@ -1453,10 +1428,14 @@ def push_commit(drive: Drive, remote: str, oid: str,
                cwd=drive.root, env=_network_env(), check=False)
 
 
-def worktree_changes(drive: Drive) -> list[str]:
-    """Paths with staged, unstaged or untracked (not ignored) changes."""
-    assert drive.workdir is not None
-    proc = git("status", "--porcelain=v1", "-z", "--untracked-files=normal", cwd=drive.workdir)
+def worktree_changes(drive: Drive, paths: Sequence[str] = (), *,
+                     untracked: bool = True) -> list[str]:
+    """Paths (all, or those of ``paths``) with staged, unstaged or, with
+    ``untracked``, untracked (not ignored) changes; none in a bare repository."""
+    if drive.workdir is None:
+        return []
+    mode = "--untracked-files=normal" if untracked else "--untracked-files=no"
+    proc = git("status", "--porcelain=v1", "-z", mode, "--", *paths, cwd=drive.workdir)
     return [os.fsdecode(item[3:]) for item in proc.stdout.split(b"\x00") if len(item) > 3]
 
 
@@ -1464,11 +1443,12 @@ def switch_branch_to(drive: Drive, ref: str, old: str, new: str, message: str) -
     """Move the checked-out branch from ``old`` to ``new``, work tree and index too.
 
     ``read-tree -m -u`` refuses (changing nothing) if a path it must touch has
-    local edits; ``update-ref NEW OLD`` moves the branch only if it still
-    points at ``old``.
+    local edits; :func:`cas_ref` moves the branch only if it still points at ``old``.
     """
     move_checkout(drive, commit_tree_id(drive, old), commit_tree_id(drive, new))
-    git("update-ref", "-m", message, ref, new, old, cwd=drive.root)
+    if not cas_ref(drive, ref, old, new, message):
+        raise RepoError(f"{ref} moved while memgit was switching it",
+                        "run the command again")
 
 
 def clone_repository(url: str, path: Path, branch: str) -> subprocess.CompletedProcess:

@@ -47,6 +47,7 @@ from .repo import (
     changed_files,
     commit_info,
     commit_tree_id,
+    config_set,
     delete_ref,
     expire_reflogs_and_prune,
     fetch_branch,
@@ -58,7 +59,6 @@ from .repo import (
     ref_target,
     remote_url,
     replay_commit,
-    set_config_value,
     set_ref,
     switch_branch_to,
     tree_from_texts,
@@ -545,7 +545,7 @@ def _finish(state: _State, local_head: str, target: str | None) -> None:
         set_ref(drive, f"refs/remotes/{state.remote}/{drive_branch(drive)}", target,
                 "memgit sync")
     delete_ref(drive, SYNC_SOURCE)
-    set_config_value(drive, LAST_SYNC_CONFIG, str(int(time.time())))
+    config_set(drive.git_dir, LAST_SYNC_CONFIG, str(int(time.time())))
     report.head = target
     if report.rewritten or report.dropped:
         # Purged text may sit in the old history or in a local commit that put
