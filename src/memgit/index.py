@@ -565,27 +565,24 @@ def _count_retrievals(conn: sqlite3.Connection, rowids: list[int]) -> None:
 
 def locate(conn: sqlite3.Connection, entry_ids: Iterable[str]) -> dict[str, str]:
     """entry id -> path of the present entries among ``entry_ids`` (index only)."""
-    ids = list(dict.fromkeys(entry_ids))
-    out: dict[str, str] = {}
-    for chunk in _chunks(ids, 500):
-        marks = ",".join("?" * len(chunk))
-        for entry_id, path in conn.execute(
-                f"SELECT entry_id, path FROM facts WHERE valid_until IS NULL "
-                f"AND entry_id IN ({marks})", chunk):
-            out.setdefault(entry_id, path)
-    return out
+    return _present_by(conn, "entry_id", "path", entry_ids)
 
 
 def present_digests(conn: sqlite3.Connection, digests: Iterable[str]) -> dict[str, str]:
     """text digest -> entry id of present entries with that text."""
-    items = list(dict.fromkeys(digests))
+    return _present_by(conn, "digest", "entry_id", digests)
+
+
+def _present_by(conn: sqlite3.Connection, key: str, value: str,
+                wanted: Iterable[str]) -> dict[str, str]:
+    """``key -> value`` of present rows whose ``key`` is in ``wanted`` (first row wins)."""
+    items = list(dict.fromkeys(wanted))
     out: dict[str, str] = {}
     for chunk in _chunks(items, 500):
         marks = ",".join("?" * len(chunk))
-        for digest, entry_id in conn.execute(
-                f"SELECT digest, entry_id FROM facts WHERE valid_until IS NULL "
-                f"AND digest IN ({marks})", chunk):
-            out.setdefault(digest, entry_id)
+        for k, v in conn.execute(f"SELECT {key}, {value} FROM facts WHERE valid_until IS NULL "
+                                 f"AND {key} IN ({marks})", chunk):
+            out.setdefault(k, v)
     return out
 
 
