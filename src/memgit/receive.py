@@ -749,8 +749,6 @@ class _Timing:
         self.on = os.environ.get("MEMGIT_HOOK_TIMING") == "1"
         self.last = self.clock()
         self.phases: dict[str, float] = {}
-        self.scan_seconds = 0.0
-        self.scan_lines = 0
 
     def mark(self, phase: str) -> None:
         if self.on:
@@ -758,30 +756,10 @@ class _Timing:
             self.phases[phase] = self.phases.get(phase, 0.0) + now - self.last
             self.last = now
 
-    def watch_secret_scan(self) -> None:
-        """Wrap the scanner to add up its time (policy imports it on each call)."""
-        if not self.on:
-            return
-        from . import secrets
-
-        inner = secrets.scan_text
-
-        def timed(text: str) -> list:
-            start = self.clock()
-            try:
-                return inner(text)
-            finally:
-                self.scan_seconds += self.clock() - start
-                self.scan_lines += 1
-
-        secrets.scan_text = timed  # type: ignore[assignment]
-
     def line(self) -> list[str]:
         if not self.on:
             return []
         parts = [f"{k}={v * 1000:.1f}" for k, v in self.phases.items()]
-        parts.append(f"secret_scan={self.scan_seconds * 1000:.1f}")
-        parts.append(f"scanned_lines={self.scan_lines}")
         return ["memgit: timing ms: " + " ".join(parts)]
 
 
@@ -899,7 +877,6 @@ def run_pre_receive(git_dir: Path, stdin: bytes, *, policy_file: str | None = No
             reader.start()  # git starts while the policy is read
         policy, registry = load_policy_and_registry(git_dir, policy_file, lookup)
         TIMING.mark("policy")
-        TIMING.watch_secret_scan()
         verdict = judge_push(git_dir, updates, policy, registry, reader)
         reader.close()
         lines = report(verdict)
