@@ -907,32 +907,12 @@ def build_negatives() -> None:
 
 def mark_upstream() -> None:
     """Record which positives detect-secrets' own plugin flags (imports detect-secrets)."""
-    import importlib
 
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     from detect_secrets.settings import default_settings
 
-    modules = {
-        "AWSKeyDetector": "aws",
-        "ArtifactoryDetector": "artifactory",
-        "AzureStorageKeyDetector": "azure_storage_key",
-        "BasicAuthDetector": "basic_auth",
-        "DiscordBotTokenDetector": "discord",
-        "GitHubTokenDetector": "github_token",
-        "GitLabTokenDetector": "gitlab_token",
-        "JwtTokenDetector": "jwt",
-        "KeywordDetector": "keyword",
-        "MailchimpDetector": "mailchimp",
-        "NpmDetector": "npm",
-        "OpenAIDetector": "openai",
-        "PrivateKeyDetector": "private_key",
-        "PypiTokenDetector": "pypi_token",
-        "SendGridDetector": "sendgrid",
-        "SlackDetector": "slack",
-        "SquareOAuthDetector": "square_oauth",
-        "StripeDetector": "stripe",
-        "TelegramBotTokenDetector": "telegram_token",
-        "TwilioKeyDetector": "twilio",
-    }
+    # detect-secrets' own registry of plugin classes, by class name
+    plugins = {c.__name__: c for c in get_mapping_from_secret_type_to_class().values()}
     with default_settings():
         for rec in POSITIVES:
             rec["upstream"] = ""
@@ -940,8 +920,7 @@ def mark_upstream() -> None:
             if not doc.startswith(DS):
                 continue
             name = doc[len(DS) :].split(";")[0].strip()
-            module = importlib.import_module("detect_secrets.plugins." + modules[name])
-            plugin = getattr(module, name)()
+            plugin = plugins[name]()
             found = plugin.analyze_line(filename="memory.md", line=rec["line"], line_number=1)
             secret = str(rec["secret"])
             if any(
