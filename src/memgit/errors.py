@@ -35,6 +35,24 @@ class RegistryError(MemgitError):
     code = "MG005"
 
 
+class HookConflictError(MemgitError):
+    """A hook memgit did not write is in the way (install with --chain, or move it)."""
+
+    code = "MG008"
+
+
+class SyncAuthError(RepoError):
+    """The server refused the user's credentials during memgit sync."""
+
+    code = "MG010"
+
+
+class SyncNetworkError(RepoError):
+    """The server could not be reached during memgit sync."""
+
+    code = "MG011"
+
+
 class ConflictError(MemgitError):
     """The branch moved under us (compare-and-swap failed)."""
 

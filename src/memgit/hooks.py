@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import MemgitError
+from .errors import HookConflictError
 from .repo import config_get, config_set, hooks_dir
 
 if TYPE_CHECKING:
@@ -50,10 +50,6 @@ _PURPOSE = {
     "pre-receive": "refuse pushes the drive policy does not allow",
     "post-receive": "count accepted pushes and update the drive's index",
 }
-
-
-class HookConflictError(MemgitError):
-    code = "MG008"
 
 
 def import_paths() -> list[str]:

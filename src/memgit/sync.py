@@ -39,7 +39,16 @@ from functools import partial
 from typing import Any, TypeVar
 
 from . import format as fmt
-from .errors import ConflictError, MemgitError, NotADriveError, RefusedError, RepoError, UsageError
+from .errors import (
+    ConflictError,
+    MemgitError,
+    NotADriveError,
+    RefusedError,
+    RepoError,
+    SyncAuthError,
+    SyncNetworkError,
+    UsageError,
+)
 from .policy import find_policy
 from .replay import CONFLICT_CHOICES, Conflict, Op, apply_ops, compute_ops, entry_map
 from .repo import (
@@ -68,16 +77,17 @@ from .repo import (
 
 BRANCH = "main"  # what memgit clone checks out; a drive's policy may name another
 
-
-def drive_branch(drive: Drive) -> str:
-    """The branch a drive lands on: the policy's ``branch`` (main by default)."""
-    return find_policy(None, drive.git_dir, drive.config_value("memgit.policy")).branch
 LAST_SYNCED = "refs/memgit/last-synced"
 SYNC_SOURCE = "refs/memgit/sync-source"
 REMOTES = "refs/memgit/remotes/"  # + remote name: its main as last fetched
 LAST_SYNC_CONFIG = "memgit.lastsync"
 MAX_RACES = 5
 MAX_BATCH = 100  # below the default policy's 200 commits per push
+
+
+def drive_branch(drive: Drive) -> str:
+    """The branch a drive lands on: the policy's ``branch`` (main by default)."""
+    return find_policy(None, drive.git_dir, drive.config_value("memgit.policy")).branch
 
 
 class SyncRefusedError(RefusedError):
@@ -90,14 +100,6 @@ class SyncRefusedError(RefusedError):
                  "your local commits are kept")
         self.commit = commit
         self.server_message = server_message
-
-
-class SyncAuthError(RepoError):
-    code = "MG010"
-
-
-class SyncNetworkError(RepoError):
-    code = "MG011"
 
 
 class SyncRaceError(ConflictError):
