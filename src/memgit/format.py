@@ -23,7 +23,6 @@ INDEX_HEADING = "## Index"
 RESERVED_DIRS = ("twin/", "imports/")
 RESERVED_FILES = (QUESTIONS_FILE,)
 
-KEY_RE = re.compile(r"[a-z][a-z0-9_-]*\Z")
 _BULLET_RE = re.compile(r"([ \t]*)([-*])([ \t]+)(?=\S)")
 _THEMATIC_BREAK_RE = re.compile(r"[ \t]{0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*\Z")
 # The metadata group: the last ``[...]`` that ends the line (trailing blanks

@@ -111,11 +111,6 @@ def render_hook(name: str, python: str | None, *, chain: bool = False,
     )
 
 
-def template_path(name: str) -> Path:
-    """``hooks/<name>`` of a source checkout of memgit (absent in a wheel install)."""
-    return Path(__file__).resolve().parents[2] / "hooks" / name
-
-
 def is_memgit_hook(path: Path) -> bool:
     try:
         with open(path, "rb") as fh:

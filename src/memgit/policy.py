@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -605,8 +605,6 @@ def _collisions(paths: Iterable[str]) -> list[Violation]:
 
 # --- pushes --------------------------------------------------------------------------
 
-ZERO_OID = "0" * 40
-
 
 def check_update(ref: str, old: str, new: str, policy: Policy, *, fast_forward: bool,
                  new_commits: int, target_kind: str = "commit") -> list[Violation]:
@@ -717,13 +715,6 @@ class PurgeRegistry:
         finally:
             os.close(fd)
 
-
-def errors_only(violations: Iterable[Violation]) -> list[Violation]:
-    return [v for v in violations if v.severity == ERROR]
-
-
-def with_commit(violations: Iterable[Violation], commit: str) -> list[Violation]:
-    return [replace(v, commit=commit) for v in violations]
 
 
 def judge(items: Sequence[TreeItem], read: Callable[[str], bytes], policy: Policy, *,

@@ -35,12 +35,11 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any
 
 from . import format as fmt
 from .errors import ConflictError
 
-OnConflict = Literal["local", "server", "newest", "fail"]
 CONFLICT_CHOICES: tuple[str, ...] = ("local", "server", "newest", "fail")
 
 # Where an inserted entry goes: after the entry ``("id", ID, blank)``, after the
