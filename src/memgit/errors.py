@@ -53,6 +53,12 @@ class SyncNetworkError(RepoError):
     code = "MG011"
 
 
+class PluginError(MemgitError):
+    """A plugin is unknown, cannot be loaded, or does not have its kind's shape."""
+
+    code = "MG012"
+
+
 class ConflictError(MemgitError):
     """The branch moved under us (compare-and-swap failed)."""
 

@@ -1,0 +1,150 @@
+"""The plugin seam: typed kinds of plugin, found by name through entry points.
+
+Three kinds are known, each a Protocol below and an entry-point group:
+
+* ``model`` (group ``memgit.models``): a consolidation model that proposes
+  merges, contradictions, lessons and prunes for ``memgit dream``;
+* ``embedder`` (group ``memgit.embedders``): turns texts into vectors for
+  semantic recall;
+* ``agent`` (group ``memgit.agents``): installs an agent integration (hooks,
+  MCP configuration) into a project.
+
+An entry point names a factory: a callable taking the plugin's settings from
+``memgit.yaml`` (a mapping, possibly empty) and returning an object of the kind.
+memgit's own plugins are listed in ``BUILTIN`` so that they work from a source
+checkout too; an installed distribution adds more through its entry points
+(``plugins/README.md`` shows how to write one).
+
+Plugins are loaded only by the commands that need them, never by pre-receive
+or pre-commit: this module imports nothing heavy, and ``load`` imports the
+plugin's module only when it is called.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from .errors import PluginError
+
+GROUPS: dict[str, str] = {
+    "model": "memgit.models",
+    "embedder": "memgit.embedders",
+    "agent": "memgit.agents",
+}
+
+# kind -> name -> "module:factory", memgit's own plugins
+BUILTIN: dict[str, dict[str, str]] = {
+    "model": {},
+    "embedder": {},
+    "agent": {},
+}
+
+EmbedKind = Literal["query", "passage"]
+
+
+@runtime_checkable
+class ConsolidationModel(Protocol):
+    """Proposes changes to a drive snapshot; code checks every proposal (docs/dream.md)."""
+
+    name: str
+
+    def propose(self, snapshot: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Return the proposal object (merges, contradictions, lessons, prunes)."""
+        ...
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into vectors of ``dimension`` floats, the same model every time."""
+
+    name: str
+    model_id: str
+    dimension: int
+
+    def embed(self, texts: Sequence[str], kind: EmbedKind = "passage") -> list[list[float]]:
+        """One vector per text, in order; ``kind`` tells queries from stored passages."""
+        ...
+
+
+@runtime_checkable
+class AgentIntegration(Protocol):
+    """Installs an agent tool's integration (hooks, MCP entry) for a project."""
+
+    name: str
+    description: str
+
+    def install(self, project: Path, drive: Path) -> list[Path]:
+        """Write the integration's files under ``project``; return the paths written."""
+        ...
+
+
+PROTOCOLS: dict[str, type] = {
+    "model": ConsolidationModel,
+    "embedder": Embedder,
+    "agent": AgentIntegration,
+}
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in GROUPS:
+        raise PluginError(f"unknown plugin kind {kind!r}",
+                          f"known kinds: {', '.join(sorted(GROUPS))}")
+
+
+def _entry_points(kind: str) -> dict[str, str]:
+    """Installed plugins of a kind: name -> "module:attr" (from package metadata)."""
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep.value for ep in entry_points(group=GROUPS[kind])}
+
+
+def available(kind: str) -> dict[str, str]:
+    """Every plugin of ``kind`` by name: memgit's own, then installed distributions'."""
+    _check_kind(kind)
+    found = dict(BUILTIN[kind])
+    for name, target in _entry_points(kind).items():
+        found.setdefault(name, target)
+    return found
+
+
+def _resolve(target: str) -> Callable[..., Any]:
+    module_name, _, attr = target.partition(":")
+    module = importlib.import_module(module_name)
+    factory: Any = module
+    for part in attr.split(".") if attr else []:
+        factory = getattr(factory, part)
+    if not callable(factory):
+        raise TypeError(f"{target} is not callable")
+    return factory
+
+
+def load(kind: str, name: str, settings: Mapping[str, Any] | None = None) -> Any:
+    """Build the plugin ``name`` of ``kind`` with its settings; check it has the kind's shape.
+
+    Raises PluginError naming the plugin when it is unknown, cannot be imported (an
+    optional extra that is not installed, say) or does not provide the kind's methods.
+    """
+    _check_kind(kind)
+    known = available(kind)
+    target = known.get(name)
+    if target is None:
+        names = ", ".join(sorted(known)) or "none installed"
+        raise PluginError(f"no {kind} plugin named {name!r}",
+                          f"installed {kind} plugins: {names}")
+    try:
+        factory = _resolve(target)
+    except ImportError as exc:
+        raise PluginError(f"the {kind} plugin {name!r} cannot be loaded: {exc}",
+                          "install the extra it needs, e.g. pip install 'memgit[embed]'") from exc
+    except (AttributeError, TypeError) as exc:
+        raise PluginError(f"the {kind} plugin {name!r} points at {target!r}, "
+                          f"which is not a factory: {exc}",
+                          "fix the plugin's entry point") from exc
+    plugin = factory(dict(settings or {}))
+    if not isinstance(plugin, PROTOCOLS[kind]):
+        raise PluginError(f"the {kind} plugin {name!r} does not provide what the {kind} kind needs",
+                          f"see {PROTOCOLS[kind].__name__} in memgit/plugins.py")
+    return plugin
