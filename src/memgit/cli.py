@@ -35,6 +35,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sync": ("sync", "Replay offline commits onto the server, then take the server's."),
     "clone": ("clone", "Clone a server drive, ready for memgit sync."),
     "status": ("status", "Show commits waiting for memgit sync and the last sync time."),
+    "context": ("context", "Print the context packet an agent loads at session start."),
+    "mcp": ("mcp", "Serve the drive to an agent over MCP (stdio; memgit[mcp])."),
+    "install-agent": ("install_agent", "Install an agent integration (claude-code, codex, shell)."),
+    "agent-hook": ("agent_hook", "Run an agent hook: session-start, prompt, guard, record."),
 }
 
 
