@@ -39,7 +39,11 @@ GROUPS: dict[str, str] = {
 BUILTIN: dict[str, dict[str, str]] = {
     "model": {},
     "embedder": {},
-    "agent": {},
+    "agent": {
+        "claude-code": "memgit.agents:claude_code",
+        "codex": "memgit.agents:codex",
+        "shell": "memgit.agents:shell",
+    },
 }
 
 EmbedKind = Literal["query", "passage"]
