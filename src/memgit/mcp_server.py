@@ -57,12 +57,16 @@ def _where(exc: BaseException) -> str:
     return f"{tb.tb_frame.f_code.co_filename.rsplit('/', 1)[-1]}:{tb.tb_lineno}"
 
 
-def tool_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn memgit's errors into MCP tool errors (code and hint, never a traceback)."""
+def tool_errors(fn: Callable[..., Any], inline: bool = False) -> Callable[..., Any]:
+    """Turn memgit's errors into MCP tool errors (code and hint, never a traceback).
+
+    The SDK runs a plain function in a worker thread; ``inline`` wraps it in a
+    coroutine instead, so it runs on the event loop: a read (recall, context...)
+    takes about a millisecond, less than the hop to a thread and back.
+    """
     from mcp.server.mcpserver.exceptions import ToolError
 
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def guarded(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except MemgitError as err:
@@ -72,7 +76,14 @@ def tool_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
                   f"{_where(exc)}", file=sys.stderr, flush=True)
             raise ToolError(internal_error_text(exc)) from None
 
-    return wrapper
+    if not inline:
+        return functools.wraps(fn)(guarded)
+
+    @functools.wraps(fn)
+    async def on_loop(*args: Any, **kwargs: Any) -> Any:
+        return guarded(*args, **kwargs)
+
+    return on_loop
 
 
 def build_server(agent: AgentDrive) -> Any:
@@ -95,7 +106,8 @@ def build_server(agent: AgentDrive) -> Any:
 
     def tool(description: str, annotations: Any) -> Callable[[Callable[..., Any]], Any]:
         def register(fn: Callable[..., Any]) -> Any:
-            app.add_tool(tool_errors(fn), description=description, annotations=annotations)
+            app.add_tool(tool_errors(fn, inline=annotations is read_only),
+                         description=description, annotations=annotations)
             return fn
         return register
 
