@@ -7,6 +7,9 @@ Run: python bench/bench_recall.py [--queries N] [--cli N]
 * `git grep -i -e W1 -e W2 ... main` on the same bare drive for the same
   queries: how an agent without an index looks things up; the ratio is
   reported (grep time / recall time);
+* `memgit recall` from the shell side by side with `python3 -c 'import sqlite3'`
+  (the fast-path round's target: at most 2.5x) and `git grep -i`, and where the
+  shell recall's time goes (`python -X importtime`, summed by top-level package);
 * recall@5 and MRR on the labelled set in tests/data/recall/.
 """
 
@@ -93,6 +96,50 @@ def bench_latency(drive: Drive, queries: list[str], cli_runs: int) -> None:
           f"{statistics.median(grep) / statistics.median(cli):.2f}x")
 
 
+def bench_shell(drive: Drive, queries: list[str], runs: int) -> None:
+    """The shell recall against the interpreter's floor, measured alternately."""
+    script = Path(sys.executable).parent / "memgit"
+    memgit = [str(script)] if script.exists() else [sys.executable, "-m", "memgit"]
+    shell, sqlite, grep = [], [], []
+    for q in queries[:runs]:
+        for out, argv, cwd in (
+                (shell, [*memgit, "-C", str(drive.git_dir), "recall", "--no-count", q], None),
+                (sqlite, ["python3", "-c", "import sqlite3"], None),
+                (grep, ["git", "grep", "-i", "-I", "-e", q.split()[-1], "main"],
+                 drive.git_dir)):
+            t0 = time.perf_counter()
+            subprocess.run(argv, cwd=cwd, capture_output=True, check=False)
+            out.append((time.perf_counter() - t0) * 1000)
+    base = statistics.median(sqlite)
+    print(f"memgit recall from the shell:             {ms_stats(shell)}")
+    print(f"python3 -c 'import sqlite3':              {ms_stats(sqlite)}")
+    print(f"git grep -i (one word):                   {ms_stats(grep)}")
+    print(f"ratio shell recall / import sqlite3 (p50): {statistics.median(shell) / base:.1f}x "
+          "(fast-path target: at most 2.5x)")
+
+
+def import_profile(drive: Drive, query: str, top: int = 12) -> None:
+    """Where a shell recall's start-up goes: -X importtime, by top-level package."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "memgit", "-C",
+                           str(drive.git_dir), "recall", "--no-count", query],
+                          capture_output=True, text=True, check=False)
+    by_package: dict[str, int] = {}
+    for line in proc.stderr.splitlines():
+        parts = line.split("|")
+        if len(parts) != 3 or not parts[0].startswith("import time:"):
+            continue
+        try:
+            self_us = int(parts[0].split(":")[1])
+        except ValueError:
+            continue
+        name = parts[2].strip().split(".")[0]
+        by_package[name] = by_package.get(name, 0) + self_us
+    total = sum(by_package.values())
+    print(f"imports of one shell recall: {total / 1000:.1f} ms in all (self times summed)")
+    for name, us in sorted(by_package.items(), key=lambda kv: -kv[1])[:top]:
+        print(f"  {name:28} {us / 1000:7.1f} ms")
+
+
 def bench_quality() -> None:
     from memgit import index as idx
     from memgit.repo import open_drive
@@ -129,7 +176,10 @@ def main() -> None:
     assert COMMON  # the drive and the queries share the vocabulary of bench_writer
     with tempfile.TemporaryDirectory() as tmp:
         drive = make_bare_drive(Path(tmp) / "limits.git")
-        bench_latency(drive, make_queries(args.queries), args.cli)
+        queries = make_queries(args.queries)
+        bench_latency(drive, queries, args.cli)
+        bench_shell(drive, queries, args.cli)
+        import_profile(drive, queries[0])
     bench_quality()
 
 
