@@ -204,7 +204,7 @@ def bench_reindex(drive: Drive, repeat: int) -> None:
     from memgit import state
     from memgit.repo import build_tree, cas_ref, create_commit, file_at, read_blob, ref_target
 
-    idx.close_connections()
+    state.close_connections()
     for suffix in ("", "-wal", "-shm"):
         Path(str(state.state_path(drive.git_dir)) + suffix).unlink(missing_ok=True)
     t0 = time.perf_counter()

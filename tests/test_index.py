@@ -13,7 +13,9 @@ from conftest import git, memgit
 from memgit import format as fmt
 from memgit import index as idx
 from memgit import state
+from memgit.read_path import recall
 from memgit.repo import Drive, init_bare, open_drive, ref_target
+from memgit.state import facts
 from memgit.writer import NewFact, commit_facts
 
 RECALL_DATA = Path(__file__).parent / "data" / "recall"
@@ -45,18 +47,18 @@ PEOPLE = ("# People\n\n"
 
 def test_recall_returns_fields_and_counts_retrievals(new_drive) -> None:
     _path, drive = checkout(new_drive, {"people.md": PEOPLE})
-    hits = idx.recall(drive, "who owns pricing?")
+    hits = recall(drive, "who owns pricing?")
     assert ids(hits)[0] == "p-priya"
     top = hits[0]
     assert (top.text, top.path, top.line, top.source, top.added) == (
         "Priya owns pricing and design", "people.md", 4, "https://example.com/s/2", "2026-01-03")
     assert top.score > 0 and top.retrievals == 1
     assert top.fact_id == idx.fact_id(idx.drive_id(drive), "p-priya")
-    assert idx.recall(drive, "pricing")[0].retrievals == 2
-    assert idx.recall(drive, "pricing", count=False)[0].retrievals == 2
-    assert idx.stats(idx.connection(drive)).retrievals == 2
+    assert recall(drive, "pricing")[0].retrievals == 2
+    assert recall(drive, "pricing", count=False)[0].retrievals == 2
+    assert facts.stats(state.connection(drive.git_dir)).retrievals == 2
     # counting runs at synchronous=NORMAL; the connection goes back to FULL
-    assert idx.connection(drive).execute("PRAGMA synchronous").fetchone()[0] == 2
+    assert state.connection(drive.git_dir).execute("PRAGMA synchronous").fetchone()[0] == 2
 
 
 def test_fact_ids_and_drive_id(new_drive) -> None:
@@ -69,7 +71,7 @@ def test_fact_ids_and_drive_id(new_drive) -> None:
     expected = "drive_" + hashlib.sha256(f"{root}\np-joe".encode()).hexdigest()
     assert idx.fact_id(root, "p-joe") == expected
     idx.reindex(drive)
-    row = idx.connection(drive).execute(
+    row = state.connection(drive.git_dir).execute(
         "SELECT fact_id FROM facts WHERE entry_id = 'p-joe'").fetchone()
     assert row[0] == expected
 
@@ -77,11 +79,11 @@ def test_fact_ids_and_drive_id(new_drive) -> None:
 def test_query_syntax_is_never_interpreted(new_drive) -> None:
     _path, drive = checkout(new_drive, {"people.md": PEOPLE})
     for query in ['"unbalanced', "NEAR(joe sam)", "joe AND OR NOT", "*", "p-joe:", "(((", ""]:
-        hits = idx.recall(drive, query)
+        hits = recall(drive, query)
         assert all(h.path == "people.md" for h in hits)
     # a query of stop words only searches them as given
-    assert ids(idx.recall(drive, "and")) == ["p-priya"]
-    assert ids(idx.recall(drive, "joe AND OR NOT"))[0] == "p-joe"
+    assert ids(recall(drive, "and")) == ["p-priya"]
+    assert ids(recall(drive, "joe AND OR NOT"))[0] == "p-joe"
 
 
 def test_not_memory_is_never_recalled(new_drive) -> None:
@@ -98,30 +100,30 @@ def test_not_memory_is_never_recalled(new_drive) -> None:
         "twin/joe.md": f"# Twin\n\n- Zebra fact under twin [{src}]\n",
     }
     _path, drive = checkout(new_drive, files)
-    hits = idx.recall(drive, "zebra fact", limit=50)
+    hits = recall(drive, "zebra fact", limit=50)
     assert [h.text for h in hits] == ["Zebra fact active"]
-    stats = idx.stats(idx.connection(drive))
+    stats = facts.stats(state.connection(drive.git_dir))
     assert (stats.entries, stats.rows) == (1, 7)  # excluded entries are rows, not searchable
 
 
 def test_soft_retire_and_revive_keep_fact_id_and_counts(new_drive) -> None:
     path, drive = checkout(new_drive, {"people.md": PEOPLE})
     sam = fmt.deterministic_id("Sam is on call for the payments service", "imported:unknown")
-    assert ids(idx.recall(drive, "on call payments"))[0] == sam
-    idx.recall(drive, "Joe product team")
+    assert ids(recall(drive, "on call payments"))[0] == sam
+    recall(drive, "Joe product team")
     original = (path / "people.md").read_text()
     (path / "people.md").write_text(original.replace(PEOPLE.splitlines()[2] + "\n", ""))
     commit_all(path, "remove joe")
-    assert "p-joe" not in ids(idx.recall(drive, "Joe product team", count=False))
-    row = idx.connection(drive).execute(
+    assert "p-joe" not in ids(recall(drive, "Joe product team", count=False))
+    row = state.connection(drive.git_dir).execute(
         "SELECT valid_until, retrievals FROM facts WHERE entry_id = 'p-joe'").fetchone()
     assert row[0] is not None and row[1] == 1
     (path / "people.md").write_text(original.replace("Joe leads", "Joe now leads"))
     commit_all(path, "joe is back, edited")
-    hit = idx.recall(drive, "Joe product team")[0]
+    hit = recall(drive, "Joe product team")[0]
     assert (hit.entry_id, hit.text, hit.retrievals) == ("p-joe", "Joe now leads the product team",
                                                         2)
-    row = idx.connection(drive).execute(
+    row = state.connection(drive.git_dir).execute(
         "SELECT valid_until FROM facts WHERE entry_id = 'p-joe'").fetchone()
     assert row[0] is None
 
@@ -155,17 +157,17 @@ def test_a_stale_index_is_repaired_on_the_next_read(tmp_path: Path) -> None:
         fh.write("- Beavers build dams [source: imported:unknown]\n")
     git("commit", "-qam", "by hand", cwd=clone)
     git("push", "-q", "origin", "main", cwd=clone)  # no hooks installed: the index is stale
-    conn = idx.connection(drive)
-    assert idx.stats(conn).indexed_rev != ref_target(drive, "refs/heads/main")
-    assert [h.text for h in idx.recall(drive, "beavers")] == ["Beavers build dams"]
-    assert idx.stats(conn).indexed_rev == ref_target(drive, "refs/heads/main")
+    conn = state.connection(drive.git_dir)
+    assert facts.stats(conn).indexed_rev != ref_target(drive, "refs/heads/main")
+    assert [h.text for h in recall(drive, "beavers")] == ["Beavers build dams"]
+    assert facts.stats(conn).indexed_rev == ref_target(drive, "refs/heads/main")
 
 
 def test_deleting_the_database_rebuilds_same_ids_counts_reset(tmp_path: Path) -> None:
     init_bare(tmp_path / "d.git", {"MEMORY.md": fmt.initial_memory().encode()}, "Create")
     drive = open_drive(tmp_path / "d.git")
     commit_facts(drive, ["Otters hold hands", NewFact("Beavers build dams", topic="animals")])
-    before = {h.entry_id: h.fact_id for h in idx.recall(drive, "otters beavers", limit=10)}
+    before = {h.entry_id: h.fact_id for h in recall(drive, "otters beavers", limit=10)}
     assert len(before) == 2
     for suffix in ("", "-wal", "-shm"):
         Path(str(state.state_path(drive.git_dir)) + suffix).unlink(missing_ok=True)
@@ -178,7 +180,7 @@ def test_deleting_the_database_rebuilds_same_ids_counts_reset(tmp_path: Path) ->
     # and in this process too (the cached connection notices the new file)
     for suffix in ("", "-wal", "-shm"):
         Path(str(state.state_path(drive.git_dir)) + suffix).unlink(missing_ok=True)
-    hits = idx.recall(drive, "otters beavers", limit=10)
+    hits = recall(drive, "otters beavers", limit=10)
     assert {h.entry_id: h.fact_id for h in hits} == before
     assert {h.retrievals for h in hits} == {1}
 
@@ -187,18 +189,18 @@ def test_forget_entries_and_remap_revisions(tmp_path: Path) -> None:
     init_bare(tmp_path / "d.git", {"MEMORY.md": fmt.initial_memory().encode()}, "Create")
     drive = open_drive(tmp_path / "d.git")
     added = commit_facts(drive, ["Otters hold hands", "Beavers build dams"]).added
-    conn = idx.connection(drive)
+    conn = state.connection(drive.git_dir)
     assert idx.forget_entries(drive, [added[0].id, "m-unknown"]) == 1
     assert conn.execute("SELECT count(*) FROM facts WHERE entry_id = ?",
                         (added[0].id,)).fetchone()[0] == 0
     assert conn.execute("SELECT count(*) FROM facts_fts WHERE facts_fts MATCH 'otters'"
                         ).fetchone()[0] == 0
-    head = idx.stats(conn).indexed_rev
+    head = facts.stats(conn).indexed_rev
     assert head is not None
     idx.remap_revisions(drive, {head: "f" * 40})
-    assert idx.stats(conn).indexed_rev == "f" * 40
+    assert facts.stats(conn).indexed_rev == "f" * 40
     idx.remap_revisions(drive, {"0" * 40: "1" * 40})  # not the indexed one: dropped
-    assert idx.stats(conn).indexed_rev is None
+    assert facts.stats(conn).indexed_rev is None
     assert idx.reindex(drive).mode == "full"
 
 
@@ -250,7 +252,7 @@ def evaluate(drive: Drive) -> tuple[float, float]:
     assert len(queries) >= 50
     total_recall = total_rr = 0.0
     for item in queries:
-        ranked = [h.entry_id for h in idx.recall(drive, item["query"], 10, count=False)]
+        ranked = [h.entry_id for h in recall(drive, item["query"], 10, count=False)]
         relevant = set(item["relevant"])
         total_recall += len(relevant & set(ranked[:5])) / len(relevant)
         rank = next((i for i, e in enumerate(ranked, start=1) if e in relevant), None)
@@ -284,15 +286,14 @@ def test_very_common_terms_are_dropped_on_large_drives(tmp_path: Path) -> None:
                                    "big.md": "".join(lines).encode()}, "Create")
     drive = open_drive(tmp_path / "d.git")
     # "shared" matches every entry: it is dropped when the query has a rarer word
-    assert ids(idx.recall(drive, "shared unicorn", count=False)) == ["big-rare"]
-    assert len(idx.recall(drive, "shared", count=False)) == 5  # alone, it is kept
-    assert ids(idx.recall(drive, "shared item 7", count=False))[0] == "big-7"
+    assert ids(recall(drive, "shared unicorn", count=False)) == ["big-rare"]
+    assert len(recall(drive, "shared", count=False)) == 5  # alone, it is kept
+    assert ids(recall(drive, "shared item 7", count=False))[0] == "big-7"
 
 
 def test_one_word_in_most_entries_returns_the_newest_matches(tmp_path) -> None:
     """A query of one very common word takes the newest matches, not a full BM25 sort."""
     from memgit import format as fmt
-    from memgit import index as idx
     from memgit.repo import init_bare, open_drive
 
     lines = [f"- The fact number {i} about the team [source: imported:unknown; id: m-t{i:05}]\n"
@@ -300,7 +301,7 @@ def test_one_word_in_most_entries_returns_the_newest_matches(tmp_path) -> None:
     files = {"MEMORY.md": fmt.regenerate_index("# M\n\n## Index\n", ["MEMORY.md", "a.md"]).encode(),
              "a.md": ("# A\n\n" + "".join(lines)).encode()}
     drive = open_drive(init_bare(tmp_path / "d.git", files, "many").git_dir)
-    hits = idx.recall(drive, "team", limit=3, count=False)
+    hits = recall(drive, "team", limit=3, count=False)
     assert {h.entry_id for h in hits} == {"m-t01199", "m-t01198", "m-t01197"}
-    rare = idx.recall(drive, "number 7 team", limit=1, count=False)
+    rare = recall(drive, "number 7 team", limit=1, count=False)
     assert rare and "team" in rare[0].text

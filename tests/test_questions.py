@@ -9,11 +9,11 @@ import pytest
 
 from conftest import git, memgit
 from memgit import format as fmt
-from memgit import index as idx
 from memgit.errors import UsageError
 from memgit.lint import lint_rev
 from memgit.policy import Policy
 from memgit.questions import answer, ask, board, resolve
+from memgit.read_path import recall
 from memgit.repo import Drive, init_bare, open_drive
 
 CTX = multiprocessing.get_context("fork")
@@ -43,7 +43,7 @@ def test_ask_answer_resolve(tmp_path: Path) -> None:
     assert [(q.id, q.status, len(q.answers)) for q in board(drive)] == [
         (q1, "resolved", 2), (q2, "open", 0)]
     assert "questions" not in git("show", "main:MEMORY.md", cwd=drive.git_dir).stdout.decode()
-    assert idx.recall(drive, "billing launch relaunch search") == []  # the board is not memory
+    assert recall(drive, "billing launch relaunch search") == []  # the board is not memory
     assert lint_rev(drive, "main", Policy()) == []
 
 

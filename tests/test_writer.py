@@ -14,11 +14,12 @@ import pytest
 from conftest import git, memgit
 from memgit import events, state
 from memgit import format as fmt
-from memgit import index as idx
 from memgit.errors import RefusedError, UsageError
 from memgit.lint import lint_rev
 from memgit.policy import Policy, PurgeRegistry, text_digest
+from memgit.read_path import recall
 from memgit.repo import Drive, cas_ref, init_bare, open_drive, ref_target
+from memgit.state import pending
 from memgit.writer import NewFact, commit_facts, retry_pending, today
 
 GITHUB_TOKEN = "ghp_1a2B3c4D5e6F7g8H9i0JkLmNoPqRsTuVwXyZ12"
@@ -267,13 +268,13 @@ def test_a_failed_commit_is_queued_and_lands_on_the_next_read(tmp_path: Path) ->
     queued_id = result.added[0].id
     assert queued_id not in entry_ids(drive)
     with state.opened(drive.git_dir) as conn:
-        assert state.pending_count(conn) == 1
+        assert pending.count(conn) == 1
     assert events.counts(drive.git_dir)["commit_failed"] == 1
-    hits = idx.recall(drive, "lock held")  # a read retries the queue first
+    hits = recall(drive, "lock held")  # a read retries the queue first
     assert [h.entry_id for h in hits] == [queued_id]
     assert queued_id in entry_ids(drive)
     with state.opened(drive.git_dir) as conn:
-        assert state.pending_count(conn) == 0
+        assert pending.count(conn) == 0
 
 
 def test_queued_writes_keep_their_order_and_a_refused_retry_is_counted(tmp_path: Path) -> None:

@@ -16,8 +16,10 @@ from pathlib import Path
 
 from conftest import git
 from memgit import format as fmt
-from memgit import index as idx
+from memgit import state
+from memgit.read_path import recall
 from memgit.repo import Drive, init_bare, open_drive, ref_target
+from memgit.state import facts
 from memgit.writer import commit_facts, retry_pending
 
 CTX = multiprocessing.get_context("fork")
@@ -40,7 +42,7 @@ def head_entries(drive: Drive) -> list[str]:
 
 
 def indexed_entries(drive: Drive) -> set[str]:
-    conn = idx.connection(drive)
+    conn = state.connection(drive.git_dir)
     return {r[0] for r in conn.execute("SELECT entry_id FROM facts WHERE valid_until IS NULL")}
 
 
@@ -74,7 +76,7 @@ def test_eight_processes_fifty_writes_each(tmp_path: Path) -> None:
     assert retry_pending(drive) == 0  # writes queued under contention (if any) land now
     head = ref_target(drive, "refs/heads/main")
     # the last writer's commit reindexed: the index agrees with the head without a repair
-    assert idx.stats(idx.connection(drive)).indexed_rev == head
+    assert facts.stats(state.connection(drive.git_dir)).indexed_rev == head
     in_drive = head_entries(drive)
     assert len(in_drive) == len(set(in_drive)) == WORKERS * PER_WORKER
     assert set(in_drive) == set(acknowledged)
@@ -121,8 +123,9 @@ def test_sigkill_at_random_points_loses_no_acknowledged_write(tmp_path: Path) ->
     in_drive = set(head_entries(drive))
     missing = [i for i in acknowledged if i not in in_drive]
     assert missing == []
-    hits = idx.recall(drive, "Crash test fact", limit=1000, count=False)
+    hits = recall(drive, "Crash test fact", limit=1000, count=False)
     assert {h.entry_id for h in hits} >= set(acknowledged)
-    assert idx.stats(idx.connection(drive)).indexed_rev == ref_target(drive, "refs/heads/main")
+    conn = state.connection(drive.git_dir)
+    assert facts.stats(conn).indexed_rev == ref_target(drive, "refs/heads/main")
     assert indexed_entries(drive) == in_drive
     assert fsck(drive).returncode == 0

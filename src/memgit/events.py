@@ -1,21 +1,20 @@
 """Event counters per drive, and their Prometheus text (``memgit metrics``).
 
-Each drive counts its own events in its state database (state.py), one row per
-event name, incremented in one ``BEGIN IMMEDIATE`` transaction so concurrent
-hooks and writers never lose a count. Cheap to import (no pygit2): the git
+Each drive counts its own events in its state database (state.counters), one
+row per event name, incremented in one ``BEGIN IMMEDIATE`` transaction so
+concurrent hooks and writers never lose a count. Cheap to import (no pygit2): the git
 hooks call :func:`record`.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import math
-import sqlite3
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from . import state
+from .state import counters
 
 # The events of SPEC section 3, always exported (0 until they happen).
 EVENTS: tuple[str, ...] = (
@@ -36,10 +35,6 @@ _HELP = {
 }
 
 
-def _now() -> str:
-    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def record(git_dir: Path, name: str, n: int = 1) -> bool:
     """Add ``n`` to the counter ``name`` of the drive in ``git_dir``.
 
@@ -48,29 +43,17 @@ def record(git_dir: Path, name: str, n: int = 1) -> bool:
     """
     try:
         conn = state.connect(Path(git_dir))
-    except (sqlite3.Error, OSError) as exc:
+    except (state.Error, OSError) as exc:
         print(f"memgit: warning: could not count event {name}: {exc}", file=sys.stderr)
         return False
     try:
-        record_with(conn, name, n)
-    except sqlite3.Error as exc:
+        counters.add(conn, name, n)
+    except state.Error as exc:
         print(f"memgit: warning: could not count event {name}: {exc}", file=sys.stderr)
         return False
     finally:
         conn.close()
     return True
-
-
-def record_with(conn: sqlite3.Connection, name: str, n: int = 1) -> None:
-    """Count an event on an open state connection (inside or outside a transaction)."""
-    sql = ("INSERT INTO events (name, count, updated) VALUES (?, ?, ?) "
-           "ON CONFLICT (name) DO UPDATE SET count = count + excluded.count, "
-           "updated = excluded.updated")
-    if conn.in_transaction:
-        conn.execute(sql, (name, n, _now()))
-        return
-    with state.immediate(conn):
-        conn.execute(sql, (name, n, _now()))
 
 
 def counts(git_dir: Path) -> dict[str, int]:
@@ -79,10 +62,9 @@ def counts(git_dir: Path) -> dict[str, int]:
         return counts_with(conn)
 
 
-def counts_with(conn: sqlite3.Connection) -> dict[str, int]:
+def counts_with(conn: state.Connection) -> dict[str, int]:
     out = dict.fromkeys(EVENTS, 0)
-    for name, count in conn.execute("SELECT name, count FROM events ORDER BY name"):
-        out[str(name)] = int(count)
+    out.update(counters.read(conn))
     return out
 
 

@@ -24,7 +24,9 @@ from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import events
 from . import format as fmt
+from . import index as recall_index
 from . import repo as gitrepo
 from .errors import ConflictError, NotADriveError, RepoError, UsageError
 from .policy import (
@@ -850,7 +852,7 @@ def _apply_locked(drive: gitrepo.Drive, plan: PurgePlan, progress: Progress,
                                             progress=progress)
     plan.phases["verify"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    result.notes += _update_index(drive, plan)
+    _update_index(drive, plan)
     plan.phases["index"] = time.perf_counter() - clock
     result.seconds = time.perf_counter() - started
     return result
@@ -954,29 +956,12 @@ def _entries_with_texts(data: bytes, texts: list[bytes], keys: set[str]) -> list
     return out
 
 
-def _update_index(drive: gitrepo.Drive, plan: PurgePlan) -> list[str]:
+def _update_index(drive: gitrepo.Drive, plan: PurgePlan) -> None:
     """Delete the purged entries' index rows, remap stored revisions, count the event."""
-    notes: list[str] = []
-    try:
-        from . import index as index_mod
-    except ImportError:
-        index_mod = None  # type: ignore[assignment]
-    forget = getattr(index_mod, "forget_entries", None)
-    remap = getattr(index_mod, "remap_revisions", None)
-    if forget is None or remap is None:
-        notes.append("the recall index was not updated (memgit.index has no "
-                     "forget_entries/remap_revisions); it repairs itself on the next read")
-    else:
-        forget(drive, list(plan.ids))
-        # commits before the first purged line keep their ids: map them to themselves
-        remap(drive, {c: plan.commit_map.get(c, c) for c in plan.all_commits})
-    try:
-        from . import events
-    except ImportError:
-        notes.append("the purge event was not counted (memgit.events is missing)")
-    else:
-        events.record(drive.git_dir, "purge")
-    return notes
+    recall_index.forget_entries(drive, list(plan.ids))
+    # commits before the first purged line keep their ids: map them to themselves
+    recall_index.remap_revisions(drive, {c: plan.commit_map.get(c, c) for c in plan.all_commits})
+    events.record(drive.git_dir, "purge")
 
 
 def purge(drive: gitrepo.Drive, ids: Iterable[str], *, dry_run: bool = False,

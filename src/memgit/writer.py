@@ -21,10 +21,11 @@
 
 When the commit fails for any other reason (disk full, ref lock held, I/O
 error, conflicts exhausted) the operations are stored in the pending queue
-(state.py) and the call returns ``status="queued"``: the write is
+(state.pending) and the call returns ``status="queued"``: the write is
 acknowledged and is retried, in order, before the next write and on the next
-read. Operations carry their final ids and dates, so a retry is idempotent: an
-add whose id is already in the drive counts as done.
+read (memgit.read_path.catch_up calls :func:`retry_pending`). Operations
+carry their final ids and dates, so a retry is idempotent: an add whose id is
+already in the drive counts as done.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ import errno
 import fcntl
 import json
 import os
-import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -42,9 +42,9 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from . import events, state
 from . import format as fmt
 from . import index as idx
+from . import state
 from .errors import ConflictError, MemgitError, RefusedError, RepoError, UsageError
 from .policy import (
     ERROR,
@@ -81,6 +81,7 @@ from .repo import (
     tree_files,
     update_checkout,
 )
+from .state import counters, facts, pending
 
 DEFAULT_TOPIC = "notes.md"
 MAX_ATTEMPTS = 6
@@ -327,7 +328,7 @@ def _transient() -> tuple[type[BaseException], ...]:
     """Failures that queue a write: the drive or the disk, not the request."""
     import pygit2
 
-    return (RefLockedError, ConflictError, RepoError, OSError, sqlite3.OperationalError,
+    return (RefLockedError, ConflictError, RepoError, OSError, state.OperationalError,
             pygit2.GitError)
 
 
@@ -338,7 +339,7 @@ def apply_ops(drive: Drive, ops: Sequence[Op], message: str = "", *,
     if not ops:
         return WriteResult("unchanged")
     enable_fsync()
-    conn = idx.connection(drive)
+    conn = state.connection(drive.git_dir)
     try:
         with write_lock(drive):
             if not _drain_locked(drive, conn, policy):
@@ -352,17 +353,16 @@ def apply_ops(drive: Drive, ops: Sequence[Op], message: str = "", *,
         return _queue(drive, conn, ops, message, exc)
 
 
-def _queue(drive: Drive, conn: sqlite3.Connection, ops: Sequence[Op], message: str,
+def _queue(drive: Drive, conn: state.Connection, ops: Sequence[Op], message: str,
            exc: BaseException) -> WriteResult:
     """Store the intent durably; the write is acknowledged as queued."""
     intent = json.dumps({"ops": [op.as_dict() for op in ops], "message": message},
                         ensure_ascii=False)
     reason = _describe(exc)
     with state.immediate(conn):
-        cur = conn.execute("INSERT INTO pending (created, intent, last_error) VALUES (?, ?, ?)",
-                           (_now(), intent, reason))
-        events.record_with(conn, "commit_failed")
-    result = WriteResult("queued", pending=int(cur.lastrowid or 0), error=reason)
+        seq = pending.add(conn, intent, reason)
+        counters.add(conn, "commit_failed")
+    result = WriteResult("queued", pending=seq, error=reason)
     result.added = [Added(op.id, op.path, "", "", "") for op in ops if op.kind == "add"]
     return result
 
@@ -373,10 +373,6 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _now() -> str:
-    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def retry_pending(drive: Drive, *, policy: Policy | None = None,
                   timeout: float | None = None) -> int:
     """Apply queued writes in order; returns how many are still pending.
@@ -385,7 +381,7 @@ def retry_pending(drive: Drive, *, policy: Policy | None = None,
     the read path passes 0: a writer holding the lock drains the queue itself.
     """
     policy = policy or _policy(drive)
-    conn = idx.connection(drive)
+    conn = state.connection(drive.git_dir)
     enable_fsync()
     if timeout is None:
         timeout = min(5.0, lock_timeout(drive))
@@ -394,13 +390,12 @@ def retry_pending(drive: Drive, *, policy: Policy | None = None,
             _drain_locked(drive, conn, policy)
     except RefLockedError:
         pass  # someone else is writing; they drain the queue first
-    return state.pending_count(conn)
+    return pending.count(conn)
 
 
-def _drain_locked(drive: Drive, conn: sqlite3.Connection, policy: Policy) -> bool:
+def _drain_locked(drive: Drive, conn: state.Connection, policy: Policy) -> bool:
     """Apply queued writes in order; False when one failed for a transient reason."""
-    rows = conn.execute("SELECT seq, intent FROM pending ORDER BY seq").fetchall()
-    for seq, raw in rows:
+    for seq, raw in pending.intents(conn):
         data = json.loads(raw)
         ops = [Op.from_dict(op) for op in data.get("ops", [])]
         try:
@@ -414,18 +409,17 @@ def _drain_locked(drive: Drive, conn: sqlite3.Connection, policy: Policy) -> boo
             _retry_failed(conn, seq, exc)
             return False  # keep the order: later writes wait for this one
         with state.immediate(conn):
-            conn.execute("DELETE FROM pending WHERE seq = ?", (seq,))
+            pending.remove(conn, seq)
     return True
 
 
-def _retry_failed(conn: sqlite3.Connection, seq: int, exc: BaseException) -> None:
+def _retry_failed(conn: state.Connection, seq: int, exc: BaseException) -> None:
     with state.immediate(conn):
-        conn.execute("UPDATE pending SET attempts = attempts + 1, last_error = ? WHERE seq = ?",
-                     (_describe(exc), seq))
-        events.record_with(conn, "pending_retry_failed")
+        pending.failed(conn, seq, _describe(exc))
+        counters.add(conn, "pending_retry_failed")
 
 
-def _apply_locked(drive: Drive, conn: sqlite3.Connection, ops: list[Op], message: str,
+def _apply_locked(drive: Drive, conn: state.Connection, ops: list[Op], message: str,
                   policy: Policy) -> WriteResult:
     ref = policy.branch_ref
     registry = PurgeRegistry.load(drive.git_dir)
@@ -433,7 +427,7 @@ def _apply_locked(drive: Drive, conn: sqlite3.Connection, ops: list[Op], message
         head = ref_target(drive, ref)
         if head is None:
             raise UsageError(f"the drive has no branch {ref}", "create it with memgit init")
-        idx.ensure_current(drive, policy=policy, conn=conn, drain_pending=False)
+        idx.ensure_current(drive, policy=policy, conn=conn)
         plan = _plan_and_judge(drive, conn, head, ops, policy, registry)
         plan.result.attempts = attempt
         if not plan.changes:
@@ -472,7 +466,7 @@ def _move(drive: Drive, ref: str, old: str, new: str) -> bool:
             delay = min(delay * 2, 0.25)
 
 
-def _after_commit(drive: Drive, conn: sqlite3.Connection, plan: _Plan, policy: Policy,
+def _after_commit(drive: Drive, conn: state.Connection, plan: _Plan, policy: Policy,
                   checkout: bool) -> None:
     """After the branch moved: nothing here may turn the write into a failure."""
     if checkout:
@@ -484,10 +478,10 @@ def _after_commit(drive: Drive, conn: sqlite3.Connection, plan: _Plan, policy: P
                 f"the commit landed but the work tree was not updated ({_describe(exc)}); "
                 f"run: git restore --source=HEAD --staged --worktree -- {paths}")
 
-    def count(c: sqlite3.Connection) -> None:
-        events.record_with(c, "commit")
+    def count(c: state.Connection) -> None:
+        counters.add(c, "commit")
         if plan.near_limit:
-            events.record_with(c, "near_limit")
+            counters.add(c, "near_limit")
 
     try:
         # the events and the reindex in one transaction: one fsync
@@ -496,7 +490,7 @@ def _after_commit(drive: Drive, conn: sqlite3.Connection, plan: _Plan, policy: P
         try:
             with state.immediate(conn):
                 count(conn)
-        except sqlite3.Error:
+        except state.Error:
             pass  # counting is best effort (events.record)
 
 
@@ -626,7 +620,7 @@ class _Plan:
     near_limit: bool = False
 
 
-def _plan_and_judge(drive: Drive, conn: sqlite3.Connection, head: str, ops: list[Op],
+def _plan_and_judge(drive: Drive, conn: state.Connection, head: str, ops: list[Op],
                     policy: Policy, registry: PurgeRegistry) -> _Plan:
     """Plan; judge; skip the operations whose own lines the policy refuses; repeat.
 
@@ -686,7 +680,7 @@ def _new_errors(errors: list[Violation], before: list[Violation]) -> list[Violat
     return out
 
 
-def _plan(drive: Drive, conn: sqlite3.Connection, base_tree: str, ops: list[Op],
+def _plan(drive: Drive, conn: state.Connection, base_tree: str, ops: list[Op],
           blocked: Mapping[int, Violation], registry: PurgeRegistry) -> _Plan:
     result = WriteResult("unchanged")
     files: dict[str, _File] = {}
@@ -710,7 +704,7 @@ def _plan(drive: Drive, conn: sqlite3.Connection, base_tree: str, ops: list[Op],
         return files[path]
 
     wanted = [op.id for op in ops if op.kind != "add" or op.id]
-    located = idx.locate(conn, wanted)
+    located = facts.locate(conn, wanted)
     retiring = {op.id for op in ops if op.kind == "retire"}
     retiring_digests = set()
     for entry_id in retiring:
@@ -719,7 +713,7 @@ def _plan(drive: Drive, conn: sqlite3.Connection, base_tree: str, ops: list[Op],
             retiring_digests.add(text_digest(found[0].lines[found[1]].entry.text))  # type: ignore[union-attr]
     add_digests = [text_digest(fmt.parse_entry(op.line).text)  # type: ignore[union-attr]
                    for op in ops if op.kind == "add"]
-    present = idx.present_digests(conn, add_digests)
+    present = facts.present_digests(conn, add_digests)
     batch: set[str] = set()
     skipped = result.skipped
     for number, op in enumerate(ops):
