@@ -45,9 +45,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=7)
     args = ap.parse_args()
+    from memgit.git.repository import open_drive
+    from memgit.git.worktree import worktree_files
     from memgit.lint import lint_rev, lint_worktree
     from memgit.policy import Policy
-    from memgit.repo import open_drive, worktree_files
 
     with tempfile.TemporaryDirectory() as tmp:
         path = make_full_drive(Path(tmp) / "full")

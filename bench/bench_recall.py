@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from bench_writer import COMMON, Zipf, make_bare_drive, pct, vocabulary  # noqa: E402
 
+from memgit.git.repository import Drive
 from memgit.read_path import recall  # noqa: E402
-from memgit.repo import Drive  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 LABELLED = ROOT / "tests" / "data" / "recall"
@@ -94,7 +94,7 @@ def bench_latency(drive: Drive, queries: list[str], cli_runs: int) -> None:
 
 
 def bench_quality() -> None:
-    from memgit.repo import open_drive
+    from memgit.git.repository import open_drive
 
     queries = json.loads((LABELLED / "queries.json").read_text())
     with tempfile.TemporaryDirectory() as tmp:

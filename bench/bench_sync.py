@@ -35,9 +35,8 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from memgit import format as fmt  # noqa: E402
-from memgit.commands.clone import clone_drive  # noqa: E402
-from memgit.commands.init import create_drive  # noqa: E402
-from memgit.repo import open_drive  # noqa: E402
+from memgit.drives import clone_drive, create_drive  # noqa: E402
+from memgit.git.repository import open_drive  # noqa: E402
 from memgit.sync import sync  # noqa: E402
 
 

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from memgit.repo import Drive
+from memgit.git.repository import Drive
 
 COMMON = ("the team owns launch review customer pricing deploy service database staging "
           "release budget roadmap design meeting weekly quarter contract vendor support "
@@ -90,7 +90,14 @@ def drive_files(files: int = 255, entries: int = 15_000, seed: int = 11) -> dict
 def make_bare_drive(path: Path, files: int = 255, entries: int = 15_000) -> Drive:
     """A bare drive at the limits, written with pygit2 in one commit."""
     from memgit import format as fmt
-    from memgit.repo import build_tree, cas_ref, create_commit, init_bare, open_drive, ref_target
+    from memgit.git.repository import (
+        build_tree,
+        cas_ref,
+        create_commit,
+        init_bare,
+        open_drive,
+        ref_target,
+    )
 
     topics = drive_files(files, entries)
     memory = fmt.regenerate_index("# Memory: bench\n\n## Index\n", list(topics) + ["MEMORY.md"])
@@ -106,7 +113,7 @@ def make_bare_drive(path: Path, files: int = 255, entries: int = 15_000) -> Driv
 
 
 def drive_summary(drive: Drive) -> str:
-    from memgit.repo import commit_tree_id, read_blob, ref_target, tree_files
+    from memgit.git.repository import commit_tree_id, read_blob, ref_target, tree_files
 
     files = tree_files(drive, commit_tree_id(drive, ref_target(drive, "refs/heads/main")))
     size = sum(f.size for f in files)
@@ -136,7 +143,7 @@ def describe(values: list[float]) -> str:
 COLD_SCRIPT = """
 import sys, time
 t0 = time.perf_counter()
-from memgit.repo import open_drive
+from memgit.git.repository import open_drive
 from memgit.writer import NewFact, commit_facts
 drive = open_drive(sys.argv[1])
 t1 = time.perf_counter()
@@ -172,7 +179,7 @@ def bench_commit(drive: Drive, repeat: int) -> None:
 
 
 def bench_cas(drive: Drive, repeat: int) -> None:
-    from memgit.repo import cas_ref, commit_tree_id, create_commit, ref_target
+    from memgit.git.repository import cas_ref, commit_tree_id, create_commit, ref_target
 
     ref = "refs/heads/bench-cas"
     head = ref_target(drive, "refs/heads/main")
@@ -202,7 +209,14 @@ def bench_cas(drive: Drive, repeat: int) -> None:
 def bench_reindex(drive: Drive, repeat: int) -> None:
     from memgit import index as idx
     from memgit import state
-    from memgit.repo import build_tree, cas_ref, create_commit, file_at, read_blob, ref_target
+    from memgit.git.repository import (
+        build_tree,
+        cas_ref,
+        create_commit,
+        file_at,
+        read_blob,
+        ref_target,
+    )
 
     state.close_connections()
     for suffix in ("", "-wal", "-shm"):

@@ -63,7 +63,7 @@ def memgit(*args: str, cwd: Path | str | None = None,
 def new_drive(tmp_path: Path):
     """Factory: a real drive checkout holding ``files`` (MEMORY.md's Index made current)."""
     from memgit import format as fmt
-    from memgit.commands.init import create_drive
+    from memgit.drives import create_drive
 
     counter = iter(range(1000))
 

@@ -129,14 +129,14 @@ class Drive:
         """A new drive ``root/server.git`` (or ``git_dir``: made by ``memgit init --bare``
         when it does not exist, else given memgit's hooks). ``url`` and ``env`` are what
         a client pushes with."""
-        from memgit.commands.init import create_drive
+        from memgit.drives import create_drive
 
         self.git_dir = git_dir or root / "server.git"
         if not self.git_dir.exists():
             create_drive(self.git_dir, bare=True)
         else:
+            from memgit.git.repository import open_drive
             from memgit.hooks import configure_server, install_server_hooks
-            from memgit.repo import open_drive
 
             server = open_drive(self.git_dir)
             install_server_hooks(server, chain=False)

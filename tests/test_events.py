@@ -11,7 +11,7 @@ from pathlib import Path
 from conftest import ROOT, memgit
 from memgit import events
 from memgit import format as fmt
-from memgit.repo import init_bare
+from memgit.git.repository import init_bare
 
 CTX = multiprocessing.get_context("fork")
 SAMPLE_RE = re.compile(r'(memgit_[a-z_]+)\{drive="((?:[^"\\]|\\.)*)"(?:,event="([a-z_]+)")?\} '

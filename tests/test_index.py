@@ -13,8 +13,8 @@ from conftest import git, memgit
 from memgit import format as fmt
 from memgit import index as idx
 from memgit import state
+from memgit.git.repository import Drive, init_bare, open_drive, ref_target
 from memgit.read_path import recall
-from memgit.repo import Drive, init_bare, open_drive, ref_target
 from memgit.state import facts
 from memgit.writer import NewFact, commit_facts
 
@@ -207,7 +207,7 @@ def test_forget_entries_and_remap_revisions(tmp_path: Path) -> None:
 def test_post_receive_reindexes_after_a_push(tmp_path: Path) -> None:
     pytest.importorskip("memgit.hooks")
     from memgit import events
-    from memgit.commands.init import create_drive
+    from memgit.drives import create_drive
 
     create_drive(tmp_path / "d.git", bare=True)
     drive = open_drive(tmp_path / "d.git")
@@ -294,7 +294,7 @@ def test_very_common_terms_are_dropped_on_large_drives(tmp_path: Path) -> None:
 def test_one_word_in_most_entries_returns_the_newest_matches(tmp_path) -> None:
     """A query of one very common word takes the newest matches, not a full BM25 sort."""
     from memgit import format as fmt
-    from memgit.repo import init_bare, open_drive
+    from memgit.git.repository import init_bare, open_drive
 
     lines = [f"- The fact number {i} about the team [source: imported:unknown; id: m-t{i:05}]\n"
              for i in range(1200)]

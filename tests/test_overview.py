@@ -6,8 +6,8 @@ from pathlib import Path
 
 from memgit import format as fmt
 from memgit import overview, state
+from memgit.git.repository import init_bare, open_drive, ref_target
 from memgit.policy import Policy
-from memgit.repo import init_bare, open_drive, ref_target
 from memgit.state import facts
 
 

@@ -8,12 +8,9 @@ import pytest
 
 from memgit import format as fmt
 from memgit.errors import PolicyFileError, RegistryError
+from memgit.git.modes import MODE_COMMIT, MODE_EXEC, MODE_FILE, MODE_LINK
 from memgit.policy import (
     ERROR,
-    MODE_COMMIT,
-    MODE_EXEC,
-    MODE_FILE,
-    MODE_LINK,
     Policy,
     PurgeRegistry,
     TreeItem,

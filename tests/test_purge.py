@@ -22,9 +22,10 @@ from hypothesis import strategies as st
 from conftest import ROOT, git, memgit
 from memgit import format as fmt
 from memgit.errors import ConflictError, NotADriveError, RepoError, UsageError
+from memgit.git.repository import open_drive
+from memgit.git.rewrite import write_pack
 from memgit.policy import PurgeRegistry, text_digest
 from memgit.purge import apply_purge, plan_purge, purge, remove_entry_lines, scrub_message
-from memgit.repo import open_drive, write_pack
 
 _spec = importlib.util.spec_from_file_location("bench_purge", ROOT / "bench" / "bench_purge.py")
 assert _spec is not None and _spec.loader is not None
@@ -416,7 +417,7 @@ def test_written_pack_is_valid_git(tmp_path: Path) -> None:
     git("init", "-q", "--bare", str(repo), cwd=tmp_path)
     base = b"".join(b"line %d of a long file\n" % i for i in range(400))
     versions = [base.replace(b"line %d " % i, b"LINE %d " % i) for i in range(0, 120, 2)]
-    from memgit.repo import object_id
+    from memgit.git.raw import object_id
 
     objects = [("blob", object_id("blob", v), v) for v in versions]
     objects.append(("blob", object_id("blob", b""), b""))
@@ -490,7 +491,7 @@ def test_verification_finds_a_later_copy_under_another_id(new_drive) -> None:
 
 
 def test_pre_receive_refuses_the_purged_entry_afterwards(tmp_path: Path) -> None:
-    from memgit.commands.init import create_drive
+    from memgit.drives import create_drive
 
     server = tmp_path / "server.git"
     create_drive(server, bare=True)

@@ -10,11 +10,11 @@ import pytest
 from conftest import git, memgit
 from memgit import format as fmt
 from memgit.errors import UsageError
+from memgit.git.repository import Drive, init_bare, open_drive
 from memgit.lint import lint_rev
 from memgit.policy import Policy
 from memgit.questions import answer, ask, board, resolve
 from memgit.read_path import recall
-from memgit.repo import Drive, init_bare, open_drive
 
 CTX = multiprocessing.get_context("fork")
 

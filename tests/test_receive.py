@@ -500,8 +500,8 @@ def test_refusal_report_names_commit_path_line_code_hint_and_count(drive: Drive)
 
 
 def test_first_push_into_an_empty_repository(tmp_path: Path) -> None:
+    from memgit.git.repository import open_drive
     from memgit.hooks import configure_server, install_server_hooks
-    from memgit.repo import open_drive
 
     git_dir = tmp_path / "empty.git"
     git("init", "-q", "--bare", git_dir)

@@ -16,12 +16,10 @@ import pytest
 
 from conftest import git, memgit
 from memgit import format as fmt
-from memgit.commands.clone import clone_drive
-from memgit.commands.init import create_drive
-from memgit.commands.status import sync_status
+from memgit.drives import clone_drive, create_drive
 from memgit.errors import UsageError
+from memgit.git.repository import open_drive, tree_texts
 from memgit.replay import entry_map
-from memgit.repo import open_drive, tree_texts
 from memgit.sync import (
     LAST_SYNCED,
     SYNC_SOURCE,
@@ -29,6 +27,7 @@ from memgit.sync import (
     SyncRefusedError,
     parse_push,
     sync,
+    sync_status,
 )
 
 SOURCE = "https://example.com/sessions/1"

@@ -15,10 +15,10 @@ from conftest import git, memgit
 from memgit import events, state
 from memgit import format as fmt
 from memgit.errors import RefusedError, UsageError
+from memgit.git.repository import Drive, cas_ref, init_bare, open_drive, ref_target
 from memgit.lint import lint_rev
 from memgit.policy import Policy, PurgeRegistry, text_digest
 from memgit.read_path import recall
-from memgit.repo import Drive, cas_ref, init_bare, open_drive, ref_target
 from memgit.state import pending
 from memgit.writer import NewFact, commit_facts, retry_pending, today
 

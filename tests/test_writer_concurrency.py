@@ -17,8 +17,8 @@ from pathlib import Path
 from conftest import git
 from memgit import format as fmt
 from memgit import state
+from memgit.git.repository import Drive, init_bare, open_drive, ref_target
 from memgit.read_path import recall
-from memgit.repo import Drive, init_bare, open_drive, ref_target
 from memgit.state import facts
 from memgit.writer import commit_facts, retry_pending
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import click
 
+from .git.repository import open_drive
 from .questions import answer, ask, board, resolve
-from .repo import open_drive
 from .writer import NewFact, commit_facts, result_lines
 
 _TOKEN = "ghp_" + "1a2B3c4D5e6F7g8H9i0JkLmNoPqRsTuVwXyZ12"  # a made-up, well-formed token

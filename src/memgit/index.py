@@ -32,12 +32,12 @@ from typing import Any
 
 from . import format as fmt
 from . import state
-from .policy import MODE_EXEC, MODE_FILE, Policy, find_policy, text_digest
-from .repo import (
+from .git.modes import MODE_EXEC, MODE_FILE
+from .git.plumbing import config_set
+from .git.repository import (
     Drive,
     changed_files,
     commit_tree_id,
-    config_set,
     has_commit,
     is_ancestor,
     read_blob,
@@ -45,6 +45,7 @@ from .repo import (
     root_commit,
     tree_files,
 )
+from .policy import Policy, find_policy, text_digest
 from .state import facts
 from .state.facts import FactRow
 

@@ -6,16 +6,10 @@ from pathlib import Path
 
 from . import format as fmt
 from .errors import RepoError, UsageError
-from .policy import MODE_EXEC, MODE_FILE, Policy, PurgeRegistry, TreeItem, Violation, judge
-from .repo import (
-    Drive,
-    index_files,
-    read_blob,
-    read_worktree_file,
-    resolve_tree,
-    tree_files,
-    worktree_files,
-)
+from .git.modes import MODE_EXEC, MODE_FILE
+from .git.repository import Drive, read_blob, resolve_tree, tree_files
+from .git.worktree import index_files, read_worktree_file, worktree_files
+from .policy import Policy, PurgeRegistry, TreeItem, Violation, judge
 
 
 def lint_worktree(drive: Drive, policy: Policy, *, strict: bool = False) -> list[Violation]:
@@ -67,7 +61,7 @@ def fix_index(drive: Drive) -> bool:
     new = fmt.regenerate_index(text, paths)
     if new == text:
         return False
-    from .repo import write_worktree_file
+    from .git.worktree import write_worktree_file
 
     write_worktree_file(drive, fmt.MEMORY_FILE, new.encode("utf-8"))
     return True

@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from . import events, state
-from .policy import MODE_EXEC, MODE_FILE, Policy, find_policy
+from .git.modes import MODE_EXEC, MODE_FILE
+from .git.repository import Drive, FileEntry, commit_tree_id, open_drive, ref_target, tree_files
+from .policy import Policy, find_policy
 from .read_path import catch_up
-from .repo import Drive, FileEntry, commit_tree_id, open_drive, ref_target, tree_files
 from .state import facts, pending
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from . import format as fmt
 from .errors import PolicyFileError
+from .git.modes import MODE_COMMIT, MODE_EXEC, MODE_FILE, MODE_LINK
 
 ERROR = "error"
 WARNING = "warning"
@@ -297,13 +298,6 @@ def text_digest(text: str) -> str:
 
 
 # --- paths ------------------------------------------------------------------------
-
-MODE_FILE = 0o100644
-MODE_EXEC = 0o100755
-MODE_LINK = 0o120000
-MODE_COMMIT = 0o160000
-MODE_TREE = 0o040000
-
 
 def check_path(path: str, mode: int, policy: Policy) -> list[Violation]:
     """Rules on one tree entry that need no content."""

@@ -27,8 +27,29 @@ from pathlib import Path
 from . import events
 from . import format as fmt
 from . import index as recall_index
-from . import repo as gitrepo
 from .errors import ConflictError, NotADriveError, RepoError, UsageError
+from .git.plumbing import all_object_ids, object_count, refs_snapshot, topo_commits
+from .git.raw import (
+    ObjectReader,
+    TreeCache,
+    TreeEntry,
+    is_regular,
+    is_tree,
+    join_object,
+    object_key,
+    split_object,
+    tree_entries,
+)
+from .git.repository import Drive, head_branch
+from .git.rewrite import (
+    drop_transient_heads,
+    expire_reflogs_and_prune,
+    remove_pack,
+    repository_oddities,
+    update_refs_atomically,
+    write_pack,
+)
+from .git.worktree import move_checkout, worktree_changes
 from .policy import (
     ID_RE,
     PURGE_LOCK_FILE,
@@ -47,7 +68,6 @@ _BULLET_BYTES_RE = re.compile(rb"[ \t]*[-*][ \t]+\S")
 _SIGNATURE_HEADERS = (b"gpgsig ", b"gpgsig-sha256 ", b"mergetag ")
 _TAG_SIGNATURES = (b"-----BEGIN PGP SIGNATURE-----", b"-----BEGIN SSH SIGNATURE-----",
                    b"-----BEGIN SIGNED MESSAGE-----")
-_TREE_MODES = (b"40000", b"040000")  # git writes 40000; a few old tools wrote 040000
 
 
 # --- lines ---------------------------------------------------------------------------
@@ -256,18 +276,18 @@ class _Scan:
     a tree entry's id is then a slice of the tree, with no conversion.
     """
 
-    def __init__(self, drive: gitrepo.Drive, ids: list[str], progress: Progress) -> None:
+    def __init__(self, drive: Drive, ids: list[str], progress: Progress) -> None:
         self.drive = drive
         self.git_dir = drive.git_dir
         self.ids = frozenset(ids)
         self.progress = progress
-        self.reader = gitrepo.ObjectReader(self.git_dir)
+        self.reader = ObjectReader(self.git_dir)
+        self.trees = TreeCache(self.reader)
         self.needles: list[str] = list(ids)
         # deterministic ids are found by parsing id-less bullets until each is seen once
         self.unresolved = {i for i in ids if _DETERMINISTIC_RE.match(i)}
         self.seen_lines: set[bytes] = set()
         self.commit_raw: dict[str, bytes] = {}  # hex id -> raw commit
-        self.tree_raw: dict[bytes, bytes] = {}
         self.blob_order: list[bytes] = []
         self.scanned: list[str] = []  # hex ids of every blob read, in reading order
         self.head_holders: list[str] = []  # kept blobs holding the head of a purged text
@@ -290,8 +310,7 @@ class _Scan:
         """(hex id, content) of each object, in order, with progress every 2,000."""
         total = len(oids)
         done = 0
-        for oid, (_kind, data) in zip(oids, gitrepo.stream_objects(self.git_dir, oids),
-                                      strict=False):
+        for oid, (_kind, data) in zip(oids, self.reader.stream(oids), strict=False):
             yield oid, data
             done += 1
             if done % 2000 == 0:
@@ -301,27 +320,22 @@ class _Scan:
     def read_trees(self, roots: list[bytes]) -> None:
         """Read every tree reachable from ``roots`` (one per commit, oldest first), level
         by level; list the blobs in the order of the first commit that holds them."""
-        tree_raw = self.tree_raw
         first: dict[bytes, int] = {}  # tree or blob -> index of the first commit with it
         for number, root in enumerate(roots):
             first.setdefault(root, number)
-        level = list(dict.fromkeys(roots))
-        while level:
-            following: list[bytes] = []
-            for hex_id, raw in self.read_chunks([t.hex() for t in level], "reading trees"):
-                oid = bytes.fromhex(hex_id)
-                tree_raw[oid] = raw
-                when = first[oid]
-                for mode, _name, child in gitrepo.tree_entries(raw):
-                    if mode in _TREE_MODES:
-                        if child not in tree_raw:
-                            following.append(child)
-                    elif not mode.startswith(b"100"):
-                        continue  # a symlink or a submodule: no lines to purge
-                    if first.get(child, when + 1) > when:
-                        first[child] = when
-            level = [t for t in dict.fromkeys(following) if t not in tree_raw]
-        blobs = [oid for oid in first if oid not in tree_raw]
+
+        def visit(oid: bytes, entries: list[TreeEntry]) -> None:
+            when = first[oid]
+            for mode, _name, child in entries:
+                if not is_tree(mode) and not is_regular(mode):
+                    continue  # a symlink or a submodule: no lines to purge
+                if first.get(child, when + 1) > when:
+                    first[child] = when
+
+        self.trees.prefetch(roots, visit=visit,
+                            progress=lambda done, total: self.progress("reading trees", done,
+                                                                       total))
+        blobs = [oid for oid in first if oid not in self.trees.raw]
         blobs.sort(key=first.__getitem__)  # stable: ties keep their discovery order
         self.blob_order = blobs
 
@@ -380,7 +394,7 @@ class _Scan:
     def add(self, kind: str, raw: bytes, path: bytes | None = None) -> bytes:
         """Store a new object; with ``path``, remember it as the delta base for the
         next version written at that path (the pack stores that one as a delta)."""
-        oid = gitrepo.object_key(kind, raw)
+        oid = object_key(kind, raw)
         if oid not in self.new_objects:
             self.new_objects[oid] = (kind, raw)
             if path is not None:
@@ -397,11 +411,11 @@ class _Scan:
         if done is not None:
             return done
         tree_map, blob_new = self.tree_map, self.blob_new
-        entries = gitrepo.tree_entries(self.tree_raw[oid])
+        entries = self.trees.entries(oid)
         rebuilt: list[tuple[bytes, bytes, bytes]] | None = None
         changes: list[tuple[str, bytes]] = []
         for i, (mode, name, child) in enumerate(entries):
-            if mode in _TREE_MODES:
+            if is_tree(mode):
                 if tree_map.get(child) == child:
                     continue  # a subtree already known to stay as it is
                 new = self.map_tree(child, path + name + b"/")
@@ -409,7 +423,7 @@ class _Scan:
                     continue
                 prefix = name.decode("utf-8", "surrogateescape") + "/"
                 changes += [(prefix + p, b) for p, b in self.tree_changes[child]]
-            elif child in blob_new and mode.startswith(b"100"):
+            elif child in blob_new and is_regular(mode):
                 new = self.add("blob", blob_new[child], path + name)
                 changes.append((name.decode("utf-8", "surrogateescape"), child))
             else:
@@ -430,13 +444,13 @@ class _Scan:
     def files(self, tree: bytes, *, rewritten: bool, prefix: str = "") -> list[tuple[str, bytes]]:
         """(path, blob id) of the regular files of a tree, before or after the rewrite."""
         new = self.new_objects.get(tree) if rewritten else None
-        raw = new[1] if new is not None else self.tree_raw[tree]
+        entries = tree_entries(new[1]) if new is not None else self.trees.entries(tree)
         out: list[tuple[str, bytes]] = []
-        for mode, name_bytes, child in gitrepo.tree_entries(raw):
+        for mode, name_bytes, child in entries:
             name = name_bytes.decode("utf-8", "surrogateescape")
-            if mode in _TREE_MODES:
+            if is_tree(mode):
                 out.extend(self.files(child, rewritten=rewritten, prefix=prefix + name + "/"))
-            elif mode.startswith(b"100"):
+            elif is_regular(mode):
                 out.append((prefix + name, child))
         return out
 
@@ -445,7 +459,7 @@ def _no_progress(phase: str, done: int, total: int) -> None:
     return None
 
 
-def _drive_branch(drive: gitrepo.Drive) -> str:
+def _drive_branch(drive: Drive) -> str:
     policy = find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
     head = drive.head_commit(policy.branch)
     if head is None:
@@ -469,12 +483,12 @@ def check_ids(ids: Iterable[str]) -> list[str]:
     return out
 
 
-def plan_purge(drive: gitrepo.Drive, ids: Iterable[str], *,
+def plan_purge(drive: Drive, ids: Iterable[str], *,
                progress: Progress = _no_progress) -> PurgePlan:
     """Read the history and compute the rewrite; nothing is written."""
     wanted = check_ids(ids)
     branch_ref = _drive_branch(drive)
-    oddities = gitrepo.repository_oddities(drive.git_dir)
+    oddities = repository_oddities(drive.git_dir)
     if oddities:
         raise RepoError(f"cannot purge {drive.root}: {'; '.join(oddities)}",
                         "purge a plain full repository (the server's bare drive), with no "
@@ -497,7 +511,7 @@ def plan_purge(drive: gitrepo.Drive, ids: Iterable[str], *,
     finally:
         scan.reader.close()
     if drive.workdir is not None and plan.checkout_trees is not None:
-        dirty = gitrepo.worktree_changes(drive, plan.checkout_paths, untracked=False)
+        dirty = worktree_changes(drive, plan.checkout_paths, untracked=False)
         if dirty:
             raise UsageError(f"uncommitted changes in files the purge rewrites: "
                              f"{', '.join(dirty[:5])}",
@@ -506,7 +520,7 @@ def plan_purge(drive: gitrepo.Drive, ids: Iterable[str], *,
 
 
 def _read_history(scan: _Scan, plan: PurgePlan) -> None:
-    refs = gitrepo.refs_snapshot(scan.git_dir)
+    refs = refs_snapshot(scan.git_dir)
     commit_tips: list[str] = []
     tree_tips: list[bytes] = []
     blob_tips: list[bytes] = []
@@ -523,13 +537,13 @@ def _read_history(scan: _Scan, plan: PurgePlan) -> None:
             got = scan.reader.read(oid)
             if got is None:
                 raise RepoError(f"tag object {oid} is missing", "run git fsck")
-            headers, message = gitrepo.split_object(got[1])
+            headers, message = split_object(got[1])
             target = next(h[7:].decode() for h in headers if h.startswith(b"object "))
             target_kind = next(h[5:].decode() for h in headers if h.startswith(b"type "))
             scan.tags[oid] = (headers, message, target, target_kind)
             pending.append((target, target_kind))
     scan.refs = refs
-    scan.commits = gitrepo.topo_commits(scan.git_dir, list(dict.fromkeys(commit_tips)))
+    scan.commits = topo_commits(scan.git_dir, list(dict.fromkeys(commit_tips)))
     plan.commits_total = len(scan.commits)
     plan.all_commits = [c for c, _p in scan.commits]
     roots: list[bytes] = []
@@ -547,7 +561,7 @@ def _read_history(scan: _Scan, plan: PurgePlan) -> None:
     scan.scan_blobs(first + blob_tips)
 
 
-def _check_found(scan: _Scan, plan: PurgePlan, drive: gitrepo.Drive) -> None:
+def _check_found(scan: _Scan, plan: PurgePlan, drive: Drive) -> None:
     found: set[str] = set()
     for removed in scan.blob_removed.values():
         found.update(r.entry_id for r in removed)
@@ -582,7 +596,7 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
     plan.blobs_rewritten = len(scan.blob_new)
     sorted_texts = _sorted_texts(plan.texts)
     # Which messages quote a purged text: one search per text over all messages.
-    joined = b"\x00".join(gitrepo.split_object(raw)[1] for raw in scan.commit_raw.values())
+    joined = b"\x00".join(split_object(raw)[1] for raw in scan.commit_raw.values())
     quoting = [t for t in sorted_texts if t in joined]
     commit_map = plan.commit_map
     changed_by: dict[str, set[tuple[str, bytes]]] = {}
@@ -600,7 +614,7 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
             pos += 48
         new_parents = [commit_map.get(p, p) for p in parents]
         if quoting:
-            message = gitrepo.split_object(raw)[1]
+            message = split_object(raw)[1]
             new_message = scrub_message(message, quoting)
         else:
             message = new_message = b""
@@ -624,14 +638,14 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
                                                for h in _SIGNATURE_HEADERS):
             new_raw = new_head + raw[pos:]
         else:
-            all_headers, own_message = gitrepo.split_object(raw)
+            all_headers, own_message = split_object(raw)
             kept = all_headers[1 + len(parents):]
             if any(h.startswith(_SIGNATURE_HEADERS) for h in kept):
                 plan.signatures_dropped += 1
                 kept = [h for h in kept if not h.startswith(_SIGNATURE_HEADERS)]
             if new_message != message:
                 plan.messages_scrubbed += 1
-            new_raw = new_head + gitrepo.join_object(kept, new_message if quoting
+            new_raw = new_head + join_object(kept, new_message if quoting
                                                      else own_message)
         commit_map[oid] = scan.add("commit", new_raw).hex()
         plan.commits_rewritten += 1
@@ -667,7 +681,7 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
         stripped = strip_tag_signature(new_message)
         if stripped != new_message or len(kept) + 1 != len(headers):
             plan.signatures_dropped += 1
-        new = scan.add("tag", gitrepo.join_object([b"object " + new_target.encode()] + kept,
+        new = scan.add("tag", join_object([b"object " + new_target.encode()] + kept,
                                                   stripped)).hex()
         tag_map[oid] = new
         return new
@@ -684,12 +698,12 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
     for commit in scan.commit_raw:
         checked[commit] = True  # its message was searched for every purged text above
     for commit in commit_map:
-        if quoting and any(t in gitrepo.split_object(scan.commit_raw[commit])[1]
+        if quoting and any(t in split_object(scan.commit_raw[commit])[1]
                            for t in quoting):
             checked[commit] = False  # its message quoted a purged text
     for tag in tag_map:
         checked[tag] = not any(t in scan.tags[tag][1] for t in sorted_texts)
-    for tree in scan.tree_raw:
+    for tree in scan.trees.raw:
         checked[tree.hex()] = True  # names and ids only
     for key in scan.scanned:
         checked[key] = bytes.fromhex(key) not in scan.blob_new
@@ -710,7 +724,7 @@ def _checkout_move(scan: _Scan, plan: PurgePlan) -> None:
     """The (old, new) tree of the checked-out branch, when a checkout's HEAD moves."""
     if scan.drive.workdir is None:
         return
-    head = gitrepo.head_branch(scan.drive) or "HEAD"
+    head = head_branch(scan.drive) or "HEAD"
     for name, new, old in plan.ref_updates:
         if name == head and old in scan.commit_raw:
             old_tree, new_tree = _commit_tree(scan, old), _commit_tree(scan, new)
@@ -754,7 +768,7 @@ def _check_head_duplicates(scan: _Scan, plan: PurgePlan) -> None:
 # --- applying ------------------------------------------------------------------------
 
 
-def apply_purge(drive: gitrepo.Drive, plan: PurgePlan, *, progress: Progress = _no_progress,
+def apply_purge(drive: Drive, plan: PurgePlan, *, progress: Progress = _no_progress,
                 today: str | None = None) -> PurgeResult:
     """Write the plan's objects, move the refs (compare-and-swap), record, prune, verify."""
     started = time.perf_counter()
@@ -788,28 +802,28 @@ def _hold_lock(git_dir: Path) -> Path:
     return path
 
 
-def _apply_locked(drive: gitrepo.Drive, plan: PurgePlan, progress: Progress,
+def _apply_locked(drive: Drive, plan: PurgePlan, progress: Progress,
                   today: str | None, started: float) -> PurgeResult:
     result = PurgeResult(plan)
     git_dir = drive.git_dir
-    before = gitrepo.object_count(git_dir)
+    before = object_count(git_dir)
     clock = time.perf_counter()
     progress("writing objects", 0, len(plan.objects))
-    pack = gitrepo.write_pack(git_dir, plan.objects, plan.bases) if plan.objects else None
+    pack = write_pack(git_dir, plan.objects, plan.bases) if plan.objects else None
     result.objects_written = len(plan.objects)
     progress("writing objects", len(plan.objects), len(plan.objects))
     plan.phases["write"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    failed = gitrepo.update_refs_atomically(git_dir, plan.ref_updates,
+    failed = update_refs_atomically(git_dir, plan.ref_updates,
                                             f"memgit purge {' '.join(plan.ids)}")
     if failed is not None:
         if pack is not None:
-            gitrepo.remove_pack(pack)
+            remove_pack(pack)
         raise ConflictError(f"a ref moved while the purge ran (a push landed?): {failed}; "
                             "nothing was changed", "run memgit purge again")
-    gitrepo.drop_transient_heads(git_dir)
+    drop_transient_heads(git_dir)
     if drive.workdir is not None and plan.checkout_trees is not None:
-        gitrepo.move_checkout(drive, *plan.checkout_trees)
+        move_checkout(drive, *plan.checkout_trees)
     policy = find_policy(None, git_dir, drive.config_value("memgit.policy"))
     date = today or _today(policy.timezone)
     rows = [(i, d) for i in plan.ids for d in plan.digests.get(i, [])]
@@ -826,7 +840,7 @@ def _apply_locked(drive: gitrepo.Drive, plan: PurgePlan, progress: Progress,
 
     def prune() -> None:
         try:
-            gitrepo.expire_reflogs_and_prune(git_dir)
+            expire_reflogs_and_prune(git_dir)
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread
             pruned.append(exc)
 
@@ -840,7 +854,7 @@ def _apply_locked(drive: gitrepo.Drive, plan: PurgePlan, progress: Progress,
     if pruned:
         raise pruned[0]
     progress("pruning", 1, 1)
-    result.objects_pruned = max(0, before + len(plan.objects) - gitrepo.object_count(git_dir))
+    result.objects_pruned = max(0, before + len(plan.objects) - object_count(git_dir))
     plan.phases["prune"] = time.perf_counter() - clock
     clock = time.perf_counter()
     known = dict(plan.checked)
@@ -888,7 +902,7 @@ class _Checker:
                     out.append(f"blob {oid} (entry {entry_id} holds a purged text: "
                                "purge it too)")
         elif kind in ("commit", "tag"):
-            message = gitrepo.split_object(data)[1]
+            message = split_object(data)[1]
             if any(t in message for t in self.texts):
                 out.append(f"{kind} {oid} (its message quotes a purged text)")
         return out
@@ -898,7 +912,7 @@ class _Checker:
         out: list[str] = []
         heads = self.heads
         for done, (oid, (_kind, data)) in enumerate(
-                zip(oids, gitrepo.stream_objects(git_dir, oids), strict=True), start=1):
+                zip(oids, ObjectReader(git_dir).stream(oids), strict=True), start=1):
             for head in heads:
                 if head in data:
                     out += self.problems(oid, "blob", data, ids=False)
@@ -919,7 +933,7 @@ def verify_purged(git_dir: Path, checker: _Checker, known: dict[str, bool] | Non
     Returns the number of objects in the repository."""
     bad = list(problems or [])
     known = known or {}
-    listed = gitrepo.all_object_ids(git_dir)
+    listed = all_object_ids(git_dir)
     unknown: list[tuple[str, str]] = []
     for oid, kind in listed:
         state = known.get(oid)
@@ -930,7 +944,7 @@ def verify_purged(git_dir: Path, checker: _Checker, known: dict[str, bool] | Non
             bad.append(f"{kind} {oid} (an old object that held purged data survived)")
     oids = [o for o, _k in unknown]
     for done, (oid, (kind_bytes, data)) in enumerate(
-            zip(oids, gitrepo.stream_objects(git_dir, oids), strict=True), start=1):
+            zip(oids, ObjectReader(git_dir).stream(oids), strict=True), start=1):
         bad += checker.problems(oid, kind_bytes.decode(), data)
         if done % 20000 == 0:
             progress("verifying", done, len(oids))
@@ -956,7 +970,7 @@ def _entries_with_texts(data: bytes, texts: list[bytes], keys: set[str]) -> list
     return out
 
 
-def _update_index(drive: gitrepo.Drive, plan: PurgePlan) -> None:
+def _update_index(drive: Drive, plan: PurgePlan) -> None:
     """Delete the purged entries' index rows, remap stored revisions, count the event."""
     recall_index.forget_entries(drive, list(plan.ids))
     # commits before the first purged line keep their ids: map them to themselves
@@ -964,7 +978,7 @@ def _update_index(drive: gitrepo.Drive, plan: PurgePlan) -> None:
     events.record(drive.git_dir, "purge")
 
 
-def purge(drive: gitrepo.Drive, ids: Iterable[str], *, dry_run: bool = False,
+def purge(drive: Drive, ids: Iterable[str], *, dry_run: bool = False,
           progress: Progress = _no_progress, today: str | None = None) -> PurgeResult:
     """Plan and (unless ``dry_run``) apply a purge of ``ids``."""
     started = time.perf_counter()

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from . import format as fmt
 from .errors import UsageError
+from .git.repository import Drive, file_at, read_blob, ref_target
 from .policy import Policy, find_policy
-from .repo import Drive, file_at, read_blob, ref_target
 from .writer import NewFact, Op, Skipped, WriteResult, apply_ops, prepare_add, today
 
 BOARD = fmt.QUESTIONS_FILE

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from . import index as recall_index
 from . import state
+from .git.repository import Drive
 from .index import Hit, ReindexResult
 from .policy import Policy
-from .repo import Drive
 from .state import pending
 from .writer import retry_pending
 

@@ -27,8 +27,9 @@ to commits x drive size. The tree rules still see them (sizes, paths, the
 Index); for duplicate ids, an old file is parsed only if it may hold an id the
 push introduces (docs/server.md, "What the hook judges").
 
-Objects are read with ``git cat-file`` and ``git rev-list`` children (repo.py)
-that inherit the quarantine environment; no pygit2, no database, no network.
+Objects are read with ``git cat-file`` and ``git rev-list`` children (memgit.git's
+hook-safe layers: plumbing, raw) that inherit the quarantine environment; no
+pygit2, no database, no network.
 The hook never writes a ref or an object. Every failure of the hook itself
 (bad stdin, no quarantine, unreadable policy or registry, a crash) refuses the
 push with MG609: a push is never accepted by accident.
@@ -46,12 +47,19 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from . import format as fmt
 from .errors import MemgitError
+from .git.modes import MODE_COMMIT, MODE_EXEC, MODE_FILE
+from .git.plumbing import (
+    ObjectMissingError,
+    PushCommit,
+    config_get,
+    push_is_ancestor,
+    push_new_commits,
+    start_new_commits,
+    start_plumbing,
+)
+from .git.raw import LaterRead, ObjectReader, TreeCache, is_tree
 from .policy import (
     ERROR,
-    MODE_COMMIT,
-    MODE_EXEC,
-    MODE_FILE,
-    MODE_TREE,
     BlobFacts,
     Policy,
     PurgeRegistry,
@@ -66,24 +74,11 @@ from .policy import (
     check_update,
     find_policy,
 )
-from .repo import (
-    LaterRead,
-    ObjectMissingError,
-    ObjectReader,
-    PushCommit,
-    TreeRow,
-    config_get,
-    parse_tree,
-    push_is_ancestor,
-    push_new_commits,
-    start_new_commits,
-    start_plumbing,
-)
 
 if TYPE_CHECKING:
     from subprocess import Popen
 
-    from .repo import Drive
+    from .git.repository import Drive
 
 HOOK_NAMES = ("pre-receive", "post-receive")
 SHORT = 10  # hex digits of a commit id in messages
@@ -250,10 +245,9 @@ class PushJudge:
         self.registry = registry
         self.reader = reader
         self.verdict = Verdict()
-        self._oid_bytes = 20
+        self._tree_cache = TreeCache(reader, missing_from="the push or the repository")
         self._flat: dict[tuple[str, str], tuple[Row, ...]] = {}  # (tree, prefix) -> rows
-        self._raw: dict[str, bytes] = {}  # prefetched objects: trees, then blobs
-        self._parsed: dict[str, list[TreeRow]] = {}  # tree -> its entries
+        self._raw: dict[str, bytes] = {}  # prefetched commits and blobs
         self._trees: dict[str, tuple[Row, ...]] = {}  # commit -> rows of its tree
         self._maps: dict[str, dict[str, Row]] = {}  # commit -> path -> row
         self._old: set[Row] = set()  # rows of the old parents: judged when they landed
@@ -284,21 +278,6 @@ class PushJudge:
             raise ObjectMissingError(f"{oid[:SHORT]} is a {got[0]}, not a {kind}", "")
         return got[1]
 
-    def _prefetch_trees(self, trees: Iterable[str]) -> None:
-        """Read trees level by level, each level in one batch of requests to cat-file
-        (one round trip per object would cost more than parsing them)."""
-        pending = [t for t in dict.fromkeys(trees) if t not in self._raw]
-        while pending:
-            nxt: list[str] = []
-            for oid, got in self.reader.read_many(pending).items():
-                if got is None or got[0] != "tree":
-                    continue  # _object reports it when the tree is needed
-                self._raw[oid] = got[1]
-                entries = self._parsed[oid] = parse_tree(got[1], self._oid_bytes)
-                nxt.extend(e.oid for e in entries
-                           if e.mode == MODE_TREE and e.oid not in self._raw)
-            pending = list(dict.fromkeys(nxt))
-
     def flat_tree(self, tree: str, prefix: str = "") -> tuple[Row, ...]:
         """Every non-tree entry below ``tree`` (subtrees cached by id and prefix)."""
         key = (tree, prefix)
@@ -306,16 +285,13 @@ class PushJudge:
         if cached is not None:
             return cached
         rows: list[Row] = []
-        entries = self._parsed.get(tree)
-        if entries is None:
-            entries = self._parsed[tree] = parse_tree(self._object(tree, "tree"),
-                                                      self._oid_bytes)
-        for entry in entries:
-            path = prefix + entry.name
-            if entry.mode == MODE_TREE:
-                rows.extend(self.flat_tree(entry.oid, path + "/"))
+        for mode, name, child in self._tree_cache.entries(bytes.fromhex(tree)):
+            # names are UTF-8; undecodable bytes are kept as surrogate escapes
+            path = prefix + name.decode("utf-8", "surrogateescape")
+            if is_tree(mode):
+                rows.extend(self.flat_tree(child.hex(), path + "/"))
             else:
-                rows.append(Row(path, entry.mode, entry.oid))
+                rows.append(Row(path, int(mode, 8), child.hex()))
         result = tuple(rows)
         self._flat[key] = result
         return result
@@ -337,7 +313,7 @@ class PushJudge:
 
     def judge(self, updates: Sequence[RefUpdate]) -> Verdict:
         if updates:
-            self._oid_bytes = len(updates[0].new) // 2
+            self._tree_cache.oid_bytes = len(updates[0].new) // 2
         commits: dict[str, PushCommit] = {}
         tips: set[str] = set()
         # every rev-list starts now, side by side with the first cat-file answers
@@ -419,8 +395,9 @@ class PushJudge:
         for oid, got in self.reader.read_many(old_parents).items():
             if got is not None and got[0] == "commit":
                 self._raw[oid] = got[1]
-        self._prefetch_trees([c.tree for c in commits]
-                             + [self._commit_tree(p) for p in old_parents if p in self._raw])
+        self._tree_cache.prefetch(bytes.fromhex(t) for t in
+                                  [c.tree for c in commits]
+                                  + [self._commit_tree(p) for p in old_parents if p in self._raw])
         for commit in commits:
             verdict.subjects[commit.oid] = commit.subject
             try:
@@ -925,7 +902,7 @@ def run_post_receive(git_dir: Path, stdin: bytes) -> tuple[int, list[str]]:
     """post-receive cannot undo a push: problems are reported, the status is always 0."""
     try:
         updates = parse_updates(stdin)
-        from .repo import open_drive
+        from .git.repository import open_drive
 
         post_receive(open_drive(git_dir), updates)
     except Exception as exc:

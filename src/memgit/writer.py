@@ -46,10 +46,27 @@ from . import format as fmt
 from . import index as idx
 from . import state
 from .errors import ConflictError, MemgitError, RefusedError, RepoError, UsageError
+from .git.modes import MODE_EXEC, MODE_FILE
+from .git.repository import (
+    Drive,
+    RefLockedError,
+    break_ref_lock,
+    build_tree,
+    cas_ref,
+    commit_tree_id,
+    create_commit,
+    enable_fsync,
+    file_at,
+    head_branch,
+    path_blocked,
+    read_blob,
+    ref_lock_age,
+    ref_target,
+    tree_files,
+)
+from .git.worktree import checkout_state, update_checkout
 from .policy import (
     ERROR,
-    MODE_EXEC,
-    MODE_FILE,
     BlobFacts,
     Policy,
     PurgeRegistry,
@@ -61,25 +78,6 @@ from .policy import (
     judge,
     source_allowed,
     text_digest,
-)
-from .repo import (
-    Drive,
-    RefLockedError,
-    break_ref_lock,
-    build_tree,
-    cas_ref,
-    checkout_state,
-    commit_tree_id,
-    create_commit,
-    enable_fsync,
-    file_at,
-    head_branch,
-    path_blocked,
-    read_blob,
-    ref_lock_age,
-    ref_target,
-    tree_files,
-    update_checkout,
 )
 from .state import counters, facts, pending
 

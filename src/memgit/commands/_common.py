@@ -8,8 +8,8 @@ from typing import Any
 
 import click
 
+from ..git.repository import Drive, open_drive
 from ..policy import ERROR, Policy, Violation, find_policy
-from ..repo import Drive, open_drive
 
 policy_option = click.option("--policy", "policy_file", metavar="FILE", default=None,
                              help="Policy YAML file (default: memgit.yaml in the git "
