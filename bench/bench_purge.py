@@ -132,7 +132,7 @@ class _Drive:
 
         head = "# Memory: bench\n\n- The bench drive [source: imported:unknown; " \
                "added: 2024-01-01; id: m-01j00000000000000000memory]\n\n## Index\n"
-        return fmt.regenerate_index(head, ["MEMORY.md", *self.names])
+        return fmt.regenerate_index_section(head, ["MEMORY.md", *self.names])
 
     def content(self, name: str) -> bytes:
         return "".join(self.lines[name]).encode()

@@ -53,7 +53,7 @@ def ms_stats(values: list[float]) -> str:
 
 
 def bench_latency(drive: Drive, queries: list[str], cli_runs: int) -> None:
-    from memgit.index import _STOPWORDS, _WORD_RE
+    from memgit.recall_index import _STOPWORDS, _WORD_RE
 
     recall(drive, "warm up")  # builds the index once
     # The first pass sees each query word for the first time on this drive and

@@ -68,7 +68,7 @@ def fast_import(repo: Path, parent: str | None, commits: list[dict[str, str]]) -
 def make_seed(root: Path) -> tuple[Path, dict[str, str]]:
     topics = topic_files()
     files = dict(topics)
-    files["MEMORY.md"] = fmt.regenerate_index("# Memory: bench\n\n## Index\n",
+    files["MEMORY.md"] = fmt.regenerate_index_section("# Memory: bench\n\n## Index\n",
                                               [*topics, "MEMORY.md"])
     seed = root / "seed.git"
     git("init", "-q", "--bare", "-b", "main", str(seed))

@@ -63,7 +63,7 @@ def make_commits(work: Path, count: int, tag: str) -> None:
         path.write_text(text + line + "\n")
         memory = (work / fmt.MEMORY_FILE).read_text()
         paths = [str(p.relative_to(work)) for p in work.rglob("*.md") if ".git" not in p.parts]
-        (work / fmt.MEMORY_FILE).write_text(fmt.regenerate_index(memory, paths))
+        (work / fmt.MEMORY_FILE).write_text(fmt.regenerate_index_section(memory, paths))
         git("add", "-A", cwd=work)
         git("commit", "-q", "--no-verify", "-m", f"{tag} {n}", cwd=work)
 
@@ -78,7 +78,7 @@ def fill_drive(work: Path) -> None:
         (work / name).parent.mkdir(parents=True, exist_ok=True)
         (work / name).write_text(text)
     memory = (work / fmt.MEMORY_FILE).read_text()
-    (work / fmt.MEMORY_FILE).write_text(fmt.regenerate_index(memory, [fmt.MEMORY_FILE,
+    (work / fmt.MEMORY_FILE).write_text(fmt.regenerate_index_section(memory, [fmt.MEMORY_FILE,
                                                                       *topics]))
     git("add", "-A", cwd=work)
     git("commit", "-q", "--no-verify", "-m", "full drive", cwd=work)

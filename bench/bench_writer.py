@@ -100,7 +100,8 @@ def make_bare_drive(path: Path, files: int = 255, entries: int = 15_000) -> Driv
     )
 
     topics = drive_files(files, entries)
-    memory = fmt.regenerate_index("# Memory: bench\n\n## Index\n", list(topics) + ["MEMORY.md"])
+    memory = fmt.regenerate_index_section("# Memory: bench\n\n## Index\n",
+                                          list(topics) + ["MEMORY.md"])
     init_bare(path, {"MEMORY.md": b"# Memory: bench\n\n## Index\n"}, "Create drive")
     drive = open_drive(path)
     head = ref_target(drive, "refs/heads/main")
@@ -207,8 +208,7 @@ def bench_cas(drive: Drive, repeat: int) -> None:
 
 
 def bench_reindex(drive: Drive, repeat: int) -> None:
-    from memgit import index as idx
-    from memgit import state
+    from memgit import recall_index, state
     from memgit.git.repository import (
         build_tree,
         cas_ref,
@@ -222,11 +222,11 @@ def bench_reindex(drive: Drive, repeat: int) -> None:
     for suffix in ("", "-wal", "-shm"):
         Path(str(state.state_path(drive.git_dir)) + suffix).unlink(missing_ok=True)
     t0 = time.perf_counter()
-    result = idx.reindex(drive, full=True)
+    result = recall_index.reindex(drive, full=True)
     empty = (time.perf_counter() - t0) * 1000
     print(f"full rebuild into an empty database:                   {empty:.0f} ms "
           f"({result.inserted} rows, {result.files} files)")
-    over = timed(lambda: idx.reindex(drive, full=True), max(3, repeat // 10))
+    over = timed(lambda: recall_index.reindex(drive, full=True), max(3, repeat // 10))
     print(f"full rebuild over an existing index:                   {describe(over)}")
 
     counter = iter(range(10**6))
@@ -248,7 +248,7 @@ def bench_reindex(drive: Drive, repeat: int) -> None:
     for _ in range(repeat):
         plain_commit()
         t0 = time.perf_counter()
-        result = idx.reindex(drive)
+        result = recall_index.reindex(drive)
         times.append((time.perf_counter() - t0) * 1000)
         assert result.mode == "incremental" and result.inserted == 1, result
     print(f"incremental reindex after one commit:                  {describe(times)}")

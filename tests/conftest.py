@@ -79,7 +79,7 @@ def new_drive(tmp_path: Path):
         if index and "MEMORY.md" not in files:
             memory = (path / "MEMORY.md").read_text()
             (path / "MEMORY.md").write_text(
-                fmt.regenerate_index(memory, list(files) + ["MEMORY.md"]))
+                fmt.regenerate_index_section(memory, list(files) + ["MEMORY.md"]))
         if commit and files:
             git("add", "-A", cwd=path)
             git("commit", "-qm", "files", "--no-verify", cwd=path)

@@ -50,7 +50,7 @@ def memory(paths: Sequence[str], entries: Sequence[str] = (), title: str = "Test
     body = f"# Memory: {title}\n\n" + "".join(e + "\n" for e in entries)
     if entries:
         body += "\n"
-    return fmt.regenerate_index(body + "## Index\n", [*paths, fmt.MEMORY_FILE])
+    return fmt.regenerate_index_section(body + "## Index\n", [*paths, fmt.MEMORY_FILE])
 
 
 def _quote(path: str) -> bytes:

@@ -11,8 +11,7 @@ import pytest
 
 from conftest import git, memgit
 from memgit import format as fmt
-from memgit import index as idx
-from memgit import state
+from memgit import recall_index, state
 from memgit.git.repository import Drive, init_bare, open_drive, ref_target
 from memgit.read_path import recall
 from memgit.state import facts
@@ -29,12 +28,12 @@ def checkout(new_drive, files: dict[str, str]) -> tuple[Path, Drive]:
 def commit_all(path: Path, message: str = "edit") -> None:
     memory = (path / "MEMORY.md").read_text()
     paths = [p.relative_to(path).as_posix() for p in path.rglob("*.md") if ".git" not in p.parts]
-    (path / "MEMORY.md").write_text(fmt.regenerate_index(memory, paths))
+    (path / "MEMORY.md").write_text(fmt.regenerate_index_section(memory, paths))
     git("add", "-A", cwd=path)
     git("commit", "-qm", message, "--no-verify", cwd=path)
 
 
-def ids(hits: list[idx.Hit]) -> list[str]:
+def ids(hits: list[recall_index.Hit]) -> list[str]:
     return [h.entry_id for h in hits]
 
 
@@ -53,7 +52,7 @@ def test_recall_returns_fields_and_counts_retrievals(new_drive) -> None:
     assert (top.text, top.path, top.line, top.source, top.added) == (
         "Priya owns pricing and design", "people.md", 4, "https://example.com/s/2", "2026-01-03")
     assert top.score > 0 and top.retrievals == 1
-    assert top.fact_id == idx.fact_id(idx.drive_id(drive), "p-priya")
+    assert top.fact_id == recall_index.fact_id(recall_index.drive_id(drive), "p-priya")
     assert recall(drive, "pricing")[0].retrievals == 2
     assert recall(drive, "pricing", count=False)[0].retrievals == 2
     assert facts.stats(state.connection(drive.git_dir)).retrievals == 2
@@ -64,13 +63,13 @@ def test_recall_returns_fields_and_counts_retrievals(new_drive) -> None:
 def test_fact_ids_and_drive_id(new_drive) -> None:
     _path, drive = checkout(new_drive, {"people.md": PEOPLE})
     root = git("rev-list", "--max-parents=0", "main", cwd=drive.workdir).stdout.decode().strip()
-    assert idx.drive_id(drive) == root
+    assert recall_index.drive_id(drive) == root
     assert git("config", "memgit.driveid", cwd=drive.workdir).stdout.decode().strip() == root
     import hashlib
 
     expected = "drive_" + hashlib.sha256(f"{root}\np-joe".encode()).hexdigest()
-    assert idx.fact_id(root, "p-joe") == expected
-    idx.reindex(drive)
+    assert recall_index.fact_id(root, "p-joe") == expected
+    recall_index.reindex(drive)
     row = state.connection(drive.git_dir).execute(
         "SELECT fact_id FROM facts WHERE entry_id = 'p-joe'").fetchone()
     assert row[0] == expected
@@ -130,21 +129,21 @@ def test_soft_retire_and_revive_keep_fact_id_and_counts(new_drive) -> None:
 
 def test_incremental_after_a_commit_full_after_a_rewrite(new_drive) -> None:
     path, drive = checkout(new_drive, {"people.md": PEOPLE, "other.md": "# Other\n"})
-    assert idx.reindex(drive).mode == "full"
-    assert idx.reindex(drive).mode == "current"
+    assert recall_index.reindex(drive).mode == "full"
+    assert recall_index.reindex(drive).mode == "current"
     with open(path / "other.md", "a") as fh:
         fh.write("\n- Walrus facts are rare [source: imported:unknown]\n")
     commit_all(path)
-    result = idx.reindex(drive)
+    result = recall_index.reindex(drive)
     assert (result.mode, result.changed_paths, result.inserted) == ("incremental",
                                                                     ["other.md"], 1)
     git("commit", "-q", "--amend", "-m", "rewritten", cwd=path)  # the indexed commit is gone
     with open(path / "other.md", "a") as fh:
         fh.write("- Narwhal facts too [source: imported:unknown]\n")
     commit_all(path)
-    result = idx.reindex(drive)
+    result = recall_index.reindex(drive)
     assert result.mode == "full" and result.inserted == 1 and result.retired == 0
-    assert idx.reindex(drive, full=True).mode == "full"
+    assert recall_index.reindex(drive, full=True).mode == "full"
 
 
 def test_a_stale_index_is_repaired_on_the_next_read(tmp_path: Path) -> None:
@@ -190,18 +189,18 @@ def test_forget_entries_and_remap_revisions(tmp_path: Path) -> None:
     drive = open_drive(tmp_path / "d.git")
     added = commit_facts(drive, ["Otters hold hands", "Beavers build dams"]).added
     conn = state.connection(drive.git_dir)
-    assert idx.forget_entries(drive, [added[0].id, "m-unknown"]) == 1
+    assert recall_index.forget_entries(drive, [added[0].id, "m-unknown"]) == 1
     assert conn.execute("SELECT count(*) FROM facts WHERE entry_id = ?",
                         (added[0].id,)).fetchone()[0] == 0
     assert conn.execute("SELECT count(*) FROM facts_fts WHERE facts_fts MATCH 'otters'"
                         ).fetchone()[0] == 0
     head = facts.stats(conn).indexed_rev
     assert head is not None
-    idx.remap_revisions(drive, {head: "f" * 40})
+    recall_index.remap_revisions(drive, {head: "f" * 40})
     assert facts.stats(conn).indexed_rev == "f" * 40
-    idx.remap_revisions(drive, {"0" * 40: "1" * 40})  # not the indexed one: dropped
+    recall_index.remap_revisions(drive, {"0" * 40: "1" * 40})  # not the indexed one: dropped
     assert facts.stats(conn).indexed_rev is None
-    assert idx.reindex(drive).mode == "full"
+    assert recall_index.reindex(drive).mode == "full"
 
 
 def test_post_receive_reindexes_after_a_push(tmp_path: Path) -> None:
@@ -281,7 +280,7 @@ def test_very_common_terms_are_dropped_on_large_drives(tmp_path: Path) -> None:
     lines = ["# Big\n\n"] + [f"- Shared word and item number {i} [source: imported:unknown; "
                                 f"id: big-{i}]\n" for i in range(1200)]
     lines.append("- Shared word with the unicorn [source: imported:unknown; id: big-rare]\n")
-    memory = fmt.regenerate_index(fmt.initial_memory(), ["MEMORY.md", "big.md"])
+    memory = fmt.regenerate_index_section(fmt.initial_memory(), ["MEMORY.md", "big.md"])
     init_bare(tmp_path / "d.git", {"MEMORY.md": memory.encode(),
                                    "big.md": "".join(lines).encode()}, "Create")
     drive = open_drive(tmp_path / "d.git")
@@ -298,7 +297,8 @@ def test_one_word_in_most_entries_returns_the_newest_matches(tmp_path) -> None:
 
     lines = [f"- The fact number {i} about the team [source: imported:unknown; id: m-t{i:05}]\n"
              for i in range(1200)]
-    files = {"MEMORY.md": fmt.regenerate_index("# M\n\n## Index\n", ["MEMORY.md", "a.md"]).encode(),
+    memory = fmt.regenerate_index_section("# M\n\n## Index\n", ["MEMORY.md", "a.md"])
+    files = {"MEMORY.md": memory.encode(),
              "a.md": ("# A\n\n" + "".join(lines)).encode()}
     drive = open_drive(init_bare(tmp_path / "d.git", files, "many").git_dir)
     hits = recall(drive, "team", limit=3, count=False)

@@ -14,7 +14,7 @@ from memgit.state import facts
 def _drive_with_entries(tmp_path: Path) -> Path:
     people = ("# People\n\n- Ada writes the compiler [source: imported:unknown; id: p-ada]\n"
               "- Bo runs the build farm [source: imported:unknown; id: p-bo]\n")
-    memory = fmt.regenerate_index(fmt.initial_memory(), ["MEMORY.md", "people.md"])
+    memory = fmt.regenerate_index_section(fmt.initial_memory(), ["MEMORY.md", "people.md"])
     return init_bare(tmp_path / "d.git", {"MEMORY.md": memory.encode(),
                                          "people.md": people.encode()}, "Create").git_dir
 

@@ -36,7 +36,7 @@ def drive(files: dict[str, File], *, index: bool = True) -> dict[str, File]:
     if "MEMORY.md" not in out:
         memory = "# Memory\n\n## Index\n"
         if index:
-            memory = fmt.regenerate_index(memory, list(out) + ["MEMORY.md"])
+            memory = fmt.regenerate_index_section(memory, list(out) + ["MEMORY.md"])
         out["MEMORY.md"] = memory.encode()
     return out
 

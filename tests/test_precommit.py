@@ -77,7 +77,7 @@ def index_for(d: Path, *paths: str) -> None:
     from memgit import format as fmt
 
     memory = (d / "MEMORY.md").read_text()
-    (d / "MEMORY.md").write_text(fmt.regenerate_index(memory, ["MEMORY.md", *paths]))
+    (d / "MEMORY.md").write_text(fmt.regenerate_index_section(memory, ["MEMORY.md", *paths]))
 
 
 def test_clean_commit_goes_through(checkout: Path) -> None:

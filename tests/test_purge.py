@@ -478,7 +478,8 @@ def test_verification_finds_a_later_copy_under_another_id(new_drive) -> None:
     (work / "b.md").write_text("# B\n\n" + fmt.format_entry(text, SOURCE, "2026-01-02",
                                                            "m-01copy00000000000000000") + "\n")
     memory = (work / "MEMORY.md").read_text()
-    (work / "MEMORY.md").write_text(fmt.regenerate_index(memory, ["MEMORY.md", "a.md", "b.md"]))
+    paths = ["MEMORY.md", "a.md", "b.md"]
+    (work / "MEMORY.md").write_text(fmt.regenerate_index_section(memory, paths))
     git("add", "-A", cwd=work)
     git("commit", "-qm", "Remember 1 entry", cwd=work)
     (work / "b.md").write_text("# B\n\n")

@@ -47,7 +47,7 @@ def server(tmp_path: Path, name: str = "server.git") -> Path:
 def commit(work: Path, message: str, date: str | None = None) -> str:
     memory = (work / fmt.MEMORY_FILE).read_text()
     paths = [str(p.relative_to(work)) for p in work.rglob("*.md") if ".git" not in p.parts]
-    (work / fmt.MEMORY_FILE).write_text(fmt.regenerate_index(memory, paths))
+    (work / fmt.MEMORY_FILE).write_text(fmt.regenerate_index_section(memory, paths))
     git("add", "-A", cwd=work)
     env = dict(os.environ)
     if date:
@@ -116,7 +116,7 @@ def assert_clean_drive(work: Path) -> None:
     head_commit = drive.head_commit()
     assert head_commit is not None
     tree = tree_texts(drive, str(head_commit.tree_id))
-    assert fmt.index_is_current(tree[fmt.MEMORY_FILE], list(tree))
+    assert fmt.index_section_is_current(tree[fmt.MEMORY_FILE], list(tree))
     for text in tree.values():
         for line in text.splitlines():
             assert not line.startswith(("<<<<<<<", "=======", ">>>>>>>"))

@@ -71,7 +71,7 @@ def run_demo(base: Path) -> int:
     (target / "projects" / "payments.md").write_text(GOOD_PAYMENTS)
     memory = (target / fmt.MEMORY_FILE).read_text()
     paths = ["MEMORY.md", "people.md", "projects/payments.md"]
-    (target / fmt.MEMORY_FILE).write_text(fmt.regenerate_index(memory, paths))
+    (target / fmt.MEMORY_FILE).write_text(fmt.regenerate_index_section(memory, paths))
     git("add", "-A", cwd=target, env=env)
     proc = git("commit", "-q", "-m", "Add people and payments", cwd=target, env=env, check=False)
     ok = proc.returncode == 0
@@ -90,7 +90,7 @@ def run_demo(base: Path) -> int:
             # keep the Index current so only the rule under demonstration fires
             current = (target / fmt.MEMORY_FILE).read_text()
             all_paths = paths + [name]
-            (target / fmt.MEMORY_FILE).write_text(fmt.regenerate_index(current, all_paths))
+            (target / fmt.MEMORY_FILE).write_text(fmt.regenerate_index_section(current, all_paths))
         git("add", "-A", cwd=target, env=env)
         proc = git("commit", "-q", "-m", f"Try {title}", cwd=target, env=env, check=False)
         output = (proc.stdout + proc.stderr).decode(errors="replace")

@@ -8,7 +8,7 @@ from . import format as fmt
 from .errors import RepoError, UsageError
 from .git.modes import MODE_EXEC, MODE_FILE
 from .git.repository import Drive, read_blob, resolve_tree, tree_files
-from .git.worktree import index_files, read_worktree_file, worktree_files
+from .git.worktree import read_worktree_file, staged_files, worktree_files
 from .policy import Policy, PurgeRegistry, TreeItem, Violation, judge
 
 
@@ -33,9 +33,9 @@ def lint_rev(drive: Drive, rev: str, policy: Policy, *, strict: bool = False) ->
                  registry=registry)
 
 
-def lint_index(drive: Drive, policy: Policy, *, strict: bool = False) -> list[Violation]:
-    """Judge what is staged (git's index): what the next commit will hold."""
-    files = index_files(drive)
+def lint_staged(drive: Drive, policy: Policy, *, strict: bool = False) -> list[Violation]:
+    """Judge the staged files (git's staging area): what the next commit will hold."""
+    files = staged_files(drive)
     oids = {f.path: f.oid for f in files}
     items = [TreeItem(f.path, f.mode, f.size) for f in files]
     registry = PurgeRegistry.load(drive.git_dir)
@@ -43,8 +43,9 @@ def lint_index(drive: Drive, policy: Policy, *, strict: bool = False) -> list[Vi
                  registry=registry)
 
 
-def fix_index(drive: Drive) -> bool:
-    """Regenerate the ``## Index`` of MEMORY.md in the work tree; True if it changed."""
+def fix_index_section(drive: Drive) -> bool:
+    """Regenerate the Index section (``## Index``) of MEMORY.md in the work tree; True if
+    it changed."""
     if drive.workdir is None:
         raise UsageError("--fix needs a working tree", "run it in a drive checkout")
     memory = drive.workdir / fmt.MEMORY_FILE
@@ -58,7 +59,7 @@ def fix_index(drive: Drive) -> bool:
         raise RepoError("MEMORY.md is not valid UTF-8; --fix will not rewrite it",
                         "save MEMORY.md as UTF-8 and run again") from exc
     paths = [f.path for f in worktree_files(drive) if f.mode in (MODE_FILE, MODE_EXEC)]
-    new = fmt.regenerate_index(text, paths)
+    new = fmt.regenerate_index_section(text, paths)
     if new == text:
         return False
     from .git.worktree import write_worktree_file

@@ -429,7 +429,7 @@ def _check_markdown(path: str, text: str, policy: Policy, facts: BlobFacts) -> N
         entry = line.entry
         if entry is None:
             if previous_entry and content[:1] in (" ", "\t") and content.strip() \
-                    and not line.in_index:
+                    and not line.in_index_section:
                 out.append(Violation("MG105", path, number,
                                      "an indented continuation line follows an entry"))
             previous_entry = False
@@ -544,8 +544,8 @@ def check_tree(items: Sequence[TreeItem], facts: Mapping[str, BlobFacts], policy
             out.append(Violation("MG505", fmt.MEMORY_FILE, 0,
                                  f"{size} bytes, keep it under {policy.memory_bytes}",
                                  ERROR if strict else WARNING))
-        if policy.strict_drive_rules and not fmt.index_is_current(memory.text, paths):
-            out.append(Violation("MG502", fmt.MEMORY_FILE, _index_line(memory.text),
+        if policy.strict_drive_rules and not fmt.index_section_is_current(memory.text, paths):
+            out.append(Violation("MG502", fmt.MEMORY_FILE, _index_section_line(memory.text),
                                  "the ## Index does not list exactly the drive's topic files"))
     # links and ids across files
     seen: dict[str, tuple[str, int]] = {}
@@ -571,7 +571,7 @@ def check_tree(items: Sequence[TreeItem], facts: Mapping[str, BlobFacts], policy
     return out
 
 
-def _index_line(memory_text: str) -> int:
+def _index_section_line(memory_text: str) -> int:
     for number, (content, _e) in enumerate(fmt.split_lines(memory_text), start=1):
         if content.rstrip() == fmt.INDEX_HEADING:
             return number

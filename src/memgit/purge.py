@@ -24,9 +24,8 @@ from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import events
+from . import events, recall_index
 from . import format as fmt
-from . import index as recall_index
 from .errors import ConflictError, NotADriveError, RepoError, UsageError
 from .git.plumbing import all_object_ids, object_count, refs_snapshot, topo_commits
 from .git.raw import (

@@ -9,11 +9,10 @@ neither of them calls the other.
 
 from __future__ import annotations
 
-from . import index as recall_index
-from . import state
+from . import recall_index, state
 from .git.repository import Drive
-from .index import Hit, ReindexResult
 from .policy import Policy
+from .recall_index import Hit, ReindexResult
 from .state import pending
 from .writer import retry_pending
 

@@ -197,7 +197,7 @@ def load_policy_and_registry(git_dir: Path, policy_file: str | None,
 # --- judging ----------------------------------------------------------------------
 
 
-class Row(NamedTuple):
+class TreeFile(NamedTuple):
     """One non-tree entry of a commit's tree, with its full path."""
 
     path: str
@@ -246,11 +246,11 @@ class PushJudge:
         self.reader = reader
         self.verdict = Verdict()
         self._tree_cache = TreeCache(reader, missing_from="the push or the repository")
-        self._flat: dict[tuple[str, str], tuple[Row, ...]] = {}  # (tree, prefix) -> rows
+        self._flat: dict[tuple[str, str], tuple[TreeFile, ...]] = {}  # (tree, prefix) -> rows
         self._raw: dict[str, bytes] = {}  # prefetched commits and blobs
-        self._trees: dict[str, tuple[Row, ...]] = {}  # commit -> rows of its tree
-        self._maps: dict[str, dict[str, Row]] = {}  # commit -> path -> row
-        self._old: set[Row] = set()  # rows of the old parents: judged when they landed
+        self._trees: dict[str, tuple[TreeFile, ...]] = {}  # commit -> rows of its tree
+        self._maps: dict[str, dict[str, TreeFile]] = {}  # commit -> path -> row
+        self._old: set[TreeFile] = set()  # rows of the old parents: judged when they landed
         self._sizes: dict[str, int] = {}
         self._facts: dict[tuple[str, str], BlobFacts] = {}  # (blob, path) -> facts
         self._lean: dict[tuple[str, str], BlobFacts] = {}  # the same without links
@@ -278,20 +278,20 @@ class PushJudge:
             raise ObjectMissingError(f"{oid[:SHORT]} is a {got[0]}, not a {kind}", "")
         return got[1]
 
-    def flat_tree(self, tree: str, prefix: str = "") -> tuple[Row, ...]:
+    def flat_tree(self, tree: str, prefix: str = "") -> tuple[TreeFile, ...]:
         """Every non-tree entry below ``tree`` (subtrees cached by id and prefix)."""
         key = (tree, prefix)
         cached = self._flat.get(key)
         if cached is not None:
             return cached
-        rows: list[Row] = []
+        rows: list[TreeFile] = []
         for mode, name, child in self._tree_cache.entries(bytes.fromhex(tree)):
             # names are UTF-8; undecodable bytes are kept as surrogate escapes
             path = prefix + name.decode("utf-8", "surrogateescape")
             if is_tree(mode):
                 rows.extend(self.flat_tree(child.hex(), path + "/"))
             else:
-                rows.append(Row(path, int(mode, 8), child.hex()))
+                rows.append(TreeFile(path, int(mode, 8), child.hex()))
         result = tuple(rows)
         self._flat[key] = result
         return result
@@ -303,7 +303,7 @@ class PushJudge:
             raise ObjectMissingError(f"commit {oid[:SHORT]} has no tree line", "")
         return first[5:].decode()
 
-    def _map(self, commit: str) -> dict[str, Row]:
+    def _map(self, commit: str) -> dict[str, TreeFile]:
         found = self._maps.get(commit)
         if found is None:
             found = self._maps[commit] = {r.path: r for r in self._trees[commit]}
@@ -459,7 +459,7 @@ class PushJudge:
 
     # blobs -------------------------------------------------------------------------
 
-    def _readable(self, row: Row) -> bool:
+    def _readable(self, row: TreeFile) -> bool:
         """Content over the per-file limit is not read: check_tree refuses it by size."""
         return row.mode in _BLOB_MODES and 0 <= self._sizes.get(row.oid, -1) \
             <= self.policy.file_bytes
@@ -517,7 +517,7 @@ class PushJudge:
             self._facts[(row.oid, row.path)] = facts
             self._introduce(facts, seen)
 
-    def _lines(self, row: Row, contents: dict[str, bytes]) -> set[str]:
+    def _lines(self, row: TreeFile, contents: dict[str, bytes]) -> set[str]:
         facts = self._facts.get((row.oid, row.path))
         if facts is not None and facts.text is not None:
             text = facts.text
@@ -574,7 +574,7 @@ class PushJudge:
             self._facts[(r.oid, r.path)] = check_blob(r.path, contents[r.oid], self.policy,
                                                       scan=_scan_nothing)
 
-    def _old_in_push(self, commits: list[PushCommit]) -> list[Row]:
+    def _old_in_push(self, commits: list[PushCommit]) -> list[TreeFile]:
         """Files of the new commits' trees that were already in the repository."""
         return sorted({r for c in commits for r in self._trees[c.oid]
                        if r in self._old and self._readable(r)
@@ -596,7 +596,7 @@ class PushJudge:
         first = self._map(commit.parents[0]) if commit.parents else {}
         out: list[Violation] = []
         items: list[TreeItem] = []
-        changed: list[Row] = []
+        changed: list[TreeFile] = []
         for row in rows:
             items.append(TreeItem(row.path, row.mode, max(self._sizes.get(row.oid, 0), 0)))
             if first.get(row.path) != row:
@@ -626,7 +626,7 @@ class PushJudge:
             elif tip:
                 self.verdict.findings.append(Finding(v, commit=commit.oid))
 
-    def _tree_facts(self, rows: tuple[Row, ...], changed: list[Row], *, tip: bool,
+    def _tree_facts(self, rows: tuple[TreeFile, ...], changed: list[TreeFile], *, tip: bool,
                     same_paths: bool) -> dict[str, BlobFacts]:
         """The facts check_tree gets for one commit.
 
@@ -639,14 +639,14 @@ class PushJudge:
         """
         if tip:
             return {r.path: f for r in rows if (f := self._facts.get((r.oid, r.path)))}
-        wanted: dict[str, Row] = {r.path: r for r in changed}
+        wanted: dict[str, TreeFile] = {r.path: r for r in changed}
         present = {(r.oid, r.path) for r in rows} if changed else set()
         for row in changed:
             facts = self._facts.get((row.oid, row.path))
             for entry_id, _line in facts.ids if facts is not None else ():
                 for key in self._ids.get(entry_id, ()):
                     if key in present:
-                        wanted.setdefault(key[1], Row(key[1], 0, key[0]))
+                        wanted.setdefault(key[1], TreeFile(key[1], 0, key[0]))
         out: dict[str, BlobFacts] = {}
         for path, row in wanted.items():
             key = (row.oid, path)
@@ -667,7 +667,7 @@ class PushJudge:
             lean = self._lean[key] = replace(self._facts[key], links=[])
         return lean
 
-    def _changes(self, commit: PushCommit, rows: tuple[Row, ...]) -> list[Violation]:
+    def _changes(self, commit: PushCommit, rows: tuple[TreeFile, ...]) -> list[Violation]:
         """check_change on the paths that differ from every parent (a merge's own changes)."""
         mine = self._map(commit.oid)
         changed: set[str] | None = None
@@ -893,7 +893,7 @@ def post_receive(drive: Drive, updates: Sequence[RefUpdate]) -> None:
     Counts the push; the index helper hangs the reindex of the drive's branch here.
     """
     _record(drive.git_dir, "push_accepted")
-    from .index import reindex
+    from .recall_index import reindex
 
     reindex(drive)  # from the branch head git just moved, not from the pushed ids
 

@@ -70,7 +70,7 @@ from .git.repository import (
 from .git.rewrite import expire_reflogs_and_prune
 from .git.worktree import switch_branch_to, worktree_changes
 from .policy import find_policy
-from .replay import CONFLICT_CHOICES, Conflict, Op, apply_ops, compute_ops, entry_map
+from .replay import CONFLICT_CHOICES, Conflict, ReplayOp, apply_replay_ops, compute_ops, entry_map
 
 BRANCH = "main"  # what memgit clone checks out; a drive's policy may name another
 
@@ -460,12 +460,12 @@ def _sync_commit(state: _State, commit: str, target: str | None) -> str | None:
 def _replay(state: _State, commit: str, parent: str | None, target: str | None) -> str | None:
     """The commit's operations applied on ``target``; None when nothing changes."""
     drive = state.drive
-    ops: list[Op] = _commit_ops(state, parent, commit)
+    ops: list[ReplayOp] = _commit_ops(state, parent, commit)
     kept = [op for op in ops if op.id not in state.drop]
     state.report.dropped.extend(op.id for op in ops if op.id in state.drop)
     base = state.tree_of(target)
     info = commit_info(drive, commit)
-    applied = apply_ops(base, kept, on_conflict=state.on_conflict, when=info.author_time,
+    applied = apply_replay_ops(base, kept, on_conflict=state.on_conflict, when=info.author_time,
                         theirs_when=_theirs_when(state, target))
     # A conflict with an identical resolution is reported once, at the first attempt.
     for conflict in applied.conflicts:
@@ -478,7 +478,7 @@ def _replay(state: _State, commit: str, parent: str | None, target: str | None) 
     return replay_commit(drive, commit, tree, [target] if target is not None else [])
 
 
-def _commit_ops(state: _State, parent: str | None, commit: str) -> list[Op]:
+def _commit_ops(state: _State, parent: str | None, commit: str) -> list[ReplayOp]:
     """The entry operations ``commit`` made against ``parent``."""
     changed = None
     if parent is not None:

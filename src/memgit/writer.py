@@ -2,7 +2,7 @@
 
 ``commit_facts(drive, adds, retire, message)`` and the questions board build
 *operations* (add, retire, edit, set-metadata) and hand them to
-:func:`apply_ops`, which
+:func:`apply_write_ops`, which
 
 1. takes the drive's write lock (``<git dir>/memgit/write.lock``, an
    ``flock``: memgit writers of one drive queue up instead of racing, and a
@@ -43,8 +43,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from . import format as fmt
-from . import index as idx
-from . import state
+from . import recall_index, state
 from .errors import ConflictError, MemgitError, RefusedError, RepoError, UsageError
 from .git.modes import MODE_EXEC, MODE_FILE
 from .git.repository import (
@@ -104,7 +103,7 @@ class NewFact:
 
 
 @dataclass(frozen=True)
-class Op:
+class WriteOp:
     """One entry operation; serialisable for the pending queue.
 
     ``kind`` is add (``line`` into ``path``, after entry ``after`` and its
@@ -127,7 +126,7 @@ class Op:
         return {k: v for k, v in asdict(self).items() if v not in ("", -1) or k == "kind"}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Op:
+    def from_dict(cls, data: Mapping[str, Any]) -> WriteOp:
         return cls(**{k: data[k] for k in data if k in cls.__dataclass_fields__})
 
 
@@ -204,7 +203,7 @@ def credential_kind(line: str, policy: Policy | None = None) -> str | None:
 
 def prepare_add(fact: NewFact | str, ref: int, policy: Policy, added: str, *,
                 allow_reserved: bool = False, extra: Sequence[tuple[str, str]] = (),
-                after: str = "", dedupe: bool = True) -> Op | Skipped:
+                after: str = "", dedupe: bool = True) -> WriteOp | Skipped:
     """Turn one new fact into an add operation, or say why it is skipped."""
     if isinstance(fact, str):
         fact = NewFact(fact)
@@ -233,17 +232,17 @@ def prepare_add(fact: NewFact | str, ref: int, policy: Policy, added: str, *,
     kind = credential_kind(line, policy)
     if kind is not None:
         return Skipped(ref, "", "credential", f"possible credential: {kind}")
-    return Op("add", entry_id, path=path, line=line, after=after, dedupe=dedupe, ref=ref)
+    return WriteOp("add", entry_id, path=path, line=line, after=after, dedupe=dedupe, ref=ref)
 
 
-def prepare_edit(entry_id: str, text: str, ref: int) -> Op | Skipped:
+def prepare_edit(entry_id: str, text: str, ref: int) -> WriteOp | Skipped:
     text = clean_text(text)
     if not text:
         return Skipped(ref, entry_id, "empty", "the new text is empty")
     kind = credential_kind(text)
     if kind is not None:
         return Skipped(ref, entry_id, "credential", f"possible credential: {kind}")
-    return Op("edit", entry_id, text=text, ref=ref)
+    return WriteOp("edit", entry_id, text=text, ref=ref)
 
 
 def commit_facts(drive: Drive, adds: Sequence[NewFact | str], retire: Sequence[str] = (),
@@ -257,21 +256,21 @@ def commit_facts(drive: Drive, adds: Sequence[NewFact | str], retire: Sequence[s
     """
     policy = policy or _policy(drive)
     date = today(policy)
-    ops: list[Op] = []
+    ops: list[WriteOp] = []
     skipped: list[Skipped] = []
     for number, fact in enumerate(adds):
         prepared = prepare_add(fact, number, policy, date)
-        (ops if isinstance(prepared, Op) else skipped).append(prepared)  # type: ignore[arg-type]
+        (ops if isinstance(prepared, WriteOp) else skipped).append(prepared)  # type: ignore[arg-type]
     for number, entry_id in enumerate(retire, start=len(adds)):
-        ops.append(Op("retire", entry_id.strip(), ref=number))
+        ops.append(WriteOp("retire", entry_id.strip(), ref=number))
     for number, (entry_id, text) in enumerate((edits or {}).items(),
                                               start=len(adds) + len(retire)):
         prepared_edit = prepare_edit(entry_id.strip(), text, number)
-        if isinstance(prepared_edit, Op):
+        if isinstance(prepared_edit, WriteOp):
             ops.append(prepared_edit)
         else:
             skipped.append(prepared_edit)
-    result = apply_ops(drive, ops, message, policy=policy)
+    result = apply_write_ops(drive, ops, message, policy=policy)
     result.skipped = sorted(skipped + result.skipped, key=lambda s: s.ref)
     return result
 
@@ -330,7 +329,7 @@ def _transient() -> tuple[type[BaseException], ...]:
             pygit2.GitError)
 
 
-def apply_ops(drive: Drive, ops: Sequence[Op], message: str = "", *,
+def apply_write_ops(drive: Drive, ops: Sequence[WriteOp], message: str = "", *,
               policy: Policy | None = None) -> WriteResult:
     """Apply operations as one commit (see the module docstring); queue on failure."""
     policy = policy or _policy(drive)
@@ -351,7 +350,7 @@ def apply_ops(drive: Drive, ops: Sequence[Op], message: str = "", *,
         return _queue(drive, conn, ops, message, exc)
 
 
-def _queue(drive: Drive, conn: state.Connection, ops: Sequence[Op], message: str,
+def _queue(drive: Drive, conn: state.Connection, ops: Sequence[WriteOp], message: str,
            exc: BaseException) -> WriteResult:
     """Store the intent durably; the write is acknowledged as queued."""
     intent = json.dumps({"ops": [op.as_dict() for op in ops], "message": message},
@@ -395,7 +394,7 @@ def _drain_locked(drive: Drive, conn: state.Connection, policy: Policy) -> bool:
     """Apply queued writes in order; False when one failed for a transient reason."""
     for seq, raw in pending.intents(conn):
         data = json.loads(raw)
-        ops = [Op.from_dict(op) for op in data.get("ops", [])]
+        ops = [WriteOp.from_dict(op) for op in data.get("ops", [])]
         try:
             _apply_locked(drive, conn, ops, str(data.get("message", "")), policy)
         except (RefusedError, UsageError) as exc:
@@ -417,7 +416,7 @@ def _retry_failed(conn: state.Connection, seq: int, exc: BaseException) -> None:
         counters.add(conn, "pending_retry_failed")
 
 
-def _apply_locked(drive: Drive, conn: state.Connection, ops: list[Op], message: str,
+def _apply_locked(drive: Drive, conn: state.Connection, ops: list[WriteOp], message: str,
                   policy: Policy) -> WriteResult:
     ref = policy.branch_ref
     registry = PurgeRegistry.load(drive.git_dir)
@@ -425,7 +424,7 @@ def _apply_locked(drive: Drive, conn: state.Connection, ops: list[Op], message: 
         head = ref_target(drive, ref)
         if head is None:
             raise UsageError(f"the drive has no branch {ref}", "create it with memgit init")
-        idx.ensure_current(drive, policy=policy, conn=conn)
+        recall_index.ensure_current(drive, policy=policy, conn=conn)
         plan = _plan_and_judge(drive, conn, head, ops, policy, registry)
         plan.result.attempts = attempt
         if not plan.changes:
@@ -483,7 +482,7 @@ def _after_commit(drive: Drive, conn: state.Connection, plan: _Plan, policy: Pol
 
     try:
         # the events and the reindex in one transaction: one fsync
-        idx.reindex(drive, policy=policy, conn=conn, also=count)
+        recall_index.reindex(drive, policy=policy, conn=conn, also=count)
     except Exception:  # noqa: BLE001 - the commit stands; the next read repairs the index
         try:
             with state.immediate(conn):
@@ -544,7 +543,7 @@ class _File:
         self.original = text if text is not None else _new_file_text(path)
         doc = fmt.parse_document(path, self.original)
         self.lines = [_L(ln.content, ln.eol, ln.entry) for ln in doc.lines]
-        self.in_index = [ln.in_index for ln in doc.lines]
+        self.in_index_section = [ln.in_index_section for ln in doc.lines]
         first_eol = doc.lines[0].eol if doc.lines else "\n"
         self.eol = first_eol or "\n"
 
@@ -618,7 +617,7 @@ class _Plan:
     near_limit: bool = False
 
 
-def _plan_and_judge(drive: Drive, conn: state.Connection, head: str, ops: list[Op],
+def _plan_and_judge(drive: Drive, conn: state.Connection, head: str, ops: list[WriteOp],
                     policy: Policy, registry: PurgeRegistry) -> _Plan:
     """Plan; judge; skip the operations whose own lines the policy refuses; repeat.
 
@@ -678,7 +677,7 @@ def _new_errors(errors: list[Violation], before: list[Violation]) -> list[Violat
     return out
 
 
-def _plan(drive: Drive, conn: state.Connection, base_tree: str, ops: list[Op],
+def _plan(drive: Drive, conn: state.Connection, base_tree: str, ops: list[WriteOp],
           blocked: Mapping[int, Violation], registry: PurgeRegistry) -> _Plan:
     result = WriteResult("unchanged")
     files: dict[str, _File] = {}
@@ -782,7 +781,7 @@ def _plan(drive: Drive, conn: state.Connection, base_tree: str, ops: list[Op],
         paths |= {p for p, f in files.items() if not f.existed and f.text() != f.original}
         memory = load(fmt.MEMORY_FILE)
         if memory is not None:
-            regenerated = fmt.regenerate_index(memory.text(), paths)
+            regenerated = fmt.regenerate_index_section(memory.text(), paths)
             if regenerated != memory.text():
                 files[fmt.MEMORY_FILE] = _reparse(memory, regenerated)
     changes = {path: f.text() for path, f in files.items() if f.text() != f.original}
@@ -800,7 +799,7 @@ def _reparse(old: _File, text: str) -> _File:
     return new
 
 
-def _added(op: Op, entry: fmt.Entry) -> Added:
+def _added(op: WriteOp, entry: fmt.Entry) -> Added:
     meta = entry.meta
     return Added(op.id, op.path, entry.text, meta.get("source", ""), meta.get("added", ""))
 

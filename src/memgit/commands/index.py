@@ -8,8 +8,8 @@ from dataclasses import asdict
 
 import click
 
-from ..index import reindex
 from ..read_path import catch_up
+from ..recall_index import reindex
 from ._common import drive_from_ctx, policy_for, policy_option
 
 

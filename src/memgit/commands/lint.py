@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ..errors import UsageError
-from ..lint import fix_index, lint_index, lint_rev, lint_worktree, relative_paths
+from ..lint import fix_index_section, lint_rev, lint_staged, lint_worktree, relative_paths
 from ..policy import ERROR, RULES
 from ._common import drive_from_ctx, policy_for, policy_option, print_violations, summary
 
@@ -43,11 +43,11 @@ def command(ctx: click.Context, paths: tuple[str, ...], rev: str | None, cached:
                          "see docs/rules.md for the codes")
     fixed = False
     if fix:
-        fixed = fix_index(drive)
+        fixed = fix_index_section(drive)
     if rev is not None:
         violations = lint_rev(drive, rev, policy, strict=strict)
     elif cached:
-        violations = lint_index(drive, policy, strict=strict)
+        violations = lint_staged(drive, policy, strict=strict)
     else:
         violations = lint_worktree(drive, policy, strict=strict)
     if select:

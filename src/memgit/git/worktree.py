@@ -25,8 +25,9 @@ from .repository import (
 )
 
 
-def index_files(drive: Drive) -> list[FileEntry]:
-    """The entries of git's index (what the next commit will hold), with blob sizes.
+def staged_files(drive: Drive) -> list[FileEntry]:
+    """The staged files: the entries of git's staging area (its "index" file, what the
+    next commit will hold), with blob sizes.
 
     ``git commit -a`` and ``git commit PATH`` stage into a temporary index and
     tell hooks its path in GIT_INDEX_FILE (relative to the work tree's top);
@@ -38,12 +39,12 @@ def index_files(drive: Drive) -> list[FileEntry]:
     index_file = os.environ.get("GIT_INDEX_FILE")
     if index_file:
         base = drive.workdir if drive.workdir is not None else drive.git_dir
-        index = pygit2.Index(str(Path(base, index_file)))
+        staging = pygit2.Index(str(Path(base, index_file)))
     else:
-        index = repo.index
-        index.read()
+        staging = repo.index
+        staging.read()
     out = []
-    for entry in index:
+    for entry in staging:
         oid = str(entry.id)
         size = 0 if entry.mode == MODE_COMMIT else repo.odb.read_header(entry.id)[1]
         out.append(FileEntry(entry.path, entry.mode, size, oid))

@@ -1,8 +1,10 @@
-"""The index: every entry of the drive's branch head in SQLite, and recall.
+"""The recall index: every entry of the drive's branch head as a row, and search.
 
-The drive is the truth, the index a cache (docs/index.md): it lives in the
-state database (state.py), can be deleted at any time, and is rebuilt from the
-branch head. Rules (SPEC section 3):
+"Recall index" is this SQLite cache only; git's index is called the staging area
+(memgit.git.worktree.staged_files) and MEMORY.md's ``## Index`` the Index section
+(format.regenerate_index_section). The drive is the truth, the recall index a
+cache (docs/index.md): it lives in the state database (memgit.state), can be
+deleted at any time, and is rebuilt from the branch head. Rules (SPEC section 3):
 
 * each entry is a row keyed by the fact id ``drive_`` + sha256(drive id + "\\n"
   + entry id), so retrieval counts survive edits of the entry's text;
