@@ -60,6 +60,12 @@ def test_record_never_raises(tmp_path: Path) -> None:
     assert events.record(blocker, "commit") is False  # git_dir is a file: no database
 
 
+def test_record_never_raises_on_a_damaged_database(tmp_path: Path) -> None:
+    (tmp_path / "memgit").mkdir()
+    (tmp_path / "memgit" / "state.sqlite").write_bytes(b"\x00not sqlite\xff" * 512)
+    assert events.record(tmp_path, "push_accepted") is False  # a hook is never failed by it
+
+
 def test_importing_events_does_not_load_pygit2() -> None:
     code = "import sys, memgit.events; print(any(m.startswith('pygit2') for m in sys.modules))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

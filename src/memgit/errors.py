@@ -4,7 +4,12 @@ from __future__ import annotations
 
 
 class MemgitError(Exception):
-    """An error a user can act on: a message, a hint, a stable code and an exit status."""
+    """An error a user can act on: a message, a hint, a stable code and an exit status.
+
+    Exit statuses (cli.main): 0 clean or done, 1 violations found, 2 a usage or input
+    error (the default here), 3 an internal error (MG000, printed by cli.main for any
+    exception that is not a MemgitError) or a conflict (MG006).
+    """
 
     code = "MG000"
     exit_code = 2
@@ -51,6 +56,12 @@ class SyncNetworkError(RepoError):
     """The server could not be reached during memgit sync."""
 
     code = "MG011"
+
+
+class StateDatabaseError(MemgitError):
+    """The state database file is damaged or is not a SQLite database at all."""
+
+    code = "MG013"
 
 
 class PluginError(MemgitError):

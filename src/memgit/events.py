@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from . import state
+from .errors import MemgitError
 from .state import counters
 
 # The events of SPEC section 3, always exported (0 until they happen).
@@ -43,7 +44,7 @@ def record(git_dir: Path, name: str, n: int = 1) -> bool:
     """
     try:
         conn = state.connect(Path(git_dir))
-    except (state.Error, OSError) as exc:
+    except (state.Error, OSError, MemgitError) as exc:
         print(f"memgit: warning: could not count event {name}: {exc}", file=sys.stderr)
         return False
     try:

@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..errors import RepoError
+from ..errors import RepoError, StateDatabaseError
 
 Connection = sqlite3.Connection
 Error = sqlite3.Error  # any failure of the database
@@ -130,6 +130,16 @@ def connect(git_dir: Path, *, migrate: bool = True) -> sqlite3.Connection:
                     _migrate(conn)
         conn.execute("PRAGMA synchronous = FULL")
         conn.execute("PRAGMA foreign_keys = ON")
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        if type(exc) is not sqlite3.DatabaseError:
+            raise  # locked, I/O, ...: not damage (OperationalError and friends)
+        # "file is not a database", "database disk image is malformed"
+        raise StateDatabaseError(
+            f"the state database {path} is damaged ({exc})",
+            f"move it aside (mv {path} {path}.damaged) and run memgit index --rebuild: the "
+            "recall index and counters are rebuilt from the drive (writes still pending in "
+            "the damaged file are lost)") from exc
     except BaseException:
         conn.close()
         raise
