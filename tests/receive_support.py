@@ -183,8 +183,11 @@ class Drive:
                           proc.stderr.decode(errors="replace"))
 
     def event_counts(self) -> dict[str, int]:
+        """The drive's counters, once the background work of every push so far is done."""
         from memgit import events
+        from memgit.post_receive import wait_for_background
 
+        assert wait_for_background(self.git_dir)
         return events.counts(self.git_dir)
 
 

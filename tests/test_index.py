@@ -7,8 +7,6 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
-
 from conftest import git, memgit
 from memgit import format as fmt
 from memgit import recall_index, state
@@ -204,9 +202,9 @@ def test_forget_entries_and_remap_revisions(tmp_path: Path) -> None:
 
 
 def test_post_receive_reindexes_after_a_push(tmp_path: Path) -> None:
-    pytest.importorskip("memgit.hooks")
     from memgit import events
     from memgit.drives import create_drive
+    from memgit.post_receive import wait_for_background
 
     create_drive(tmp_path / "d.git", bare=True)
     drive = open_drive(tmp_path / "d.git")
@@ -217,6 +215,8 @@ def test_post_receive_reindexes_after_a_push(tmp_path: Path) -> None:
     commit_all(clone, "pelicans")
     proc = git("push", "origin", "main", cwd=clone, check=False)
     assert proc.returncode == 0, proc.stderr.decode()
+    # post-receive reindexes in a process of its own, after the pusher has its answer
+    assert wait_for_background(drive.git_dir)
     conn = state.connect(drive.git_dir)
     try:
         assert state.get_meta(conn, "indexed_rev") == ref_target(drive, "refs/heads/main")

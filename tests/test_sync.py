@@ -677,11 +677,14 @@ def test_sync_killed_during_pushes_resumes_without_duplicates(tmp_path: Path) ->
         commit(b, f"b {n}")
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
     proc = subprocess.Popen([sys.executable, "-m", "memgit", "sync"], cwd=b, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
     deadline = time.monotonic() + 60
     while head(bare, "main") == moved and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.005)
-    proc.send_signal(signal.SIGKILL)
+    # the whole process group, as when an agent is killed: a `git push` child left running
+    # would race the next sync's fetch for refs/remotes/origin/main
+    os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     landed = len(server_entries(bare)) - 1
     assert 1 <= landed <= 4

@@ -33,7 +33,7 @@ from .git.plumbing import config_get, config_set, find_repository, hooks_dir
 if TYPE_CHECKING:
     from .git.repository import Drive
 
-HOOK_VERSION = 1
+HOOK_VERSION = 2  # 2: the entry point is memgit.server_hook; post-receive detaches
 HOOKS = ("pre-receive", "post-receive")
 MARKER = "# memgit-hook:"
 CHAIN_SUFFIX = ".memgit-chained"
@@ -48,7 +48,7 @@ SERVER_CONFIG: dict[str, str] = {
 
 _PURPOSE = {
     "pre-receive": "refuse pushes the drive policy does not allow",
-    "post-receive": "count accepted pushes and update the drive's index",
+    "post-receive": "count accepted pushes and update the recall index, detached",
 }
 
 
@@ -72,7 +72,7 @@ def import_paths() -> list[str]:
 
 def _entry_code(paths: Sequence[str] | None, call: str) -> str:
     prefix = f"sys.path[:0] = {json.dumps(list(paths))}; " if paths else ""
-    return f"import sys; {prefix}from memgit.receive import hook_main; {call}"
+    return f"import sys; {prefix}from memgit.server_hook import hook_main; {call}"
 
 
 def hook_argv(python: str, paths: Sequence[str]) -> list[str]:

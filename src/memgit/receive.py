@@ -1,9 +1,10 @@
-"""pre-receive and post-receive: ref updates -> new commits -> new blobs -> policy.
+"""pre-receive: ref updates -> new commits -> new blobs -> policy.
 
 git runs ``hooks/pre-receive`` after it has received a push into a quarantine
 directory and before any ref moves; a non-zero exit makes git refuse every ref
 of the push and delete the quarantine. This module is what that hook runs
-(``hooks/pre-receive`` -> :func:`hook_main`). It
+(``hooks/pre-receive`` -> memgit.server_hook.hook_main -> :func:`run_pre_receive`).
+It
 
 * reads ``OLD NEW REF`` lines from stdin (anything else: refused, MG609);
 * judges each ref update (``policy.check_update``: branch, delete,
@@ -58,6 +59,7 @@ from .git.plumbing import (
     start_plumbing,
 )
 from .git.raw import LaterRead, ObjectReader, TreeCache, is_tree
+from .hook_io import RefUpdate, ServerSideError, clean, parse_updates, server_error_lines
 from .policy import (
     ERROR,
     BlobFacts,
@@ -78,73 +80,11 @@ from .policy import (
 if TYPE_CHECKING:
     from subprocess import Popen
 
-    from .git.repository import Drive
-
-HOOK_NAMES = ("pre-receive", "post-receive")
 SHORT = 10  # hex digits of a commit id in messages
-_ZERO = "0"
 _BLOB_MODES = (MODE_FILE, MODE_EXEC)
 
 
-class ServerSideError(MemgitError):
-    """The hook cannot judge the push (its input, the setup, the repository)."""
-
-    code = "MG609"
-    exit_code = 1
-
-
 # --- input ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RefUpdate:
-    """One ``OLD NEW REF`` line of the hook's stdin."""
-
-    old: str
-    new: str
-    ref: str
-
-    @property
-    def is_delete(self) -> bool:
-        return set(self.new) == {_ZERO}
-
-    @property
-    def is_create(self) -> bool:
-        return set(self.old) == {_ZERO}
-
-
-def _is_oid(value: str) -> bool:
-    return len(value) in (40, 64) and all(c in "0123456789abcdef" for c in value)
-
-
-def parse_updates(data: bytes) -> list[RefUpdate]:
-    """Parse the hook's stdin; anything but well-formed ``OLD NEW REF`` lines is refused."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ServerSideError("the hook's input is not text",
-                              "git feeds pre-receive 'OLD NEW REF' lines") from exc
-    updates: list[RefUpdate] = []
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line:
-            continue
-        parts = line.split(" ")
-        if len(parts) != 3 or not _is_oid(parts[0]) or not _is_oid(parts[1]) \
-                or len(parts[0]) != len(parts[1]) or not parts[2].startswith("refs/") \
-                or any(c.isspace() or ord(c) < 32 for c in parts[2]):
-            raise ServerSideError(f"line {number} of the hook's input is not 'OLD NEW REF'",
-                                  "the hook must be run by git receive-pack")
-        updates.append(RefUpdate(*parts))
-    if not updates:
-        raise ServerSideError("the hook's input names no ref update",
-                              "the hook must be run by git receive-pack")
-    return updates
-
-
-def hook_git_dir() -> Path:
-    """The repository a hook runs for: GIT_DIR if git set it, else the working directory
-    (git runs receive-pack hooks inside the git directory)."""
-    return Path(os.environ.get("GIT_DIR") or ".").absolute()
 
 
 def check_quarantine(updates: Sequence[RefUpdate]) -> None:
@@ -746,42 +686,25 @@ TIMING = _Timing()
 # --- output -------------------------------------------------------------------------
 
 
-def _clean(text: str, limit: int = 300) -> str:
-    """Printable text only (no terminal escapes from paths or subjects), cut to ``limit``."""
-    out = []
-    for ch in text:
-        code = ord(ch)
-        if code < 32 or code == 127 or 0x80 <= code < 0xA0:
-            out.append(f"\\x{code:02x}")
-        elif 0xDC80 <= code <= 0xDCFF:  # an undecodable byte kept by surrogateescape
-            out.append(f"\\x{code - 0xDC00:02x}")
-        elif code in (0x200E, 0x200F) or 0x202A <= code <= 0x202E or 0x2066 <= code <= 0x2069:
-            out.append(f"\\u{code:04x}")  # bidi controls could reorder what is shown
-        else:
-            out.append(ch)
-    cleaned = "".join(out)
-    return cleaned if len(cleaned) <= limit else cleaned[: limit - 3] + "..."
-
-
 def _subject(subject: str) -> str:
     """A commit subject fit to print: cleaned, and withheld when it looks like a secret."""
     from .secrets import scan_text
 
     if scan_text(subject):
         return "(subject not shown: it may hold a credential)"
-    return _clean(subject, 72)
+    return clean(subject, 72)
 
 
 def _violation_lines(finding: Finding) -> list[str]:
     v = finding.violation
-    where = _clean(v.path) if v.path else "(drive)"
+    where = clean(v.path) if v.path else "(drive)"
     if v.line:
         where += f":{v.line}"
     tag = "" if v.severity == ERROR else " (warning)"
     more = ""
     if finding.more:
         more = f" (also in {finding.more} later commit{'s' if finding.more != 1 else ''})"
-    return [f"  {where}: {v.code} {v.name}{tag}: {_clean(v.message)}{more}",
+    return [f"  {where}: {v.code} {v.name}{tag}: {clean(v.message)}{more}",
             f"    hint: {v.hint}"]
 
 
@@ -799,7 +722,7 @@ def report(verdict: Verdict) -> list[str]:
     for (ref, commit), items in groups.items():
         lines.append("")
         if ref:
-            lines.append(_clean(ref))
+            lines.append(clean(ref))
         elif commit:
             subject = _subject(verdict.subjects.get(commit, ""))
             lines.append(f"commit {commit[:SHORT]} {subject}")
@@ -809,7 +732,7 @@ def report(verdict: Verdict) -> list[str]:
             lines.extend(_violation_lines(f))
     for note in verdict.notes:
         lines.append("")
-        lines.append(f"memgit: note: {_clean(note)}")
+        lines.append(f"memgit: note: {clean(note)}")
     lines.append("")
     e, w = len(errors), len(warnings)
     counts = (f"{e} error{'s' if e != 1 else ''}, {w} warning{'s' if w != 1 else ''}")
@@ -818,16 +741,6 @@ def report(verdict: Verdict) -> list[str]:
                      "(fix them and push again)")
     else:
         lines.append(f"memgit: push accepted with {counts}")
-    return lines
-
-
-def server_error_lines(err: MemgitError) -> list[str]:
-    lines = ["memgit: push refused: the server cannot check it",
-             f"memgit: error MG609 server-error: {_clean(err.message, 500)}"]
-    if err.hint:
-        lines.append(f"  hint: {_clean(err.hint)}")
-    lines.append("  hint: ask the drive's admin to check the server-side setup "
-                 "(this is not a problem with your push)")
     return lines
 
 
@@ -885,94 +798,3 @@ def _record_quietly(git_dir: Path, name: str) -> None:
         _record(git_dir, name)
     except Exception as exc:  # the refusal stands whatever the counter does
         print(f"memgit: warning: could not count event {name}: {exc}", file=sys.stderr)
-
-
-def post_receive(drive: Drive, updates: Sequence[RefUpdate]) -> None:
-    """Work after git has moved the refs of an accepted push.
-
-    Counts the push; the index helper hangs the reindex of the drive's branch here.
-    """
-    _record(drive.git_dir, "push_accepted")
-    from .recall_index import reindex
-
-    reindex(drive)  # from the branch head git just moved, not from the pushed ids
-
-
-def run_post_receive(git_dir: Path, stdin: bytes) -> tuple[int, list[str]]:
-    """post-receive cannot undo a push: problems are reported, the status is always 0."""
-    try:
-        updates = parse_updates(stdin)
-        from .git.repository import open_drive
-
-        post_receive(open_drive(git_dir), updates)
-    except Exception as exc:
-        message = exc.message if isinstance(exc, MemgitError) else f"{type(exc).__name__}: {exc}"
-        return 0, [f"memgit: warning: post-receive failed: {_clean(message)}"]
-    return 0, []
-
-
-def run_chained(chain: str | None, stdin: bytes) -> int:
-    """Run the hook memgit was installed in front of (``install-hooks --chain``), with the
-    same stdin. Like git, a missing or non-executable hook is not run."""
-    if not chain or not os.path.isfile(chain) or not os.access(chain, os.X_OK):
-        return 0
-    import subprocess
-
-    sys.stderr.flush()
-    return subprocess.run([chain], input=stdin).returncode
-
-
-def _emit(lines: Sequence[str]) -> None:
-    if lines:
-        data = "".join(line + "\n" for line in lines)
-        sys.stderr.buffer.write(data.encode("utf-8", "backslashreplace"))
-        sys.stderr.flush()
-
-
-def run_hook(name: str, stdin: bytes, git_dir: Path, *, policy_file: str | None = None,
-             chain: str | None = None) -> int:
-    """Run hook ``name`` for ``git_dir``: print, then run the chained hook if any."""
-    if name == "pre-receive":
-        status, lines = run_pre_receive(git_dir, stdin, policy_file=policy_file)
-        _emit(lines)
-        if status != 0:
-            return status
-        return run_chained(chain, stdin)
-    if name == "post-receive":
-        status, lines = run_post_receive(git_dir, stdin)
-        _emit(lines)
-        chained = run_chained(chain, stdin)
-        return status or chained
-    _emit([f"memgit: unknown hook {_clean(name)!r}; expected one of {', '.join(HOOK_NAMES)}"])
-    return 2
-
-
-def hook_main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the installed hook scripts (no click: every import costs the push).
-
-    ``hook_main(["pre-receive", "--chain", PATH, "--policy", FILE])``.
-    """
-    args = list(sys.argv[1:] if argv is None else argv)
-    name = args.pop(0) if args else ""
-    if name == "--version":  # install-hooks --check: can this command import memgit?
-        from . import __version__
-
-        print(f"memgit {__version__}")
-        return 0
-    options: dict[str, str] = {}
-    while args:
-        flag = args.pop(0)
-        if flag not in ("--chain", "--policy") or not args:
-            if name == "pre-receive":
-                _emit(server_error_lines(ServerSideError(
-                    f"the hook script passes an unknown argument {flag!r}",
-                    "reinstall the hooks: memgit install-hooks --server REPO")))
-                return 1
-            continue
-        options[flag] = args.pop(0)
-    try:
-        stdin = sys.stdin.buffer.read() if sys.stdin is not None else b""
-    except OSError:
-        stdin = b""
-    return run_hook(name, stdin, hook_git_dir(), policy_file=options.get("--policy"),
-                    chain=options.get("--chain"))
