@@ -145,7 +145,8 @@ COLD_SCRIPT = """
 import sys, time
 t0 = time.perf_counter()
 from memgit.git.repository import open_drive
-from memgit.writer import NewFact, commit_facts
+from memgit.write_ops import NewFact
+from memgit.writer import commit_facts
 drive = open_drive(sys.argv[1])
 t1 = time.perf_counter()
 # an existing topic: a new file would be the 257th, which the policy refuses
@@ -158,7 +159,8 @@ print(f"{(t1 - t0) * 1000:.2f} {(t2 - t1) * 1000:.2f}")
 
 
 def bench_commit(drive: Drive, repeat: int) -> None:
-    from memgit.writer import NewFact, commit_facts
+    from memgit.write_ops import NewFact
+    from memgit.writer import commit_facts
 
     counter = iter(range(10**6))
 

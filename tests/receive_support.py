@@ -5,12 +5,11 @@ and real ``git push`` runs whose porcelain output and server refs are checked.
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from conftest import git  # noqa: F401 - the tests import it from here too
 from memgit import format as fmt
 
 MAIN = "refs/heads/main"
@@ -19,17 +18,6 @@ ZERO = "0" * 40
 # a path's new content: bytes/str (mode 100644), None (delete), or (mode, bytes);
 # a gitlink is (0o160000, b"<40 hex>")
 Change = bytes | str | None | tuple[int, bytes]
-
-
-def git(*args: str | os.PathLike[str], cwd: Path | None = None, input: bytes | None = None,
-        env: Mapping[str, str] | None = None, check: bool = True
-        ) -> subprocess.CompletedProcess[bytes]:
-    proc = subprocess.run(["git", *map(str, args)], cwd=cwd, input=input, capture_output=True,
-                          env={**os.environ, **env} if env else None)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"git {' '.join(map(str, args))} failed: "
-                             f"{proc.stderr.decode(errors='replace')}")
-    return proc
 
 
 def entry(text: str, entry_id: str | None = None, *, source: str = "https://example.com/s/1",

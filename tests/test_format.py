@@ -197,9 +197,12 @@ def test_index_link_written_with_md_is_normalised() -> None:
 
 
 def test_explicit_time_does_not_move_the_clock_of_later_ids() -> None:
-    future = fmt.new_id(now_ms=1_800_000_000_000)  # 2027
+    import time
+
+    a_year_ahead = int(time.time() * 1000) + 366 * 24 * 3600 * 1000  # from the clock
+    future = fmt.new_id(now_ms=a_year_ahead)
     now = fmt.new_id()
-    assert now < future  # the next real id carries today's time, not 2027's
+    assert now < future  # the next real id carries today's time, not next year's
 
 
 def test_forked_children_never_share_ids() -> None:

@@ -7,13 +7,14 @@ import json
 import shutil
 from pathlib import Path
 
-from conftest import git, memgit
+from conftest import commit_all, git, memgit
 from memgit import format as fmt
 from memgit import recall_index, state
 from memgit.git.repository import Drive, init_bare, open_drive, ref_target
 from memgit.read_path import recall
 from memgit.state import facts
-from memgit.writer import NewFact, commit_facts
+from memgit.write_ops import NewFact
+from memgit.writer import commit_facts
 
 RECALL_DATA = Path(__file__).parent / "data" / "recall"
 
@@ -21,14 +22,6 @@ RECALL_DATA = Path(__file__).parent / "data" / "recall"
 def checkout(new_drive, files: dict[str, str]) -> tuple[Path, Drive]:
     path = new_drive(files)
     return path, open_drive(path)
-
-
-def commit_all(path: Path, message: str = "edit") -> None:
-    memory = (path / "MEMORY.md").read_text()
-    paths = [p.relative_to(path).as_posix() for p in path.rglob("*.md") if ".git" not in p.parts]
-    (path / "MEMORY.md").write_text(fmt.regenerate_index_section(memory, paths))
-    git("add", "-A", cwd=path)
-    git("commit", "-qm", message, "--no-verify", cwd=path)
 
 
 def ids(hits: list[recall_index.Hit]) -> list[str]:
@@ -245,18 +238,34 @@ def test_cli_index_and_info(tmp_path: Path) -> None:
 # --- recall quality on the labelled set ----------------------------------------------------
 
 
-def evaluate(drive: Drive) -> tuple[float, float]:
-    """recall@5 (share of relevant entries in the top 5) and MRR over the labelled queries."""
+# Queries whose relevant entries are not all in the top 5 today (measured 2026-11-30:
+# recall@5 70/76 = 0.921, MRR 0.8168; docs/index.md). A miss that starts to hit fails
+# the test until it leaves this list: the floors only go up.
+KNOWN_MISSES = frozenset({
+    "billing go-live date",
+    "how much does the Team plan cost",
+    "which cloud region is production in",
+    "dietary restrictions for dinner reservations",
+    "can I message Joe on Saturday",
+    "what language should I reply in",
+})
+MRR_FLOOR = 0.8167
+
+
+def evaluate(drive: Drive) -> tuple[set[str], float]:
+    """The queries with a relevant entry outside the top 5, and the MRR over all queries."""
     queries = json.loads((RECALL_DATA / "queries.json").read_text())
-    assert len(queries) >= 50
-    total_recall = total_rr = 0.0
+    assert len(queries) == 76
+    misses: set[str] = set()
+    total_rr = 0.0
     for item in queries:
         ranked = [h.entry_id for h in recall(drive, item["query"], 10, count=False)]
         relevant = set(item["relevant"])
-        total_recall += len(relevant & set(ranked[:5])) / len(relevant)
+        if not relevant <= set(ranked[:5]):
+            misses.add(item["query"])
         rank = next((i for i, e in enumerate(ranked, start=1) if e in relevant), None)
         total_rr += 1 / rank if rank else 0.0
-    return total_recall / len(queries), total_rr / len(queries)
+    return misses, total_rr / len(queries)
 
 
 def test_recall_quality_on_the_labelled_set(tmp_path: Path) -> None:
@@ -270,10 +279,9 @@ def test_recall_quality_on_the_labelled_set(tmp_path: Path) -> None:
     present = {e.id for p in (tmp_path / "drive").rglob("*.md")
                for _l, e in fmt.parse_document(p.name, p.read_text()).entries()}
     assert labelled <= present  # every label names a real entry
-    recall_at_5, mrr = evaluate(drive)
-    # docs/index.md reports the measured figures (0.92 / 0.82); these floors may only go up
-    assert recall_at_5 >= 0.92
-    assert mrr >= 0.81
+    misses, mrr = evaluate(drive)
+    assert misses == KNOWN_MISSES
+    assert mrr >= MRR_FLOOR
 
 
 def test_very_common_terms_are_dropped_on_large_drives(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 from conftest import ROOT, git
 
 pytestmark = pytest.mark.skipif(
-    subprocess.run(["pre-commit", "--version"], capture_output=True).returncode != 0,
+    shutil.which("pre-commit") is None,
     reason="pre-commit is not installed (pip install -e '.[test]')")
 
 

@@ -14,10 +14,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from conftest import git
-from memgit import format as fmt
+from conftest import bare_drive, entry_ids_at, git
 from memgit import state
-from memgit.git.repository import Drive, init_bare, open_drive, ref_target
+from memgit.git.repository import Drive, open_drive, ref_target
 from memgit.read_path import recall
 from memgit.state import facts
 from memgit.writer import commit_facts, retry_pending
@@ -25,20 +24,6 @@ from memgit.writer import commit_facts, retry_pending
 CTX = multiprocessing.get_context("fork")
 WORKERS = 8
 PER_WORKER = 50
-
-
-def bare(tmp_path: Path) -> Drive:
-    init_bare(tmp_path / "drive.git", {"MEMORY.md": fmt.initial_memory().encode()}, "Create")
-    return open_drive(tmp_path / "drive.git")
-
-
-def head_entries(drive: Drive) -> list[str]:
-    names = git("ls-tree", "-r", "--name-only", "main", cwd=drive.git_dir).stdout.decode()
-    ids: list[str] = []
-    for name in names.split():
-        text = git("show", f"main:{name}", cwd=drive.git_dir).stdout.decode()
-        ids.extend(e.id for _l, e in fmt.parse_document(name, text).entries())
-    return ids
 
 
 def indexed_entries(drive: Drive) -> set[str]:
@@ -62,7 +47,7 @@ def _worker(path: str, worker: int, out: str) -> None:
 
 
 def test_eight_processes_fifty_writes_each(tmp_path: Path) -> None:
-    drive = bare(tmp_path)
+    drive = bare_drive(tmp_path / "drive.git")
     outs = [tmp_path / f"worker{w}.txt" for w in range(WORKERS)]
     procs = [CTX.Process(target=_worker, args=(str(drive.git_dir), w, str(outs[w])))
              for w in range(WORKERS)]
@@ -77,7 +62,7 @@ def test_eight_processes_fifty_writes_each(tmp_path: Path) -> None:
     head = ref_target(drive, "refs/heads/main")
     # the last writer's commit reindexed: the index agrees with the head without a repair
     assert facts.stats(state.connection(drive.git_dir)).indexed_rev == head
-    in_drive = head_entries(drive)
+    in_drive = entry_ids_at(drive.git_dir)
     assert len(in_drive) == len(set(in_drive)) == WORKERS * PER_WORKER
     assert set(in_drive) == set(acknowledged)
     assert indexed_entries(drive) == set(in_drive)
@@ -100,15 +85,28 @@ def _crash_writer(path: str, ack: str, start: int) -> None:
         i += 1
 
 
+def _lines(path: Path) -> int:
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
 def test_sigkill_at_random_points_loses_no_acknowledged_write(tmp_path: Path) -> None:
-    drive = bare(tmp_path)
+    drive = bare_drive(tmp_path / "drive.git")
     ack = tmp_path / "acknowledged.txt"
     rng = random.Random(20260903)
     for round_ in range(50):
+        acks_before = _lines(ack)
         proc = CTX.Process(target=_crash_writer, args=(str(drive.git_dir), str(ack),
                                                        round_ * 10_000))
         proc.start()
-        time.sleep(rng.uniform(0.02, 0.25))
+        if round_ % 2:
+            # every other round waits for one acknowledged write first, so the test
+            # never depends on how fast the machine is; the kill point is random still
+            deadline = time.monotonic() + 120
+            while _lines(ack) == acks_before and time.monotonic() < deadline:
+                time.sleep(0.005)
+            time.sleep(rng.uniform(0.0, 0.05))
+        else:
+            time.sleep(rng.uniform(0.02, 0.25))
         os.kill(proc.pid, signal.SIGKILL)
         proc.join()
         assert proc.exitcode == -signal.SIGKILL
@@ -120,7 +118,7 @@ def test_sigkill_at_random_points_loses_no_acknowledged_write(tmp_path: Path) ->
     # the next write drains the pending queue; the next read repairs the index
     final = commit_facts(open_drive(drive.git_dir), ["After the crashes"])
     assert final.status == "committed"
-    in_drive = set(head_entries(drive))
+    in_drive = set(entry_ids_at(drive.git_dir))
     missing = [i for i in acknowledged if i not in in_drive]
     assert missing == []
     hits = recall(drive, "Crash test fact", limit=1000, count=False)

@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from .errors import MemgitError
+from .errors import INTERNAL_EXIT, MemgitError, error_lines, internal_error_lines
 
 # name -> (module under memgit.commands, short help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -62,7 +62,6 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
-INTERNAL_EXIT = 3
 _debug = {"on": False}
 
 
@@ -84,27 +83,14 @@ def cli(ctx: click.Context, directory: str | None) -> None:
 
 
 def print_error(err: MemgitError) -> None:
-    click.echo(f"memgit: error {err.code}: {err.message}", err=True)
-    if err.hint:
-        click.echo(f"  hint: {err.hint}", err=True)
+    for line in error_lines(err):
+        click.echo(line, err=True)
 
 
 def print_internal_error(exc: BaseException) -> None:
-    """One line naming the exception, a hint to report it; the traceback on request."""
-    lines = str(exc).strip().splitlines()
-    detail = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
-    click.echo(f"memgit: error MG000 internal error: {detail}", err=True)
-    if _debug["on"] or os.environ.get("MEMGIT_DEBUG") == "1":
-        import traceback
-
-        click.echo("".join(traceback.format_exception(exc)).rstrip("\n"), err=True)
-        click.echo("  hint: memgit did not expect this (a bug, or damage it does not "
-                   "recognise): please report it with the traceback above and the command "
-                   "you ran", err=True)
-    else:
-        click.echo("  hint: memgit did not expect this (a bug, or damage it does not "
-                   "recognise): please report it with the command you ran (rerun with "
-                   "--debug or MEMGIT_DEBUG=1 for the traceback)", err=True)
+    debug = _debug["on"] or os.environ.get("MEMGIT_DEBUG") == "1"
+    for line in internal_error_lines(exc, debug=debug):
+        click.echo(line, err=True)
 
 
 def main(argv: list[str] | None = None) -> int:

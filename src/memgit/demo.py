@@ -47,7 +47,7 @@ BAD_CASES: list[tuple[str, str, str, bool, str]] = [
 
 def _hook_script() -> str:
     return f"#!/bin/sh\n# memgit demo: the check the memgit-lint pre-commit hook runs\n" \
-           f"exec '{sys.executable}' -m memgit lint --cached\n"
+           f"exec '{sys.executable}' -m memgit.precommit\n"
 
 
 def _step(title: str) -> None:
@@ -109,7 +109,8 @@ def run_demo(base: Path) -> int:
     from .lint import lint_worktree
     from .policy import Policy
 
-    violations = lint_worktree(open_drive(target), Policy())
+    committed = open_drive(target)
+    violations = lint_worktree(committed.git_dir, committed.workdir, Policy())
     click.echo(f"memgit lint: {len(violations)} violations in the committed drive")
 
     from .demo_steps import demo_writer

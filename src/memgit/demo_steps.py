@@ -13,7 +13,8 @@ import click
 
 from .git.repository import open_drive
 from .questions import answer, ask, board, resolve
-from .writer import NewFact, commit_facts, result_lines
+from .write_ops import NewFact, result_lines
+from .writer import commit_facts
 
 _TOKEN = "ghp_" + "1a2B3c4D5e6F7g8H9i0JkLmNoPqRsTuVwXyZ12"  # a made-up, well-formed token
 

@@ -32,7 +32,8 @@ def _entries(path: Path) -> dict[str, tuple[str, str]]:
 def demo_sync(base: Path) -> bool:
     from .drives import clone_drive, create_drive
     from .sync import sync
-    from .writer import NewFact, commit_facts
+    from .write_ops import NewFact
+    from .writer import commit_facts
 
     _step("Sync: two agents work offline, then memgit sync (replay, never force)")
     server = base / "server.git"

@@ -19,7 +19,7 @@ from .sync import BRANCH, LAST_SYNCED, network_error, remote_head_ref
 PRE_COMMIT = """#!/bin/sh
 # memgit pre-commit hook (written by memgit clone): refuse a commit the drive
 # policy does not allow, judging what is staged. Bypass once: git commit --no-verify.
-exec {python} -m memgit lint --cached
+exec {python} -m memgit.precommit
 """
 
 

@@ -86,3 +86,34 @@ class RefusedError(MemgitError):
     def __init__(self, message: str, violations: list | None = None, hint: str = "") -> None:
         super().__init__(message, hint)
         self.violations = violations or []
+
+
+def error_lines(err: MemgitError) -> list[str]:
+    """What a command prints for a MemgitError: its code and message, then its hint."""
+    lines = [f"memgit: error {err.code}: {err.message}"]
+    if err.hint:
+        lines.append(f"  hint: {err.hint}")
+    return lines
+
+
+def internal_error_lines(exc: BaseException, *, debug: bool) -> list[str]:
+    """What a command prints for an exception memgit did not expect (MG000, exit 3): one
+    line naming it, the traceback only when ``debug``, a hint to report it."""
+    first = str(exc).strip().splitlines()
+    detail = f"{type(exc).__name__}: {first[0]}" if first else type(exc).__name__
+    lines = [f"memgit: error MG000 internal error: {detail}"]
+    if debug:
+        import traceback
+
+        lines.append("".join(traceback.format_exception(exc)).rstrip("\n"))
+        lines.append("  hint: memgit did not expect this (a bug, or damage it does not "
+                     "recognise): please report it with the traceback above and the command "
+                     "you ran")
+    else:
+        lines.append("  hint: memgit did not expect this (a bug, or damage it does not "
+                     "recognise): please report it with the command you ran (rerun with "
+                     "--debug or MEMGIT_DEBUG=1 for the traceback)")
+    return lines
+
+
+INTERNAL_EXIT = 3

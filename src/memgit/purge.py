@@ -20,14 +20,14 @@ import datetime as _dt
 import re
 import threading
 import time
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import events, recall_index
 from . import format as fmt
 from .errors import ConflictError, NotADriveError, RepoError, UsageError
-from .git.plumbing import all_object_ids, object_count, refs_snapshot, topo_commits
+from .git.plumbing import object_count, refs_snapshot, topo_commits
 from .git.raw import (
     ObjectReader,
     TreeCache,
@@ -54,137 +54,25 @@ from .policy import (
     PURGE_LOCK_FILE,
     PurgeRegistry,
     find_policy,
-    text_digest,
-    text_key,
+)
+from .purge_text import (
+    FOLDS_TO_ASCII_BYTES,
+    Checker,
+    Progress,
+    Removed,
+    key_words,
+    longest_first,
+    no_progress,
+    remove_entry_lines,
+    scrub_message,
+    strip_tag_signature,
+    text_digest_of,
+    verify_purged,
 )
 
-Progress = Callable[[str, int, int], None]
-"""Called with (phase, done, total) while a purge runs."""
-
-PURGED = b"[purged]"
 _DETERMINISTIC_RE = re.compile(r"entry-[0-9a-f]{16}\Z")
 _BULLET_BYTES_RE = re.compile(rb"[ \t]*[-*][ \t]+\S")
 _SIGNATURE_HEADERS = (b"gpgsig ", b"gpgsig-sha256 ", b"mergetag ")
-_TAG_SIGNATURES = (b"-----BEGIN PGP SIGNATURE-----", b"-----BEGIN SSH SIGNATURE-----",
-                   b"-----BEGIN SIGNED MESSAGE-----")
-
-
-# --- lines ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Removed:
-    """One removed line: the entry id and its text."""
-
-    entry_id: str
-    text: str
-
-
-def remove_entry_lines(data: bytes, ids: frozenset[str], needles: Iterable[str]
-                       ) -> tuple[bytes, list[Removed]] | None:
-    """``data`` without the lines that are entries whose id is in ``ids``.
-
-    The definition is path-independent and line-based: decode as UTF-8 (bytes
-    that are not UTF-8 kept as they are), parse like ``format.parse_document``
-    does for a topic file (bullets inside code fences are not entries), drop
-    each entry line whose ``.id`` is purged, with its line terminator.
-    ``needles`` are strings every such line must contain (explicit ids, texts
-    of id-less entries): only lines holding one are parsed, unless the file
-    has a code fence, which needs the whole document. None when nothing changes.
-    """
-    text = data.decode("utf-8", "surrogateescape")
-    spans: list[tuple[int, int, Removed]] = []  # (start, end with eol, what)
-    if "```" in text or "~~~" in text:
-        pos = 0
-        for line in fmt.parse_document("", text).lines:
-            end = pos + len(line.content) + len(line.eol)
-            entry = line.entry
-            if entry is not None and entry.id in ids:
-                spans.append((pos, end, Removed(entry.id, entry.text)))
-            pos = end
-    else:
-        starts: set[int] = set()
-        for needle in needles:
-            at = text.find(needle)
-            while at >= 0:
-                starts.add(text.rfind("\n", 0, at) + 1)
-                at = text.find(needle, at + len(needle))
-        for start in sorted(starts):
-            nl = text.find("\n", start)
-            end = len(text) if nl < 0 else nl + 1
-            content = text[start:end].rstrip("\n") if nl >= 0 else text[start:end]
-            if nl >= 0 and content.endswith("\r"):
-                content = content[:-1]  # "\r\n" ends the line, as format.split_lines reads it
-            entry = fmt.parse_entry(content)
-            if entry is not None and entry.id in ids:
-                spans.append((start, end, Removed(entry.id, entry.text)))
-    if not spans:
-        return None
-    kept: list[str] = []
-    pos = 0
-    for start, end, _what in spans:
-        kept.append(text[pos:start])
-        pos = end
-    kept.append(text[pos:])
-    return "".join(kept).encode("utf-8", "surrogateescape"), [s[2] for s in spans]
-
-
-def scrub_message(message: bytes, texts: list[bytes]) -> bytes:
-    """Each purged text found verbatim becomes ``[purged]``, longest texts first.
-
-    ``texts`` must already be sorted by (-len, text) (see ``_sorted_texts``).
-    """
-    for text in texts:
-        if text in message:
-            message = message.replace(text, PURGED)
-    return message
-
-
-def _sorted_texts(texts: Iterable[str]) -> list[bytes]:
-    raw = {t.encode("utf-8", "surrogateescape") for t in texts if t}
-    return sorted(raw, key=lambda t: (-len(t), t))
-
-
-# Non-ASCII characters whose case folding is ASCII letters (K, long s, sharp s, the
-# Latin ligatures), as UTF-8: a file holding one is parsed whatever the prefilter says.
-_FOLDS_TO_ASCII = ("\u212a", "\u017f", "\u00df", "\u1e9e", "\ufb00", "\ufb01", "\ufb02",
-                   "\ufb03", "\ufb04", "\ufb05", "\ufb06")
-_FOLDS_TO_ASCII_BYTES = tuple(c.encode() for c in _FOLDS_TO_ASCII)
-
-
-def _key_words(texts: Iterable[str]) -> list[bytes] | None:
-    """A prefilter for "holds an entry whose text key is one of these": the longest
-    ASCII word of each text key, to look for in the lower-cased bytes (for ASCII,
-    casefold is lower; files with characters that fold to ASCII are parsed anyway).
-    None when some text has no ASCII word: parse everything."""
-    out: set[bytes] = set()
-    for text in texts:
-        ascii_words = [w for w in text_key(text).split() if w.isascii()]
-        if not ascii_words:
-            return None
-        out.add(max(ascii_words, key=len).encode())
-    return sorted(out)
-
-
-def _digest(text: str) -> str:
-    try:
-        return text_digest(text)
-    except UnicodeEncodeError:  # undecodable bytes: digest them as they are
-        import hashlib
-
-        return hashlib.sha256(text_key(text).encode("utf-8", "surrogateescape")).hexdigest()
-
-
-def strip_tag_signature(message: bytes) -> bytes:
-    """A tag message without the signature git appends to it."""
-    cut = len(message)
-    for marker in _TAG_SIGNATURES:
-        at = message.find(b"\n" + marker)
-        if at >= 0:
-            cut = min(cut, at + 1)
-        elif message.startswith(marker):
-            cut = 0
-    return message[:cut]
 
 
 # --- the plan ------------------------------------------------------------------------
@@ -454,10 +342,6 @@ class _Scan:
         return out
 
 
-def _no_progress(phase: str, done: int, total: int) -> None:
-    return None
-
-
 def _drive_branch(drive: Drive) -> str:
     policy = find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
     head = drive.head_commit(policy.branch)
@@ -483,7 +367,7 @@ def check_ids(ids: Iterable[str]) -> list[str]:
 
 
 def plan_purge(drive: Drive, ids: Iterable[str], *,
-               progress: Progress = _no_progress) -> PurgePlan:
+               progress: Progress = no_progress) -> PurgePlan:
     """Read the history and compute the rewrite; nothing is written."""
     wanted = check_ids(ids)
     branch_ref = _drive_branch(drive)
@@ -587,13 +471,13 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
     for removed in scan.blob_removed.values():
         plan.lines_removed += len(removed)
         for r in removed:
-            digests[r.entry_id].setdefault(_digest(r.text))
+            digests[r.entry_id].setdefault(text_digest_of(r.text))
             texts.setdefault(r.text)
     plan.digests = {i: list(d) for i, d in digests.items()}
     plan.texts = list(texts)
     plan.needles = list(scan.needles)
     plan.blobs_rewritten = len(scan.blob_new)
-    sorted_texts = _sorted_texts(plan.texts)
+    sorted_texts = longest_first(plan.texts)
     # Which messages quote a purged text: one search per text over all messages.
     joined = b"\x00".join(split_object(raw)[1] for raw in scan.commit_raw.values())
     quoting = [t for t in sorted_texts if t in joined]
@@ -745,17 +629,17 @@ def _check_head_duplicates(scan: _Scan, plan: PurgePlan) -> None:
              if p.endswith(".md")]
     missing = [b.hex() for _p, b in files if b not in scan.new_objects]
     contents = dict(scan.read_chunks(missing, "checking the head")) if missing else {}
-    words = _key_words(plan.texts)
+    words = key_words(plan.texts)
     clashes: list[str] = []
     for path, oid in files:
         data = scan.new_objects[oid][1] if oid in scan.new_objects else contents[oid.hex()]
-        if words is not None and not any(c in data for c in _FOLDS_TO_ASCII_BYTES):
+        if words is not None and not any(c in data for c in FOLDS_TO_ASCII_BYTES):
             lowered = data.lower()
             if not any(w in lowered for w in words):
                 continue
         text = data.decode("utf-8", "surrogateescape")
         for _line, entry in fmt.parse_document(path, text).entries():
-            if entry.id not in scan.ids and _digest(entry.text) in wanted:
+            if entry.id not in scan.ids and text_digest_of(entry.text) in wanted:
                 clashes.append(f"{entry.id} in {path}")
     if clashes:
         raise UsageError("entries kept at the head hold the same text as a purged entry: "
@@ -767,7 +651,7 @@ def _check_head_duplicates(scan: _Scan, plan: PurgePlan) -> None:
 # --- applying ------------------------------------------------------------------------
 
 
-def apply_purge(drive: Drive, plan: PurgePlan, *, progress: Progress = _no_progress,
+def apply_purge(drive: Drive, plan: PurgePlan, *, progress: Progress = no_progress,
                 today: str | None = None) -> PurgeResult:
     """Write the plan's objects, move the refs (compare-and-swap), record, prune, verify."""
     started = time.perf_counter()
@@ -829,7 +713,7 @@ def _apply_locked(drive: Drive, plan: PurgePlan, progress: Progress,
     PurgeRegistry.append(git_dir, rows, date)
     plan.phases["refs"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    checker = _Checker(plan.ids, plan.needles, plan.texts)
+    checker = Checker(plan.ids, plan.needles, plan.texts)
     # Pruning is git's work (a repack); meanwhile the blobs kept from the old history
     # are searched for entries holding a purged text under another id, the one check
     # the scan could not make (it learned the texts only at its end). git readers and
@@ -877,98 +761,6 @@ def _today(zone: str) -> str:
     return _dt.datetime.now(zoneinfo.ZoneInfo(zone)).date().isoformat()
 
 
-class _Checker:
-    """What "a purged entry survived" means, for one object's content."""
-
-    def __init__(self, ids: list[str], needles: list[str], texts: list[str]) -> None:
-        self.ids = frozenset(ids)
-        self.needles = list(needles)  # every purged line holds one (ids, id-less texts)
-        self.needle_bytes = [n.encode("utf-8", "surrogateescape") for n in needles]
-        self.texts = _sorted_texts(texts)
-        self.keys = {text_key(t) for t in texts}
-        # One search per distinct 16-byte head stands for all texts starting with it
-        # (the versions of an edited entry mostly share their beginning).
-        self.heads = sorted({t[:16] for t in self.texts})
-
-    def problems(self, oid: str, kind: str, data: bytes, *, ids: bool = True) -> list[str]:
-        out: list[str] = []
-        if kind == "blob":
-            if ids and any(n in data for n in self.needle_bytes) and \
-                    remove_entry_lines(data, self.ids, self.needles) is not None:
-                out.append(f"blob {oid} (an entry with a purged id)")
-            if any(h in data for h in self.heads):
-                for entry_id in _entries_with_texts(data, self.texts, self.keys):
-                    out.append(f"blob {oid} (entry {entry_id} holds a purged text: "
-                               "purge it too)")
-        elif kind in ("commit", "tag"):
-            message = split_object(data)[1]
-            if any(t in message for t in self.texts):
-                out.append(f"{kind} {oid} (its message quotes a purged text)")
-        return out
-
-    def kept_blobs(self, git_dir: Path, oids: list[str], progress: Progress) -> list[str]:
-        """Search blobs already cleared of purged ids for entries holding a purged text."""
-        out: list[str] = []
-        heads = self.heads
-        for done, (oid, (_kind, data)) in enumerate(
-                zip(oids, ObjectReader(git_dir).stream(oids), strict=True), start=1):
-            for head in heads:
-                if head in data:
-                    out += self.problems(oid, "blob", data, ids=False)
-                    break
-            if done % 2000 == 0:
-                progress("checking kept files", done, len(oids))
-        return out
-
-
-def verify_purged(git_dir: Path, checker: _Checker, known: dict[str, bool] | None = None,
-                  problems: list[str] | None = None, *,
-                  progress: Progress = _no_progress) -> int:
-    """Account for every object in the repository (loose and packed, reachable or
-    not) and fail loudly if a purged entry survived: an entry line with a purged
-    id, an entry whose text is a purged text, or a commit or tag message quoting
-    one. An object id is its content's hash, so ``known`` (id -> clean) vouches
-    for objects this run has already checked; every other object is read now.
-    Returns the number of objects in the repository."""
-    bad = list(problems or [])
-    known = known or {}
-    listed = all_object_ids(git_dir)
-    unknown: list[tuple[str, str]] = []
-    for oid, kind in listed:
-        state = known.get(oid)
-        if state is None:
-            if kind != "tree":  # a tree holds names and ids only
-                unknown.append((oid, kind))
-        elif not state:
-            bad.append(f"{kind} {oid} (an old object that held purged data survived)")
-    oids = [o for o, _k in unknown]
-    for done, (oid, (kind_bytes, data)) in enumerate(
-            zip(oids, ObjectReader(git_dir).stream(oids), strict=True), start=1):
-        bad += checker.problems(oid, kind_bytes.decode(), data)
-        if done % 20000 == 0:
-            progress("verifying", done, len(oids))
-    if bad:
-        raise RepoError("VERIFICATION FAILED: purged data is still in the repository: "
-                        + "; ".join(bad[:10]) + (" ..." if len(bad) > 10 else ""),
-                        "look for .keep packs or a concurrent writer; purge the ids named; "
-                        "see docs/purge.md")
-    return len(listed)
-
-
-def _entries_with_texts(data: bytes, texts: list[bytes], keys: set[str]) -> list[str]:
-    """Ids of entries in ``data`` whose text is one of ``texts`` (compared as text keys)."""
-    out: list[str] = []
-    text = data.decode("utf-8", "surrogateescape")
-    for needle in texts:
-        if needle not in data:
-            continue
-        for _line, entry in fmt.parse_document("", text).entries():
-            if text_key(entry.text) in keys:
-                out.append(entry.id)
-        break
-    return out
-
-
 def _update_index(drive: Drive, plan: PurgePlan) -> None:
     """Delete the purged entries' index rows, remap stored revisions, count the event."""
     recall_index.forget_entries(drive, list(plan.ids))
@@ -978,7 +770,7 @@ def _update_index(drive: Drive, plan: PurgePlan) -> None:
 
 
 def purge(drive: Drive, ids: Iterable[str], *, dry_run: bool = False,
-          progress: Progress = _no_progress, today: str | None = None) -> PurgeResult:
+          progress: Progress = no_progress, today: str | None = None) -> PurgeResult:
     """Plan and (unless ``dry_run``) apply a purge of ``ids``."""
     started = time.perf_counter()
     plan = plan_purge(drive, ids, progress=progress)

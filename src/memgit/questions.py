@@ -16,7 +16,8 @@ from . import format as fmt
 from .errors import UsageError
 from .git.repository import Drive, file_at, read_blob, ref_target
 from .policy import Policy, find_policy
-from .writer import NewFact, Skipped, WriteOp, WriteResult, apply_write_ops, prepare_add, today
+from .write_ops import NewFact, Skipped, WriteOp, WriteResult, prepare_add, today
+from .writer import apply_write_ops
 
 BOARD = fmt.QUESTIONS_FILE
 ANSWER_INDENT = "  "

@@ -25,41 +25,45 @@ from .repository import (
 )
 
 
-def staged_files(drive: Drive) -> list[FileEntry]:
+def staged_files(git_dir: Path, workdir: Path) -> list[FileEntry]:
     """The staged files: the entries of git's staging area (its "index" file, what the
-    next commit will hold), with blob sizes.
+    next commit will hold), with blob sizes. Hook-safe: ``git ls-files --stage`` and
+    one ``cat-file --batch-check``, no pygit2.
 
-    ``git commit -a`` and ``git commit PATH`` stage into a temporary index and
-    tell hooks its path in GIT_INDEX_FILE (relative to the work tree's top);
-    libgit2's ``repo.index`` ignores that variable, so it is opened by hand.
+    ``git commit -a`` and ``git commit PATH`` stage into a temporary index and tell
+    hooks its path in GIT_INDEX_FILE (relative to the work tree's top); git honours
+    that variable, so ``ls-files`` run from the top reads the right one.
     """
-    import pygit2
+    from .raw import ObjectReader
 
-    repo = drive.repo
-    index_file = os.environ.get("GIT_INDEX_FILE")
-    if index_file:
-        base = drive.workdir if drive.workdir is not None else drive.git_dir
-        staging = pygit2.Index(str(Path(base, index_file)))
-    else:
-        staging = repo.index
-        staging.read()
-    out = []
-    for entry in staging:
-        oid = str(entry.id)
-        size = 0 if entry.mode == MODE_COMMIT else repo.odb.read_header(entry.id)[1]
-        out.append(FileEntry(entry.path, entry.mode, size, oid))
-    return out
+    proc = git("ls-files", "--stage", "-z", cwd=workdir)
+    staged: list[tuple[str, int, str]] = []
+    for record in proc.stdout.split(b"\0"):
+        if not record:
+            continue
+        info, _, raw_path = record.partition(b"\t")
+        mode, oid, stage = info.split(b" ")
+        if stage == b"0":  # an unresolved merge has stages 1-3 and cannot be committed
+            staged.append((os.fsdecode(raw_path), int(mode, 8), oid.decode()))
+    with ObjectReader(git_dir) as reader:
+        sizes = reader.info_many([oid for _p, mode, oid in staged if mode != MODE_COMMIT])
+    return [FileEntry(path, mode, 0 if mode == MODE_COMMIT else _size(sizes.get(oid), path),
+                      oid) for path, mode, oid in staged]
 
 
-def worktree_files(drive: Drive) -> list[FileEntry]:
+def _size(found: tuple[str, int] | None, path: str) -> int:
+    if found is None:
+        raise RepoError(f"the staged blob of {path} is missing", "run git fsck")
+    return found[1]
+
+
+def worktree_files(workdir: Path) -> list[FileEntry]:
     """Files of the work tree git would see: tracked and untracked-not-ignored.
 
     Symlinks are reported with mode 120000 and never followed; a folder that
     is a gitlink (submodule) is reported with mode 160000.
     """
-    assert drive.workdir is not None
-    proc = git("ls-files", "-z", "--cached", "--others", "--exclude-standard",
-               cwd=drive.workdir)
+    proc = git("ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=workdir)
     seen: set[str] = set()
     out: list[FileEntry] = []
     for raw in proc.stdout.split(b"\0"):
@@ -69,7 +73,7 @@ def worktree_files(drive: Drive) -> list[FileEntry]:
         if path in seen:
             continue
         seen.add(path)
-        full = drive.workdir / path
+        full = workdir / path
         try:
             st = os.lstat(full)
         except FileNotFoundError:
@@ -84,10 +88,9 @@ def worktree_files(drive: Drive) -> list[FileEntry]:
     return out
 
 
-def read_worktree_file(drive: Drive, path: str) -> bytes:
+def read_worktree_file(workdir: Path, path: str) -> bytes:
     """Read a work-tree file without following a symlink anywhere on the way."""
-    assert drive.workdir is not None
-    full = drive.workdir / path
+    full = workdir / path
     # O_NOFOLLOW refuses a symlink as the last component; the parents were
     # listed by git, which never descends through a symlinked folder.
     try:
@@ -103,10 +106,9 @@ def read_worktree_file(drive: Drive, path: str) -> bytes:
                         "check the file's permissions") from exc
 
 
-def write_worktree_file(drive: Drive, path: str, data: bytes) -> None:
+def write_worktree_file(workdir: Path, path: str, data: bytes) -> None:
     """Replace a work-tree file atomically (never through a symlink)."""
-    assert drive.workdir is not None
-    full = drive.workdir / path
+    full = workdir / path
     if full.is_symlink():
         raise RepoError(f"refusing to write through the symlink {path}", "replace the symlink")
     full.parent.mkdir(parents=True, exist_ok=True)
@@ -125,7 +127,7 @@ def init_checkout(path: Path, files: Mapping[str, bytes], message: str) -> Drive
     repo = pygit2.init_repository(str(path), initial_head="main")
     drive = Drive(repo, Path(repo.path).resolve(), Path(repo.workdir).resolve())
     for name, data in files.items():
-        write_worktree_file(drive, name, data)
+        write_worktree_file(drive.root, name, data)
         repo.index.add(name)
     repo.index.write()
     tree = repo.index.write_tree()
@@ -149,7 +151,7 @@ def checkout_state(drive: Drive, path: str) -> tuple[str | None, str | None]:
     elif full.is_symlink() or not full.is_file():
         work = "?"
     else:
-        work = hash_blob(read_worktree_file(drive, path))
+        work = hash_blob(read_worktree_file(drive.workdir, path))
     return (str(staged) if staged is not None else None), work
 
 
@@ -162,7 +164,7 @@ def update_checkout(drive: Drive, files: Mapping[str, bytes | None]) -> None:
         if data is None:
             (drive.workdir / path).unlink(missing_ok=True)
         else:
-            write_worktree_file(drive, path, data)
+            write_worktree_file(drive.workdir, path, data)
     repo.index.read()
     for path, data in files.items():
         if data is None:
