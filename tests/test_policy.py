@@ -272,6 +272,30 @@ def test_policy_lookup_order(tmp_path: Path) -> None:
     assert find_policy(str(explicit), git_dir, str(configured)).branch == "explicit"
 
 
+def test_every_key_and_limit_is_documented() -> None:
+    from memgit.policy import LIMITS, SECTIONS
+
+    doc = (Path(__file__).parent.parent / "docs" / "policy.md").read_text()
+    for key in SECTIONS:
+        assert f"| `{key}` |" in doc, key
+    for name in LIMITS:
+        default = getattr(Policy(), name)
+        assert f"| `{name}` | {default} |" in doc, name
+    assert LIMITS == ("file_bytes", "drive_bytes", "files", "push_commits", "memory_bytes",
+                      "path_bytes")
+
+
+def test_a_section_without_a_field_keeps_its_value_hashable() -> None:
+    from memgit.policy import frozen
+
+    value = frozen({"extra_rules": [{"name": "acme", "regex": "acme_[0-9]{8}"}], "on": True})
+    assert value == (("extra_rules", ((("name", "acme"), ("regex", "acme_[0-9]{8}")),)),
+                     ("on", True))
+    policy = Policy(settings=(("dream", value),))
+    assert policy.setting("dream") == value and policy.setting("other", 7) == 7
+    assert hash(policy) != hash(Policy())
+
+
 def test_every_rule_is_documented() -> None:
     from memgit.policy import RULES
 
