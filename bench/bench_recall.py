@@ -2,7 +2,7 @@
 
 Run: python bench/bench_recall.py [--queries N] [--cli N]
 
-* latency of index.recall in process (p50/p99; counting retrievals, and not);
+* latency of read_path.recall in process (p50/p99; counting retrievals, and not);
 * latency of `memgit recall` from the command line (process start included);
 * `git grep -i -e W1 -e W2 ... main` on the same bare drive for the same
   queries: how an agent without an index looks things up; the ratio is

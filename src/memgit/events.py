@@ -17,7 +17,7 @@ from . import state
 from .errors import MemgitError
 from .state import counters
 
-# The events of SPEC section 3, always exported (0 until they happen).
+# The events of docs/spec.md, section 3, always exported (0 until they happen).
 EVENTS: tuple[str, ...] = (
     "commit", "commit_failed", "pending_retry_failed", "push_accepted", "push_refused",
     "dream_applied", "dream_failed", "dream_no_changes", "purge", "near_limit",
@@ -58,7 +58,7 @@ def record(git_dir: Path, name: str, n: int = 1) -> bool:
 
 
 def counts(git_dir: Path) -> dict[str, int]:
-    """Every counter of the drive; the events of SPEC section 3 are always present."""
+    """Every counter of the drive; the events of docs/spec.md section 3 are always present."""
     with state.opened(Path(git_dir)) as conn:
         return counts_with(conn)
 

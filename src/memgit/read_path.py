@@ -1,6 +1,6 @@
 """The read path: what every read (recall, info, index, metrics) does first.
 
-SPEC section 3: the pending queue is retried on the next write or read, and
+docs/spec.md, section 3: the pending queue is retried on the next write or read, and
 every read compares the branch head with the indexed revision and repairs a
 stale index first. :func:`catch_up` is that one step, above both the writer
 (which drains the queue) and the recall index (which repairs itself), so

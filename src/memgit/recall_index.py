@@ -4,7 +4,7 @@
 (memgit.git.worktree.staged_files) and MEMORY.md's ``## Index`` the Index section
 (format.regenerate_index_section). The drive is the truth, the recall index a
 cache (docs/index.md): it lives in the state database (memgit.state), can be
-deleted at any time, and is rebuilt from the branch head. Rules (SPEC section 3):
+deleted at any time, and is rebuilt from the branch head. Rules (docs/spec.md, section 3):
 
 * each entry is a row keyed by the fact id ``drive_`` + sha256(drive id + "\\n"
   + entry id), so retrieval counts survive edits of the entry's text;
@@ -93,7 +93,7 @@ def fact_id(drive_id: str, entry_id: str) -> str:
 
 
 def is_indexable(path: str, meta: Mapping[str, str]) -> bool:
-    """False for entries that are not memory (SPEC section 3, Index)."""
+    """False for entries that are not memory (docs/spec.md, section 3, Index)."""
     if path.startswith("twin/"):
         return False
     if meta.get("status", "") in _EXCLUDED_STATUS:

@@ -1,4 +1,4 @@
-"""The writer: the one path by which memgit writes memory (SPEC section 3).
+"""The writer: the one path by which memgit writes memory (docs/spec.md, section 3).
 
 ``commit_facts(drive, adds, retire, message)`` and the questions board build
 write operations (memgit.write_ops: add, retire, edit, set-metadata) and hand
