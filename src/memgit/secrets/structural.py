@@ -1,0 +1,431 @@
+"""Structural detectors: credentials recognised by their surroundings, not a prefix.
+
+Passwords in URLs and connection strings, credentials on command lines,
+Authorization headers, crypt/bcrypt/argon2 hashes, PEM blocks and base64-encoded
+PEM or ``user:pass``, XML elements, netrc lines, seed phrases, and generic
+``name = value`` assignments whose name says credential (with a value test
+that depends on how strongly the name says it: ``password`` needs less
+evidence than ``*_key``). Markdown emphasis, code spans and link syntax
+around a label or a value do not hide it (``- **Password:** X``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+
+from . import values as V
+from .rules import Rule, check
+
+_DS = "detect-secrets "
+
+
+@check("url_password")
+def _url_password(m: re.Match[str], text: str) -> bool:
+    pw = m.group("s")
+    if V.is_placeholder(pw) or (pw.isdigit() and len(pw) <= 5):
+        return False
+    return not (pw.startswith("$") or "{{" in pw or "${" in pw or pw.startswith("%"))
+
+
+def _decode_b64(s: str) -> str | None:
+    try:
+        raw = base64.b64decode(s + "=" * (-len(s) % 4), validate=True)
+        return raw.decode("ascii")
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return None
+
+
+def _user_pass(decoded: str | None) -> bool:
+    if decoded is None or not decoded.isprintable():
+        return False
+    user, sep, pw = decoded.partition(":")
+    return bool(sep and user and len(pw) >= 3 and " " not in user
+                and not V.is_placeholder(pw) and not V.is_placeholder(user + ":" + pw))
+
+
+@check("basic")
+def _basic(m: re.Match[str], text: str) -> bool:
+    s = m.group("s")
+    return len(s.rstrip("=")) >= 6 and _user_pass(_decode_b64(s))
+
+
+@check("b64_user_pass")
+def _b64_user_pass(m: re.Match[str], text: str) -> bool:
+    s = m.group("s")
+    return len(s.rstrip("=")) >= 12 and _user_pass(_decode_b64(s))
+
+
+@check("b64_pem")
+def _b64_pem(m: re.Match[str], text: str) -> bool:
+    s = m.group(0)
+    decoded = _decode_b64(s[: len(s) - len(s) % 4])
+    return decoded is not None and "PRIVATE KEY" in decoded
+
+
+@check("token_value")
+def _token_value(m: re.Match[str], text: str) -> bool:
+    s = m.group("s").rstrip(".,;")
+    if V.is_boring(s) or not V.varied(s, 6):
+        return False
+    has_digit = any(c.isdigit() for c in s)
+    has_alpha = any(c.isalpha() for c in s)
+    return (has_digit and has_alpha) or (len(s) >= 20 and V.entropy(s) >= 3.5)
+
+
+@check("cli_value")
+def _cli_value(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    val = m.group("s").strip("\"'")
+    start = m.start("s") + m.group("s").index(val) if val else m.start("s")
+    if len(val) < 4 or V.is_boring(val) or val.startswith("-"):
+        return None
+    if val.isalpha() and val.islower() and len(val) < 8:
+        return None  # mysql -p mydb? `-p` then a word: too often a database name
+    return start, start + len(val), "command-line credential"
+
+
+@check("cli_user_pass")
+def _cli_user_pass(m: re.Match[str], text: str) -> bool:
+    pw = m.group("s").strip("\"'")
+    return len(pw) >= 3 and not V.is_placeholder(pw) and not V.is_reference(pw)
+
+
+@check("xml_value")
+def _xml_value(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    inner = m.group("s")
+    best = None
+    for tok in V.rx(r"[A-Za-z0-9+/=_.~-]{8,}").finditer(inner):
+        if V.token_like(tok.group(0), 12) and (best is None or len(tok.group(0)) > len(best[1])):
+            best = (tok.start(), tok.group(0))
+    if best is None:
+        val = inner.strip()
+        if not V.literal_ok(val) or " " in val or not V.looks_random(val):
+            return None
+        best = (inner.index(val), val)
+    start = m.start("s") + best[0]
+    return start, start + len(best[1]), "secret assignment"
+
+
+@check("hash")
+def _hash(m: re.Match[str], text: str) -> bool:
+    parts = V.rx(r"[$}]").split(m.group(0))
+    body = max(parts, key=len)
+    return len(body) >= 8 and not V.is_placeholder(body) and V.varied(body, 8)
+
+
+@check("netrc")
+def _netrc(m: re.Match[str], text: str) -> bool:
+    return V.literal_ok(m.group("s"))
+
+
+# ---- seed phrases ---------------------------------------------------------------------
+
+SEED_STOPWORDS = frozenset(
+    """the and for you not are was but with that this from have they its our your
+    will into their what when which should would could been were has had does did
+    them than there then these those some very just also""".split()
+)
+
+
+@check("seed")
+def _seed(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    start = m.start("s")
+    good = []
+    for w in V.rx(r"[a-z]+").finditer(m.group("s")):
+        if w.group(0) in SEED_STOPWORDS:
+            break
+        good.append(w)
+    for n in (24, 21, 18, 15, 12):
+        if len(good) >= n:
+            return start + good[0].start(), start + good[n - 1].end(), "seed phrase"
+    return None
+
+
+# ---- keyword assignments ----------------------------------------------------------------
+
+# Names that say "credential" outright: a plain assigned value is enough.
+_KW_STRONG = (
+    r"pass(?:word|wd|phrase|code)?s?|pwd|pw|passwort|contrase[nñ]a|mot[_ -]?de[_ -]?passe"
+    r"|client[_.-]?secrets?|secret[_.-]?(?:access[_.-]?)?keys?|secrets?|secrete"
+    r"|(?:access|auth|refresh|bearer|bot|api|session|id|oauth|personal[_.-]?access|app|user"
+    r"|service|webhook|master)[_.-]?tokens?|tokens?"
+    r"|api[ _.-]?keys?|apikeys?|access[_.-]?keys?|auth[_.-]?keys?"
+    r"|private[_.-]?keys?|signing[_.-]?keys?|master[_.-]?keys?|encryption[_.-]?keys?"
+    r"|credentials?|creds"
+)
+# Names that only suggest it (key, *_key, *_sid, license...): the value must look generated.
+_KW_WEAK = r"s?keys?|sid|auth|license[_.-]?key|licen[cs]e|hash|salt|signature|sig|pat|pin"
+_KW_SUFFIX = (
+    r"(?:[_.-](?:value|base|b64|base64|hex|str|string|raw|plain|plaintext|text|prod|production"
+    r"|live|dev|staging|test|secure|\d))*"
+)
+KW_RE = (
+    r"(?<![A-Za-z0-9])"
+    r"(?P<name>"
+    r"(?:(?:[A-Za-z0-9]{1,40}[_.-]){1,6}"
+    r"|(?-i:[A-Za-z][a-z0-9]{0,20}(?:[A-Z][a-z0-9]{0,20}){0,4}?)(?=(?-i:[A-Z]))"
+    r"|(?-i:[A-Z][A-Z0-9]{0,40})(?=(?-i:PASS|PWD|SECRET|TOKEN|APIKEY|KEY)))?"
+    r"(?P<core>" + _KW_STRONG + "|" + _KW_WEAK + r")" + _KW_SUFFIX + r")"
+    r"(?![A-Za-z0-9_])"
+    r"[\"'`*_\]]*"
+    r"(?P<gap>\s*\([^()\n]{1,30}\)|\s+(?:for|of|on)\s+(?:the\s+)?[\w.@/-]{1,30}"
+    r"(?:\s+[\w.@/-]{1,30}){0,2})?"
+    r"[\"'`*_]*"
+    r"(?P<op>\s*(?::=|=>|==|=|:|\||\u2192|->)\s*|\s+(?:is|was|are|were|=)\s+(?:set\s+to\s+)?"
+    r"|\s+-\s+(?=[\"'])|\s*,\s*(?=[\"']))"
+    r"(?:[*_]{1,3}\s*)?"  # the closing ** of "**Password:** X"
+    r"(?P<val>\"[^\"\n]{0,256}\"|'[^'\n]{0,256}'|`[^`\n]{0,256}`|[^\s\"'`,;<>)\]|]{1,256})"
+)
+KW_TRIGGER = (
+    r"(?:pass|pwd|pw|secret|token|key|cred|sid|auth|licen|hash|salt|sig|pat|pin)"
+    r"[a-z0-9_.-]{0,40}[\"'`*_\]]{0,4}"
+    r"(?:\s*\([^()\n]{1,30}\)|\s+(?:for|of|on)\s+(?:the\s+)?[\w.@/-]{1,30}"
+    r"(?:\s+[\w.@/-]{1,30}){0,2})?"
+    r"[\"'`*_]*"
+    r"(?:\s*(?:[:=|]|\u2192|->)|\s+(?:is|was|are|were|=)\s|\s+-\s+[\"']|\s*,\s*[\"'])"
+)
+_KW_TAIL = KW_TRIGGER[KW_TRIGGER.index(")") + 1 :]
+
+_KW_STOP_PARTS = frozenset(
+    """page next prev continuation csrf xsrf cursor sync pagination max min num total count
+    input output prompt completion public pub publishable cache reasoning context limit budget
+    fake example dummy mock hashed primary foreign sort partition idempotency cache hash_key
+    ssh_public hotkey hotkeys keyboard keybinding keybindings keymap keystroke monkey turkey
+    whiskey jockey hockey donkey lookup dict map object field column row index secret_name
+    policy length rotation expiry expires expiration ttl type kind format mode name names id ids
+    label labels file path dir url uri endpoint location env header prefix suffix version
+    algorithm algo size timeout manager store vault ref reference usage status valid validation
+    required enabled strength reset forgot change confirm confirmation hint strategy provider
+    service_name role scope scopes event events state""".split()
+)
+# Suffixes after the keyword that name something else (PASSWORD_MIN_LENGTH, token_url).
+_KW_STOP_TAILS = frozenset(
+    """name count url uri file path dir id ids type len length min max size ttl expiry expires
+    expiration env header prefix label mode policy format version endpoint store manager
+    vault ref hint usage status rotation rotate reset field column""".split()
+)
+_PROSE_WORDS = frozenset(
+    """see in at on stored kept ask use uses using same as is via lives found check from under
+    our my your vault 1password bitwarden lastpass keychain env rotated rotate managed provided
+    generated shared given sent required needed missing invalid expired""".split()
+)
+_WEAK_CORES = re.compile(r"(?i)^(?:" + _KW_WEAK + r")$")
+
+
+def kw_kind(core: str, name: str) -> str:
+    n = name.lower()
+    if "pass" in n or "pwd" in n or n.endswith("pw") or "mot" in n or "contrase" in n:
+        return "password assignment"
+    if "token" in n:
+        return "token assignment"
+    if "cred" in n:
+        return "credential assignment"
+    if "secret" in n:
+        return "secret assignment"
+    if V.rx(r"api[ _.-]?key|apikey|access[_.-]?key|auth[_.-]?key").search(n):
+        return "API key assignment"
+    return "key assignment"
+
+
+@check("keyword")
+def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    name = m.group("name")
+    split = V.rx(r"([a-z0-9])([A-Z])").sub(r"\1 \2", name)
+    parts = [p.lower() for p in V.rx(r"[A-Za-z0-9]+").findall(split)]
+    if set(parts) & _KW_STOP_PARTS:
+        return None
+    core = m.group("core")
+    core_parts = [p.lower() for p in V.rx(r"[A-Za-z0-9]+").findall(core)]
+    tail = parts[len(parts) - (len(parts) - _last_index(parts, core_parts[-1]) - 1):] \
+        if core_parts and core_parts[-1] in parts else []
+    if set(tail) & _KW_STOP_TAILS:
+        return None
+    weak = bool(_WEAK_CORES.match(core))
+    val = m.group("val")
+    start = m.start("val")
+    op = m.group("op").strip()
+    quoted = len(val) >= 2 and val[0] in "\"'`" and val[-1] == val[0]
+    if quoted:
+        inner = val[1:-1].strip()
+        start += val.index(inner) if inner else 1
+        if " " in inner:
+            words = inner.lower().split()
+            if len(words) > 8 or any(w in SEED_STOPWORDS or w in _PROSE_WORDS for w in words):
+                return None
+        val = inner
+        ok = V.token_like(val, 12) if weak else V.literal_ok(val)
+    else:
+        val = _strip_markup(val)
+        start = m.start("val") + m.group("val").find(val)
+        code_style = op in ("=", ":=", "=>", "==") and not m.group("op")[0].isspace()
+        code_style = code_style and not m.group("gap")
+        val = val.rstrip(".,") if code_style else val.rstrip(".,;:")
+        if weak:
+            ok = V.token_like(val, 16 if not code_style else 12)
+        elif code_style:
+            ok = V.literal_ok(val) and (len(val) >= 6 or any(c.isdigit() for c in val))
+        else:
+            ok = V.looks_random(val) or V.token_like(val)
+    if not ok or V.is_placeholder(val):
+        return None
+    return start, start + len(val), kw_kind(core, name)
+
+
+def _last_index(parts: list[str], item: str) -> int:
+    return len(parts) - 1 - parts[::-1].index(item)
+
+
+def _strip_markup(val: str) -> str:
+    """`X`, **X**, [X](...), X** -> X: emphasis, code and links do not hide a value."""
+    v = val
+    if v.startswith("[") and "](" in v:
+        v = v[1 : v.index("](")]
+    return v.strip("*_`~")
+
+
+_HASH_RE = (
+    r"(?<![A-Za-z0-9$])(?:"
+    r"\$(?:1|2[abxy]?|5|6|md5|sha1|apr1|y|gy|7)\$(?:rounds=\d{1,7}\$)?[./A-Za-z0-9$=,]{8,}"
+    r"[./A-Za-z0-9]"
+    r"|\$(?:argon2(?:i|d|id)|scrypt|pbkdf2(?:-sha\d+)?|bcrypt-sha256)\$[A-Za-z0-9+/=.,$-]{16,}"
+    r"|\$[PHS]\$[./A-Za-z0-9]{20,}"
+    r"|(?:pbkdf2_sha\d+|bcrypt_sha256|argon2|scrypt|sha1|md5)\$\d*\$?[A-Za-z0-9+/=.$]{16,}"
+    r"|\{(?:SSHA|SSHA256|SSHA512|SMD5|CRYPT|PBKDF2[-A-Z0-9]*|SHA)\}[A-Za-z0-9+/=.$]{12,}"
+    r")"
+)
+
+STRUCTURAL: tuple[Rule, ...] = (
+    Rule(
+        "private-key-block", "private key block",
+        r"-{2,}\s*BEGIN[ A-Z0-9_-]{0,100}?PRIVATE KEY(?: BLOCK)?\s*-*|PuTTY-User-Key-File-\d:",
+        keywords=("private key", "putty-user-key-file"), priority=1, doc=_DS + "PrivateKeyDetector",
+    ),
+    Rule(
+        "private-key-material", "private key material",
+        r"(?<![A-Za-z0-9+/])(?:MII[A-Za-z0-9+/]{3}IBAAKC[AB]|MII[A-Za-z0-9+/]{3}IBADANBgkqhkiG9w0BAQEFAAS"
+        r"|MIG[A-Za-z0-9+/]AgEAMBMGByqGSM49AgEG|MC4CAQAwBQYDK2VwBCIEI|MHcCAQEEI"
+        r"|b3BlbnNzaC1rZXktdjEA)[A-Za-z0-9+/]{16,}={0,2}",
+        keywords=("ibaakc", "ibadanbgkqhkig9w0baqefaas", "ageambmgbyqgsm49ageg",
+                  "mc4caqawbqydk2vwbciei", "mhccaqeei", "b3blbnnzac1rzxktdjea"),
+        priority=1, doc="https://datatracker.ietf.org/doc/html/rfc5958",
+    ),
+    Rule(
+        "private-key-base64", "private key block",
+        r"(?<![A-Za-z0-9+/])LS0tLS1CRUdJT[A-Za-z0-9+/]{20,}={0,2}",
+        keywords=("ls0tls1cruDJT".lower(),), check="b64_pem", priority=1,
+        doc="base64 of '-----BEGIN ... PRIVATE KEY-----' (Kubernetes secrets, CI variables)",
+    ),
+    Rule(
+        "password-in-url", "password in URL",
+        r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,30}://(?P<u>[^\s:/?#@\[\]]{0,256}):"
+        r"(?P<s>[^\s/?#@]{1,256}(?:@[^\s/?#@]{1,256})*)@(?=[A-Za-z0-9\[_(])",
+        keywords=("://",), group="s", check="url_password", priority=1,
+        doc=_DS + "BasicAuthDetector",
+    ),
+    Rule(
+        "http-basic", "HTTP Basic credentials",
+        r"(?i:\bbasic)\s+(?P<s>[A-Za-z0-9+/]{6,1024}={0,2})(?![A-Za-z0-9+/=])",
+        keywords=("basic",), keyword_tails=(("basic", r"\s+[a-z0-9+/]{6}"),), group="s",
+        check="basic", priority=1, doc="https://datatracker.ietf.org/doc/html/rfc7617",
+    ),
+    Rule(
+        "base64-user-pass", "HTTP Basic credentials",
+        r"(?i:auth|authorization|credentials?|basic_auth|_auth)[\\\"'`]*\s*[:=]\s*[\\\"'`]*"
+        r"(?P<s>[A-Za-z0-9+/]{12,1024}={0,2})(?![A-Za-z0-9+/=])",
+        keywords=("auth", "credential"), keyword_tails=(("auth", r"[a-z_]*[\\\"'`]*\s*[:=]"),),
+        group="s", check="b64_user_pass", priority=1,
+        doc="docker config.json / .npmrc _auth: base64 of user:password",
+    ),
+    Rule(
+        "bearer", "bearer token",
+        r"(?i:\bbearer)\s+(?P<s>[A-Za-z0-9._~+/-]{16,4096}={0,2})",
+        keywords=("bearer",), keyword_tails=(("bearer", r"\s+[a-z0-9._~+/-]{16}"),), group="s",
+        check="token_value", priority=1, doc="https://datatracker.ietf.org/doc/html/rfc6750",
+    ),
+    Rule(
+        "authorization-header", "Authorization header credential",
+        r"(?i:\bauthorization)[\"'`]?\s*[:=]\s*[\"'`]?(?!(?i:basic|bearer)\b)"
+        r"(?:(?i:token|apikey|api-key|key|sso-key|digest|hmac|otoken|klaviyo-api-key)[ =])?"
+        r"(?P<s>[A-Za-z0-9._~+/=:-]{16,4096})",
+        keywords=("authorization",), keyword_tails=(("authorization", r"[\"'`]?\s*[:=]"),),
+        group="s", check="token_value", priority=1,
+        doc="https://datatracker.ietf.org/doc/html/rfc9110#section-11.6.2",
+    ),
+    Rule(
+        "cli-user-pass", "command-line credential",
+        r"(?:\s|^)(?:-u|--user|--proxy-user|-U)[ =]['\"]?[^\s:'\"]{1,64}:(?P<s>[^\s'\"@]{3,128})",
+        keywords=("-u", "--user", "--proxy-user"), group="s", check="cli_user_pass", priority=1,
+        doc="curl(1) -u user:password",
+    ),
+    Rule(
+        "cli-password-option", "command-line credential",
+        r"(?:\s|^)(?:--?(?:password|passwd|pass|pwd|token|api-key|apikey|secret|auth-token"
+        r"|client-secret|storepass|keypass|srcstorepass|deststorepass|access-token)"
+        r"|(?<=sshpass )-p|-P(?=\S{6}))[ =](?P<s>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"']{1,128})",
+        keywords=("--pass", "-pass", "--pwd", "--token", "--api-key", "--apikey", "--secret",
+                  "-storepass", "-keypass", "--auth-token", "--client-secret",
+                  "--access-token", "sshpass -p"),
+        check="cli_value", priority=1, doc="mysql(1), keytool, sshpass(1), gh, vault CLI options",
+    ),
+    Rule(
+        "cli-mysql-p", "command-line credential",
+        r"(?<![A-Za-z0-9_-])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^|;&\n]{0,80}?\s-p"
+        r"(?P<s>[^\s\"'-][^\s\"']{3,127})",
+        keywords=("mysql", "mariadb"), group="s", check="cli_value", priority=1,
+        doc="mysql(1): -pPASSWORD (no space)",
+    ),
+    Rule(
+        "xml-credential", "secret assignment",
+        r"<(?P<tag>[A-Za-z0-9:_.-]{0,40}(?i:password|passwd|secret|token|apikey|api[_-]?key|key"
+        r"|credential)[A-Za-z0-9_.-]{0,20})>(?P<s>[^<\n]{6,400})</",
+        keywords=("password>", "passwd>", "secret>", "token>", "key>", "credential>",
+                  "credentials>"),
+        check="xml_value", priority=1, doc="XML/HTML configuration elements",
+    ),
+    Rule(
+        "password-hash", "password hash",
+        _HASH_RE, keywords=("$1$", "$2", "$5$", "$6$", "$md5", "$sha1$", "$apr1$", "$y$", "$gy$",
+                            "$7$", "$argon2", "$scrypt$", "$pbkdf2", "$bcrypt-sha256$", "$p$",
+                            "$h$", "$s$", "pbkdf2_sha", "bcrypt_sha256$", "argon2$", "{ssha",
+                            "{smd5}", "{crypt}", "{pbkdf2", "{sha}", "scrypt$", "sha1$", "md5$"),
+        check="hash", priority=1, doc="crypt(5), passlib's modular crypt format",
+    ),
+    Rule(
+        "netrc", "netrc credentials",
+        r"(?i)\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?P<s>\S+)",
+        keywords=("machine",), keyword_tails=(("machine", r"\s+\S+\s+login\s"),), group="s",
+        check="netrc", priority=1,
+        doc="https://www.gnu.org/software/inetutils/manual/html_node/The-_002enetrc-file.html",
+    ),
+    Rule(
+        "seed-phrase", "seed phrase",
+        r"(?i:seed(?:[ _-]?(?:phrase|words))?|mnemonic(?:[ _-]?phrase)?"
+        r"|(?:secret[ _-]?)?recovery[ _-]?(?:phrase|words)|secret[ _-]?phrase)"
+        r"[\"'`*]*\s*(?:(?i:is|was|=|:|-)\s*)?[\"'`]?(?P<s>(?:[a-z]{3,8}[ ,]+){11,30}[a-z]{3,8})",
+        keywords=("seed", "mnemonic", "recovery", "phrase"),
+        keyword_tails=tuple((k, t + r"[\"'`*]*\s*(?:(?:is|was|=|:|-)\s*)?[\"'`]?(?:[a-z]{3,8}[ ,]+){11}")
+                            for k, t in (("seed", r"(?:[ _-]?(?:phrase|words))?"),
+                                         ("mnemonic", r"(?:[ _-]?phrase)?"),
+                                         ("recovery", r"[ _-]?(?:phrase|words)"), ("phrase", ""))),
+        trigger=(r"(?:seed|mnemonic|recovery|secret[ _-]?phrase)(?:[ _-]?(?:phrase|words))?"
+                 r"[\"'`*]*\s*(?:(?:is|was|=|:|-)\s*)?[\"'`]?(?:[a-z]{3,8}[ ,]+){11}"),
+        locate="at", check="seed", priority=1,
+        doc="https://github.com/bitcoin/bips/blob/master/bip-0039.mediawiki",
+    ),
+    Rule(
+        "keyword-assignment", "key assignment",  # the kind is refined by the check
+        KW_RE,
+        keywords=("pass", "pwd", "pw", "secret", "token", "key", "credential", "creds", "sid",
+                  "auth", "licen", "hash", "salt", "sig", "pat", "pin"),
+        keyword_tails=tuple((k, _KW_TAIL) for k in (
+            "pass", "pwd", "pw", "secret", "token", "key", "credential", "creds", "sid", "auth",
+            "licen", "hash", "salt", "sig", "pat", "pin")),
+        trigger=KW_TRIGGER, locate="name", ignore_case=True, check="keyword", priority=2,
+        doc=_DS + "KeywordDetector",
+    ),
+)
+
+KEYWORD_KINDS = ("password assignment", "token assignment", "credential assignment",
+                 "secret assignment", "API key assignment", "key assignment", "seed phrase",
+                 "command-line credential")

@@ -1,0 +1,206 @@
+"""Value tests shared by every rule: the one placeholder filter, entropy, randomness.
+
+A rule finds *where* a credential could be; these functions decide whether the
+value found there is one. ``is_placeholder`` runs on every finding of every
+rule (built-in, structural or a drive's extra rules), so documentation
+placeholders are judged the same way everywhere.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+_RX: dict[tuple[str, int], re.Pattern[str]] = {}
+
+
+def rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """Compile on first use: importing the scanner compiles no regex."""
+    key = (pattern, flags)
+    compiled = _RX.get(key)
+    if compiled is None:
+        compiled = _RX[key] = re.compile(pattern, flags)
+    return compiled
+
+
+def entropy(s: str) -> float:
+    """Shannon entropy in bits per character."""
+    if not s:
+        return 0.0
+    counts: dict[str, int] = {}
+    for ch in s:
+        counts[ch] = counts.get(ch, 0) + 1
+    n = len(s)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+def varied(s: str, minimum: int = 6) -> bool:
+    return len(set(s)) >= minimum
+
+
+_TEMPLATE = r"""^(?:
+        .*<[^<>]*>.*                      # <password>, Bearer <jwt>
+      | .*\$\{[^}]*\}?.*                  # ${VAR}
+      | \$\(.*                            # $(command)
+      | \$[A-Za-z_][A-Za-z0-9_]*          # $VAR
+      | .*\{\{.*\}\}.*                    # {{ template }}
+      | \{[A-Za-z0-9_. -]*\}              # {name}
+      | %[A-Za-z0-9_]+%                   # %VAR%
+      | %(?:\([A-Za-z0-9_]*\))?[sd]       # %s, %(name)s
+      | [*xX\u2022.\u2026#0-]+            # ****, xxxx, ..., ####, 0000
+      | \[?(?:redacted|hidden|masked|removed|omitted|snip(?:ped)?|placeholder
+             |not[ _-]?set|none|null|nil|empty|unset|tbd|todo|n/?a|changeme|change[_-]me)\]?
+      | (?:your|my|the|some|an?|insert|enter|put)[_-][A-Za-z0-9_-]+   # your_token_here
+      | [A-Za-z_-]*(?:_here|-here|here)   # token_here
+    )$"""
+# Words that mark a documentation example wherever they sit in the value.
+_MARKERS = (
+    "example", "placeholder", "dummy", "sample", "redacted", "your_", "your-", "yourkey",
+    "yourtoken", "xxxxx", "changeme", "fake", "replace", "insert", "<", ">", "*****",
+    "abcdefghij", "abcdefghijk", "0123456789", "1234567890", "qwertyuiop", "aaaaaa", "test_key",
+    "testkey", "mytoken", "mykey", "mysecret", "mypassword", "secret123",
+)
+_TEMPLATE_FLAGS = re.VERBOSE | re.IGNORECASE | re.DOTALL
+_PREFIX = r"^[A-Za-z][A-Za-z0-9]{0,11}(?:[_.-][A-Za-z0-9]{1,8}){0,2}[_.-]"
+
+
+def body_of(value: str) -> str:
+    """The value without a documented-looking prefix (``ghp_``, ``sk-ant-api03-``)."""
+    m = rx(_PREFIX).match(value)
+    return value[m.end() :] if m and len(value) - m.end() >= 8 else value
+
+
+def _sequential(s: str) -> bool:
+    """abcdefgh..., 12345678..., runs of one character: typed, not generated."""
+    if len(s) < 8:
+        return False
+    steps = sum(1 for a, b in zip(s, s[1:], strict=False) if ord(b) - ord(a) in (0, 1))
+    return steps >= 0.6 * (len(s) - 1)
+
+
+def is_placeholder(value: str) -> bool:
+    """True for documentation placeholders and templates, never for a real value.
+
+    Covers ``<TOKEN>``, ``${VAR}``, ``{{ x }}``, ``$VAR``, ``%s``, runs of
+    ``x``/``X``/``0``/``#``/``*``, ``EXAMPLE`` keys, ``your_token_here``,
+    ``redacted``, sequential alphabets (``abcdefghijklmnop``), bodies of one
+    or two distinct characters (``sha256~XXXX``, ``ghp_0000...``).
+    """
+    v = value.strip().strip("\"'`")
+    if not v:
+        return True
+    if rx(_TEMPLATE, _TEMPLATE_FLAGS).match(v):
+        return True
+    low = v.lower()
+    if any(m in low for m in _MARKERS):
+        return True
+    body = body_of(v)
+    core = rx(r"[^A-Za-z0-9]").sub("", body)
+    if len(core) >= 6 and len(set(core.lower())) <= 3:
+        return True  # XXXXXXXX, 0000aaaa, sha256~XXXX
+    if _sequential(core.lower()) or _sequential(core):
+        return True
+    return bool(rx(r"(?i)(?:x{4,}|0{6,}|\*{3,}|#{4,}|\.{3}|…)").search(body))
+
+
+# --- references: values that name where a secret lives instead of being one ---
+
+_REFERENCE_PREFIXES = (
+    "http://", "https://", "vault:", "vault://", "op://", "env:", "env.", "arn:", "ssm:",
+    "secretsmanager:", "secret:", "keychain:", "keyring:", "file:", "/", "~/", "./", "../",
+    "$", "%", "@", "&", "!", "*", "process.env", "os.environ", "os.getenv", "secrets.",
+)
+_DOTTED_IDENT = r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$"
+_ENV_NAME = r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$"
+_VERSION = r"^[vV]?\d+(?:\.\d+)+(?:[-+.][A-Za-z0-9.]+)?$"
+_DATE = r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?Z?)?$"
+_JOINED_WORDS = r"^[A-Za-z]+(?:[-_.][A-Za-z]+)*$"
+CONFIG_WORDS = frozenset(
+    """true false yes no on off none null nil required optional enabled disabled
+    unset empty auto default prompt env file stdin hidden masked redacted ask
+    keychain keyring vault string str bytes int bool text value secret password
+    passwd token apikey api_key key undefined unknown variable param params
+    argument args kwargs self this""".split()
+)
+TECH_TERMS = frozenset(
+    """sha1 sha256 sha384 sha512 md5 oauth1 oauth2 base32 base64 utf8 utf16 ipv4 ipv6
+    x86_64 aes128 aes256 http1 http2 http3 rfc6750 rfc7617 hs256 rs256 es256 ed25519
+    pbkdf2 argon2 argon2id bcrypt2 sha3 s3 2fa mfa2 totp6 gpt4 gpt4o tls13 tls12
+    p256 secp256k1 secp256r1 curve25519 x25519 pkcs1 pkcs8 pkcs12 pem2""".split()
+)
+
+
+def is_reference(v: str) -> bool:
+    low = v.lower()
+    if low.startswith(_REFERENCE_PREFIXES):
+        return True
+    if "(" in v or "[" in v or "{" in v:
+        return True
+    if rx(_ENV_NAME).match(v):
+        return True
+    return bool(rx(_DOTTED_IDENT).match(v)) and not any(c.isdigit() for c in v)
+
+
+def is_boring(v: str) -> bool:
+    """Placeholders, references, numbers, dates, versions, configuration words."""
+    if not v or is_placeholder(v) or is_reference(v):
+        return True
+    if v.isdigit() or rx(_DATE).match(v) or rx(_VERSION).match(v):
+        return True
+    return v.lower() in CONFIG_WORDS
+
+
+def looks_random(v: str) -> bool:
+    """For a value after a keyword in prose (``password: X``, ``token is X``)."""
+    if len(v) < 6 or is_boring(v) or v.lower() in TECH_TERMS:
+        return False
+    has_digit = any(c.isdigit() for c in v)
+    has_alpha = any(c.isalpha() for c in v)
+    if has_digit and has_alpha:
+        # "hunter2", "Zx81!kq0", "s3cr3t-Pa55" but not "2FA-enforced", "Q1-2026"
+        return any(
+            len(seg) >= 5 and any(c.isdigit() for c in seg) and any(c.isalpha() for c in seg)
+            for seg in rx(r"[-_./]").split(v)
+        )
+    if not has_alpha:
+        return False
+    if any(not (c.isalnum() or c in "-_.") for c in v):
+        return True  # hunter!!, p@ss, aB+/cd...
+    if rx(_JOINED_WORDS).match(v):
+        letters = v.replace("-", "").replace("_", "").replace(".", "")
+        return (
+            len(letters) >= 16
+            and not letters.islower()
+            and not letters.isupper()
+            and entropy(letters) >= 3.5
+            and sum(1 for a, b in zip(letters, letters[1:], strict=False)
+                    if a.islower() and b.isupper()) >= 3
+        )
+    return False
+
+
+def literal_ok(v: str) -> bool:
+    """For a value that is plainly assigned (``passwd=X``, ``token: "X"``)."""
+    return len(v) >= 5 and not is_boring(v) and not (v.isalpha() and len(set(v)) == 1)
+
+
+def token_like(v: str, min_len: int = 16) -> bool:
+    """A generated credential: long enough, varied, mixed character classes or high entropy.
+
+    Used where the context already says "credential" (``*_token = X``, a provider
+    name next to the value): hex, base32, base64 and mixed-case alphanumerics pass;
+    words, identifiers in snake_case, UUID-free ids and paths do not.
+    """
+    core = rx(r"[^A-Za-z0-9]").sub("", v)
+    if len(core) < min_len or is_boring(v) or not varied(core, 8):
+        return False
+    if rx(r"^[a-z]+(?:[_-][a-z]+)+$").match(v) or rx(r"^[A-Z][a-z]+(?:[A-Z][a-z]+)+$").match(v):
+        return False  # snake_case / CamelCase identifiers
+    digits = sum(c.isdigit() for c in core)
+    upper = sum(c.isupper() for c in core)
+    lower = sum(c.islower() for c in core)
+    classes = (digits > 0) + (upper > 0) + (lower > 0)
+    ent = entropy(core)
+    if classes >= 2 and ent >= 3.0:
+        return digits > 0 or (upper >= 2 and lower >= 2 and ent >= 3.8)
+    return ent >= 3.6 and len(core) >= 24
