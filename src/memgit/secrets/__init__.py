@@ -50,6 +50,13 @@ def builtin_rules() -> tuple[Rule, ...]:
     return _builtin
 
 
+def _scan(text: str, comp: object) -> list[tuple[int, int, str]]:
+    from .engine import scan
+
+    globals()["_scan"] = scan  # bind the engine on first use (importing it compiles nothing)
+    return scan(text, comp)  # type: ignore[arg-type]
+
+
 def _comp(extra: Sequence[Rule]):  # type: ignore[no-untyped-def]
     from .engine import compile_rules
 
@@ -62,9 +69,9 @@ def _comp(extra: Sequence[Rule]):  # type: ignore[no-untyped-def]
 
 def scan_text(text: str, extra_rules: Sequence[Rule] = ()) -> list[SecretFinding]:
     """Scan one line (an entry's text, a metadata value, a path). Empty list if clean."""
-    from .engine import scan
-
-    return [SecretFinding(k, s, e) for s, e, k in scan(text, _comp(extra_rules))]  # type: ignore[arg-type]
+    comp = _compiled.get(tuple(extra_rules)) or _comp(extra_rules)
+    found = _scan(text, comp)
+    return [SecretFinding(k, s, e) for s, e, k in found] if found else []
 
 
 def scan_lines(

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from . import values as V
+from .values import trie_regex
 from .rules import CHECKS, Rule, value_passes
 
 # Twilio SK/AC, Discord bot tokens, Telegram bot tokens: case-sensitive shapes on the
@@ -24,30 +25,8 @@ SHAPE_TRIGGER = (
     r"|\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27}"
     r"|:(?<=\d{8}:)[A-Za-z0-9_-]{35}"
 )
+_WORD = re.compile(r"[a-z][a-z0-9]{3,}")
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
-
-
-def trie_regex(words: Iterable[str], tails: dict[str, str]) -> str:
-    """An alternation of literals shaped as a trie (one branch tested per position);
-    a word listed in `tails` counts only when its tail regex follows it."""
-    trie: dict[str, dict] = {}
-    for word in words:
-        node = trie
-        for ch in word:
-            node = node.setdefault(ch, {})
-        node[""] = {"": tails.get(word, "")}  # type: ignore[dict-item]
-
-    def build(node: dict[str, dict]) -> str:
-        alts = [re.escape(ch) + build(child) for ch, child in sorted(node.items()) if ch]
-        end = node.get("")
-        if end is not None:
-            ahead: str = end[""]  # type: ignore[assignment]
-            alts.append("(?=" + ahead + ")" if ahead else "")
-        if len(alts) == 1:
-            return alts[0]
-        return "(?:" + "|".join(alts) + ")"
-
-    return build(trie)
 
 
 class _Lazy:
@@ -67,7 +46,7 @@ class _Lazy:
         return self._rx
 
 
-@dataclass
+@dataclass(eq=False)
 class _Entry:
     rule: Rule
     rx: _Lazy
@@ -78,8 +57,9 @@ class _Entry:
 class Compiled:
     anchors: re.Pattern[str] | None
     by_anchor: dict[str, list[_Entry]]
-    shape: re.Pattern[str]
-    shape_rules: list[_Entry]
+    words: dict[str, list[_Entry]]  # whole-word keywords (provider names)
+    word_set: frozenset[str]
+    shapes: list[tuple[re.Pattern[str], list[_Entry]]]
     always: list[_Entry]
 
 
@@ -87,16 +67,19 @@ def compile_rules(rules: Sequence[Rule]) -> Compiled:
     entries = [_Entry(r, _Lazy(r.regex, r.flags), _Lazy(r.trigger) if r.trigger else None)
                for r in rules]
     direct: dict[str, list[_Entry]] = {}
-    tails: dict[str, str] = {}
+    words: dict[str, list[_Entry]] = {}
+    tail_sets: dict[str, set[str]] = {}
     for e in entries:
         own_tails = dict(e.rule.keyword_tails)
         for kw in e.rule.keywords:
+            if e.rule.word_keywords and kw.isalnum():
+                words.setdefault(kw, []).append(e)
+                continue
             direct.setdefault(kw, []).append(e)
-            # a keyword shared by rules with and without a tail counts without one
-            if kw in tails and tails[kw] != own_tails.get(kw, ""):
-                tails[kw] = ""
-            else:
-                tails.setdefault(kw, own_tails.get(kw, ""))
+            tail_sets.setdefault(kw, set()).add(own_tails.get(kw, ""))
+    # a keyword shared by rules with different tails counts when any tail follows it,
+    # and without condition when one of its rules has no tail
+    tails = {kw: "" if "" in ts else "|".join(sorted(ts)) for kw, ts in tail_sets.items()}
     # The prefilter reports the longest keyword at each place, so a keyword also
     # dispatches the rules of every keyword it contains ("sk-ant-" has "sk-").
     by_anchor: dict[str, list[_Entry]] = {}
@@ -109,22 +92,36 @@ def compile_rules(rules: Sequence[Rule]) -> Compiled:
     return Compiled(
         anchors=re.compile(trie_regex(direct, tails)) if direct else None,
         by_anchor=by_anchor,
-        shape=re.compile(SHAPE_TRIGGER),
-        shape_rules=[e for e in entries if e.rule.shape],
+        words=words,
+        word_set=frozenset(words),
+        shapes=_shapes(entries),
         always=[e for e in entries if not e.rule.keywords and not e.rule.shape],
     )
 
 
+def _shapes(entries: list[_Entry]) -> list[tuple[re.Pattern[str], list[_Entry]]]:
+    groups: dict[str, list[_Entry]] = {}
+    for e in entries:
+        if e.rule.shape:
+            groups.setdefault(e.rule.shape, []).append(e)
+    return [(re.compile(SHAPE_TRIGGER if k == "default" else k), v) for k, v in groups.items()]
+
+
 def _select(text: str, lowered: str, comp: Compiled) -> list[_Entry]:
-    selected: list[_Entry] = list(comp.always)
+    selected: dict[int, _Entry] = {id(e): e for e in comp.always}
     if comp.anchors is not None:
-        for hit in comp.anchors.finditer(lowered):
-            for e in comp.by_anchor[hit.group(0)]:
-                if e not in selected:
-                    selected.append(e)
-    if comp.shape_rules and comp.shape.search(text):
-        selected.extend(comp.shape_rules)
-    return selected
+        for hit in comp.anchors.findall(lowered):
+            for e in comp.by_anchor[hit]:
+                selected[id(e)] = e
+    if comp.words:
+        for word in comp.word_set.intersection(_WORD.findall(lowered)):
+            for e in comp.words[word]:
+                selected[id(e)] = e
+    for shape, rules in comp.shapes:
+        if shape.search(text):
+            for e in rules:
+                selected[id(e)] = e
+    return list(selected.values())
 
 
 def _name_starts(text: str, at: int) -> list[int]:
@@ -173,12 +170,16 @@ def scan(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
     if not selected:
         return []
     candidates: list[tuple[int, int, int, str]] = []  # priority, start, end, kind
+    selected.sort(key=lambda e: e.rule.priority)
     for e in selected:
         rule = e.rule
         fn = CHECKS.get(rule.check) if rule.check else None
         for m in _matches(e, text, lowered):
-            kind = rule.kind
             start, end = m.span(rule.group)
+            # a weaker rule's match inside a stronger finding can only lose: skip its checks
+            if any(p < rule.priority and s <= start and end <= t for p, s, t, _k in candidates):
+                continue
+            kind = rule.kind
             if fn is not None:
                 verdict = fn(m, text)
                 if not verdict:

@@ -28,7 +28,8 @@ class Rule:
     regex: str
     keywords: tuple[str, ...] = ()  # lowercase literals any match contains (the prefilter)
     keyword_tails: tuple[tuple[str, str], ...] = ()  # keyword -> regex that must follow it
-    shape: bool = False  # dispatched by the case-sensitive shape prefilter (no literal)
+    word_keywords: bool = False  # keywords match whole words of the line (provider names)
+    shape: str = ""  # dispatch by a case-sensitive regex on the line ("default": the shared one)
     trigger: str = ""  # or by this regex on the lowercased line
     locate: str = ""  # "" search the line; "name": match where a keyword name starts; "at"
     group: int | str = 0
@@ -163,7 +164,7 @@ def _jwt(m: re.Match[str], text: str) -> bool:
 
 _FIELDS: dict[str, type | tuple[type, ...]] = {
     "id": str, "kind": str, "regex": str, "keywords": list, "keyword_tails": dict,
-    "shape": bool, "group": (int, str), "ignore_case": bool, "check": str,
+    "shape": (bool, str), "group": (int, str), "ignore_case": bool, "check": str,
     "min_distinct": int, "min_length": int, "entropy": (int, float), "charset": str,
     "prefix": str, "doc": str,
 }
@@ -236,7 +237,7 @@ def rule_from_record(record: Mapping[str, Any], *, extra: bool = False) -> Rule:
         regex=record["regex"],
         keywords=tuple(k.lower() for k in keywords),
         keyword_tails=tuple(sorted(tails.items())),
-        shape=bool(record.get("shape", False)),
+        shape=_shape(record.get("shape", "")),
         group=group,
         ignore_case=bool(record.get("ignore_case", False)),
         check=chk,
@@ -248,6 +249,12 @@ def rule_from_record(record: Mapping[str, Any], *, extra: bool = False) -> Rule:
         doc=record.get("doc", ""),
         extra=extra,
     )
+
+
+def _shape(value: bool | str) -> str:
+    if value is True:
+        return "default"
+    return value or ""
 
 
 def _type_name(t: type | tuple[type, ...]) -> str:

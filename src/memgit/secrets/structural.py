@@ -91,6 +91,12 @@ def _cli_user_pass(m: re.Match[str], text: str) -> bool:
     return len(pw) >= 3 and not V.is_placeholder(pw) and not V.is_reference(pw)
 
 
+@check("pair_value")
+def _pair_value(m: re.Match[str], text: str) -> bool:
+    val = m.group("s").rstrip(".,;:)")
+    return V.looks_random(val) and not V.is_reference(val)
+
+
 @check("xml_value")
 def _xml_value(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     inner = m.group("s")
@@ -112,6 +118,24 @@ def _hash(m: re.Match[str], text: str) -> bool:
     parts = V.rx(r"[$}]").split(m.group(0))
     body = max(parts, key=len)
     return len(body) >= 8 and not V.is_placeholder(body) and V.varied(body, 8)
+
+
+@check("quoted_random")
+def _quoted_random(m: re.Match[str], text: str) -> bool:
+    """A quoted literal that only a generator writes: both cases, digits, high entropy."""
+    s = m.group("s")
+    core = V.rx(r"[^A-Za-z0-9]").sub("", s)
+    if len(core) < 20 or s.count("/") > 1 or s.count(".") > 2 or V.is_boring(s):
+        return False
+    upper = sum(map(str.isupper, core))
+    lower = sum(map(str.islower, core))
+    digits = sum(map(str.isdigit, core))
+    if min(upper, lower, digits) < 2 or V.entropy(core) < 4.0:
+        return False
+    if max((len(r) for r in V.rx(r"[a-z]+|[A-Z]+").findall(core)), default=0) > 7:
+        return False
+    words = V.rx(r"[A-Z][a-z]{3,}|[a-z]{4,}").findall(core)
+    return sum(len(w) for w in words) < 0.5 * len(core)  # not a CamelCase identifier
 
 
 @check("netrc")
@@ -152,12 +176,12 @@ _KW_STRONG = (
     r"|service|webhook|master)[_.-]?tokens?|tokens?"
     r"|api[ _.-]?keys?|apikeys?|access[_.-]?keys?|auth[_.-]?keys?"
     r"|private[_.-]?keys?|signing[_.-]?keys?|master[_.-]?keys?|encryption[_.-]?keys?"
-    r"|credentials?|creds"
+    r"|credentials?|creds|hapikey"
 )
 # Names that only suggest it (key, *_key, *_sid, license...): the value must look generated.
-_KW_WEAK = r"s?keys?|sid|auth|license[_.-]?key|licen[cs]e|hash|salt|signature|sig|pat|pin"
+_KW_WEAK = r"s?keys?|sid|auth|licen[cs]e[ _.-]?keys?|licen[cs]e|hash|salt|signature|sig|pat|pin"
 _KW_SUFFIX = (
-    r"(?:[_.-](?:value|base|b64|base64|hex|str|string|raw|plain|plaintext|text|prod|production"
+    r"\d*(?:[_.-](?:value|base|b64|base64|hex|str|string|raw|plain|plaintext|text|prod|production"
     r"|live|dev|staging|test|secure|\d))*"
 )
 KW_RE = (
@@ -167,15 +191,16 @@ KW_RE = (
     r"|(?-i:[A-Za-z][a-z0-9]{0,20}(?:[A-Z][a-z0-9]{0,20}){0,4}?)(?=(?-i:[A-Z]))"
     r"|(?-i:[A-Z][A-Z0-9]{0,40})(?=(?-i:PASS|PWD|SECRET|TOKEN|APIKEY|KEY)))?"
     r"(?P<core>" + _KW_STRONG + "|" + _KW_WEAK + r")" + _KW_SUFFIX + r")"
-    r"(?![A-Za-z0-9_])"
+    r"(?![A-Za-z0-9])(?!_[A-Za-z0-9])"
     r"[\"'`*_\]]*"
     r"(?P<gap>\s*\([^()\n]{1,30}\)|\s+(?:for|of|on)\s+(?:the\s+)?[\w.@/-]{1,30}"
     r"(?:\s+[\w.@/-]{1,30}){0,2})?"
     r"[\"'`*_]*"
-    r"(?P<op>\s*(?::=|=>|==|=|:|\||\u2192|->)\s*|\s+(?:is|was|are|were|=)\s+(?:set\s+to\s+)?"
-    r"|\s+-\s+(?=[\"'])|\s*,\s*(?=[\"']))"
+    r"(?P<op>\s*(?::=|=>|==|=|:|\||\u2192|->)\s*"
+    r"|\s+(?:is|was|are|were|=)\s+(?:(?:now|still|set\s+to|changed\s+to)\s+)?"
+    r"|\s+[-\u2013\u2014]\s+|\s*,\s*(?=[\"']))"
     r"(?:[*_]{1,3}\s*)?"  # the closing ** of "**Password:** X"
-    r"(?P<val>\"[^\"\n]{0,256}\"|'[^'\n]{0,256}'|`[^`\n]{0,256}`|[^\s\"'`,;<>)\]|]{1,256})"
+    r"(?P<val>\"[^\"\n]{0,1024}\"|'[^'\n]{0,1024}'|`[^`\n]{0,256}`|[^\s\"'`,;<>)\]|]{1,256})"
 )
 KW_TRIGGER = (
     r"(?:pass|pwd|pw|secret|token|key|cred|sid|auth|licen|hash|salt|sig|pat|pin)"
@@ -183,7 +208,7 @@ KW_TRIGGER = (
     r"(?:\s*\([^()\n]{1,30}\)|\s+(?:for|of|on)\s+(?:the\s+)?[\w.@/-]{1,30}"
     r"(?:\s+[\w.@/-]{1,30}){0,2})?"
     r"[\"'`*_]*"
-    r"(?:\s*(?:[:=|]|\u2192|->)|\s+(?:is|was|are|were|=)\s|\s+-\s+[\"']|\s*,\s*[\"'])"
+    r"(?:\s*(?:[:=|]|\u2192|->)|\s+(?:is|was|are|were|=)\s|\s+[-\u2013\u2014]\s|\s*,\s*[\"'])"
 )
 _KW_TAIL = KW_TRIGGER[KW_TRIGGER.index(")") + 1 :]
 
@@ -319,8 +344,9 @@ STRUCTURAL: tuple[Rule, ...] = (
     Rule(
         "password-in-url", "password in URL",
         r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,30}://(?P<u>[^\s:/?#@\[\]]{0,256}):"
-        r"(?P<s>[^\s/?#@]{1,256}(?:@[^\s/?#@]{1,256})*)@(?=[A-Za-z0-9\[_(])",
-        keywords=("://",), group="s", check="url_password", priority=1,
+        r"(?P<s>[^\s/?]{1,256})@(?=[A-Za-z0-9\[_(])",
+        keywords=("://",), keyword_tails=(("://", r"[^\s:/?#@\[\]]{0,256}:[^\s/?]{1,256}@"),),
+        group="s", check="url_password", priority=1,
         doc=_DS + "BasicAuthDetector",
     ),
     Rule(
@@ -355,24 +381,57 @@ STRUCTURAL: tuple[Rule, ...] = (
     Rule(
         "cli-user-pass", "command-line credential",
         r"(?:\s|^)(?:-u|--user|--proxy-user|-U)[ =]['\"]?[^\s:'\"]{1,64}:(?P<s>[^\s'\"@]{3,128})",
-        keywords=("-u", "--user", "--proxy-user"), group="s", check="cli_user_pass", priority=1,
+        keywords=("-u", "--user", "--proxy-user"),
+        keyword_tails=tuple((k, r"[ =]['\"]?[^\s:'\"]{1,64}:[^\s'\"@]{3}")
+                            for k in ("-u", "--user", "--proxy-user")),
+        group="s", check="cli_user_pass", priority=1,
         doc="curl(1) -u user:password",
     ),
     Rule(
         "cli-password-option", "command-line credential",
         r"(?:\s|^)(?:--?(?:password|passwd|pass|pwd|token|api-key|apikey|secret|auth-token"
-        r"|client-secret|storepass|keypass|srcstorepass|deststorepass|access-token)"
+        r"|client-secret|storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass"
+        r"|access-token|with-token\s*<<<)"
         r"|(?<=sshpass )-p|-P(?=\S{6}))[ =](?P<s>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"']{1,128})",
         keywords=("--pass", "-pass", "--pwd", "--token", "--api-key", "--apikey", "--secret",
-                  "-storepass", "-keypass", "--auth-token", "--client-secret",
+                  "storepass", "keypass", "--auth-token", "--with-token", "--client-secret",
                   "--access-token", "sshpass -p"),
         check="cli_value", priority=1, doc="mysql(1), keytool, sshpass(1), gh, vault CLI options",
+    ),
+    Rule(
+        "cli-user-then-p", "command-line credential",
+        r"(?:\s|^)(?:-u|--username|--user)[ =]\S{1,64}\s+-p[ =](?P<s>\"[^\"]{1,128}\"|'[^']{1,128}'"
+        r"|[^\s\"'-][^\s\"']{0,127})",
+        keywords=(" -p ",), keyword_tails=((" -p ", r"[^\s-]"),), check="cli_value", priority=1,
+        doc="docker login -u USER -p PASSWORD, az login -u ID -p SECRET",
+    ),
+    Rule(
+        "login-pair", "password assignment",
+        r"(?<![A-Za-z0-9])(?i:login|credentials?|creds|user(?:name)?|account)(?![A-Za-z])"
+        r"\s*[:=]?\s*[`'\"]?[\w.@+-]{1,64}[`'\"]?"
+        r"\s*(?:/|,|\|)\s*(?:(?i:pass(?:word)?|pw|pwd)\s*[:=]?\s*)?[`'\"]?(?P<s>[^\s`'\"|,/]{6,128})"
+        r"(?![^\s`'\"|,])",
+        keywords=("login", "credential", "creds", "user", "account"),
+        keyword_tails=tuple((k, r"[a-z]{0,4}\s*[:=]?\s*[`'\"]?[\w.@+-]{1,64}[`'\"]?\s*[/,|]")
+                            for k in ("login", "credential", "creds", "user", "account")),
+        check="pair_value",
+        priority=1, doc="notes that pair a login with its password: `admin` / `s3cret`",
+    ),
+    Rule(
+        "use-as-password", "password assignment",
+        r"(?i:\buse)\s+[`'\"]?(?P<s>[^\s`'\"]{6,128})[`'\"]?\s+(?i:as)\s+(?:(?i:the|a|an|your)\s+)?"
+        r"(?:[\w-]+\s+){0,2}(?i:password|passphrase|passcode|pin|token|secret|api key)",
+        keywords=("use ",), keyword_tails=(("use ", r"[`'\"]?[^\s`'\"]{6,128}[`'\"]?\s+as\s"),),
+        check="pair_value", priority=1,
+        doc="prose: use X as the password",
     ),
     Rule(
         "cli-mysql-p", "command-line credential",
         r"(?<![A-Za-z0-9_-])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^|;&\n]{0,80}?\s-p"
         r"(?P<s>[^\s\"'-][^\s\"']{3,127})",
-        keywords=("mysql", "mariadb"), group="s", check="cli_value", priority=1,
+        keywords=("mysql", "mariadb"),
+        keyword_tails=tuple((k, r"[^|;&\n]{0,80}?\s-p[^\s\"'-]") for k in ("mysql", "mariadb")),
+        group="s", check="cli_value", priority=1,
         doc="mysql(1): -pPASSWORD (no space)",
     ),
     Rule(
@@ -385,11 +444,15 @@ STRUCTURAL: tuple[Rule, ...] = (
     ),
     Rule(
         "password-hash", "password hash",
-        _HASH_RE, keywords=("$1$", "$2", "$5$", "$6$", "$md5", "$sha1$", "$apr1$", "$y$", "$gy$",
-                            "$7$", "$argon2", "$scrypt$", "$pbkdf2", "$bcrypt-sha256$", "$p$",
-                            "$h$", "$s$", "pbkdf2_sha", "bcrypt_sha256$", "argon2$", "{ssha",
-                            "{smd5}", "{crypt}", "{pbkdf2", "{sha}", "scrypt$", "sha1$", "md5$"),
+        _HASH_RE, shape=r"[${](?:[0-9a-zA-Z-]{1,14}\$|SSHA|SMD5|CRYPT|PBKDF2|SHA)",
+        keywords=("pbkdf2_sha", "bcrypt_sha256$", "argon2$", "scrypt$"),
         check="hash", priority=1, doc="crypt(5), passlib's modular crypt format",
+    ),
+    Rule(
+        "quoted-random-literal", "high-entropy string",
+        r"(?P<q>[\"'`])(?P<s>[A-Za-z0-9+/=_.~-]{20,1024})(?P=q)",
+        shape=r"[\"'`][A-Za-z0-9+/=_.~-]{20}", group="s", check="quoted_random", priority=3,
+        doc="a quoted literal of 20+ characters mixing both cases and digits at high entropy",
     ),
     Rule(
         "netrc", "netrc credentials",
@@ -428,4 +491,4 @@ STRUCTURAL: tuple[Rule, ...] = (
 
 KEYWORD_KINDS = ("password assignment", "token assignment", "credential assignment",
                  "secret assignment", "API key assignment", "key assignment", "seed phrase",
-                 "command-line credential")
+                 "command-line credential", "high-entropy string")

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
+from collections.abc import Iterable
+from functools import lru_cache
 
 _RX: dict[tuple[str, int], re.Pattern[str]] = {}
 
@@ -25,13 +28,10 @@ def rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
 
 def entropy(s: str) -> float:
     """Shannon entropy in bits per character."""
-    if not s:
-        return 0.0
-    counts: dict[str, int] = {}
-    for ch in s:
-        counts[ch] = counts.get(ch, 0) + 1
     n = len(s)
-    return -sum(c / n * math.log2(c / n) for c in counts.values())
+    if not n:
+        return 0.0
+    return math.log2(n) - sum(c * math.log2(c) for c in Counter(s).values()) / n
 
 
 def varied(s: str, minimum: int = 6) -> bool:
@@ -39,11 +39,8 @@ def varied(s: str, minimum: int = 6) -> bool:
 
 
 _TEMPLATE = r"""^(?:
-        .*<[^<>]*>.*                      # <password>, Bearer <jwt>
-      | .*\$\{[^}]*\}?.*                  # ${VAR}
-      | \$\(.*                            # $(command)
+        \$\(.*                            # $(command)
       | \$[A-Za-z_][A-Za-z0-9_]*          # $VAR
-      | .*\{\{.*\}\}.*                    # {{ template }}
       | \{[A-Za-z0-9_. -]*\}              # {name}
       | %[A-Za-z0-9_]+%                   # %VAR%
       | %(?:\([A-Za-z0-9_]*\))?[sd]       # %s, %(name)s
@@ -53,14 +50,16 @@ _TEMPLATE = r"""^(?:
       | (?:your|my|the|some|an?|insert|enter|put)[_-][A-Za-z0-9_-]+   # your_token_here
       | [A-Za-z_-]*(?:_here|-here|here)   # token_here
     )$"""
+# Template syntax anywhere in the value: <password>, Bearer <jwt>, ${VAR}, {{ x }}
+_TEMPLATE_INSIDE = r"<[^<>]{0,60}>|\$\{|\{\{"
 # Words that mark a documentation example wherever they sit in the value.
 _MARKERS = (
     "example", "placeholder", "dummy", "sample", "redacted", "your_", "your-", "yourkey",
-    "yourtoken", "xxxxx", "changeme", "fake", "replace", "insert", "<", ">", "*****",
-    "abcdefghij", "abcdefghijk", "0123456789", "1234567890", "qwertyuiop", "aaaaaa", "test_key",
+    "yourtoken", "xxxxx", "changeme", "fake", "replace", "insert", "*****",
+    "abcdefghij", "0123456789", "1234567890", "qwertyuiop", "test_key",
     "testkey", "mytoken", "mykey", "mysecret", "mypassword", "secret123",
 )
-_TEMPLATE_FLAGS = re.VERBOSE | re.IGNORECASE | re.DOTALL
+_TEMPLATE_FLAGS = re.VERBOSE | re.IGNORECASE
 _PREFIX = r"^[A-Za-z][A-Za-z0-9]{0,11}(?:[_.-][A-Za-z0-9]{1,8}){0,2}[_.-]"
 
 
@@ -70,14 +69,48 @@ def body_of(value: str) -> str:
     return value[m.end() :] if m and len(value) - m.end() >= 8 else value
 
 
+_RUNS = ("abcdefghijklmnopqrstuvwxyz", "0123456789", "qwertyuiop", "asdfghjkl",
+         "zyxwvutsrqponmlkjihgfedcba", "9876543210")
+
+
+def trie_regex(words: Iterable[str], tails: dict[str, str] | None = None) -> str:
+    """An alternation of literals shaped as a trie (one branch tested per position);
+    a word listed in `tails` counts only when its tail regex follows it."""
+    tails = tails or {}
+    trie: dict[str, dict] = {}
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {"": tails.get(word, "")}  # type: ignore[dict-item]
+
+    def build(node: dict[str, dict]) -> str:
+        alts = [re.escape(ch) + build(child) for ch, child in sorted(node.items()) if ch]
+        end = node.get("")
+        if end is not None:
+            ahead: str = end[""]  # type: ignore[assignment]
+            alts.append("(?=" + ahead + ")" if ahead else "")
+        if len(alts) == 1:
+            return alts[0]
+        return "(?:" + "|".join(alts) + ")"
+
+    return build(trie)
+
+
+# six characters in keyboard or alphabet order, or one character six times: typed, not generated
+_WINDOWS = frozenset(run[i : i + 6] for run in _RUNS for i in range(len(run) - 5))
+
+
 def _sequential(s: str) -> bool:
-    """abcdefgh..., 12345678..., runs of one character: typed, not generated."""
     if len(s) < 8:
         return False
-    steps = sum(1 for a, b in zip(s, s[1:], strict=False) if ord(b) - ord(a) in (0, 1))
-    return steps >= 0.6 * (len(s) - 1)
+    low = s.lower()
+    if any(w in low for w in _WINDOWS):
+        return True
+    return rx(r"(.)\1{5}").search(low) is not None
 
 
+@lru_cache(maxsize=4096)
 def is_placeholder(value: str) -> bool:
     """True for documentation placeholders and templates, never for a real value.
 
@@ -89,7 +122,7 @@ def is_placeholder(value: str) -> bool:
     v = value.strip().strip("\"'`")
     if not v:
         return True
-    if rx(_TEMPLATE, _TEMPLATE_FLAGS).match(v):
+    if rx(_TEMPLATE, _TEMPLATE_FLAGS).match(v) or rx(_TEMPLATE_INSIDE).search(v):
         return True
     low = v.lower()
     if any(m in low for m in _MARKERS):
@@ -98,7 +131,7 @@ def is_placeholder(value: str) -> bool:
     core = rx(r"[^A-Za-z0-9]").sub("", body)
     if len(core) >= 6 and len(set(core.lower())) <= 3:
         return True  # XXXXXXXX, 0000aaaa, sha256~XXXX
-    if _sequential(core.lower()) or _sequential(core):
+    if _sequential(core):
         return True
     return bool(rx(r"(?i)(?:x{4,}|0{6,}|\*{3,}|#{4,}|\.{3}|…)").search(body))
 
@@ -141,21 +174,27 @@ def is_reference(v: str) -> bool:
     return bool(rx(_DOTTED_IDENT).match(v)) and not any(c.isdigit() for c in v)
 
 
+@lru_cache(maxsize=4096)
 def is_boring(v: str) -> bool:
     """Placeholders, references, numbers, dates, versions, configuration words."""
     if not v or is_placeholder(v) or is_reference(v):
         return True
-    if v.isdigit() or rx(_DATE).match(v) or rx(_VERSION).match(v):
+    if (v.isdigit() and len(v) < 20) or rx(_DATE).match(v) or rx(_VERSION).match(v):
         return True
     return v.lower() in CONFIG_WORDS
 
 
+@lru_cache(maxsize=4096)
 def looks_random(v: str) -> bool:
     """For a value after a keyword in prose (``password: X``, ``token is X``)."""
     if len(v) < 6 or is_boring(v) or v.lower() in TECH_TERMS:
         return False
     has_digit = any(c.isdigit() for c in v)
     has_alpha = any(c.isalpha() for c in v)
+    classes = (has_digit + any(c.isupper() for c in v) + any(c.islower() for c in v)
+               + any(not c.isalnum() for c in v))
+    if len(v) >= 8 and classes >= 3 and entropy(v) >= 3.0 and " " not in v:
+        return True  # qILXZlbtI-NI99, Tr0ub4dor&3
     if has_digit and has_alpha:
         # "hunter2", "Zx81!kq0", "s3cr3t-Pa55" but not "2FA-enforced", "Q1-2026"
         return any(
@@ -184,6 +223,7 @@ def literal_ok(v: str) -> bool:
     return len(v) >= 5 and not is_boring(v) and not (v.isalpha() and len(set(v)) == 1)
 
 
+@lru_cache(maxsize=4096)
 def token_like(v: str, min_len: int = 16) -> bool:
     """A generated credential: long enough, varied, mixed character classes or high entropy.
 
@@ -196,9 +236,9 @@ def token_like(v: str, min_len: int = 16) -> bool:
         return False
     if rx(r"^[a-z]+(?:[_-][a-z]+)+$").match(v) or rx(r"^[A-Z][a-z]+(?:[A-Z][a-z]+)+$").match(v):
         return False  # snake_case / CamelCase identifiers
-    digits = sum(c.isdigit() for c in core)
-    upper = sum(c.isupper() for c in core)
-    lower = sum(c.islower() for c in core)
+    digits = sum(map(str.isdigit, core))
+    upper = sum(map(str.isupper, core))
+    lower = sum(map(str.islower, core))
     classes = (digits > 0) + (upper > 0) + (lower > 0)
     ent = entropy(core)
     if classes >= 2 and ent >= 3.0:
