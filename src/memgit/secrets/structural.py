@@ -97,6 +97,14 @@ def _pair_value(m: re.Match[str], text: str) -> bool:
     return V.looks_random(val) and not V.is_reference(val)
 
 
+@check("appsetting")
+def _appsetting(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    val = m.group("s")
+    if " " in val.strip() or not (V.literal_ok(val) and (V.looks_random(val) or V.token_like(val))):
+        return None
+    return m.start("s"), m.end("s"), kw_kind("", m.group("name"))
+
+
 @check("xml_value")
 def _xml_value(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     inner = m.group("s")
@@ -130,12 +138,81 @@ def _quoted_random(m: re.Match[str], text: str) -> bool:
     upper = sum(map(str.isupper, core))
     lower = sum(map(str.islower, core))
     digits = sum(map(str.isdigit, core))
-    if min(upper, lower, digits) < 2 or V.entropy(core) < 4.0:
+    if min(upper, lower) < 2:
+        # one letter case (base36 keys): long, not hex, digits and letters well mixed
+        return (len(core) >= 32 and digits >= 6 and upper + lower >= 8
+                and not V.rx(r"[0-9a-fA-F]+").fullmatch(core) and V.entropy(core) >= 4.3)
+    if digits < 2 or V.entropy(core) < 4.0:
         return False
     if max((len(r) for r in V.rx(r"[a-z]+|[A-Z]+").findall(core)), default=0) > 7:
         return False
     words = V.rx(r"[A-Z][a-z]{3,}|[a-z]{4,}").findall(core)
     return sum(len(w) for w in words) < 0.5 * len(core)  # not a CamelCase identifier
+
+
+def _generated(core: str, min_len: int, min_entropy: float) -> bool:
+    if len(core) < min_len:
+        return False
+    if min(sum(map(str.isupper, core)), sum(map(str.islower, core)),
+           sum(map(str.isdigit, core))) < 2:
+        return False
+    if V.entropy(core) < min_entropy:
+        return False
+    if max((len(r) for r in V.rx(r"[a-z]+|[A-Z]+").findall(core)), default=0) > 7:
+        return False
+    words = V.rx(r"[A-Z][a-z]{3,}|[a-z]{4,}").findall(core)
+    return sum(len(w) for w in words) < 0.5 * len(core)
+
+
+_known_prefix: list[re.Pattern[str]] = []
+
+
+def _documented_prefix(token: str) -> bool:
+    """True when the token starts with a provider format's documented prefix: such a
+    token is judged by its format record alone (a near miss of it is not a secret)."""
+    if not _known_prefix:
+        from .formats import FORMATS
+
+        kws = {k for r in FORMATS for k in r.get("keywords", ()) if len(k) >= 3}
+        _known_prefix.append(re.compile(V.trie_regex(kws)))
+    return _known_prefix[0].match(token.lower()) is not None
+
+
+# Prefix words that name a digest or an id, not a credential (sha256_<hex>, build_<hex>).
+_DIGEST_WORDS = frozenset(
+    """sha sha1 sha224 sha256 sha384 sha512 md5 hash digest checksum crc etag commit rev revision
+    build run job trace span request req id uid uuid guid ref blob tree object obj file cache
+    image img tx txn block node pod container layer chunk part msg message event order user
+    item key""".split()
+)
+
+
+def _single_case_random(core: str, min_len: int) -> bool:
+    digits = sum(map(str.isdigit, core))
+    return (len(core) >= min_len and digits >= 4 and len(core) - digits >= 8
+            and not V.rx(r"[0-9a-fA-F]+").fullmatch(core) and V.entropy(core) >= 4.0)
+
+
+@check("prefixed_token")
+def _prefixed_token(m: re.Match[str], text: str) -> bool:
+    token = m.group(0)
+    if V.is_boring(token) or _documented_prefix(token):
+        return False
+    body = m.group("body")
+    core = V.rx(r"[^A-Za-z0-9]").sub("", body)
+    if _generated(core, 20, 3.9) or _single_case_random(core, 24):
+        return True
+    words = V.rx(r"[a-z0-9]+").findall(m.group("prefix"))
+    return (m.group("prefix").endswith("_") and len(core) >= 32
+            and V.rx(r"[0-9a-f]+").fullmatch(core) is not None and V.entropy(core) >= 3.5
+            and not set(words) & _DIGEST_WORDS)
+
+
+@check("bare_random")
+def _bare_random(m: re.Match[str], text: str) -> bool:
+    s = m.group(0)
+    core = V.rx(r"[^A-Za-z0-9]").sub("", s)
+    return _generated(core, 32, 4.2) and not V.is_boring(s) and not _documented_prefix(s)
 
 
 @check("netrc")
@@ -171,15 +248,17 @@ def _seed(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
 # Names that say "credential" outright: a plain assigned value is enough.
 _KW_STRONG = (
     r"pass(?:word|wd|phrase|code)?s?|pwd|pw|passwort|contrase[nñ]a|mot[_ -]?de[_ -]?passe"
-    r"|client[_.-]?secrets?|secret[_.-]?(?:access[_.-]?)?keys?|secrets?|secrete"
-    r"|(?:access|auth|refresh|bearer|bot|api|session|id|oauth|personal[_.-]?access|app|user"
-    r"|service|webhook|master)[_.-]?tokens?|tokens?"
-    r"|api[ _.-]?keys?|apikeys?|access[_.-]?keys?|auth[_.-]?keys?"
-    r"|private[_.-]?keys?|signing[_.-]?keys?|master[_.-]?keys?|encryption[_.-]?keys?"
+    r"|client[ _.-]?secrets?|secret[ _.-]?(?:access[ _.-]?)?keys?|secrets?|secrete"
+    r"|(?:access|auth|refresh|bearer|bot|api|session|id|oauth|personal[ _.-]?access|app|user"
+    r"|service|webhook|master)[ _.-]?tokens?|tokens?"
+    r"|api[ _.-]?keys?|apikeys?|access[ _.-]?keys?|auth[ _.-]?keys?|app[ _.-]?keys?|appkey"
+    r"|consumer[ _.-]?keys?|private[ _.-]?keys?|signing[ _.-]?keys?|master[ _.-]?keys?"
+    r"|encryption[ _.-]?keys?"
     r"|credentials?|creds|hapikey"
 )
 # Names that only suggest it (key, *_key, *_sid, license...): the value must look generated.
-_KW_WEAK = r"s?keys?|sid|auth|licen[cs]e[ _.-]?keys?|licen[cs]e|hash|salt|signature|sig|pat|pin"
+_KW_WEAK = (r"s?keys?|sid|auth|licen[cs]e[ _.-]?keys?|licen[cs]e|hash|salt|signature|sig|pat"
+            r"|pin|jwt|cookie|session|otp|totp|hmac")
 _KW_SUFFIX = (
     r"\d*(?:[_.-](?:value|base|b64|base64|hex|str|string|raw|plain|plaintext|text|prod|production"
     r"|live|dev|staging|test|secure|\d))*"
@@ -203,7 +282,8 @@ KW_RE = (
     r"(?P<val>\"[^\"\n]{0,1024}\"|'[^'\n]{0,1024}'|`[^`\n]{0,256}`|[^\s\"'`,;<>)\]|]{1,256})"
 )
 KW_TRIGGER = (
-    r"(?:pass|pwd|pw|secret|token|key|cred|sid|auth|licen|hash|salt|sig|pat|pin)"
+    r"(?:pass|pwd|pw|secret|token|key|cred|sid|auth|licen|hash|salt|sig|pat|pin|jwt|cookie"
+    r"|session|otp|hmac)"
     r"[a-z0-9_.-]{0,40}[\"'`*_\]]{0,4}"
     r"(?:\s*\([^()\n]{1,30}\)|\s+(?:for|of|on)\s+(?:the\s+)?[\w.@/-]{1,30}"
     r"(?:\s+[\w.@/-]{1,30}){0,2})?"
@@ -211,6 +291,9 @@ KW_TRIGGER = (
     r"(?:\s*(?:[:=|]|\u2192|->)|\s+(?:is|was|are|were|=)\s|\s+[-\u2013\u2014]\s|\s*,\s*[\"'])"
 )
 _KW_TAIL = KW_TRIGGER[KW_TRIGGER.index(")") + 1 :]
+_KW_ANCHORS = ("pass", "pwd", "pw", "secret", "token", "key", "credential", "creds", "sid", "auth",
+               "licen", "hash", "salt", "sig", "pat", "pin", "jwt", "cookie", "session", "otp",
+               "hmac")
 
 _KW_STOP_PARTS = frozenset(
     """page next prev continuation csrf xsrf cursor sync pagination max min num total count
@@ -311,12 +394,16 @@ def _strip_markup(val: str) -> str:
 
 _HASH_RE = (
     r"(?<![A-Za-z0-9$])(?:"
-    r"\$(?:1|2[abxy]?|5|6|md5|sha1|apr1|y|gy|7)\$(?:rounds=\d{1,7}\$)?[./A-Za-z0-9$=,]{8,}"
-    r"[./A-Za-z0-9]"
+    r"\$(?:1|2[abxy]?|3|5|6|8|9|md5|sha1|apr1|y|gy|7|sm3|bsdicrypt)[$,](?:rounds=\d{1,7}\$)?"
+    r"[./A-Za-z0-9$=,]{8,}[./A-Za-z0-9]"
     r"|\$(?:argon2(?:i|d|id)|scrypt|pbkdf2(?:-sha\d+)?|bcrypt-sha256)\$[A-Za-z0-9+/=.,$-]{16,}"
     r"|\$[PHS]\$[./A-Za-z0-9]{20,}"
     r"|(?:pbkdf2_sha\d+|bcrypt_sha256|argon2|scrypt|sha1|md5)\$\d*\$?[A-Za-z0-9+/=.$]{16,}"
-    r"|\{(?:SSHA|SSHA256|SSHA512|SMD5|CRYPT|PBKDF2[-A-Z0-9]*|SHA)\}[A-Za-z0-9+/=.$]{12,}"
+    r"|\{[A-Z0-9][A-Z0-9.-]{1,20}\}[A-Za-z0-9+/=.$]{12,}"  # LDAP / Dovecot {SCHEME}
+    r"|grub\.pbkdf2\.sha\d+\.\d+\.[0-9A-Fa-f]{16,}\.[0-9A-Fa-f]{16,}"
+    r"|SCRAM-SHA-256\$\d+:[A-Za-z0-9+/=]{12,}\$[A-Za-z0-9+/=]{20,}:[A-Za-z0-9+/=]{20,}"
+    r"|(?<![A-Za-z0-9])md5[0-9a-f]{32}(?![A-Za-z0-9])"  # PostgreSQL md5 password
+    r"|(?<![A-Za-z0-9*])\*[0-9A-F]{40}(?![A-Za-z0-9])"  # MySQL 4.1+ PASSWORD()
     r")"
 )
 
@@ -435,6 +522,13 @@ STRUCTURAL: tuple[Rule, ...] = (
         doc="mysql(1): -pPASSWORD (no space)",
     ),
     Rule(
+        "dotnet-appsetting", "secret assignment",
+        r"<add\s+key=\"(?P<name>[^\"]{0,60}(?i:key|token|secret|password|passwd|pwd|credential)"
+        r"[^\"]{0,30})\"\s+value=\"(?P<s>[^\"]{6,512})\"",
+        keywords=("<add key=",), group="s", check="appsetting", priority=1,
+        doc="https://learn.microsoft.com/en-us/dotnet/framework/configure-apps/file-schema/appsettings/",
+    ),
+    Rule(
         "xml-credential", "secret assignment",
         r"<(?P<tag>[A-Za-z0-9:_.-]{0,40}(?i:password|passwd|secret|token|apikey|api[_-]?key|key"
         r"|credential)[A-Za-z0-9_.-]{0,20})>(?P<s>[^<\n]{6,400})</",
@@ -444,15 +538,31 @@ STRUCTURAL: tuple[Rule, ...] = (
     ),
     Rule(
         "password-hash", "password hash",
-        _HASH_RE, shape=r"[${](?:[0-9a-zA-Z-]{1,14}\$|SSHA|SMD5|CRYPT|PBKDF2|SHA)",
-        keywords=("pbkdf2_sha", "bcrypt_sha256$", "argon2$", "scrypt$"),
+        _HASH_RE, shape=r"[${](?:[0-9a-zA-Z-]{1,14}[$,]|[A-Z0-9][A-Z0-9.-]{1,20}\})",
+        keywords=("pbkdf2_sha", "bcrypt_sha256$", "argon2$", "scrypt$", "grub.pbkdf2.",
+                  "scram-sha-256$", "md5"),
+        keyword_tails=(("md5", r"[0-9a-f]{32}(?![a-z0-9])"),),
         check="hash", priority=1, doc="crypt(5), passlib's modular crypt format",
     ),
     Rule(
         "quoted-random-literal", "high-entropy string",
-        r"(?P<q>[\"'`])(?P<s>[A-Za-z0-9+/=_.~-]{20,1024})(?P=q)",
-        shape=r"[\"'`][A-Za-z0-9+/=_.~-]{20}", group="s", check="quoted_random", priority=3,
+        r"(?P<q>[\"'`])\s{0,8}(?P<s>[A-Za-z0-9+/=_.~-]{20,1024})(?:\\[nrt])?(?P=q)",
+        shape=r"[\"'`]\s{0,8}[A-Za-z0-9+/=_.~-]{20}", group="s", check="quoted_random",
+        priority=3,
         doc="a quoted literal of 20+ characters mixing both cases and digits at high entropy",
+    ),
+    Rule(
+        "prefixed-token", "API token",
+        r"(?<![A-Za-z0-9_./+=-])(?P<prefix>[a-z][a-z0-9]{1,9}(?:[_-][a-z0-9]{2,8}){0,2}[_-])"
+        r"(?P<body>[A-Za-z0-9][A-Za-z0-9_-]{19,200})(?![A-Za-z0-9_/+=-])",
+        shape=r"(?<![A-Za-z0-9_./+=-])[a-z][a-z0-9]{1,9}[_-][A-Za-z0-9_-]{20}", check="prefixed_token",
+        priority=3, doc="prefix_ + a generated body: the common shape of API keys (rzp_, phc_, ...)",
+    ),
+    Rule(
+        "bare-random-token", "API token",
+        r"(?<![A-Za-z0-9_./+=%&?#@-])[A-Za-z0-9][A-Za-z0-9_-]{31,200}(?![A-Za-z0-9_/+=-])",
+        shape=r"[A-Za-z0-9_-]{32}", check="bare_random", priority=3,
+        doc="a 32+ character token mixing both cases and digits at high entropy, not in a URL",
     ),
     Rule(
         "netrc", "netrc credentials",
@@ -479,11 +589,8 @@ STRUCTURAL: tuple[Rule, ...] = (
     Rule(
         "keyword-assignment", "key assignment",  # the kind is refined by the check
         KW_RE,
-        keywords=("pass", "pwd", "pw", "secret", "token", "key", "credential", "creds", "sid",
-                  "auth", "licen", "hash", "salt", "sig", "pat", "pin"),
-        keyword_tails=tuple((k, _KW_TAIL) for k in (
-            "pass", "pwd", "pw", "secret", "token", "key", "credential", "creds", "sid", "auth",
-            "licen", "hash", "salt", "sig", "pat", "pin")),
+        keywords=_KW_ANCHORS,
+        keyword_tails=tuple((k, _KW_TAIL) for k in _KW_ANCHORS),
         trigger=KW_TRIGGER, locate="name", ignore_case=True, check="keyword", priority=2,
         doc=_DS + "KeywordDetector",
     ),
@@ -491,4 +598,4 @@ STRUCTURAL: tuple[Rule, ...] = (
 
 KEYWORD_KINDS = ("password assignment", "token assignment", "credential assignment",
                  "secret assignment", "API key assignment", "key assignment", "seed phrase",
-                 "command-line credential", "high-entropy string")
+                 "command-line credential", "high-entropy string", "API token")

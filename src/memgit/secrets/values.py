@@ -102,12 +102,20 @@ _WINDOWS = frozenset(run[i : i + 6] for run in _RUNS for i in range(len(run) - 5
 
 
 def _sequential(s: str) -> bool:
+    """Typed rather than generated: alphabet or keyboard runs and repeated characters
+    make up at least half of the value (or all but a few characters of a short one)."""
     if len(s) < 8:
         return False
     low = s.lower()
-    if any(w in low for w in _WINDOWS):
-        return True
-    return rx(r"(.)\1{5}").search(low) is not None
+    marked: set[int] = set()
+    for w in _WINDOWS:
+        at = low.find(w)
+        while at >= 0:
+            marked.update(range(at, at + 6))
+            at = low.find(w, at + 1)
+    for m in rx(r"(.)\1{3,}").finditer(low):
+        marked.update(range(m.start(), m.end()))
+    return len(marked) >= max(6, 0.5 * len(low)) or len(low) - len(marked) < 6
 
 
 @lru_cache(maxsize=4096)
@@ -167,8 +175,8 @@ def is_reference(v: str) -> bool:
     low = v.lower()
     if low.startswith(_REFERENCE_PREFIXES):
         return True
-    if "(" in v or "[" in v or "{" in v:
-        return True
+    if ("(" in v or "[" in v or "{" in v) and rx(r"[A-Za-z_][\w.]*[(\[]|\{").search(v):
+        return True  # a call, an index or a template: os.getenv("X"), cfg["key"], {name}
     if rx(_ENV_NAME).match(v):
         return True
     return bool(rx(_DOTTED_IDENT).match(v)) and not any(c.isdigit() for c in v)
