@@ -164,6 +164,7 @@ class Policy:
     extensions: tuple[str, ...] = (".md",)
     strict_drive_rules: bool = True  # False under profile amr
     deep_secrets: bool = False  # secrets: deep adds detect-secrets' own plugins
+    secret_rules: tuple[Any, ...] = ()  # secrets: {extra_rules: [...]} (memgit.secrets.Rule)
 
     @property
     def branch_ref(self) -> str:
@@ -227,11 +228,7 @@ def policy_from_mapping(data: Mapping[str, Any], origin: str = "policy") -> Poli
             raise PolicyFileError(f"{origin}: near_limit must be a fraction in (0, 1]",
                                   "near_limit: 0.8")
         kwargs["near_limit"] = float(nl)
-    scanner = data.get("secrets", "fast")
-    if scanner not in ("fast", "deep"):
-        raise PolicyFileError(f"{origin}: secrets must be 'fast' or 'deep', not {scanner!r}",
-                              "secrets: fast (memgit's rules) or deep (plus detect-secrets)")
-    kwargs["deep_secrets"] = scanner == "deep"
+    kwargs.update(_secrets_section(data.get("secrets", "fast"), origin))
     tz = data.get("timezone", "UTC")
     if not isinstance(tz, str):
         raise PolicyFileError(f"{origin}: timezone must be a name such as Europe/Berlin",
@@ -245,6 +242,33 @@ def policy_from_mapping(data: Mapping[str, Any], origin: str = "policy") -> Poli
                               "use an IANA name such as UTC or Europe/Berlin") from exc
     kwargs["timezone"] = tz
     return Policy(**kwargs)
+
+
+def _secrets_section(value: Any, origin: str) -> dict[str, Any]:
+    """``secrets: fast|deep`` or ``secrets: {mode: fast|deep, extra_rules: [...]}``."""
+    hint = ("secrets: fast (memgit's rules) or deep (plus detect-secrets), or "
+            "{mode: fast, extra_rules: [{id, kind, regex, keywords}]}")
+    if isinstance(value, Mapping):
+        unknown = set(value) - {"mode", "extra_rules"}
+        if unknown:
+            raise PolicyFileError(f"{origin}: unknown key(s) under secrets: "
+                                  f"{', '.join(sorted(map(str, unknown)))}", hint)
+        mode = value.get("mode", "fast")
+        items = value.get("extra_rules", []) or []
+    else:
+        mode, items = value, []
+    if mode not in ("fast", "deep"):
+        raise PolicyFileError(f"{origin}: secrets must be 'fast' or 'deep', not {mode!r}", hint)
+    if not items:
+        return {"deep_secrets": mode == "deep", "secret_rules": ()}
+    from .secrets import RuleError, extra_rules_from_config
+
+    try:
+        rules = extra_rules_from_config(items)
+    except RuleError as exc:
+        raise PolicyFileError(f"{origin}: secrets.extra_rules: {exc}",
+                              "see docs/security.md, 'Extra rules'") from exc
+    return {"deep_secrets": mode == "deep", "secret_rules": rules}
 
 
 def load_policy_file(path: str | Path) -> Policy:
@@ -393,7 +417,7 @@ def check_blob(path: str, data: bytes, policy: Policy, *,
     facts.text = text
     if is_markdown:
         _check_markdown(path, text, policy, facts)
-    _check_secrets(path, text, facts, scan, policy.deep_secrets)
+    _check_secrets(path, text, facts, scan, policy)
     return facts
 
 
@@ -486,18 +510,18 @@ def secret_kinds(line: str, policy: Policy) -> list[str]:
     from .secrets import scan_text, scan_text_deep
 
     scanner = scan_text_deep if policy.deep_secrets else scan_text
-    return [f.kind for f in scanner(line)]
+    return [f.kind for f in scanner(line, policy.secret_rules)]
 
 
 def _check_secrets(path: str, text: str, facts: BlobFacts, scan: SecretFilter | None,
-                   deep: bool) -> None:
+                   policy: Policy) -> None:
     from .secrets import scan_text, scan_text_deep
 
-    scanner = scan_text_deep if deep else scan_text
+    scanner = scan_text_deep if policy.deep_secrets else scan_text
     for number, (content, _eol) in enumerate(fmt.split_lines(text), start=1):
         if scan is not None and not scan(number, content):
             continue
-        for finding in scanner(content):
+        for finding in scanner(content, policy.secret_rules):
             facts.violations.append(Violation(
                 "MG401", path, number, f"possible credential: {finding.kind}"))
             break

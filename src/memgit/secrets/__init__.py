@@ -15,8 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .rules import EXTRA_CHECKS, EXTRA_FIELDS, Rule, RuleError, extra_rules_from_config
+
+if TYPE_CHECKING:
+    KINDS: frozenset[str]
 
 __all__ = [
     "EXTRA_CHECKS", "EXTRA_FIELDS", "KINDS", "Rule", "RuleError", "SecretFinding",
@@ -109,7 +113,13 @@ def redact(value: str, extra_rules: Sequence[Rule] = ()) -> str:
         parts.append(f"<redacted: {f.kind}>")
         pos = f.end
     parts.append(value[pos:])
-    return "".join(parts)
+    out = "".join(parts)
+    # the same value elsewhere, where its context did not reveal it, goes too
+    for f in found:
+        secret = value[f.start : f.end]
+        if len(secret) >= 8 and secret in out:
+            out = out.replace(secret, f"<redacted: {f.kind}>")
+    return out
 
 
 def _kinds() -> frozenset[str]:
@@ -123,5 +133,14 @@ def _kinds() -> frozenset[str]:
     )
 
 
-#: Every kind the built-in rules report (a drive's extra rules add their own).
-KINDS: frozenset[str] = _kinds()
+_KINDS: list[frozenset[str]] = []
+
+
+def __getattr__(name: str) -> frozenset[str]:
+    """``KINDS``: every kind the built-in rules report (a drive's extra rules add their
+    own), computed on first use so that importing the scanner stays cheap for hooks."""
+    if name == "KINDS":
+        if not _KINDS:
+            _KINDS.append(_kinds())
+        return _KINDS[0]
+    raise AttributeError(name)

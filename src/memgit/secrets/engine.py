@@ -154,11 +154,15 @@ def _matches(e: _Entry, text: str, lowered: str) -> Iterator[re.Match[str]]:
     if len(lowered) != len(text):  # lower() changed offsets (rare Unicode): scan it all
         yield from e.rx.rx.finditer(text)
         return
+    covered = -1  # hits inside the last match belong to it (keeps long lines linear)
     for hit in hits:
+        if hit.start() < covered:
+            continue
         starts = [hit.start()] if e.rule.locate == "at" else _name_starts(text, hit.start())
         for start in starts:
             m = e.rx.rx.match(text, start)
             if m is not None:
+                covered = m.end()
                 yield m
                 break
 

@@ -212,6 +212,8 @@ def _prefixed_token(m: re.Match[str], text: str) -> bool:
 def _bare_random(m: re.Match[str], text: str) -> bool:
     s = m.group(0)
     core = V.rx(r"[^A-Za-z0-9]").sub("", s)
+    if s.startswith("AAAA") or V.rx(r"(?:ssh|ecdsa|sk)-[\w@.-]+\s+$").search(text[: m.start()]):
+        return False  # an SSH public key blob (length-prefixed wire format)
     return _generated(core, 32, 4.2) and not V.is_boring(s) and not _documented_prefix(s)
 
 
@@ -351,6 +353,9 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
         return None
     weak = bool(_WEAK_CORES.match(core))
     val = m.group("val")
+    before = text[m.start("name") - 1: m.start("name")]
+    if before in ("\"", "'") and val.startswith(before) and m.group("op") == ":":
+        return None  # "Password:" is a quoted label; its closing quote is not a value
     start = m.start("val")
     op = m.group("op").strip()
     quoted = len(val) >= 2 and val[0] in "\"'`" and val[-1] == val[0]
@@ -498,7 +503,7 @@ STRUCTURAL: tuple[Rule, ...] = (
         r"\s*[:=]?\s*[`'\"]?[\w.@+-]{1,64}[`'\"]?"
         r"\s*(?:/|,|\|)\s*(?:(?i:pass(?:word)?|pw|pwd)\s*[:=]?\s*)?[`'\"]?(?P<s>[^\s`'\"|,/]{6,128})"
         r"(?![^\s`'\"|,])",
-        keywords=("login", "credential", "creds", "user", "account"),
+        keywords=("login", "credential", "creds", "user", "account"), group="s",
         keyword_tails=tuple((k, r"[a-z]{0,4}\s*[:=]?\s*[`'\"]?[\w.@+-]{1,64}[`'\"]?\s*[/,|]")
                             for k in ("login", "credential", "creds", "user", "account")),
         check="pair_value",
@@ -508,7 +513,7 @@ STRUCTURAL: tuple[Rule, ...] = (
         "use-as-password", "password assignment",
         r"(?i:\buse)\s+[`'\"]?(?P<s>[^\s`'\"]{6,128})[`'\"]?\s+(?i:as)\s+(?:(?i:the|a|an|your)\s+)?"
         r"(?:[\w-]+\s+){0,2}(?i:password|passphrase|passcode|pin|token|secret|api key)",
-        keywords=("use ",), keyword_tails=(("use ", r"[`'\"]?[^\s`'\"]{6,128}[`'\"]?\s+as\s"),),
+        keywords=("use ",), group="s", keyword_tails=(("use ", r"[`'\"]?[^\s`'\"]{6,128}[`'\"]?\s+as\s"),),
         check="pair_value", priority=1,
         doc="prose: use X as the password",
     ),

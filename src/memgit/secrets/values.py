@@ -56,9 +56,10 @@ _TEMPLATE_INSIDE = r"<[^<>]{0,60}>|\$\{|\{\{"
 _MARKERS = (
     "example", "placeholder", "dummy", "sample", "redacted", "your_", "your-", "yourkey",
     "yourtoken", "xxxxx", "changeme", "fake", "replace", "insert", "*****",
-    "abcdefghij", "0123456789", "1234567890", "qwertyuiop", "test_key",
+    "test_key",
     "testkey", "mytoken", "mykey", "mysecret", "mypassword", "secret123",
 )
+_MARKER_RX = "|".join(re.escape(m) for m in _MARKERS)
 _TEMPLATE_FLAGS = re.VERBOSE | re.IGNORECASE
 _PREFIX = r"^[A-Za-z][A-Za-z0-9]{0,11}(?:[_.-][A-Za-z0-9]{1,8}){0,2}[_.-]"
 
@@ -101,12 +102,19 @@ def trie_regex(words: Iterable[str], tails: dict[str, str] | None = None) -> str
 _WINDOWS = frozenset(run[i : i + 6] for run in _RUNS for i in range(len(run) - 5))
 
 
+_SEQ_GATE: list[re.Pattern[str]] = []
+
+
 def _sequential(s: str) -> bool:
     """Typed rather than generated: alphabet or keyboard runs and repeated characters
     make up at least half of the value (or all but a few characters of a short one)."""
     if len(s) < 8:
         return False
     low = s.lower()
+    if not _SEQ_GATE:
+        _SEQ_GATE.append(re.compile(trie_regex(_WINDOWS) + r"|(.)\1{3}"))
+    if _SEQ_GATE[0].search(low) is None:
+        return False  # the common case, one C-level scan
     marked: set[int] = set()
     for w in _WINDOWS:
         at = low.find(w)
@@ -133,7 +141,7 @@ def is_placeholder(value: str) -> bool:
     if rx(_TEMPLATE, _TEMPLATE_FLAGS).match(v) or rx(_TEMPLATE_INSIDE).search(v):
         return True
     low = v.lower()
-    if any(m in low for m in _MARKERS):
+    if rx(_MARKER_RX).search(low):
         return True
     body = body_of(v)
     core = rx(r"[^A-Za-z0-9]").sub("", body)
@@ -202,7 +210,11 @@ def looks_random(v: str) -> bool:
     classes = (has_digit + any(c.isupper() for c in v) + any(c.islower() for c in v)
                + any(not c.isalnum() for c in v))
     if len(v) >= 8 and classes >= 3 and entropy(v) >= 3.0 and " " not in v:
-        return True  # qILXZlbtI-NI99, Tr0ub4dor&3
+        # qILXZlbtI-NI99, Tr0ub4dor&3 but not 2FA-enforced, Q3-Roadmap, OAuth2-Proxy
+        digits = sum(map(str.isdigit, v))
+        flips = len(rx(r"[a-z][A-Z]|[A-Z][a-z](?=[A-Z])").findall(v))
+        if digits >= 2 or flips >= 2:
+            return True
     if has_digit and has_alpha:
         # "hunter2", "Zx81!kq0", "s3cr3t-Pa55" but not "2FA-enforced", "Q1-2026"
         return any(
