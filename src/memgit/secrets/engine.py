@@ -11,12 +11,12 @@ that scans nothing compiles nothing.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from . import values as V
-from .values import trie_regex
 from .rules import CHECKS, Rule, value_passes
+from .values import trie_regex
 
 # Twilio SK/AC, Discord bot tokens, Telegram bot tokens: case-sensitive shapes on the
 # original line, each starting with a rare character (S, A, '.', ':').

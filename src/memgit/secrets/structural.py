@@ -128,30 +128,8 @@ def _hash(m: re.Match[str], text: str) -> bool:
     return len(body) >= 8 and not V.is_placeholder(body) and V.varied(body, 8)
 
 
-@check("quoted_random")
-def _quoted_random(m: re.Match[str], text: str) -> bool:
-    """A quoted literal that only a generator writes: both cases, digits, high entropy."""
-    s = m.group("s")
-    core = V.rx(r"[^A-Za-z0-9]").sub("", s)
-    if len(core) < 20 or s.count("/") > 1 or s.count(".") > 2 or V.is_boring(s):
-        return False
-    upper = sum(map(str.isupper, core))
-    lower = sum(map(str.islower, core))
-    digits = sum(map(str.isdigit, core))
-    if min(upper, lower) < 2:
-        # one letter case (base36 keys): long, not hex, digits and letters well mixed
-        return (len(core) >= 32 and digits >= 6 and upper + lower >= 8
-                and not V.rx(r"[0-9a-fA-F]+").fullmatch(core) and V.entropy(core) >= 4.3)
-    if digits < 2 or V.entropy(core) < 4.0:
-        return False
-    if max((len(r) for r in V.rx(r"[a-z]+|[A-Z]+").findall(core)), default=0) > 7:
-        return False
-    words = V.rx(r"[A-Z][a-z]{3,}|[a-z]{4,}").findall(core)
-    return sum(len(w) for w in words) < 0.5 * len(core)  # not a CamelCase identifier
-
-
 def _generated(core: str, min_len: int, min_entropy: float) -> bool:
-    if len(core) < min_len:
+    if len(core) < min_len or core.islower() or core.isupper() or core.isdigit():
         return False
     if min(sum(map(str.isupper, core)), sum(map(str.islower, core)),
            sum(map(str.isdigit, core))) < 2:
@@ -193,28 +171,67 @@ def _single_case_random(core: str, min_len: int) -> bool:
             and not V.rx(r"[0-9a-fA-F]+").fullmatch(core) and V.entropy(core) >= 4.0)
 
 
-@check("prefixed_token")
-def _prefixed_token(m: re.Match[str], text: str) -> bool:
+_PREFIXED = r"([a-z][a-z0-9]{1,9}(?:[_-][a-z0-9]{2,8}){0,2}[_-])([A-Za-z0-9][A-Za-z0-9_-]{19,})"
+_URL_BEFORE = frozenset("/=?&#%@")
+
+
+@check("generated_token")
+def _generated_token(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    """One pass for three shapes of generated credentials, cheapest rejections first."""
+    start, end = m.span()
     token = m.group(0)
+    while token[-1] in ".=" and len(token) > 20:  # sentence end or padding after a bare token
+        token = token[:-1]
+        end -= 1
+    before = text[start - 1: start] if start else ""
+    after = text[end: end + 1]
+    quoted = before in ("\"", "'", "`") and after == before
+    pm = V.rx(_PREFIXED).fullmatch(token)
+    if pm is not None and _prefixed_ok(pm.group(1), pm.group(2), token):
+        return start, end, "API token"
+    if quoted:
+        return (start, end, "high-entropy string") if _quoted_ok(token) else None
+    if (len(token) < 32 or before in _URL_BEFORE or token.islower() or token.isupper()
+            or token.startswith("AAAA") or "/" in token or "." in token):
+        return None  # short, in a URL, one letter case (hex, ids), an SSH key blob, a path
+    core = V.rx(r"[^A-Za-z0-9]").sub("", token)
+    if not _generated(core, 32, 4.2):
+        return None
+    if V.rx(r"(?:ssh|ecdsa|sk)-[\w@.-]+\s+$").search(text[max(0, start - 80): start]):
+        return None  # the key blob of an SSH public key line
     if V.is_boring(token) or _documented_prefix(token):
-        return False
-    body = m.group("body")
+        return None
+    return start, end, "API token"
+
+
+def _prefixed_ok(prefix: str, body: str, token: str) -> bool:
     core = V.rx(r"[^A-Za-z0-9]").sub("", body)
     if _generated(core, 20, 3.9) or _single_case_random(core, 24):
-        return True
-    words = V.rx(r"[a-z0-9]+").findall(m.group("prefix"))
-    return (m.group("prefix").endswith("_") and len(core) >= 32
-            and V.rx(r"[0-9a-f]+").fullmatch(core) is not None and V.entropy(core) >= 3.5
-            and not set(words) & _DIGEST_WORDS)
+        pass
+    elif not (prefix.endswith("_") and len(core) >= 32
+              and V.rx(r"[0-9a-f]+").fullmatch(core) is not None and V.entropy(core) >= 3.5
+              and not set(V.rx(r"[a-z0-9]+").findall(prefix)) & _DIGEST_WORDS):
+        return False
+    return not V.is_boring(token) and not _documented_prefix(token)
 
 
-@check("bare_random")
-def _bare_random(m: re.Match[str], text: str) -> bool:
-    s = m.group(0)
+def _quoted_ok(s: str) -> bool:
+    """A quoted literal that only a generator writes: both cases, digits, high entropy."""
+    if s.count("/") > 1 or s.count(".") > 2:
+        return False
     core = V.rx(r"[^A-Za-z0-9]").sub("", s)
-    if s.startswith("AAAA") or V.rx(r"(?:ssh|ecdsa|sk)-[\w@.-]+\s+$").search(text[: m.start()]):
-        return False  # an SSH public key blob (length-prefixed wire format)
-    return _generated(core, 32, 4.2) and not V.is_boring(s) and not _documented_prefix(s)
+    if len(core) < 20:
+        return False
+    upper = sum(map(str.isupper, core))
+    lower = sum(map(str.islower, core))
+    digits = sum(map(str.isdigit, core))
+    if min(upper, lower) < 2:
+        # one letter case (base36 keys): long, not hex, digits and letters well mixed
+        ok = (len(core) >= 32 and digits >= 6 and upper + lower >= 8
+              and not V.rx(r"[0-9a-fA-F]+").fullmatch(core) and V.entropy(core) >= 4.3)
+    else:
+        ok = digits >= 2 and _generated(core, 20, 4.0)
+    return ok and not V.is_boring(s)
 
 
 @check("netrc")
@@ -412,6 +429,12 @@ _HASH_RE = (
     r")"
 )
 
+_SEED_TAIL = r"[\"'`*]*\s*(?:(?:is|was|=|:|-)\s*)?[\"'`]?(?:[a-z]{3,8}[ ,]+){11}"
+
+# One shared gate for the generic token rules: a run of 20 token characters somewhere
+# (the engine searches each distinct shape once per line).
+TOKEN_GATE = r"[A-Za-z0-9_+/=.~-]{20}"
+
 STRUCTURAL: tuple[Rule, ...] = (
     Rule(
         "private-key-block", "private key block",
@@ -513,7 +536,8 @@ STRUCTURAL: tuple[Rule, ...] = (
         "use-as-password", "password assignment",
         r"(?i:\buse)\s+[`'\"]?(?P<s>[^\s`'\"]{6,128})[`'\"]?\s+(?i:as)\s+(?:(?i:the|a|an|your)\s+)?"
         r"(?:[\w-]+\s+){0,2}(?i:password|passphrase|passcode|pin|token|secret|api key)",
-        keywords=("use ",), group="s", keyword_tails=(("use ", r"[`'\"]?[^\s`'\"]{6,128}[`'\"]?\s+as\s"),),
+        keywords=("use ",), group="s",
+        keyword_tails=(("use ", r"[`'\"]?[^\s`'\"]{6,128}[`'\"]?\s+as\s"),),
         check="pair_value", priority=1,
         doc="prose: use X as the password",
     ),
@@ -550,24 +574,12 @@ STRUCTURAL: tuple[Rule, ...] = (
         check="hash", priority=1, doc="crypt(5), passlib's modular crypt format",
     ),
     Rule(
-        "quoted-random-literal", "high-entropy string",
-        r"(?P<q>[\"'`])\s{0,8}(?P<s>[A-Za-z0-9+/=_.~-]{20,1024})(?:\\[nrt])?(?P=q)",
-        shape=r"[\"'`]\s{0,8}[A-Za-z0-9+/=_.~-]{20}", group="s", check="quoted_random",
-        priority=3,
-        doc="a quoted literal of 20+ characters mixing both cases and digits at high entropy",
-    ),
-    Rule(
-        "prefixed-token", "API token",
-        r"(?<![A-Za-z0-9_./+=-])(?P<prefix>[a-z][a-z0-9]{1,9}(?:[_-][a-z0-9]{2,8}){0,2}[_-])"
-        r"(?P<body>[A-Za-z0-9][A-Za-z0-9_-]{19,200})(?![A-Za-z0-9_/+=-])",
-        shape=r"(?<![A-Za-z0-9_./+=-])[a-z][a-z0-9]{1,9}[_-][A-Za-z0-9_-]{20}", check="prefixed_token",
-        priority=3, doc="prefix_ + a generated body: the common shape of API keys (rzp_, phc_, ...)",
-    ),
-    Rule(
-        "bare-random-token", "API token",
-        r"(?<![A-Za-z0-9_./+=%&?#@-])[A-Za-z0-9][A-Za-z0-9_-]{31,200}(?![A-Za-z0-9_/+=-])",
-        shape=r"[A-Za-z0-9_-]{32}", check="bare_random", priority=3,
-        doc="a 32+ character token mixing both cases and digits at high entropy, not in a URL",
+        "generated-token", "API token",  # "high-entropy string" when quoted
+        r"(?<![A-Za-z0-9_+/=.~-])[A-Za-z0-9_+/=.~-]{20,1024}",
+        shape=TOKEN_GATE, check="generated_token", priority=3,
+        doc="a token that only a generator writes: prefix_ + generated body (rzp_, phc_, ...), "
+            "a quoted 20+ character literal, or a 32+ character token outside a URL, mixing "
+            "letter cases and digits at high entropy",
     ),
     Rule(
         "netrc", "netrc credentials",
@@ -582,10 +594,9 @@ STRUCTURAL: tuple[Rule, ...] = (
         r"|(?:secret[ _-]?)?recovery[ _-]?(?:phrase|words)|secret[ _-]?phrase)"
         r"[\"'`*]*\s*(?:(?i:is|was|=|:|-)\s*)?[\"'`]?(?P<s>(?:[a-z]{3,8}[ ,]+){11,30}[a-z]{3,8})",
         keywords=("seed", "mnemonic", "recovery", "phrase"),
-        keyword_tails=tuple((k, t + r"[\"'`*]*\s*(?:(?:is|was|=|:|-)\s*)?[\"'`]?(?:[a-z]{3,8}[ ,]+){11}")
-                            for k, t in (("seed", r"(?:[ _-]?(?:phrase|words))?"),
-                                         ("mnemonic", r"(?:[ _-]?phrase)?"),
-                                         ("recovery", r"[ _-]?(?:phrase|words)"), ("phrase", ""))),
+        keyword_tails=tuple((k, t + _SEED_TAIL) for k, t in (
+            ("seed", r"(?:[ _-]?(?:phrase|words))?"), ("mnemonic", r"(?:[ _-]?phrase)?"),
+            ("recovery", r"[ _-]?(?:phrase|words)"), ("phrase", ""))),
         trigger=(r"(?:seed|mnemonic|recovery|secret[ _-]?phrase)(?:[ _-]?(?:phrase|words))?"
                  r"[\"'`*]*\s*(?:(?:is|was|=|:|-)\s*)?[\"'`]?(?:[a-z]{3,8}[ ,]+){11}"),
         locate="at", check="seed", priority=1,
