@@ -123,9 +123,10 @@ def _xml_value(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
 
 @check("hash")
 def _hash(m: re.Match[str], text: str) -> bool:
-    parts = V.rx(r"[$}]").split(m.group(0))
-    body = max(parts, key=len)
-    return len(body) >= 8 and not V.is_placeholder(body) and V.varied(body, 8)
+    # the salt or the digest, whichever is longer (a line may hold a hash cut short);
+    # the engine's placeholder filter then judges the whole hash
+    body = max(V.rx(r"[$}]").split(m.group(0)), key=len)
+    return len(body) >= 8 and V.varied(body, 8)
 
 
 def _generated(core: str, min_len: int, min_entropy: float) -> bool:
@@ -136,8 +137,8 @@ def _generated(core: str, min_len: int, min_entropy: float) -> bool:
         return False
     if V.entropy(core) < min_entropy:
         return False
-    if max((len(r) for r in V.rx(r"[a-z]+|[A-Z]+").findall(core)), default=0) > 7:
-        return False
+    if max((len(r) for r in V.rx(r"[a-z]+|[A-Z]+").findall(core)), default=0) > 9:
+        return False  # a random base62 string rarely has ten letters of one case in a row
     words = V.rx(r"[A-Z][a-z]{3,}|[a-z]{4,}").findall(core)
     return sum(len(w) for w in words) < 0.5 * len(core)
 
@@ -191,11 +192,16 @@ def _generated_token(m: re.Match[str], text: str) -> tuple[int, int, str] | None
         return start, end, "API token"
     if quoted:
         return (start, end, "high-entropy string") if _quoted_ok(token) else None
-    if (len(token) < 32 or before in _URL_BEFORE or token.islower() or token.isupper()
-            or token.startswith("AAAA") or "/" in token or "." in token):
-        return None  # short, in a URL, one letter case (hex, ids), an SSH key blob, a path
+    if (len(token) < 32 or before in _URL_BEFORE or token.startswith("AAAA")
+            or "/" in token or "." in token):
+        return None  # short, in a URL, an SSH key blob, a path
     core = V.rx(r"[^A-Za-z0-9]").sub("", token)
-    if not _generated(core, 32, 4.2):
+    if token.islower() or token.isupper():
+        # one letter case: only long base36 keys (not hex, not ids), well mixed with digits
+        if not (len(core) >= 40 and sum(map(str.isdigit, core)) >= 8
+                and _single_case_random(core, 40) and V.entropy(core) >= 4.4):
+            return None
+    elif not _generated(core, 32, 4.2):
         return None
     if V.rx(r"(?:ssh|ecdsa|sk)-[\w@.-]+\s+$").search(text[max(0, start - 80): start]):
         return None  # the key blob of an SSH public key line
