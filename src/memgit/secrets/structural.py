@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from functools import lru_cache
 
 from . import values as V
 from .rules import Rule, check
@@ -132,8 +133,7 @@ def _hash(m: re.Match[str], text: str) -> bool:
 def _generated(core: str, min_len: int, min_entropy: float) -> bool:
     if len(core) < min_len or core.islower() or core.isupper() or core.isdigit():
         return False
-    if min(sum(map(str.isupper, core)), sum(map(str.islower, core)),
-           sum(map(str.isdigit, core))) < 2:
+    if min(V.classes(core)) < 2:
         return False
     if V.entropy(core) < min_entropy:
         return False
@@ -167,13 +167,14 @@ _DIGEST_WORDS = frozenset(
 
 
 def _single_case_random(core: str, min_len: int) -> bool:
-    digits = sum(map(str.isdigit, core))
+    digits = V.classes(core)[2]
     return (len(core) >= min_len and digits >= 4 and len(core) - digits >= 8
             and not V.rx(r"[0-9a-fA-F]+").fullmatch(core) and V.entropy(core) >= 4.0)
 
 
 _PREFIXED = r"([a-z][a-z0-9]{1,9}(?:[_-][a-z0-9]{2,8}){0,2}[_-])([A-Za-z0-9][A-Za-z0-9_-]{19,})"
 _URL_BEFORE = frozenset("/=?&#%@")
+_PREFIX_START = re.compile(r"[a-z][a-z0-9]{1,9}[_-]")
 
 
 @check("generated_token")
@@ -187,6 +188,8 @@ def _generated_token(m: re.Match[str], text: str) -> tuple[int, int, str] | None
     before = text[start - 1: start] if start else ""
     after = text[end: end + 1]
     quoted = before in ("\"", "'", "`") and after == before
+    if not quoted and len(token) < 32 and not _PREFIX_START.match(token):
+        return None  # the common case: an id, a word run, a short path
     pm = V.rx(_PREFIXED).fullmatch(token)
     if pm is not None and _prefixed_ok(pm.group(1), pm.group(2), token):
         return start, end, "API token"
@@ -198,7 +201,7 @@ def _generated_token(m: re.Match[str], text: str) -> tuple[int, int, str] | None
     core = V.rx(r"[^A-Za-z0-9]").sub("", token)
     if token.islower() or token.isupper():
         # one letter case: only long base36 keys (not hex, not ids), well mixed with digits
-        if not (len(core) >= 40 and sum(map(str.isdigit, core)) >= 8
+        if not (len(core) >= 40 and V.classes(core)[2] >= 8
                 and _single_case_random(core, 40) and V.entropy(core) >= 4.4):
             return None
     elif not _generated(core, 32, 4.2):
@@ -228,9 +231,7 @@ def _quoted_ok(s: str) -> bool:
     core = V.rx(r"[^A-Za-z0-9]").sub("", s)
     if len(core) < 20:
         return False
-    upper = sum(map(str.isupper, core))
-    lower = sum(map(str.islower, core))
-    digits = sum(map(str.isdigit, core))
+    upper, lower, digits = V.classes(core)
     if min(upper, lower) < 2:
         # one letter case (base36 keys): long, not hex, digits and letters well mixed
         ok = (len(core) >= 32 and digits >= 6 and upper + lower >= 8
@@ -361,20 +362,25 @@ def kw_kind(core: str, name: str) -> str:
     return "key assignment"
 
 
+@lru_cache(maxsize=2048)
+def _name_info(name: str, core: str) -> tuple[bool, bool, str]:
+    """(skip, weak, kind) for a keyword name: DB_PASSWORD, next_page_token, api key."""
+    split = V.rx(r"([a-z0-9])([A-Z])").sub(r"\1 \2", name)
+    parts = [p.lower() for p in V.rx(r"[A-Za-z0-9]+").findall(split)]
+    core_parts = [p.lower() for p in V.rx(r"[A-Za-z0-9]+").findall(core)]
+    tail = parts[_last_index(parts, core_parts[-1]) + 1:] \
+        if core_parts and core_parts[-1] in parts else []
+    skip = bool(set(parts) & _KW_STOP_PARTS or set(tail) & _KW_STOP_TAILS)
+    return skip, bool(_WEAK_CORES.match(core)), kw_kind(core, name)
+
+
 @check("keyword")
 def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     name = m.group("name")
-    split = V.rx(r"([a-z0-9])([A-Z])").sub(r"\1 \2", name)
-    parts = [p.lower() for p in V.rx(r"[A-Za-z0-9]+").findall(split)]
-    if set(parts) & _KW_STOP_PARTS:
-        return None
     core = m.group("core")
-    core_parts = [p.lower() for p in V.rx(r"[A-Za-z0-9]+").findall(core)]
-    tail = parts[len(parts) - (len(parts) - _last_index(parts, core_parts[-1]) - 1):] \
-        if core_parts and core_parts[-1] in parts else []
-    if set(tail) & _KW_STOP_TAILS:
+    skip, weak, kind = _name_info(name, core)
+    if skip:
         return None
-    weak = bool(_WEAK_CORES.match(core))
     val = m.group("val")
     before = text[m.start("name") - 1: m.start("name")]
     if before in ("\"", "'") and val.startswith(before) and m.group("op") == ":":
@@ -405,7 +411,7 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
             ok = V.looks_random(val) or V.token_like(val)
     if not ok or V.is_placeholder(val):
         return None
-    return start, start + len(val), kw_kind(core, name)
+    return start, start + len(val), kind
 
 
 def _last_index(parts: list[str], item: str) -> int:
@@ -581,7 +587,7 @@ STRUCTURAL: tuple[Rule, ...] = (
     ),
     Rule(
         "generated-token", "API token",  # "high-entropy string" when quoted
-        r"(?<![A-Za-z0-9_+/=.~-])[A-Za-z0-9_+/=.~-]{20,1024}",
+        r"(?<![A-Za-z0-9_+/=.~-])[A-Za-z0-9_+/.~-]{20,1024}={0,3}",
         shape=TOKEN_GATE, check="generated_token", priority=3,
         doc="a token that only a generator writes: prefix_ + generated body (rzp_, phc_, ...), "
             "a quoted 20+ character literal, or a 32+ character token outside a URL, mixing "
