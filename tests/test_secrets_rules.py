@@ -4,6 +4,7 @@ filter, and a drive's extra rules (validated when the policy loads)."""
 from __future__ import annotations
 
 import base64
+import re
 from pathlib import Path
 
 import pytest
@@ -36,8 +37,12 @@ def test_builtin_records_validate_and_are_unique():
     rules = builtin_rules()
     ids = [r.id for r in rules]
     assert len(ids) == len(set(ids))
-    for record in FORMATS:
-        assert rule_from_record(record).kind == record["kind"]
+    for record in FORMATS:  # compiled here: the engine compiles them only when needed
+        assert rule_from_record(record, compile_regex=True).kind == record["kind"]
+    for rule in rules:
+        re.compile(rule.regex, rule.flags)
+        if rule.trigger:
+            re.compile(rule.trigger)
     # provider formats: prefixed records plus provider-name context records
     providers = {r.kind for r in rules if r.priority == 0 and r.kind != "provider credential"}
     context = {r.doc for r in rules if r.kind == "provider credential"}

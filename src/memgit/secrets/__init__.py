@@ -49,7 +49,7 @@ def builtin_rules() -> tuple[Rule, ...]:
         from .rules import rule_from_record
         from .structural import STRUCTURAL
 
-        records = [rule_from_record(r) for r in FORMATS]
+        records = [rule_from_record(r, compile_regex=False) for r in FORMATS]
         _builtin = (*records, *load_context_formats(), *STRUCTURAL)
     return _builtin
 

@@ -26,7 +26,9 @@ def _detect_secrets_scan() -> Callable[[str], list[tuple[str, str]]]:
 
         plugins: list[type] = list(get_mapping_from_secret_type_to_class().values())
         names = sorted(c.__name__ for c in plugins if c.__name__ not in _DS_EXCLUDED)
-        get_settings().configure_plugins([{"name": n} for n in names])
+        settings = get_settings()
+        settings.clear()  # detect-secrets' default filters, and only the plugins named here
+        settings.configure_plugins([{"name": n} for n in names])
 
         def run(text: str) -> list[tuple[str, str]]:
             return [(f"{s.type} (detect-secrets)", s.secret_value or "") for s in scan_line(text)]

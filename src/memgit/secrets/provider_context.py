@@ -11,7 +11,7 @@ dispatches only the providers named on a line.
 from __future__ import annotations
 
 import json
-from importlib import resources
+from pathlib import Path
 
 from .rules import Rule
 
@@ -19,7 +19,7 @@ CONTEXT_KIND = "provider credential"
 
 
 def load_context_formats() -> tuple[Rule, ...]:
-    data = json.loads(resources.files(__package__).joinpath("provider_context.json").read_text())
+    data = json.loads((Path(__file__).parent / "provider_context.json").read_text("utf-8"))
     out = []
     for rec in data["formats"]:
         regex = (

@@ -316,7 +316,9 @@ KW_TRIGGER = (
     r"[\"'`*_]*"
     r"(?:\s*(?:[:=|]|\u2192|->)|\s+(?:is|was|are|were|=)\s|\s+[-\u2013\u2014]\s|\s*,\s*[\"'])"
 )
-_KW_TAIL = KW_TRIGGER[KW_TRIGGER.index(")") + 1 :]
+# What must follow a keyword for the prefilter to dispatch the rule: a cheap superset of
+# KW_TRIGGER's tail (the rule's trigger then finds the exact places).
+_KW_TAIL = r"[a-z0-9_.\"'`*\]-]{0,44}\s*(?:[:=|(>,\u2192-]|(?:is|was|are|were|for|of|on)\s)"
 _KW_ANCHORS = ("pass", "pwd", "pw", "secret", "token", "key", "credential", "creds", "sid", "auth",
                "licen", "hash", "salt", "sig", "pat", "pin", "jwt", "cookie", "session", "otp",
                "hmac")
