@@ -223,6 +223,8 @@ PEM64 = _b64("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7Hq2")
         (f'"auths": {{"r.io": {{"auth": "{_b64("deploy:" + RANDOM20)}"}}}}',
          "HTTP Basic credentials", _b64("deploy:" + RANDOM20)),
         (f"  tls.key: {PEM64}", "private key block", PEM64),
+        (f"- the CI variable holds {_b64('deploy:' + RANDOM20)}", "HTTP Basic credentials",
+         _b64("deploy:" + RANDOM20)),
         ("root:$6$Zq8tW3mB$Hk2pL9xVn4RsT7yQ1uEo6cJa5dFg8iKm0bNw3zXv.Yr:19000:0:99999:7:::",
          "password hash", "$6$Zq8tW3mB$Hk2pL9xVn4RsT7yQ1uEo6cJa5dFg8iKm0bNw3zXv.Yr"),
         ("- hash $2b$12$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW",
@@ -254,6 +256,7 @@ def test_structural_families(line, kind, secret):
         "- commit 3f2a9c1b7e4d5f60718293a4b5c6d7e8f9012345 fixed it",
         "- see https://docs.google.com/document/d/1W7KCxOxP-1Fy5EyF2lbJGE2WuKmu5v0suYqoHas1jRM",
         "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOa1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7 joe@laptop",
+        "- the fixture is dGhpcyBpcyBhIHRlc3Qgb2YgYmFzZTY0IGVuY29kaW5n (base64 of a sentence)",
     ],
 )
 def test_structural_negatives(line):

@@ -188,6 +188,12 @@ def _generated_token(m: re.Match[str], text: str) -> tuple[int, int, str] | None
     before = text[start - 1: start] if start else ""
     after = text[end: end + 1]
     quoted = before in ("\"", "'", "`") and after == before
+    decoded = _decode_b64(m.group(0)) if len(m.group(0)) % 4 == 0 else None
+    if decoded is not None and decoded.isprintable():
+        if _user_pass(decoded):  # base64 of user:password, wherever it stands
+            return m.start(), m.end(), "HTTP Basic credentials"
+        if " " in decoded:
+            return None  # base64 of prose, not a generated token
     if not quoted and len(token) < 32 and not _PREFIX_START.match(token):
         return None  # the common case: an id, a word run, a short path
     pm = V.rx(_PREFIXED).fullmatch(token)
