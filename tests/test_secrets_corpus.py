@@ -98,11 +98,14 @@ def test_pinned_false_positives(name):
     assert len(flagged) <= len(pinned["false_positives"])
 
 
-def test_figure_of_record_meets_the_targets():
-    """The evaluation half is the figure of record (issue 11's targets)."""
+def test_figure_of_record():
+    """The evaluation half is the figure of record: issue 11 asks for false positives
+    <= 1% (met) and recall >= 95% (measured 703 of 741 = 0.9487: one line short, see
+    docs/security.md). The floors below are the measured values."""
     record = PINNED["evaluation"]
     assert record["fp_rate"] <= 0.01
-    assert record["recall"] >= 0.94  # target 0.95: see docs/security.md for the gap
+    assert (record["positives"], len(record["missed"])) == (741, 38)
+    assert (record["negatives"], len(record["false_positives"])) == (1640, 9)
 
 
 def test_near_misses_cover_every_fixed_format():
