@@ -116,6 +116,7 @@ class Policy:
     extensions: tuple[str, ...] = (".md",)
     strict_drive_rules: bool = True  # False under profile amr
     deep_secrets: bool = False  # secrets: deep adds detect-secrets' own plugins
+    secret_rules: tuple[Any, ...] = ()  # secrets: {extra_rules: [...]} (memgit.secrets.Rule)
     # (key, value) of memgit.yaml sections without a field of their own; see setting()
     settings: tuple[tuple[str, Any], ...] = ()
 
@@ -202,10 +203,30 @@ def _near_limit(value: Any, origin: str) -> Mapping[str, Any]:
 
 
 def _secrets(value: Any, origin: str) -> Mapping[str, Any]:
-    if value not in ("fast", "deep"):
-        raise PolicyFileError(f"{origin}: secrets must be 'fast' or 'deep', not {value!r}",
-                              "secrets: fast (memgit's rules) or deep (plus detect-secrets)")
-    return {"deep_secrets": value == "deep"}
+    """``secrets: fast|deep`` or ``secrets: {mode: fast|deep, extra_rules: [...]}``."""
+    hint = ("secrets: fast (memgit's rules) or deep (plus detect-secrets), or "
+            "{mode: fast, extra_rules: [{id, kind, regex, keywords}]}")
+    if isinstance(value, Mapping):
+        unknown = set(value) - {"mode", "extra_rules"}
+        if unknown:
+            raise PolicyFileError(f"{origin}: unknown key(s) under secrets: "
+                                  f"{', '.join(sorted(map(str, unknown)))}", hint)
+        mode = value.get("mode", "fast")
+        items = value.get("extra_rules", []) or []
+    else:
+        mode, items = value, []
+    if mode not in ("fast", "deep"):
+        raise PolicyFileError(f"{origin}: secrets must be 'fast' or 'deep', not {mode!r}", hint)
+    if not items:
+        return {"deep_secrets": mode == "deep", "secret_rules": ()}
+    from .secrets import RuleError, extra_rules_from_config
+
+    try:
+        rules = extra_rules_from_config(items)
+    except RuleError as exc:
+        raise PolicyFileError(f"{origin}: secrets.extra_rules: {exc}",
+                              "see docs/security.md, 'Extra rules'") from exc
+    return {"deep_secrets": mode == "deep", "secret_rules": rules}
 
 
 def _timezone(value: Any, origin: str) -> Mapping[str, Any]:
@@ -400,7 +421,7 @@ def check_blob(path: str, data: bytes, policy: Policy, *,
     facts.text = text
     if is_markdown:
         _check_markdown(path, text, policy, facts)
-    _check_secrets(path, text, facts, scan, policy.deep_secrets)
+    _check_secrets(path, text, facts, scan, policy)
     return facts
 
 
@@ -493,18 +514,18 @@ def secret_kinds(line: str, policy: Policy) -> list[str]:
     from .secrets import scan_text, scan_text_deep
 
     scanner = scan_text_deep if policy.deep_secrets else scan_text
-    return [f.kind for f in scanner(line)]
+    return [f.kind for f in scanner(line, policy.secret_rules)]
 
 
 def _check_secrets(path: str, text: str, facts: BlobFacts, scan: SecretFilter | None,
-                   deep: bool) -> None:
+                   policy: Policy) -> None:
     from .secrets import scan_text, scan_text_deep
 
-    scanner = scan_text_deep if deep else scan_text
+    scanner = scan_text_deep if policy.deep_secrets else scan_text
     for number, (content, _eol) in enumerate(fmt.split_lines(text), start=1):
         if scan is not None and not scan(number, content):
             continue
-        for finding in scanner(content):
+        for finding in scanner(content, policy.secret_rules):
             facts.violations.append(Violation(
                 "MG401", path, number, f"possible credential: {finding.kind}"))
             break
