@@ -26,7 +26,8 @@ PINNED = json.loads((DATA / "known_misses.json").read_text())
 
 
 def _pin_module():
-    spec = importlib.util.spec_from_file_location("pin_floors", DATA / "corpus_tools" / "pin_floors.py")
+    spec = importlib.util.spec_from_file_location("pin_floors",
+                                                  DATA / "corpus_tools" / "pin_floors.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

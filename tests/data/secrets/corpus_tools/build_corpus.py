@@ -206,7 +206,6 @@ def passlib() -> Iterator[dict]:
 
 def spdb() -> Iterator[dict]:
     import yaml
-
     from regen import sample  # type: ignore[import-not-found]
 
     commit = head(SPDB)
@@ -361,8 +360,9 @@ def near_misses() -> Iterator[dict]:
     """For every built-in provider format: one character short (fixed-length formats),
     wrong alphabet, placeholder body; each kept only when the format no longer matches."""
     sys.path.insert(0, str(HERE.parents[3] / "src"))
-    from memgit.secrets.formats import FORMATS
     from regen import sample  # type: ignore[import-not-found]
+
+    from memgit.secrets.formats import FORMATS
 
     for rec in FORMATS:
         if rec.get("group") or rec.get("keyword_tails") or rec.get("shape"):
@@ -502,7 +502,6 @@ def main() -> None:
         print(len(recs), "independent lines")
         return
     from adjudication import apply  # type: ignore[import-not-found]
-
     from documented_forms import forms  # type: ignore[import-not-found]
 
     pos = list(trufflehog()) + list(passlib()) + list(spdb())

@@ -177,7 +177,7 @@ def forms() -> Iterator[dict]:
                 values = {"p": pw(r), "t": tok(r, r.choice([24, 32, 40])), "u": "deploy",
                           "b": base64.b64encode(f"deploy:{pw(r)}".encode()).decode(),
                           "pem": _pem(r), "h": _crypt(r)}
-                line = re.sub(r"\{(p|t|u|b|pem|h)\}", lambda m: values[m.group(1)], template)
+                line = re.sub(r"\{(p|t|u|b|pem|h)\}", lambda m, v=values: v[m.group(1)], template)
                 line = line.replace("{{", "{").replace("}}", "}")
                 rec = {"line": line, "label": label, "family": unit, "kind": unit,
                        "source": "documented forms (synthetic values)",

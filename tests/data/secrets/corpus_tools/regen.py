@@ -13,8 +13,8 @@ import re
 import string
 
 try:
-    import re._parser as sre_parse  # type: ignore[import-not-found]
     import re._constants as sre_c  # type: ignore[import-not-found]
+    import re._parser as sre_parse  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover
     import sre_constants as sre_c  # type: ignore[no-redef]
     import sre_parse  # type: ignore[no-redef]
