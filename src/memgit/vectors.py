@@ -4,7 +4,7 @@
   384 dimensions take 1,536 bytes, and a whole drive loads into one NumPy matrix
   with a single ``frombuffer`` (docs/embeddings.md measures this against sqlite-vec).
 * ``VectorMatrix.nearest`` scans that matrix: one matrix-vector product and a
-  partial sort, a few milliseconds for 15,000 x 384.
+  partial sort, about a millisecond for 15,000 x 384.
 * ``fuse`` merges rankings by reciprocal rank fusion: an id's score is the sum over
   the rankings of ``weight / (k + rank)``, so an entry that both lexical and semantic
   recall rank high comes first, and one found by only one of them still counts.
@@ -73,7 +73,9 @@ class VectorMatrix:
         norm = float(np.linalg.norm(q))
         if norm == 0.0:
             return []
-        scores = self.matrix @ (q / norm)
+        # einsum runs in this thread; ``matrix @ q`` goes to the BLAS, whose threads
+        # spin on a busy machine: p50 1.0 ms against 13.6 ms at 15,000 x 384, load 6.
+        scores = np.einsum("ij,j->i", self.matrix, q / norm)
         if limit < len(self.ids):
             top = np.argpartition(-scores, limit - 1)[:limit]
         else:
