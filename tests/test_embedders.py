@@ -8,6 +8,7 @@ with Retry-After, 503, malformed JSON, wrong counts and dimensions, silence).
 
 from __future__ import annotations
 
+import email.utils
 import hashlib
 import json
 import math
@@ -214,6 +215,13 @@ def test_429_waits_as_retry_after_says_then_succeeds(double: Double) -> None:
     t0 = time.monotonic()
     assert embedder(double.url, dimension=8).embed(["x"]) == [hash_vector("x", 8)]
     assert time.monotonic() - t0 >= 0.2
+    assert len(double.requests) == 2
+
+
+def test_429_retry_after_may_be_an_http_date(double: Double) -> None:
+    when = email.utils.formatdate(time.time() + 1, usegmt=True)
+    double.answer(status(429, "slow down", {"Retry-After": when}), ok())
+    assert embedder(double.url, dimension=8).embed(["x"]) == [hash_vector("x", 8)]
     assert len(double.requests) == 2
 
 

@@ -121,7 +121,8 @@ class OpenAIEmbedder:
             except urllib.error.HTTPError as exc:
                 status = exc.code
                 detail = _redact(_error_detail(exc), key)
-                wait = _retry_after(exc.headers.get("Retry-After"), attempt)
+                wait = _retry_after(exc.headers.get("Retry-After") if exc.headers else None,
+                                    attempt)
                 exc.close()
                 if status in _RETRY_STATUSES and attempt < self.retries and \
                         wait <= self.max_wait:
