@@ -4,12 +4,11 @@ stale repair, incremental and full reindex, purge support, the labelled recall s
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from conftest import git, memgit
+from conftest import committed_copy, git, memgit
 from memgit import format as fmt
 from memgit import index as idx
 from memgit import state
@@ -259,11 +258,7 @@ def evaluate(drive: Drive) -> tuple[float, float]:
 
 
 def test_recall_quality_on_the_labelled_set(tmp_path: Path) -> None:
-    shutil.copytree(RECALL_DATA / "drive", tmp_path / "drive")
-    git("init", "-q", "-b", "main", cwd=tmp_path / "drive")
-    git("add", "-A", cwd=tmp_path / "drive")
-    git("commit", "-qm", "labelled drive", cwd=tmp_path / "drive")
-    drive = open_drive(tmp_path / "drive")
+    drive = open_drive(committed_copy(RECALL_DATA / "drive", tmp_path / "drive"))
     labelled = {i for q in json.loads((RECALL_DATA / "queries.json").read_text())
                 for i in q["relevant"]}
     present = {e.id for p in (tmp_path / "drive").rglob("*.md")

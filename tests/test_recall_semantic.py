@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, git, memgit
+from conftest import ROOT, committed_copy, git, memgit
 from memgit import index as idx
 from memgit import vectors
 from memgit.repo import open_drive
@@ -94,11 +94,7 @@ def recall5(ranked: list[list[str]], queries: list[dict]) -> float:
 def test_hybrid_recall_keeps_its_measured_floor_on_the_report_half(tmp_path: Path) -> None:
     from memgit import plugins
 
-    shutil.copytree(DATA / "drive", tmp_path / "drive")
-    git("init", "-q", "-b", "main", cwd=tmp_path / "drive")
-    git("add", "-A", cwd=tmp_path / "drive")
-    git("commit", "-qm", "labelled", cwd=tmp_path / "drive")
-    drive = open_drive(tmp_path / "drive")
+    drive = open_drive(committed_copy(DATA / "drive", tmp_path / "drive"))
     idx.recall(drive, "warm up", 1, count=False)
     rows = idx.connection(drive).execute(
         "SELECT entry_id, text FROM facts WHERE indexed AND valid_until IS NULL").fetchall()
