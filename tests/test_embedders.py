@@ -296,6 +296,7 @@ def test_a_closed_port_is_unreachable() -> None:
     ({"batch_size": 0}, "batch_size"),
     ({"timeout": "soon"}, "timeout"),
     ({"dimension": True}, "dimension"),
+    ({"base_ulr": "http://127.0.0.1:1/v1"}, "unknown embeddings setting.*base_ulr"),
 ])
 def test_bad_settings_are_plugin_errors(settings: dict[str, Any], words: str) -> None:
     with pytest.raises(PluginError, match=words):
@@ -391,6 +392,13 @@ def test_local_ranks_a_paraphrase_above_an_unrelated_entry(local: Any) -> None:
         q = np.array(local.embed([query], "query")[0])
         a, o = np.array(local.embed([answer, other]))
         assert a @ q > o @ q + 0.02, query
+
+
+@needs_embed
+def test_local_refuses_unknown_settings_and_accepts_its_plugin_key() -> None:
+    with pytest.raises(PluginError, match="threds"):
+        plugins.load("embedder", "local", {"threds": 1})
+    assert plugins.load("embedder", "local", {"plugin": "local"}).dimension == 384
 
 
 @needs_embed

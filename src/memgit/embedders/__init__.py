@@ -19,6 +19,16 @@ from typing import Any
 from ..errors import EmbedderError, PluginError
 
 
+def check_keys(settings: Mapping[str, Any], known: set[str], *, plugin: str) -> None:
+    """PluginError naming any setting the embedder does not know (a typo would otherwise
+    be ignored silently); ``plugin`` itself, the key that chose the embedder, is allowed."""
+    unknown = sorted(set(settings) - known - {"plugin"})
+    if unknown:
+        raise PluginError(f"unknown embeddings setting(s) for the {plugin} embedder: "
+                          f"{', '.join(map(str, unknown))}",
+                          f"known settings: {', '.join(sorted(known))}")
+
+
 def setting_int(settings: Mapping[str, Any], key: str, default: int, *, plugin: str,
                 minimum: int = 1) -> int:
     """An integer setting of at least ``minimum``; PluginError naming it otherwise."""

@@ -43,7 +43,7 @@ from typing import Any
 
 from ..errors import EmbedderError, PluginError
 from ..plugins import EmbedKind
-from . import check_vectors, setting_float, setting_int, setting_str
+from . import check_keys, check_vectors, setting_float, setting_int, setting_str
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "text-embedding-3-small"
@@ -55,6 +55,8 @@ KNOWN_DIMENSIONS = {
 }
 _PLUGIN = "openai"
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+SETTINGS = {"base_url", "model", "model_id", "api_key_env", "dimension", "batch_size",
+            "timeout", "retries", "max_wait", "query_prefix", "passage_prefix", "input_type"}
 
 
 def make(settings: Mapping[str, Any]) -> OpenAIEmbedder:
@@ -68,6 +70,7 @@ class OpenAIEmbedder:
     name = _PLUGIN
 
     def __init__(self, settings: Mapping[str, Any]) -> None:
+        check_keys(settings, SETTINGS, plugin=_PLUGIN)
         base_url = setting_str(settings, "base_url", DEFAULT_BASE_URL, plugin=_PLUGIN)
         parts = urllib.parse.urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
