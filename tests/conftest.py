@@ -116,6 +116,17 @@ def head_entries(path: Path) -> dict[str, tuple[str, str]]:
     return entry_map(tree_texts(drive, str(head.tree_id)))
 
 
+def committed_copy(source: Path, dest: Path, message: str = "labelled drive") -> Path:
+    """A copy of the folder ``source`` at ``dest``, made a git checkout with one commit."""
+    import shutil
+
+    shutil.copytree(source, dest)
+    git("init", "-q", "-b", "main", cwd=dest)
+    git("add", "-A", cwd=dest)
+    git("commit", "-qm", message, cwd=dest)
+    return dest
+
+
 @pytest.fixture
 def new_drive(tmp_path: Path):
     """Factory: a real drive checkout holding ``files`` (MEMORY.md's Index made current)."""

@@ -4,10 +4,9 @@ stale repair, incremental and full reindex, purge support, the labelled recall s
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
-from conftest import commit_all, git, memgit
+from conftest import commit_all, committed_copy, git, memgit
 from memgit import format as fmt
 from memgit import recall_index, state
 from memgit.git.repository import Drive, init_bare, open_drive, ref_target
@@ -269,11 +268,7 @@ def evaluate(drive: Drive) -> tuple[set[str], float]:
 
 
 def test_recall_quality_on_the_labelled_set(tmp_path: Path) -> None:
-    shutil.copytree(RECALL_DATA / "drive", tmp_path / "drive")
-    git("init", "-q", "-b", "main", cwd=tmp_path / "drive")
-    git("add", "-A", cwd=tmp_path / "drive")
-    git("commit", "-qm", "labelled drive", cwd=tmp_path / "drive")
-    drive = open_drive(tmp_path / "drive")
+    drive = open_drive(committed_copy(RECALL_DATA / "drive", tmp_path / "drive"))
     labelled = {i for q in json.loads((RECALL_DATA / "queries.json").read_text())
                 for i in q["relevant"]}
     present = {e.id for p in (tmp_path / "drive").rglob("*.md")

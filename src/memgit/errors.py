@@ -70,6 +70,20 @@ class PluginError(MemgitError):
     code = "MG012"
 
 
+class EmbedderError(MemgitError):
+    """An embedder failed: its endpoint is down or answered wrongly, or its model is missing.
+
+    ``status`` is the endpoint's HTTP status when it answered with one. Recall treats
+    this error as "no semantic ranking now" and falls back to lexical recall.
+    """
+
+    code = "MG014"
+
+    def __init__(self, message: str, hint: str = "", status: int | None = None) -> None:
+        super().__init__(message, hint)
+        self.status = status
+
+
 class ConflictError(MemgitError):
     """The branch moved under us (compare-and-swap failed)."""
 
