@@ -10,7 +10,7 @@ word matches thousands of entries: recall's worst case):
 
 * an MCP recall round trip: the SDK's client calls the ``recall`` tool of a
   ``memgit mcp`` server over stdio and waits for the result (p50/p99);
-* recall in process (index.recall), what the server does per call;
+* recall in process (read_path.recall), what the server does per call;
 * ``git grep -i`` for the query's words: how an agent without memgit looks;
 * ``memgit recall`` from the shell and ``python3 -c 'import sqlite3'``, the
   baseline of the fast-path round (target: at most 2.5x);
@@ -90,15 +90,15 @@ def bench_mcp(drive: Path, qs: list[str]) -> tuple[list[float], float]:
 
 
 def bench_in_process(drive: Path, qs: list[str]) -> list[float]:
-    from memgit import index as idx
-    from memgit.repo import open_drive
+    from memgit.git.repository import open_drive
+    from memgit.read_path import recall
 
     d = open_drive(drive)
-    idx.recall(d, "warm up")
+    recall(d, "warm up")
     times = []
     for q in qs:
         t0 = time.perf_counter()
-        idx.recall(d, q, 5)
+        recall(d, q, 5)
         times.append((time.perf_counter() - t0) * 1000)
     return times
 
@@ -128,7 +128,7 @@ def run_drive(kind: str, drive: Path, qs: list[str], shell_runs: int) -> None:
     p50 = statistics.median
     print(f"== drive {kind}")
     print(f"MCP recall round trip (client call to result): {ms_stats(mcp)}")
-    print(f"recall in process (index.recall):              {ms_stats(local)}")
+    print(f"recall in process (read_path.recall):              {ms_stats(local)}")
     print(f"git grep -i on the same drive:                 {ms_stats(grep)}")
     print(f"memgit recall from the shell:                  {ms_stats(shell)}")
     print(f"python3 -c 'import sqlite3':                   {ms_stats(sqlite)}")

@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 
 from conftest import memgit
 from memgit import context as ctx
-from memgit.commands.init import create_drive
-from memgit.repo import open_drive
-from memgit.writer import NewFact, commit_facts
+from memgit.drives import create_drive
+from memgit.git.repository import open_drive
+from memgit.write_ops import NewFact
+from memgit.writer import commit_facts
 
 FACTS = [NewFact("Joe leads the product team", "https://example.com/s/1", "people"),
          NewFact("The payments launch is on 2026-03-01", "https://example.com/s/2",
@@ -33,7 +34,7 @@ def drive_with(path: Path, facts: list[NewFact]):
 
 def test_the_packet_has_title_index_and_entries_with_ids(tmp_path: Path) -> None:
     drive = drive_with(tmp_path / "d", FACTS)
-    from memgit.index import recall
+    from memgit.read_path import recall
 
     recall(drive, "billing runbook")  # counted: Ana's entry becomes the most retrieved
     packet = ctx.build_packet(drive, 2000)

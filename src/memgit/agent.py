@@ -10,7 +10,7 @@ secret gate, the compare-and-swap and the pending queue all apply.
 
 Results never echo a skipped text: a skip names its reason (``duplicate``,
 ``credential`` with the kind, ``source``, ``topic-*``, ``unknown-id``...) and a
-sentence (writer.Skipped).
+sentence (write_ops.Skipped).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Any, TypeVar
 
 from . import state
 from .errors import MemgitError, NotADriveError, UsageError
+from .git.repository import Drive, open_drive, ref_target
 from .policy import Policy, find_policy
-from .repo import Drive, open_drive, ref_target
 
 T = TypeVar("T")
 MAX_TEXT = 4096  # characters of one entry an agent may send; the policy's limits apply after
@@ -31,8 +31,8 @@ MAX_LIMIT = 50
 
 
 def write_summary(result: Any) -> dict[str, Any]:
-    """A writer.WriteResult as the agent sees it: what was committed, queued or skipped."""
-    from .writer import result_lines
+    """A write_ops.WriteResult as the agent sees it: what was committed, queued or skipped."""
+    from .write_ops import result_lines
 
     out: dict[str, Any] = {
         "status": result.status,
@@ -100,7 +100,8 @@ class AgentDrive:
 
     def remember(self, text: str, topic: str | None = None,
                  source: str | None = None) -> dict[str, Any]:
-        from .writer import NewFact, commit_facts
+        from .write_ops import NewFact
+        from .writer import commit_facts
 
         fact = NewFact(_text(text, "text"), source or None, topic or None)
         return self.call(lambda d, p: write_summary(
@@ -124,7 +125,7 @@ class AgentDrive:
     # --- reads ----------------------------------------------------------------------------
 
     def recall(self, query: str, limit: int = 5, count: bool = True) -> dict[str, Any]:
-        from .index import recall
+        from .read_path import recall
 
         text = _text(query, "query")
         if not 1 <= limit <= MAX_LIMIT:
@@ -142,9 +143,9 @@ class AgentDrive:
 
     def memory_md(self) -> str:
         """MEMORY.md at the branch head (empty before the first commit)."""
-        from .context import _memory_text
+        from .context import memory_text
 
-        return self.call(lambda d, p: _memory_text(d, ref_target(d, p.branch_ref)))
+        return self.call(lambda d, p: memory_text(d, ref_target(d, p.branch_ref)))
 
     def status(self) -> dict[str, Any]:
         return self.call(_status)
@@ -184,7 +185,7 @@ class AgentDrive:
 def _require_memory(drive: Drive, policy: Policy) -> None:
     """A git repository is a drive when its branch head has a MEMORY.md: an agent
     started in a code repository must not write notes into it."""
-    from .repo import commit_tree_id, file_at
+    from .git.repository import commit_tree_id, file_at
 
     head = ref_target(drive, policy.branch_ref)
     if head is None or file_at(drive, commit_tree_id(drive, head), "MEMORY.md") is None:
@@ -196,21 +197,21 @@ def _require_memory(drive: Drive, policy: Policy) -> None:
 
 def _status(drive: Drive, policy: Policy) -> dict[str, Any]:
     """Drive, branch, head, pending writes and the last sync (no network)."""
-    from . import index as idx
+    from .state import pending
 
-    conn = idx.connection(drive)
+    conn = state.connection(drive.git_dir)
     out: dict[str, Any] = {
         "drive": str(drive.root),
         "bare": drive.workdir is None,
         "branch": policy.branch,
         "head": ref_target(drive, policy.branch_ref),
-        "pending_writes": state.pending_count(conn),
+        "pending_writes": pending.count(conn),
         "last_sync": None,
         "waiting_commits": None,
         "remote_url": None,
     }
     if drive.workdir is not None:
-        from .commands.status import sync_status
+        from .sync import sync_status
 
         try:
             synced = sync_status(drive, "origin")

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import math
 import re
-import sqlite3
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from . import format as fmt
-from . import index as idx
-from .policy import Policy
-from .repo import Drive, commit_tree_id, file_at, read_blob, ref_target
+from . import read_path, state
+from .git.repository import Drive, commit_tree_id, file_at, read_blob, ref_target
+from .policy import Policy, find_policy
+from .state import facts
 
 DEFAULT_BUDGET = 2000
 QUERY_HITS = 10
@@ -97,39 +97,20 @@ def memory_outline(text: str) -> tuple[str, list[str]]:
     """MEMORY.md's title (its first level-1 heading) and the lines of its ``## Index``."""
     lines = fmt.split_lines(text)
     title = next((c[2:].strip() for c, _e in lines if c.startswith("# ")), "") or "Memory"
-    span = fmt._index_span(lines)
-    if span is None:
-        return title, []
-    start, end = span
-    return title, [c.rstrip() for c, _e in lines[start + 1:end] if c.strip()]
+    return title, fmt.index_section_lines(text)
 
 
-def _memory_text(drive: Drive, head: str | None) -> str:
+def memory_text(drive: Drive, head: str | None) -> str:
+    """MEMORY.md at commit ``head`` ('' without a commit or without the file)."""
     if head is None:
         return ""
     found = file_at(drive, commit_tree_id(drive, head), fmt.MEMORY_FILE)
     return read_blob(drive, found.oid).decode("utf-8", "replace") if found else ""
 
 
-# Reads the index's facts table directly (present, searchable rows); a candidate
-# for index.py once the index layer offers ranked listings.
-_TOP_SQL = {
-    "retrieved": "SELECT entry_id, text, path, added, source, retrievals FROM facts "
-                 "WHERE valid_until IS NULL AND indexed = 1 AND retrievals > 0 "
-                 "ORDER BY retrievals DESC, last_retrieved DESC, id DESC LIMIT ?",
-    "newest": "SELECT entry_id, text, path, added, source, retrievals FROM facts "
-              "WHERE valid_until IS NULL AND indexed = 1 ORDER BY added DESC, id DESC LIMIT ?",
-}
-
-
-def _top(conn: sqlite3.Connection, reason: str, limit: int) -> list[PacketEntry]:
-    rows = conn.execute(_TOP_SQL[reason], (limit,)).fetchall()
-    return [PacketEntry(r[0], r[1], r[2], r[3], r[4], int(r[5]), reason) for r in rows]
-
-
-def _searchable(conn: sqlite3.Connection) -> int:
-    return int(conn.execute("SELECT count(*) FROM facts WHERE valid_until IS NULL "
-                            "AND indexed = 1").fetchone()[0])
+def _top(conn: state.Connection, order: str, limit: int) -> list[PacketEntry]:
+    return [PacketEntry(r.entry_id, r.text, r.path, r.added, r.source, r.retrievals, order)
+            for r in facts.top_entries(conn, order, limit)]
 
 
 # --- assembling ------------------------------------------------------------------------------
@@ -164,7 +145,7 @@ class _Budget:
         return True
 
 
-def _candidates(drive: Drive, conn: sqlite3.Connection, query: str | None, budget: int,
+def _candidates(drive: Drive, conn: state.Connection, query: str | None, budget: int,
                 policy: Policy) -> list[PacketEntry]:
     """Query hits, then most retrieved and newest interleaved; each id once."""
     limit = max(20, min(2000, budget // 10))
@@ -172,7 +153,8 @@ def _candidates(drive: Drive, conn: sqlite3.Connection, query: str | None, budge
     if query and query.strip():
         hits = [PacketEntry(h.entry_id, h.text, h.path, h.added, h.source, h.retrievals,
                             "query")
-                for h in idx.recall(drive, query, QUERY_HITS, count=False, policy=policy)]
+                for h in read_path.recall(drive, query, QUERY_HITS, count=False,
+                                              policy=policy)]
     retrieved, newest = _top(conn, "retrieved", limit), _top(conn, "newest", limit)
     mixed: list[PacketEntry] = []
     for i in range(max(len(retrieved), len(newest))):
@@ -189,13 +171,14 @@ def _candidates(drive: Drive, conn: sqlite3.Connection, query: str | None, budge
 def build_packet(drive: Drive, budget: int = DEFAULT_BUDGET, query: str | None = None, *,
                  policy: Policy | None = None) -> Packet:
     """The context packet of the drive's branch head (after the read-path repair)."""
-    policy = policy or idx._policy(drive, None)
-    conn = idx.connection(drive)
-    current = idx.ensure_current(drive, policy=policy, conn=conn)
+    policy = policy or find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+    conn = state.connection(drive.git_dir)
+    current = read_path.catch_up(drive, policy=policy, conn=conn)
     head = current.head if current.head is not None else ref_target(drive, policy.branch_ref)
-    title, index_lines = memory_outline(_memory_text(drive, head))
+    title, index_lines = memory_outline(memory_text(drive, head))
     packet = Packet(title, head, max(0, budget), query=query or None,
-                    index_lines_total=len(index_lines), entries_total=_searchable(conn))
+                    index_lines_total=len(index_lines),
+                    entries_total=facts.searchable_count(conn))
     candidates = _candidates(drive, conn, query, packet.budget, policy)
     # The trailer is written last but its room is kept first: with the totals as
     # counts it is at least as long as the final one.

@@ -196,7 +196,7 @@ def warm(agent: AgentDrive) -> str | None:
     """Import what the tools use and open the drive now, so the first call is as fast as
     the others; returns the error text when the folder is not a drive (the server still
     starts and every tool answers with that error)."""
-    from . import context, index, questions, writer  # noqa: F401
+    from . import context, questions, read_path, writer  # noqa: F401
 
     try:
         agent.status()
