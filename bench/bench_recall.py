@@ -56,7 +56,7 @@ def ms_stats(values: list[float]) -> str:
 
 
 def bench_latency(drive: Drive, queries: list[str], cli_runs: int) -> None:
-    from memgit.recall_index import _STOPWORDS, _WORD_RE
+    from memgit.recall_search import _STOPWORDS, words
 
     recall(drive, "warm up")  # builds the index once
     # The first pass sees each query word for the first time on this drive and
@@ -82,9 +82,9 @@ def bench_latency(drive: Drive, queries: list[str], cli_runs: int) -> None:
 
     grep = []
     for q in queries[:max(cli_runs, 50)]:
-        words = [w for w in _WORD_RE.findall(q.lower()) if w not in _STOPWORDS] or [q]
+        terms = [w for w in words(q.lower()) if w not in _STOPWORDS] or [q]
         args = ["git", "grep", "-i", "-I", "-n"]
-        for w in words:
+        for w in terms:
             args += ["-e", w]
         t0 = time.perf_counter()
         subprocess.run([*args, "main"], cwd=drive.git_dir, capture_output=True, check=False)

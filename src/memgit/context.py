@@ -19,13 +19,16 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import format as fmt
-from . import read_path, state
-from .git.repository import Drive, commit_tree_id, file_at, read_blob, ref_target
-from .policy import Policy, find_policy
-from .state import facts
+from . import state
+from .recall_search import search
+from .state import search as rows
+
+if TYPE_CHECKING:
+    from .git.repository import Drive
+    from .policy import Policy
 
 DEFAULT_BUDGET = 2000
 QUERY_HITS = 10
@@ -102,6 +105,8 @@ def memory_outline(text: str) -> tuple[str, list[str]]:
 
 def memory_text(drive: Drive, head: str | None) -> str:
     """MEMORY.md at commit ``head`` ('' without a commit or without the file)."""
+    from .git.repository import commit_tree_id, file_at, read_blob
+
     if head is None:
         return ""
     found = file_at(drive, commit_tree_id(drive, head), fmt.MEMORY_FILE)
@@ -109,8 +114,8 @@ def memory_text(drive: Drive, head: str | None) -> str:
 
 
 def _top(conn: state.Connection, order: str, limit: int) -> list[PacketEntry]:
-    return [PacketEntry(r.entry_id, r.text, r.path, r.added, r.source, r.retrievals, order)
-            for r in facts.top_entries(conn, order, limit)]
+    return [PacketEntry(r[0], r[1], r[2], r[3], r[4], int(r[5]), order)
+            for r in rows.top_entries(conn, order, limit)]
 
 
 # --- assembling ------------------------------------------------------------------------------
@@ -145,16 +150,15 @@ class _Budget:
         return True
 
 
-def _candidates(drive: Drive, conn: state.Connection, query: str | None, budget: int,
-                policy: Policy) -> list[PacketEntry]:
+def _candidates(conn: state.Connection, query: str | None, budget: int,
+                key: tuple[str, str]) -> list[PacketEntry]:
     """Query hits, then most retrieved and newest interleaved; each id once."""
     limit = max(20, min(2000, budget // 10))
     hits: list[PacketEntry] = []
     if query and query.strip():
         hits = [PacketEntry(h.entry_id, h.text, h.path, h.added, h.source, h.retrievals,
                             "query")
-                for h in read_path.recall(drive, query, QUERY_HITS, count=False,
-                                              policy=policy)]
+                for h in search(conn, query, QUERY_HITS, count=False, key=key)]
     retrieved, newest = _top(conn, "retrieved", limit), _top(conn, "newest", limit)
     mixed: list[PacketEntry] = []
     for i in range(max(len(retrieved), len(newest))):
@@ -170,16 +174,29 @@ def _candidates(drive: Drive, conn: state.Connection, query: str | None, budget:
 
 def build_packet(drive: Drive, budget: int = DEFAULT_BUDGET, query: str | None = None, *,
                  policy: Policy | None = None) -> Packet:
-    """The context packet of the drive's branch head (after the read-path repair)."""
+    """The context packet of the drive's branch head (after the read path's catch-up)."""
+    from .git.repository import ref_target
+    from .policy import find_policy
+    from .read_path import catch_up
+
     policy = policy or find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
     conn = state.connection(drive.git_dir)
-    current = read_path.catch_up(drive, policy=policy, conn=conn)
+    current = catch_up(drive, policy=policy, conn=conn)
     head = current.head if current.head is not None else ref_target(drive, policy.branch_ref)
-    title, index_lines = memory_outline(memory_text(drive, head))
+    return assemble_packet(conn, head, memory_text(drive, head), budget, query,
+                           str(drive.git_dir))
+
+
+def assemble_packet(conn: state.Connection, head: str | None, memory: str, budget: int,
+                    query: str | None, drive_key: str) -> Packet:
+    """The packet from a recall index that is current at ``head`` and MEMORY.md's text
+    there (memgit.quick_read calls this without pygit2); ``drive_key`` names the drive
+    for the search's cached word counts."""
+    title, index_lines = memory_outline(memory)
     packet = Packet(title, head, max(0, budget), query=query or None,
                     index_lines_total=len(index_lines),
-                    entries_total=facts.searchable_count(conn))
-    candidates = _candidates(drive, conn, query, packet.budget, policy)
+                    entries_total=rows.searchable_count(conn))
+    candidates = _candidates(conn, query, packet.budget, (drive_key, head or ""))
     # The trailer is written last but its room is kept first: with the totals as
     # counts it is at least as long as the final one.
     room = _Budget(packet.budget - estimate_tokens(trailer(packet) + "\n"))
