@@ -25,6 +25,7 @@ from typing import Any
 
 from . import format as fmt
 from .errors import PolicyFileError
+from .git import DEFAULT_BRANCH
 from .git.modes import MODE_COMMIT, MODE_EXEC, MODE_FILE, MODE_LINK
 from .rules import RULES
 
@@ -102,7 +103,7 @@ class Policy:
     """
 
     profile: str = "drive"
-    branch: str = "main"
+    branch: str = DEFAULT_BRANCH
     file_bytes: int = field(default=65536, metadata={"limit": "bytes per file"})
     drive_bytes: int = field(default=2 * 1024 * 1024,
                              metadata={"limit": "bytes per drive (blob sizes at a commit)"})
