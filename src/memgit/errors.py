@@ -59,6 +59,19 @@ class PluginError(MemgitError):
     code = "MG012"
 
 
+class DreamFailedError(MemgitError):
+    """memgit dream failed: the model gave no usable answer, or the run could not finish."""
+
+    code = "MG030"
+
+
+class UndoRefusedError(MemgitError):
+    """memgit dream undo refused: lines that night touched were changed since."""
+
+    code = "MG031"
+    exit_code = 1
+
+
 class ConflictError(MemgitError):
     """The branch moved under us (compare-and-swap failed)."""
 

@@ -568,6 +568,11 @@ def locate(conn: sqlite3.Connection, entry_ids: Iterable[str]) -> dict[str, str]
     return _present_by(conn, "entry_id", "path", entry_ids)
 
 
+def retrievals(conn: sqlite3.Connection, entry_ids: Iterable[str]) -> dict[str, int]:
+    """entry id -> how often recall returned it, for present entries among ``entry_ids``."""
+    return {k: int(v) for k, v in _present_by(conn, "entry_id", "retrievals", entry_ids).items()}
+
+
 def present_digests(conn: sqlite3.Connection, digests: Iterable[str]) -> dict[str, str]:
     """text digest -> entry id of present entries with that text."""
     return _present_by(conn, "digest", "entry_id", digests)

@@ -172,7 +172,7 @@ class Policy:
 
 _LIMIT_KEYS = {"file_bytes", "drive_bytes", "files", "push_commits", "memory_bytes", "path_bytes"}
 _TOP_KEYS = {"profile", "branch", "limits", "protected", "timezone", "extensions", "near_limit",
-             "secrets"}
+             "secrets", "dream"}
 
 
 def policy_from_mapping(data: Mapping[str, Any], origin: str = "policy") -> Policy:
@@ -232,6 +232,10 @@ def policy_from_mapping(data: Mapping[str, Any], origin: str = "policy") -> Poli
         raise PolicyFileError(f"{origin}: secrets must be 'fast' or 'deep', not {scanner!r}",
                               "secrets: fast (memgit's rules) or deep (plus detect-secrets)")
     kwargs["deep_secrets"] = scanner == "deep"
+    if "dream" in data:
+        from .dream.config import check_section  # the dream: section, read by memgit dream
+
+        check_section(data["dream"], origin)
     tz = data.get("timezone", "UTC")
     if not isinstance(tz, str):
         raise PolicyFileError(f"{origin}: timezone must be a name such as Europe/Berlin",

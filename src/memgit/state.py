@@ -72,6 +72,35 @@ MIGRATIONS: list[str] = [
         text, topic, tokenize = 'porter unicode61 remove_diacritics 2'
     );
     """,
+    # 2: memgit observe's turns and memgit dream's runs (memgit/dream/store.py owns them)
+    """
+    CREATE TABLE observations (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        turn_id TEXT NOT NULL UNIQUE,
+        created TEXT NOT NULL,
+        session TEXT NOT NULL DEFAULT '',
+        role TEXT NOT NULL,
+        text TEXT NOT NULL
+    );
+    CREATE INDEX observations_created ON observations (created);
+    CREATE TABLE dream_runs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        day TEXT NOT NULL,
+        trigger TEXT NOT NULL,
+        status TEXT NOT NULL,
+        token TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        started TEXT NOT NULL,
+        heartbeat TEXT NOT NULL,
+        finished TEXT,
+        proposer TEXT NOT NULL DEFAULT '',
+        commit_id TEXT NOT NULL DEFAULT '',
+        error TEXT NOT NULL DEFAULT '',
+        report TEXT NOT NULL DEFAULT ''
+    );
+    CREATE INDEX dream_runs_day ON dream_runs (day);
+    """,
 ]
 
 

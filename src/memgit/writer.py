@@ -109,8 +109,11 @@ class Op:
     """One entry operation; serialisable for the pending queue.
 
     ``kind`` is add (``line`` into ``path``, after entry ``after`` and its
-    answers when set), retire, edit (new ``text``, metadata kept) or set
-    (metadata ``key`` = ``value``). ``ref`` is the caller's position, for reports.
+    answers when set), retire, edit (new ``text``, metadata kept), set
+    (metadata ``key`` = ``value``) or file (``path`` gets the whole ``text``, or is
+    removed when ``key`` is "remove", provided its blob at the head is ``value``,
+    "" for absent; see :func:`restore_files`). ``ref`` is the caller's position,
+    for reports.
     """
 
     kind: str
@@ -160,6 +163,7 @@ class WriteResult:
     retired: list[str] = field(default_factory=list)
     edited: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
+    rewritten: list[str] = field(default_factory=list)  # paths given whole texts (file ops)
     skipped: list[Skipped] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     attempts: int = 0
@@ -247,16 +251,11 @@ def prepare_edit(entry_id: str, text: str, ref: int) -> Op | Skipped:
     return Op("edit", entry_id, text=text, ref=ref)
 
 
-def commit_facts(drive: Drive, adds: Sequence[NewFact | str], retire: Sequence[str] = (),
-                 message: str = "", *, edits: Mapping[str, str] | None = None,
-                 policy: Policy | None = None) -> WriteResult:
-    """Add entries, retire entries by id (and edit texts by id) as one commit.
-
-    Returns what was done and what was skipped and why. Raises RefusedError
-    when the policy refuses the write as a whole (e.g. the drive is full) and
-    UsageError when a checkout's touched files have uncommitted edits.
-    """
-    policy = policy or _policy(drive)
+def prepare_facts(adds: Sequence[NewFact | str], retire: Sequence[str] = (), *,
+                  edits: Mapping[str, str] | None = None,
+                  policy: Policy) -> tuple[list[Op], list[Skipped]]:
+    """Turn what :func:`commit_facts` takes into operations (final ids and dates) and the
+    skipped facts; refs count adds, then retires, then edits, from 0."""
     date = today(policy)
     ops: list[Op] = []
     skipped: list[Skipped] = []
@@ -272,9 +271,68 @@ def commit_facts(drive: Drive, adds: Sequence[NewFact | str], retire: Sequence[s
             ops.append(prepared_edit)
         else:
             skipped.append(prepared_edit)
+    return ops, skipped
+
+
+def commit_facts(drive: Drive, adds: Sequence[NewFact | str], retire: Sequence[str] = (),
+                 message: str = "", *, edits: Mapping[str, str] | None = None,
+                 policy: Policy | None = None) -> WriteResult:
+    """Add entries, retire entries by id (and edit texts by id) as one commit.
+
+    Returns what was done and what was skipped and why. Raises RefusedError
+    when the policy refuses the write as a whole (e.g. the drive is full) and
+    UsageError when a checkout's touched files have uncommitted edits.
+    """
+    policy = policy or _policy(drive)
+    ops, skipped = prepare_facts(adds, retire, edits=edits, policy=policy)
     result = apply_ops(drive, ops, message, policy=policy)
     result.skipped = sorted(skipped + result.skipped, key=lambda s: s.ref)
     return result
+
+
+@dataclass
+class Preview:
+    """What :func:`apply_ops` would commit now: the result it would report and, per
+    changed path, the text at the head and after (None: absent)."""
+
+    result: WriteResult
+    changes: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+
+
+def preview_ops(drive: Drive, ops: Sequence[Op], *, policy: Policy | None = None) -> Preview:
+    """Plan and judge ``ops`` against the branch head exactly as :func:`apply_ops`
+    would, and commit nothing: no lock, no ref, no index repair, no queue (the
+    only trace is unreferenced blobs and trees that ``git gc`` removes). Raises
+    RefusedError like apply_ops."""
+    policy = policy or _policy(drive)
+    if not ops:
+        return Preview(WriteResult("unchanged"))
+    head = ref_target(drive, policy.branch_ref)
+    if head is None:
+        raise UsageError(f"the drive has no branch {policy.branch_ref}",
+                         "create it with memgit init")
+    plan = _plan_and_judge(drive, idx.connection(drive), head, list(ops), policy,
+                           PurgeRegistry.load(drive.git_dir))
+    plan.result.status = "planned" if plan.changes else "unchanged"
+    changes = {path: (plan.files[path].original if plan.files[path].existed else None, text)
+               for path, text in plan.changes.items()}
+    return Preview(plan.result, changes)
+
+
+def restore_files(drive: Drive, base: str, texts: Mapping[str, str | None], message: str, *,
+                  policy: Policy | None = None) -> WriteResult:
+    """Give whole files new texts (None removes the file) as one commit, judged by the
+    policy like any write. ``texts`` were computed from commit ``base``: when any of
+    those files differs at the head from ``base``, every file operation is skipped
+    (reason ``changed``) and nothing is written."""
+    policy = policy or _policy(drive)
+    base_tree = commit_tree_id(drive, base)
+    ops = []
+    for number, (path, text) in enumerate(sorted(texts.items())):
+        entry = file_at(drive, base_tree, path)
+        ops.append(Op("file", "file:" + path, path=path, text=text or "", key="" if text is not None
+                      else "remove", value=entry.oid if entry is not None else "", ref=number))
+    return apply_ops(drive, ops, message, policy=policy)
 
 
 # --- applying operations -------------------------------------------------------------------
@@ -477,7 +535,7 @@ def _after_commit(drive: Drive, conn: sqlite3.Connection, plan: _Plan, policy: P
     """After the branch moved: nothing here may turn the write into a failure."""
     if checkout:
         try:
-            update_checkout(drive, {p: t.encode("utf-8") for p, t in plan.changes.items()})
+            update_checkout(drive, _encoded(plan.changes))
         except Exception as exc:  # noqa: BLE001 - the commit stands; say how to catch up
             paths = " ".join(sorted(plan.changes))
             plan.result.warnings.append(
@@ -521,10 +579,13 @@ def _message(message: str, result: WriteResult) -> str:
     """Subject from the caller, then counts and ids (never entry text)."""
     counts = (f"+{len(result.added)} -{len(result.retired)} "
               f"~{len(result.edited) + len(result.updated)}")
+    if result.rewritten:
+        counts += f" files {len(result.rewritten)}"
     subject = clean_text(message) or "memgit: write"
     lines = [f"{subject}", "", f"memgit: {counts}"]
     for label, ids in (("Added", [a.id for a in result.added]), ("Retired", result.retired),
-                       ("Edited", result.edited), ("Updated", result.updated)):
+                       ("Edited", result.edited), ("Updated", result.updated),
+                       ("File", result.rewritten)):
         lines.extend(f"{label}: {i}" for i in ids)
     return "\n".join(lines) + "\n"
 
@@ -549,6 +610,8 @@ class _File:
     def __init__(self, path: str, text: str | None) -> None:
         self.path = path
         self.existed = text is not None
+        self.removed = False  # a file operation removes it
+        self.written = False  # a file operation gave it a whole text
         self.original = text if text is not None else _new_file_text(path)
         doc = fmt.parse_document(path, self.original)
         self.lines = [_L(ln.content, ln.eol, ln.entry) for ln in doc.lines]
@@ -564,6 +627,17 @@ class _File:
 
     def text(self) -> str:
         return "".join(line.content + line.eol for line in self.lines)
+
+    def changed(self) -> bool:
+        if self.removed:
+            return self.existed
+        return self.text() != self.original or (self.written and not self.existed)
+
+    def set_text(self, text: str, op: int) -> None:
+        """A file operation: every line is the operation's (the policy judges them all)."""
+        doc = fmt.parse_document(self.path, text)
+        self.lines = [_L(ln.content, ln.eol, ln.entry, op) for ln in doc.lines]
+        self.written = True
 
     def _blank(self, number: int) -> bool:
         return not self.lines[number].content.strip()
@@ -619,7 +693,7 @@ def _new_file_text(path: str) -> str:
 @dataclass
 class _Plan:
     result: WriteResult
-    changes: dict[str, str]  # path -> new text
+    changes: dict[str, str | None]  # path -> new text (None: removed)
     base_oids: dict[str, str | None]  # path -> blob id at the head
     files: dict[str, _File]  # every file loaded, changed or not
     tree: str = ""
@@ -640,8 +714,7 @@ def _plan_and_judge(drive: Drive, conn: sqlite3.Connection, head: str, ops: list
         if not plan.changes:
             return plan
         files = plan.files
-        plan.tree = build_tree(drive, base_tree,
-                               {p: t.encode("utf-8") for p, t in plan.changes.items()})
+        plan.tree = build_tree(drive, base_tree, _encoded(plan.changes))
         violations = _judge(drive, plan.tree, files, policy, registry)
         plan.near_limit = any(v.code == "MG290" for v in violations)
         plan.result.warnings = [v.format() for v in violations if v.severity != ERROR
@@ -709,7 +782,7 @@ def _plan(drive: Drive, conn: sqlite3.Connection, base_tree: str, ops: list[Op],
             files[path] = _File(path, text)
         return files[path]
 
-    wanted = [op.id for op in ops if op.kind != "add" or op.id]
+    wanted = [op.id for op in ops if op.kind not in ("add", "file")]
     located = idx.locate(conn, wanted)
     retiring = {op.id for op in ops if op.kind == "retire"}
     retiring_digests = set()
@@ -722,7 +795,11 @@ def _plan(drive: Drive, conn: sqlite3.Connection, base_tree: str, ops: list[Op],
     present = idx.present_digests(conn, add_digests)
     batch: set[str] = set()
     skipped = result.skipped
+    file_refusal = _file_refusal(ops, blocked, load, base_oids)
     for number, op in enumerate(ops):
+        if op.kind == "file":
+            _plan_file(op, number, file_refusal, load, result)
+            continue
         if number in blocked:
             v = blocked[number]
             skipped.append(Skipped(op.ref, op.id, "policy", f"{v.code} {v.name}: {v.message}"))
@@ -784,23 +861,62 @@ def _plan(drive: Drive, conn: sqlite3.Connection, base_tree: str, ops: list[Op],
                 result.updated.append(op.id)
         else:
             raise UsageError(f"unknown operation {op.kind!r}", "")
-    if any(f.text() != f.original for f in files.values()):
+    if any(f.changed() for f in files.values()):
         # The Index lists exactly the drive's topic files: regenerate it in the same commit.
         paths = {e.path for e in tree_files(drive, base_tree)}
-        paths |= {p for p, f in files.items() if not f.existed and f.text() != f.original}
+        paths |= {p for p, f in files.items() if not f.existed and f.changed()}
+        paths -= {p for p, f in files.items() if f.removed}
         memory = load(fmt.MEMORY_FILE)
         if memory is not None:
             regenerated = fmt.regenerate_index(memory.text(), paths)
             if regenerated != memory.text():
                 files[fmt.MEMORY_FILE] = _reparse(memory, regenerated)
-    changes = {path: f.text() for path, f in files.items() if f.text() != f.original}
+    changes = {path: None if f.removed else f.text()
+               for path, f in files.items() if f.changed()}
     return _Plan(result, changes, base_oids, files)
+
+
+def _file_refusal(ops: Sequence[Op], blocked: Mapping[int, Violation],
+                  load: Callable[[str], _File | None],
+                  base_oids: Mapping[str, str | None]) -> tuple[str, str] | None:
+    """File operations apply all together or not at all: the reason none applies."""
+    for number, op in enumerate(ops):
+        if op.kind != "file":
+            continue
+        if number in blocked:
+            v = blocked[number]
+            return "policy", f"{v.code} {v.name}: {v.message}"
+        if load(op.path) is None:
+            return "topic-invalid", f"{op.path} cannot be written as a text file"
+        if (base_oids.get(op.path) or "") != op.value:
+            return "changed", f"{op.path} changed since the texts were computed"
+    return None
+
+
+def _plan_file(op: Op, number: int, refusal: tuple[str, str] | None,
+               load: Callable[[str], _File | None], result: WriteResult) -> None:
+    if refusal is not None:
+        result.skipped.append(Skipped(op.ref, op.id, *refusal))
+        return
+    file = load(op.path)
+    assert file is not None
+    if op.key == "remove":
+        file.removed = True
+    else:
+        file.set_text(op.text, number)
+    result.rewritten.append(op.path)
+
+
+def _encoded(changes: Mapping[str, str | None]) -> dict[str, bytes | None]:
+    return {p: None if t is None else t.encode("utf-8", "surrogateescape")
+            for p, t in changes.items()}
 
 
 def _reparse(old: _File, text: str) -> _File:
     """MEMORY.md after Index regeneration, keeping which lines operations wrote."""
     new = _File(old.path, text)
     new.existed, new.original = old.existed, old.original
+    new.removed, new.written = old.removed, old.written
     written = {line.content: line.op for line in old.lines if line.op is not None}
     for line in new.lines:
         if line.content in written:
@@ -902,7 +1018,8 @@ def result_lines(result: WriteResult) -> list[str]:
     if result.status == "committed":
         parts = [f"{label} {len(items)}" for label, items in (
             ("added", result.added), ("retired", result.retired),
-            ("edited", result.edited), ("updated", result.updated)) if items]
+            ("edited", result.edited), ("updated", result.updated),
+            ("files", result.rewritten)) if items]
         out.append(f"Committed {(result.commit or '')[:12]}: {', '.join(parts)}")
     elif result.status == "queued":
         out.append(f"Queued as pending write #{result.pending} ({result.error}); "
@@ -912,6 +1029,7 @@ def result_lines(result: WriteResult) -> list[str]:
     out.extend(f"  + {a.id} {a.path}" for a in result.added if a.path)
     out.extend(f"  - {i}" for i in result.retired)
     out.extend(f"  ~ {i}" for i in result.edited + result.updated)
+    out.extend(f"  * {p}" for p in result.rewritten)
     out.extend("  " + line for line in describe_skipped(result.skipped))
     out.extend(f"  warning: {w}" for w in result.warnings)
     return out
