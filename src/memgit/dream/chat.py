@@ -201,6 +201,10 @@ class ChatModel:
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise _fail(f"dream.base_url must be an http:// or https:// URL, not "
                         f"{sanitize(public_url(self.base_url))!r}")
+        if parts.username or parts.password:
+            raise _fail(f"dream.base_url {public_url(self.base_url)} carries a user name or "
+                        "password", "put the key in the environment variable api_key_env "
+                        "names, not in the URL")
         key = self._key()
         if key and parts.scheme == "http" and not _loopback(parts.hostname):
             raise _fail(f"refusing to send the API key over plain http to {parts.hostname}",
@@ -209,7 +213,9 @@ class ChatModel:
         return parse_answer(raw, key)
 
     def _post(self, body: Mapping[str, Any], key: str) -> bytes:
-        url = self.base_url + "/chat/completions"
+        parts = urllib.parse.urlsplit(self.base_url)
+        url = urllib.parse.urlunsplit(parts._replace(path=parts.path.rstrip("/")
+                                                     + "/chat/completions", fragment=""))
         shown = public_url(url)
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
         headers = {"Content-Type": "application/json", "Accept": "application/json",
@@ -217,6 +223,7 @@ class ChatModel:
         if key:
             headers["Authorization"] = f"Bearer {key}"
         deadline = time.monotonic() + self.timeout
+        limited = 0
         for attempt in range(MAX_ATTEMPTS):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -240,6 +247,7 @@ class ChatModel:
                                 f"after {wait:g} s, beyond the {self.timeout:g} s timeout",
                                 "raise dream.timeout or try later (memgit dream --due "
                                 "retries a failed night up to 3 times)") from None
+                limited += 1
                 time.sleep(wait)
             except TimeoutError:
                 break
@@ -250,6 +258,9 @@ class ChatModel:
             except (http.client.HTTPException, OSError) as err:
                 raise _fail(f"the connection to {shown} failed: "
                             f"{sanitize(f'{type(err).__name__}: {err}', key)}") from None
+        if limited == MAX_ATTEMPTS:
+            raise _fail(f"{shown} answered HTTP 429 (rate limited) {limited} times",
+                        "try later (memgit dream --due retries a failed night up to 3 times)")
         raise _fail(f"{shown} did not answer within the {self.timeout:g} s timeout",
                     "raise dream.timeout, or use a smaller or faster model")
 
