@@ -6,14 +6,16 @@ suggestions pass the same checks.
 
 * Exact duplicates: the same text after case-folding, collapsing whitespace and
   dropping punctuation.
-* Near duplicates: word overlap (Jaccard) of at least ``NEAR`` over at least
-  ``MIN_WORDS`` words, *and* the words in nearly the same order (difflib's
-  ratio over the word sequences, at least ``NEAR``), *and* the same numbers and
-  the same negations: "from Berlin to Paris" is no duplicate of "from Paris to
-  Berlin", "launch on 2026-10-15" none of "launch on 2026-11-15" (that is a
+* Near duplicates: word overlap (Jaccard over the words that are not stop
+  words) of at least ``NEAR`` over at least ``MIN_WORDS`` words, *and* the
+  words in the same order (at least ``NEAR`` of the shorter text's word pairs,
+  stop words included, are in the other), *and* the same numbers and the same
+  negations: "from Berlin to Paris" is no duplicate of "from Paris to Berlin",
+  "launch on 2026-10-15" none of "launch on 2026-11-15" (that is a
   contradiction, for a model to judge), "uses X" none of "no longer uses X".
-* The entry kept is the one retrieved most, then the longest, then the oldest;
-  its text is the merge's text, the others are retired.
+* The entry kept is the one retrieved most (its retrieval count survives),
+  then the oldest; the merge's text is the longest text of the group, so no
+  words are lost; the others are retired.
 * Prune candidates (only with ``prune: true``): never retrieved and at least
   ``PRUNE_DAYS`` days old.
 """
@@ -22,7 +24,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from difflib import SequenceMatcher
 from typing import Any
 
 NEAR = 0.75
@@ -44,7 +45,7 @@ def words(text: str) -> list[str]:
 
 
 class _Item:
-    __slots__ = ("data", "key", "words", "set", "numbers", "negations")
+    __slots__ = ("data", "key", "words", "set", "pairs", "numbers", "negations")
 
     def __init__(self, data: Mapping[str, Any]) -> None:
         self.data = data
@@ -52,6 +53,8 @@ class _Item:
         self.key = normalised(text)
         self.words = words(text)
         self.set = frozenset(self.words)
+        every = self.key.split()
+        self.pairs = frozenset(zip(every, every[1:], strict=False))
         self.numbers = frozenset(w for w in self.set if any(c.isdigit() for c in w))
         self.negations = self.set & _NEGATIONS
 
@@ -69,13 +72,14 @@ def near_duplicates(a: _Item, b: _Item) -> bool:
     jaccard = len(a.set & b.set) / len(a.set | b.set)
     if jaccard < NEAR:
         return False
-    return SequenceMatcher(None, a.words, b.words, autojunk=False).ratio() >= NEAR
+    shorter = min(len(a.pairs), len(b.pairs))
+    return shorter > 0 and len(a.pairs & b.pairs) >= NEAR * shorter
 
 
 def _keeper_order(item: _Item) -> tuple:
     d = item.data
-    return (-int(d.get("retrievals") or 0), -len(str(d.get("text", ""))),
-            str(d.get("added") or "9999"), str(d.get("id")))
+    return (-int(d.get("retrievals") or 0), str(d.get("added") or "9999"),
+            -len(str(d.get("text", ""))), str(d.get("id")))
 
 
 def propose_rules(entries: Sequence[Mapping[str, Any]], *, prune: bool) -> dict[str, Any]:
@@ -97,8 +101,9 @@ def propose_rules(entries: Sequence[Mapping[str, Any]], *, prune: bool) -> dict[
             continue
         grouped.update(group)
         members = sorted((items[m] for m in group), key=_keeper_order)
+        longest = max(members, key=lambda m: len(str(m.data["text"])))
         merges.append({"ids": [str(m.data["id"]) for m in members],
-                       "text": str(members[0].data["text"]),
+                       "text": str(longest.data["text"]),
                        "reason": "exact duplicates" if len({m.key for m in members}) == 1
                        else "near duplicates"})
     prunes: list[dict[str, Any]] = []
