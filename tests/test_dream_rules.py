@@ -47,7 +47,7 @@ def test_the_keeper_is_the_most_retrieved_then_oldest_with_the_longest_text() ->
                entry("m-c", "joe leads the product team!", retrievals=0, added="2025-01-01")]
     [merge] = propose_rules(entries, prune=False)["merges"]
     assert merge["ids"] == ["m-b", "m-c", "m-a"]
-    assert merge["text"] == "joe leads the product team!"  # the longest text
+    assert merge["text"] == "Joe leads the product team"  # exact duplicates: the keeper's
     longer = [entry("m-a", "Staging runs on Kubernetes in eu-central-1", retrievals=2),
               entry("m-b", "Staging runs on Kubernetes in the eu-central-1 region")]
     [merge] = propose_rules(longer, prune=False)["merges"]

@@ -14,8 +14,9 @@ suggestions pass the same checks.
   "launch on 2026-10-15" none of "launch on 2026-11-15" (that is a
   contradiction, for a model to judge), "uses X" none of "no longer uses X".
 * The entry kept is the one retrieved most (its retrieval count survives),
-  then the oldest; the merge's text is the longest text of the group, so no
-  words are lost; the others are retired.
+  then the oldest; the merge's text is the kept entry's for exact duplicates
+  and the longest text of the group for near ones, so no word is lost; the
+  others are retired.
 * Prune candidates (only with ``prune: true``): never retrieved and at least
   ``PRUNE_DAYS`` days old.
 """
@@ -101,11 +102,12 @@ def propose_rules(entries: Sequence[Mapping[str, Any]], *, prune: bool) -> dict[
             continue
         grouped.update(group)
         members = sorted((items[m] for m in group), key=_keeper_order)
-        longest = max(members, key=lambda m: len(str(m.data["text"])))
-        merges.append({"ids": [str(m.data["id"]) for m in members],
-                       "text": str(longest.data["text"]),
-                       "reason": "exact duplicates" if len({m.key for m in members}) == 1
-                       else "near duplicates"})
+        exact = len({m.key for m in members}) == 1
+        # exact duplicates keep the kept entry's text; near ones the longest, losing no word
+        text = members[0].data["text"] if exact else max(
+            (m.data["text"] for m in members), key=lambda t: len(str(t)))
+        merges.append({"ids": [str(m.data["id"]) for m in members], "text": str(text),
+                       "reason": "exact duplicates" if exact else "near duplicates"})
     prunes: list[dict[str, Any]] = []
     if prune:
         for n, item in enumerate(items):
