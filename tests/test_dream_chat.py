@@ -9,8 +9,8 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from dream_support import ChatServer, Reply, chat_server, completion, error_body
 
+from dream_support import ChatServer, Reply, chat_server, completion, error_body
 from memgit import plugins
 from memgit.dream.chat import ChatModel, parse_answer, retry_after
 from memgit.errors import DreamFailedError

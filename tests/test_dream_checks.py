@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-
 from typing import Any
 
 import pytest
-from dream_support import make_dream_drive
 
+from dream_support import make_dream_drive
 from memgit import index as idx
 from memgit.dream import checks, snapshot
 from memgit.dream.observations import observe

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git, memgit
 
+from conftest import git, memgit
 from memgit import index as idx
 from memgit import state
 from memgit.dream import store

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conftest import git, memgit
 from dream_support import ChatServer, Reply, chat_server, error_body, make_dream_drive, refs_of
-
 from memgit import events, state
 from memgit import index as idx
 from memgit.dream import store

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conftest import git, memgit
 from dream_support import ChatServer, chat_server, make_dream_drive, tree_of
-
 from memgit import index as idx
 from memgit.dream import store
 from memgit.dream.config import DreamConfig
