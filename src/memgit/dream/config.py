@@ -17,6 +17,7 @@ from ..errors import PolicyFileError
 
 DEFAULT_WINDOW = "02:00-06:00"
 DEFAULT_TIMEOUT = 60.0
+MAX_TIMEOUT = 1800
 DEFAULT_OBSERVATION_DAYS = 7
 KEYS = ("model", "base_url", "model_name", "api_key_env", "timeout", "prune", "window",
         "observations_days", "options")
@@ -99,8 +100,10 @@ def check_section(data: Any, origin: str = "policy") -> DreamConfig:
     if "timeout" in data:
         timeout = data["timeout"]
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) \
-                or not 0 < timeout <= 3600:
-            raise _fail(origin, "timeout must be seconds in (0, 3600]", "dream: {timeout: 60}")
+                or not 0 < timeout <= MAX_TIMEOUT:
+            # a run must end well within the lease's hour (store.STALE_LEASE_SECONDS)
+            raise _fail(origin, f"timeout must be seconds in (0, {MAX_TIMEOUT}]",
+                        "dream: {timeout: 60}")
         kwargs["timeout"] = float(timeout)
     if "prune" in data:
         if not isinstance(data["prune"], bool):
