@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import shutil
 import threading
 import time
 from collections import deque
@@ -164,7 +163,3 @@ def chat_server() -> Iterator[ChatServer]:
         yield server
     finally:
         server.stop()
-
-
-def copy_tree(src: Path, dst: Path) -> None:
-    shutil.copytree(src, dst)
