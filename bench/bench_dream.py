@@ -38,7 +38,7 @@ WORDS = ("payments launch owner deadline pricing website billing customer dashbo
 
 def make_drive(path: Path, entries: int, seed: int = 11) -> None:
     from memgit import format as fmt
-    from memgit.commands.init import create_drive
+    from memgit.drives import create_drive
 
     rng = random.Random(seed)
     create_drive(path, bare=False)
@@ -61,7 +61,7 @@ def make_drive(path: Path, entries: int, seed: int = 11) -> None:
         (path / name).parent.mkdir(parents=True, exist_ok=True)
         (path / name).write_text("".join(lines))
     memory = (path / "MEMORY.md").read_text()
-    (path / "MEMORY.md").write_text(fmt.regenerate_index(memory, [*files, "MEMORY.md"]))
+    (path / "MEMORY.md").write_text(fmt.regenerate_index_section(memory, [*files, "MEMORY.md"]))
     env = ["-c", "user.name=bench", "-c", "user.email=bench@example.com"]
     subprocess.run(["git", *env, "add", "-A"], cwd=path, check=True)
     subprocess.run(["git", *env, "commit", "-qm", "bench drive"], cwd=path, check=True)
@@ -69,7 +69,7 @@ def make_drive(path: Path, entries: int, seed: int = 11) -> None:
 
 def observe_turns(path: Path, turns: int) -> None:
     from memgit.dream.observations import observe
-    from memgit.repo import open_drive
+    from memgit.git.repository import open_drive
 
     drive = open_drive(path)
     for n in range(turns):
@@ -78,18 +78,19 @@ def observe_turns(path: Path, turns: int) -> None:
 
 
 def one_round(base: Path, entries: int, turns: int, number: int) -> tuple[float, float, int]:
-    from memgit import index as idx
+    from memgit import state
     from memgit.dream.config import DreamConfig
     from memgit.dream.run import dream
+    from memgit.git.repository import open_drive
     from memgit.policy import Policy
-    from memgit.repo import open_drive
+    from memgit.read_path import catch_up
     from memgit.writer import commit_facts
 
     pristine = base / f"pristine{number}"
     make_drive(pristine, entries)
     observe_turns(pristine, turns)
-    idx.ensure_current(open_drive(pristine))
-    idx.close_connections()
+    catch_up(open_drive(pristine))
+    state.close_connections()
     work = base / f"dream{number}"
     shutil.copytree(pristine, work)
     drive = open_drive(work)
@@ -106,7 +107,7 @@ def one_round(base: Path, entries: int, turns: int, number: int) -> tuple[float,
     result = commit_facts(baseline, [], retired, "baseline")
     plain = time.perf_counter() - started
     assert result.status == "committed" and len(result.retired) == len(retired)
-    idx.close_connections()
+    state.close_connections()
     return dreamed, plain, len(retired)
 
 

@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 
 from dream_support import make_dream_drive
-from memgit import index as idx
 from memgit.dream import checks, snapshot
 from memgit.dream.observations import observe
+from memgit.git.repository import Drive, open_drive
 from memgit.policy import Policy, PurgeRegistry, text_digest
-from memgit.repo import Drive, open_drive
+from memgit.read_path import recall
 
 TOKEN = "ghp_" + "4fZ9kQ2mX7pL1sV8nB3cR6tY0wE5uI2oA9dG"  # synthetic, GitHub-token-shaped
 
@@ -19,7 +19,7 @@ TOKEN = "ghp_" + "4fZ9kQ2mX7pL1sV8nB3cR6tY0wE5uI2oA9dG"  # synthetic, GitHub-tok
 @pytest.fixture
 def drive(new_drive: Any) -> Drive:
     d = open_drive(make_dream_drive(new_drive))
-    hits = idx.recall(d, "Jira project key LUM", limit=1)
+    hits = recall(d, "Jira project key LUM", limit=1)
     assert [h.entry_id for h in hits] == ["tools-jira"]
     return d
 

@@ -20,12 +20,13 @@ from typing import Any
 from conftest import git
 from dream_support import make_dream_drive
 from memgit import format as fmt
-from memgit import index as idx
-from memgit.dream import store
+from memgit import state
 from memgit.dream.config import DreamConfig
 from memgit.dream.run import dream
+from memgit.git.repository import Drive, commit_info, open_drive, ref_target, tree_texts
 from memgit.policy import Policy
-from memgit.repo import Drive, commit_info, open_drive, ref_target, tree_texts
+from memgit.recall_index import ensure_current
+from memgit.state import dream as dream_runs
 
 CTX = multiprocessing.get_context("fork")
 CONFIG = DreamConfig(window=(0, 24 * 60))
@@ -51,7 +52,7 @@ def head_entries(drive: Drive) -> set[str]:
 
 
 def indexed(drive: Drive) -> set[str]:
-    conn = idx.connection(drive)
+    conn = state.connection(drive.git_dir)
     return {r[0] for r in conn.execute("SELECT entry_id FROM facts WHERE valid_until IS NULL")}
 
 
@@ -104,9 +105,9 @@ def test_sigkill_at_random_points(tmp_path: Path, new_drive: Any) -> None:
         head = ref_target(drive, "refs/heads/main")
         assert head is not None and commit_info(drive, head).tree == expected
         assert len(dream_commits(path)) == 1  # never dreamed twice
-        idx.ensure_current(drive)
+        ensure_current(drive)
         assert indexed(drive) == head_entries(drive)
-        runs = store.runs(idx.connection(drive))
+        runs = dream_runs.runs(state.connection(drive.git_dir))
         assert [r.status for r in runs if r.status != "failed"] == ["applied"]
         assert all(r.status != "running" for r in runs)
     assert sum(outcomes.values()) == ROUNDS

@@ -11,15 +11,14 @@ from typing import Any
 import pytest
 
 from conftest import git, memgit
-from memgit import index as idx
 from memgit import state
-from memgit.dream import store
 from memgit.dream.config import DreamConfig
 from memgit.dream.observations import MAX_CHARS, apply_retention, observe
 from memgit.dream.run import dream
 from memgit.errors import RefusedError, UsageError
+from memgit.git.repository import open_drive
 from memgit.policy import Policy
-from memgit.repo import open_drive
+from memgit.state import observations
 
 # Synthetic credentials in the shapes the scanner knows (none is real).
 AWS_KEY = "AKIA" + "Z7QW3RT5YU8IO2PL"
@@ -52,8 +51,8 @@ def test_a_turn_is_stored_in_the_git_directory_with_a_stable_id(path: Path) -> N
     assert turns(path) == [(turn_id, "sess-1", "assistant", "Deploys happen on Tuesdays")]
     assert git("status", "--porcelain", "--ignored", cwd=path).stdout == b""
     assert git("rev-parse", "HEAD^{tree}", cwd=path).stdout == tree
-    snap_turns = store.recent_turns(idx.connection(open_drive(path)),
-                                    store.now_utc() - _dt.timedelta(hours=1), 80)
+    snap_turns = observations.recent(state.connection(open_drive(path).git_dir),
+                                    _dt.datetime.now(_dt.UTC) - _dt.timedelta(hours=1), 80)
     assert [t.id for t in snap_turns] == [turn_id]  # the id the proposer will cite
 
 
@@ -66,6 +65,24 @@ def test_stdin_and_the_600_character_limit(path: Path) -> None:
     assert role == "user" and len(kept) <= MAX_CHARS and text.startswith(kept)
     human = memgit("observe", "x" * 700, cwd=path)
     assert b"cut to 600 characters" in human.stderr
+
+
+def test_the_form_the_agent_hooks_run(path: Path, tmp_path: Path) -> None:
+    """``memgit -C DRIVE observe --session ID --role assistant -`` with the turn on stdin:
+    what the agent hooks run after ``memgit observe --help`` succeeds (a turn of up to
+    4000 characters, several lines, a Claude Code session id)."""
+    assert memgit("observe", "--help", cwd=tmp_path).returncode == 0
+    session = "0f3c5a52-8f0e-4d7a-9d31-4b2f7f0d9a11"
+    text = "Launch moved to March.\n\n" + "The rollout notes follow. " * 160
+    proc = memgit("-C", str(path), "observe", "--session", session, "--role", "assistant",
+                  "-", cwd=tmp_path, input=text[:4000].encode())
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.stdout.decode().strip().startswith("t-")
+    assert b"cut to 600 characters" in proc.stderr
+    [(turn_id, got_session, role, kept)] = turns(path)
+    assert turn_id == proc.stdout.decode().strip() and got_session == session
+    assert role == "assistant" and kept.startswith("Launch moved to March.\n\nThe rollout")
+    assert len(kept) <= MAX_CHARS
 
 
 @pytest.mark.parametrize("secret", [f"my key is {AWS_KEY} ok", f"{PRIVATE_KEY}\nMIIEow"])
@@ -109,11 +126,13 @@ def test_unknown_role_is_refused(path: Path) -> None:
 
 def test_retention_by_maintain_and_by_the_next_dream(path: Path) -> None:
     drive = open_drive(path)
-    now = store.now_utc()
+    now = _dt.datetime.now(_dt.UTC)
     old = observe(drive, "an old turn", now=now - _dt.timedelta(days=8)).id
     observe(drive, "a recent turn", now=now - _dt.timedelta(days=2))
     proc = memgit("maintain", "--json", cwd=path)
-    assert json.loads(proc.stdout) == {"observations_deleted": 1, "observations_days": 7}
+    [step] = json.loads(proc.stdout)["steps"]  # maintain reports each step (maintenance.py)
+    assert {k: step[k] for k in ("observations_deleted", "observations_days")} == \
+        {"observations_deleted": 1, "observations_days": 7}
     assert [t[3] for t in turns(path)] == ["a recent turn"] and old not in str(turns(path))
     assert apply_retention(drive, 7) == 0
     observe(drive, "another old turn", now=now - _dt.timedelta(days=2))
@@ -129,8 +148,8 @@ def test_deleted_turns_leave_no_bytes_in_the_database(path: Path) -> None:
     drive = open_drive(path)
     marker = "zebra-quokka-marker-7731"
     observe(drive, f"remember {marker} please",
-            now=store.now_utc() - _dt.timedelta(days=30))
+            now=_dt.datetime.now(_dt.UTC) - _dt.timedelta(days=30))
     assert apply_retention(drive, 7) == 1
-    idx.close_connections()
+    state.close_connections()
     folder = path / ".git" / "memgit"
     assert all(marker.encode() not in p.read_bytes() for p in folder.iterdir() if p.is_file())

@@ -14,13 +14,13 @@ import pytest
 from conftest import git, memgit
 from dream_support import ChatServer, Reply, chat_server, error_body, make_dream_drive, refs_of
 from memgit import events, state
-from memgit import index as idx
-from memgit.dream import store
 from memgit.dream.config import DreamConfig
 from memgit.dream.observations import observe
 from memgit.dream.run import dream
+from memgit.git.repository import Drive, open_drive
 from memgit.policy import Policy
-from memgit.repo import Drive, open_drive
+from memgit.read_path import recall
+from memgit.state import dream as dream_runs
 
 ALWAYS = (0, 24 * 60)
 WEEKLY = "Joe writes his weekly update in Google Docs and sends it on Fridays"
@@ -91,7 +91,7 @@ def test_a_dream_is_one_commit_with_ids_and_no_text_and_a_stored_report(drive: D
     assert WEEKLY in (path / "tools.md").read_text()
     assert "dup-weekly" not in (path / "dream.md").read_text()
     assert git("status", "--porcelain", cwd=path).stdout == b""  # the checkout follows
-    [run] = store.runs(idx.connection(drive))
+    [run] = dream_runs.runs(state.connection(drive.git_dir))
     assert (run.status, run.commit, run.proposer) == ("applied", outcome.commit, "rules")
     merge = next(a for a in run.report["applied"] if "dup-weekly" in a["ids"])
     assert {c["id"]: (c["before"], c["after"]) for c in merge["changes"]} == {
@@ -114,7 +114,7 @@ def test_prunes_only_with_prune_true(new_drive: Any) -> None:
                       f"- The coffee machine is on floor 2 [source: imported:unknown; "
                       f"added: {days_ago(10)}; id: m-coffee]\n"})
     drive = open_drive(path)
-    idx.recall(drive, "badge reader replaced", limit=1)
+    recall(drive, "badge reader replaced", limit=1)
     assert dream(drive, Policy(), DreamConfig(), no_model=True).status == "no_changes"
     outcome = dream(drive, Policy(), DreamConfig(prune=True), no_model=True)
     assert outcome.status == "applied"
@@ -127,7 +127,7 @@ def test_due_runs_only_inside_the_window(drive: Drive) -> None:
     outside = dream(drive, Policy(), DreamConfig(), due=True, no_model=True, now=at(12))
     assert outside.status == "skipped" and "outside the dream window 02:00-06:00" in \
         outside.reason
-    assert store.runs(idx.connection(drive)) == []
+    assert dream_runs.runs(state.connection(drive.git_dir)) == []
     inside = dream(drive, Policy(), DreamConfig(), due=True, no_model=True, now=at(3))
     assert inside.status == "applied"
     wrapped = DreamConfig(window=(22 * 60, 2 * 60))
@@ -140,28 +140,28 @@ def test_due_runs_at_most_once_a_day(drive: Drive) -> None:
     assert dream(drive, Policy(), config, due=True, no_model=True).status == "applied"
     second = dream(drive, Policy(), config, due=True, no_model=True)
     assert second.status == "skipped" and "already dreamed" in second.reason
-    assert len(store.runs(idx.connection(drive))) == 1
+    assert len(dream_runs.runs(state.connection(drive.git_dir))) == 1
 
 
 def test_a_live_lease_blocks_and_a_stale_or_orphaned_one_is_taken_over(drive: Drive) -> None:
-    conn = idx.connection(drive)
+    conn = state.connection(drive.git_dir)
     config = DreamConfig(window=ALWAYS)
-    held = store.take_lease(conn, "2000-01-01", "manual", store.now_utc(), due=False)
-    assert isinstance(held, store.Lease)  # held by this (live) process
+    held = dream_runs.take_lease(conn, "2000-01-01", "manual", _dt.datetime.now(_dt.UTC), due=False)
+    assert isinstance(held, dream_runs.Lease)  # held by this (live) process
     busy = dream(drive, Policy(), config, due=True, no_model=True)
     assert busy.status == "skipped" and "holds the lease" in busy.reason
     with state.immediate(conn):  # the holder's heartbeat is older than an hour
         conn.execute("UPDATE dream_runs SET heartbeat = '2000-01-01T00:00:00Z'")
     assert dream(drive, Policy(), config, due=True, no_model=True).status == "applied"
-    first = store.runs(conn, day="2000-01-01")[0]
+    first = dream_runs.runs(conn, day="2000-01-01")[0]
     assert first.status == "failed" and "lease expired" in first.error
     # a fresh lease whose process is gone (a pid that cannot exist) is taken over at once
     with state.immediate(conn):
         conn.execute("INSERT INTO dream_runs (day, trigger, status, token, pid, host, started, "
                      "heartbeat) SELECT '2000-01-02', 'due', 'running', 'x', 4194305, host, "
-                     "started, ? FROM dream_runs LIMIT 1", (store.stamp(store.now_utc()),))
+                     "started, ? FROM dream_runs LIMIT 1", (state.utc_now(),))
     assert dream(drive, Policy(), config, no_model=True).status == "no_changes"
-    assert "process is gone" in store.runs(conn, day="2000-01-02")[0].error
+    assert "process is gone" in dream_runs.runs(conn, day="2000-01-02")[0].error
 
 
 def test_a_failing_model_fails_the_night_three_times_then_waits(drive: Drive, path: Path,
@@ -179,7 +179,7 @@ def test_a_failing_model_fails_the_night_three_times_then_waits(drive: Drive, pa
     assert len(server.requests) == 3
     assert refs_of(path) == head
     assert events.counts(drive.git_dir)["dream_failed"] == 3
-    assert all(r.status == "failed" for r in store.runs(idx.connection(drive)))
+    assert all(r.status == "failed" for r in dream_runs.runs(state.connection(drive.git_dir)))
 
 
 def test_a_model_proposal_is_checked_then_applied(drive: Drive, path: Path,

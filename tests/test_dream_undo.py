@@ -10,15 +10,16 @@ import pytest
 
 from conftest import git, memgit
 from dream_support import ChatServer, chat_server, make_dream_drive, tree_of
-from memgit import index as idx
-from memgit.dream import store
+from memgit import state
 from memgit.dream.config import DreamConfig
 from memgit.dream.observations import observe
 from memgit.dream.run import dream
 from memgit.dream.undo import undo
 from memgit.errors import UndoRefusedError, UsageError
+from memgit.git.repository import Drive, open_drive
 from memgit.policy import Policy
-from memgit.repo import Drive, open_drive
+from memgit.read_path import recall
+from memgit.state import dream as dream_runs
 from memgit.writer import commit_facts
 
 
@@ -64,9 +65,9 @@ def test_undo_restores_the_exact_tree_before_the_dream(path: Path,
     assert subject == f"Undo dream {day} ({dream_commit[:12]})"
     assert git("status", "--porcelain", cwd=path).stdout == b""
     assert not (path / "lessons.md").exists()
-    hits = idx.recall(drive, "office plant watered Mondays", limit=1, count=False)
+    hits = recall(drive, "office plant watered Mondays", limit=1, count=False)
     assert [h.entry_id for h in hits] == ["old-plant"]  # the index follows the undo
-    [run] = store.runs(idx.connection(drive))
+    [run] = dream_runs.runs(state.connection(drive.git_dir))
     assert run.status == "undone"
     again = memgit("dream", "undo", day, cwd=path)
     assert again.returncode == 2 and b"no dream of" in again.stderr
@@ -128,7 +129,7 @@ def test_undo_needs_a_date_and_a_night(path: Path) -> None:
 def test_undo_refuses_to_remove_a_file_the_night_created_when_others_wrote_to_it(
         path: Path, server: ChatServer) -> None:
     drive, day, _before = night(path, server)
-    from memgit.writer import NewFact
+    from memgit.write_ops import NewFact
 
     later = commit_facts(drive, [NewFact("Hotfixes may ship on any day", topic="lessons")])
     assert later.status == "committed"

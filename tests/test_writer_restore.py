@@ -1,4 +1,4 @@
-"""writer.preview_ops, prepare_facts and restore_files (the writer's additions for memgit dream)."""
+"""writer.restore_files and write_ops.prepare_facts (the writer's additions for memgit dream)."""
 
 from __future__ import annotations
 
@@ -8,15 +8,9 @@ from typing import Any
 import pytest
 
 from conftest import git
-from memgit.repo import open_drive, ref_target
-from memgit.writer import (
-    NewFact,
-    apply_ops,
-    commit_facts,
-    prepare_facts,
-    preview_ops,
-    restore_files,
-)
+from memgit.git.repository import open_drive, ref_target
+from memgit.write_ops import NewFact
+from memgit.writer import commit_facts, restore_files
 
 NOTES = "# Notes\n\n- First fact [source: imported:unknown; id: m-one]\n"
 
@@ -28,23 +22,6 @@ def path(new_drive: Any) -> Path:
 
 def head(path: Path) -> str:
     return git("rev-parse", "HEAD", cwd=path).stdout.decode().strip()
-
-
-def test_preview_shows_the_commit_and_makes_none(path: Path) -> None:
-    from memgit.policy import Policy
-
-    drive = open_drive(path)
-    before = head(path)
-    ops, skipped = prepare_facts(["Second fact"], ["m-one"], policy=Policy())
-    assert skipped == []
-    preview = preview_ops(drive, ops)
-    assert preview.result.status == "planned" and preview.result.retired == ["m-one"]
-    old, new = preview.changes["notes.md"]
-    assert old == NOTES and "Second fact" in (new or "") and "m-one" not in (new or "")
-    assert head(path) == before and (path / "notes.md").read_text() == NOTES
-    committed = apply_ops(drive, ops, "same ops")
-    assert committed.added[0].id == preview.result.added[0].id  # the ids prepared once
-    assert (path / "notes.md").read_text() == new
 
 
 def test_restore_files_writes_creates_and_removes_whole_files(path: Path) -> None:

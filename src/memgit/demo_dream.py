@@ -15,9 +15,11 @@ from .dream.config import DreamConfig
 from .dream.observations import observe
 from .dream.run import dream
 from .dream.undo import undo
+from .git.plumbing import git
+from .git.repository import commit_tree_id, open_drive, ref_target
 from .policy import Policy
-from .repo import commit_tree_id, git, open_drive, ref_target
-from .writer import NewFact, commit_facts
+from .write_ops import NewFact
+from .writer import commit_facts
 
 
 def _step(title: str) -> None:

@@ -90,7 +90,7 @@ def command(ctx: click.Context, due: bool, dry_run: bool, as_json: bool, no_mode
         return 0
     drive = drive_from_ctx(ctx)
     policy = policy_for(drive, policy_file)
-    config = dream_config.load(drive.git_dir, policy_file, drive.config_value("memgit.policy"))
+    config = dream_config.of(policy)
     outcome = dream(drive, policy, config, due=due, dry_run=dry_run, no_model=no_model,
                     base_url=base_url, model_name=model_name, progress=_progress(as_json))
     _print(outcome, as_json, dry_run)

@@ -18,9 +18,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import writer
+from ..git.repository import Drive
 from ..policy import Policy
-from ..repo import Drive
+from ..write_ops import NewFact, WriteOp, WriteResult, prepare_facts
+from ..write_plan import Preview, preview_write_ops
+from ..writer import apply_write_ops
 from .checks import Checked, Rejection, Suggestion
 from .snapshot import Snapshot
 
@@ -29,17 +31,17 @@ MAX_PLANS = 5
 
 @dataclass
 class Planned:
-    ops: list[writer.Op]
+    ops: list[WriteOp]
     owners: dict[int, int]  # op ref -> index into accepted
     accepted: list[Suggestion]
     rejected: list[Rejection]
-    preview: writer.Preview
+    preview: Preview
     new_ids: dict[int, str] = field(default_factory=dict)  # accepted index -> lesson's id
 
 
 def _inputs(accepted: list[Suggestion], snap: Snapshot) -> tuple[
-        list[writer.NewFact], list[str], dict[str, str], dict[int, int]]:
-    adds: list[writer.NewFact] = []
+        list[NewFact], list[str], dict[str, str], dict[int, int]]:
+    adds: list[NewFact] = []
     retire: list[str] = []
     edits: dict[str, str] = {}
     add_owner: list[int] = []
@@ -47,7 +49,7 @@ def _inputs(accepted: list[Suggestion], snap: Snapshot) -> tuple[
     edit_owner: list[int] = []
     for n, s in enumerate(accepted):
         if s.kind == "lesson":
-            adds.append(writer.NewFact(s.text, f"memgit:observation/{s.turns[0]}", s.topic))
+            adds.append(NewFact(s.text, f"memgit:observation/{s.turns[0]}", s.topic))
             add_owner.append(n)
             continue
         for entry_id in s.retired:
@@ -66,8 +68,8 @@ def plan(drive: Drive, snap: Snapshot, checked: Checked, policy: Policy) -> Plan
     rejected = list(checked.rejected)
     for _ in range(MAX_PLANS):
         adds, retire, edits, owners = _inputs(accepted, snap)
-        ops, skipped = writer.prepare_facts(adds, retire, edits=edits, policy=policy)
-        preview = writer.preview_ops(drive, ops, policy=policy)
+        ops, skipped = prepare_facts(adds, retire, edits=edits, policy=policy)
+        preview = preview_write_ops(drive, ops, policy=policy)
         skipped = skipped + preview.result.skipped
         bad = {owners[s.ref]: s for s in skipped if s.ref in owners}
         if not bad:
@@ -127,6 +129,6 @@ def report(planned: Planned, snap: Snapshot, checked: Checked, proposer: str) ->
             "ignored_keys": checked.ignored_keys}
 
 
-def commit(drive: Drive, planned: Planned, day: str, policy: Policy) -> writer.WriteResult:
+def commit(drive: Drive, planned: Planned, day: str, policy: Policy) -> WriteResult:
     """The one commit of the night (the writer adds counts and ids to the message)."""
-    return writer.apply_ops(drive, planned.ops, f"Dream {day}", policy=policy)
+    return apply_write_ops(drive, planned.ops, f"Dream {day}", policy=policy)

@@ -40,7 +40,7 @@ from ..policy import (
     secret_kinds,
     text_digest,
 )
-from ..writer import clean_text, normalize_topic
+from ..write_ops import clean_text, normalize_topic
 from .rules import PRUNE_DAYS
 from .snapshot import Snapshot
 

@@ -1,19 +1,24 @@
 """The ``dream:`` section of memgit.yaml: which proposer, and when and how to dream.
 
-``check_section`` validates the section for the policy parser (policy.py calls
-it when the key is present, so a typo fails wherever the policy is read);
-``load`` builds a :class:`DreamConfig` for memgit dream. Cheap to import.
+``check_section`` is the section's parser in ``policy.SECTIONS`` (so a typo
+fails wherever the policy is read) and turns it into a :class:`DreamConfig`,
+which the Policy keeps (``policy.setting("dream")``); :func:`of` gives it to
+memgit dream and memgit maintain. A leaf module: it imports nothing of memgit
+but errors, so the policy layer may call it, and it is cheap to import.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..errors import PolicyFileError
+
+if TYPE_CHECKING:
+    from ..policy import Policy
 
 DEFAULT_WINDOW = "02:00-06:00"
 DEFAULT_TIMEOUT = 60.0
@@ -28,7 +33,8 @@ _PLUGIN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 
 @dataclass(frozen=True)
 class DreamConfig:
-    """memgit dream's settings; ``model`` "" means the rule-based proposer."""
+    """memgit dream's settings; ``model`` "" means the rule-based proposer. Hashable
+    (a Policy holds it): the plugin's ``options`` are kept as canonical JSON."""
 
     model: str = ""
     base_url: str = ""
@@ -38,7 +44,11 @@ class DreamConfig:
     prune: bool = False
     window: tuple[int, int] = (120, 360)  # minutes after midnight, drive time
     observations_days: int = DEFAULT_OBSERVATION_DAYS
-    options: Mapping[str, Any] = field(default_factory=dict)
+    options_json: str = "{}"
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return dict(json.loads(self.options_json))
 
     def plugin_settings(self) -> dict[str, Any]:
         """What the model plugin's factory gets (plugins.load)."""
@@ -101,7 +111,7 @@ def check_section(data: Any, origin: str = "policy") -> DreamConfig:
         timeout = data["timeout"]
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) \
                 or not 0 < timeout <= MAX_TIMEOUT:
-            # a run must end well within the lease's hour (store.STALE_LEASE_SECONDS)
+            # a run must end well within the lease's hour (state.dream.STALE_LEASE_SECONDS)
             raise _fail(origin, f"timeout must be seconds in (0, {MAX_TIMEOUT}]",
                         "dream: {timeout: 60}")
         kwargs["timeout"] = float(timeout)
@@ -124,38 +134,17 @@ def check_section(data: Any, origin: str = "policy") -> DreamConfig:
     if "options" in data:
         if not isinstance(data["options"], Mapping):
             raise _fail(origin, "options must be a mapping", "dream: {options: {key: value}}")
-        kwargs["options"] = dict(data["options"])
+        try:
+            kwargs["options_json"] = json.dumps(data["options"], sort_keys=True,
+                                                ensure_ascii=False)
+        except (TypeError, ValueError) as exc:
+            raise _fail(origin, f"options must hold plain values (strings, numbers, true/false, "
+                        f"lists, mappings): {exc}", "quote dates and other values") from exc
     return DreamConfig(**kwargs)
 
 
-def policy_file(explicit: str | Path | None, git_dir: Path,
-                config_value: str | None) -> Path | None:
-    """The policy file memgit reads, in policy.find_policy's order."""
-    if explicit:
-        return Path(explicit)
-    candidate = git_dir / "memgit.yaml"
-    if candidate.exists():
-        return candidate
-    return Path(config_value) if config_value else None
+def of(policy: Policy) -> DreamConfig:
+    """The drive's dream settings (the defaults when its policy has no ``dream:``)."""
+    config = policy.setting("dream")
+    return config if isinstance(config, DreamConfig) else DreamConfig()
 
-
-def load(git_dir: Path, explicit: str | Path | None = None,
-         config_value: str | None = None) -> DreamConfig:
-    """The drive's dream settings (defaults when its policy has no ``dream:`` section).
-
-    Called after the policy was loaded (which validated the file), so reading
-    errors here are the policy's errors too.
-    """
-    path = policy_file(explicit, git_dir, config_value)
-    if path is None:
-        return DreamConfig()
-    import yaml
-
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise PolicyFileError(f"cannot read policy file {path}: {exc}".splitlines()[0],
-                              "fix the file (memgit lint reads it too)") from exc
-    if not isinstance(data, Mapping):
-        return DreamConfig()
-    return check_section(data.get("dream"), str(path))

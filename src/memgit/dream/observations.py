@@ -15,11 +15,11 @@ import re
 from dataclasses import asdict, dataclass
 
 from .. import format as fmt
-from .. import index as idx
+from .. import state
 from ..errors import RefusedError, UsageError
+from ..git.repository import Drive
 from ..policy import Policy, secret_kinds
-from ..repo import Drive
-from . import store
+from ..state import observations
 
 MAX_CHARS = 600
 ROLES = ("user", "assistant", "tool")
@@ -64,13 +64,13 @@ def observe(drive: Drive, text: str, *, session: str = "", role: str = "user",
         raise RefusedError(f"the turn was not stored: it holds a possible credential "
                            f"({kinds[0]})", hint="leave the credential out of what agents "
                            "observe; say where it lives instead")
-    turn = store.Turn("t-" + fmt.new_id()[2:], store.stamp(now or store.now_utc()), session,
-                      role, kept)
-    store.add_turn(idx.connection(drive), turn)
+    turn = observations.Turn("t-" + fmt.new_id()[2:], state.stamp(now or _dt.datetime.now(_dt.UTC)),
+                             session, role, kept)
+    observations.add(state.connection(drive.git_dir), turn)
     return Observed(turn.id, True, len(kept), len(kept) < len(text))
 
 
 def apply_retention(drive: Drive, days: int, now: _dt.datetime | None = None) -> int:
     """Delete the turns older than ``days`` days; returns how many."""
-    cutoff = (now or store.now_utc()) - _dt.timedelta(days=days)
-    return store.delete_turns_before(idx.connection(drive), cutoff)
+    cutoff = (now or _dt.datetime.now(_dt.UTC)) - _dt.timedelta(days=days)
+    return observations.delete_before(state.connection(drive.git_dir), cutoff)

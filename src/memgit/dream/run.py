@@ -17,11 +17,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import index as idx
+from .. import state
 from ..errors import DreamFailedError, MemgitError
+from ..git.plumbing import git_plumbing
+from ..git.repository import Drive, ref_target
 from ..policy import Policy
-from ..repo import Drive, git_plumbing, ref_target
-from . import apply, checks, snapshot, store
+from ..read_path import catch_up
+from ..state import dream as runs
+from . import apply, checks, snapshot
 from .config import DreamConfig, in_window
 from .observations import apply_retention
 from .rules import RuleProposer
@@ -80,7 +83,7 @@ def dream(drive: Drive, policy: Policy, config: DreamConfig, *, due: bool = Fals
           model_name: str | None = None, now: _dt.datetime | None = None,
           progress: Progress = _quiet) -> Outcome:
     """Run one dream (see the module docstring and docs/dream.md)."""
-    now = now or store.now_utc()
+    now = now or _dt.datetime.now(_dt.UTC)
     local = snapshot.local_now(policy, now)
     day = local.date().isoformat()
     if due and not in_window(config.window, local.hour * 60 + local.minute):
@@ -92,29 +95,29 @@ def dream(drive: Drive, policy: Policy, config: DreamConfig, *, due: bool = Fals
                             model_name=model_name)
     if dry_run:
         return _dream(drive, policy, config, proposer, day, now, None, progress)
-    conn = idx.connection(drive)
-    lease = store.take_lease(conn, day, "due" if due else "manual", now, due=due)
-    if isinstance(lease, store.Busy):
+    conn = state.connection(drive.git_dir)
+    lease = runs.take_lease(conn, day, "due" if due else "manual", now, due=due)
+    if isinstance(lease, runs.Busy):
         return Outcome("skipped", day, lease.reason)
     try:
         if due:
-            found = unrecorded_dream(drive, policy, day, store.recorded_commits(conn, day))
+            found = unrecorded_dream(drive, policy, day, runs.recorded_commits(conn, day))
             if found:
-                store.finish(conn, lease, "applied", commit=found,
+                runs.finish(conn, lease, "applied", commit=found,
                              report={"day": day, "recovered": True})
                 return Outcome("applied", day, "recovered the commit of an interrupted run",
                                commit=found, run_id=lease.run_id)
         apply_retention(drive, config.observations_days, now)
-        idx.ensure_current(drive, policy=policy)
+        catch_up(drive, policy=policy, conn=conn)
         outcome = _dream(drive, policy, config, proposer, day, now, lease, progress)
     except MemgitError as exc:
-        store.finish(conn, lease, "failed", proposer=proposer_label(proposer),
-                     error=exc.message)
+        runs.finish(conn, lease, "failed", proposer=proposer_label(proposer),
+                    error=exc.message)
         return Outcome("failed", day, exc.message, run_id=lease.run_id)
     except BaseException as exc:
         if isinstance(exc, Exception):
-            store.finish(conn, lease, "failed", proposer=proposer_label(proposer),
-                         error=f"internal error: {type(exc).__name__}")
+            runs.finish(conn, lease, "failed", proposer=proposer_label(proposer),
+                        error=f"internal error: {type(exc).__name__}")
         raise
     outcome.run_id = lease.run_id
     return outcome
@@ -134,7 +137,7 @@ def _ask(proposer: Any, snap: snapshot.Snapshot, progress: Progress) -> Any:
 
 
 def _dream(drive: Drive, policy: Policy, config: DreamConfig, proposer: Any, day: str,
-           now: _dt.datetime, lease: store.Lease | None, progress: Progress) -> Outcome:
+           now: _dt.datetime, lease: runs.Lease | None, progress: Progress) -> Outcome:
     from ..policy import PurgeRegistry
 
     snap = snapshot.take(drive, policy, now=now)
@@ -150,9 +153,9 @@ def _dream(drive: Drive, policy: Policy, config: DreamConfig, proposer: Any, day
     if lease is None:
         return Outcome("dry_run", day, diff=apply.unified_diff(planned.preview.changes),
                        report=report)
-    conn = idx.connection(drive)
+    conn = state.connection(drive.git_dir)
     if not planned.preview.changes:
-        store.finish(conn, lease, "no_changes", proposer=report["proposer"], report=report)
+        runs.finish(conn, lease, "no_changes", proposer=report["proposer"], report=report)
         return Outcome("no_changes", day, report=report)
     progress("dream: committing ...")
     result = apply.commit(drive, planned, day, policy)
@@ -161,7 +164,7 @@ def _dream(drive: Drive, policy: Policy, config: DreamConfig, proposer: Any, day
         for s in result.skipped], "error": result.error}
     status = {"committed": "applied", "queued": "queued"}.get(result.status, "no_changes")
     report["commit"] = result.commit or ""
-    store.finish(conn, lease, status, proposer=report["proposer"], commit=result.commit or "",
+    runs.finish(conn, lease, status, proposer=report["proposer"], commit=result.commit or "",
                  report=report)
     return Outcome(status, day, result.error, commit=result.commit or "", report=report)
 
@@ -192,5 +195,5 @@ def dream_commits(drive: Drive, policy: Policy, depth: int) -> list[tuple[str, s
     return out
 
 
-def status(drive: Drive, limit: int = 10) -> list[store.Run]:
-    return store.runs(idx.connection(drive), limit=limit)
+def status(drive: Drive, limit: int = 10) -> list[runs.Run]:
+    return runs.runs(state.connection(drive.git_dir), limit=limit)

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import format as fmt
-from .. import index as idx
+from .. import state
+from ..git.repository import Drive, commit_tree_id, ref_target, tree_texts
 from ..policy import Policy
-from ..repo import Drive, commit_tree_id, ref_target, tree_texts
-from . import store
+from ..recall_index import is_indexable
+from ..state import facts, observations
 
 MAX_ENTRIES = 300
 MAX_TURNS = 80
@@ -46,7 +47,7 @@ class Snapshot:
     day: str  # the drive-local date of the run
     head: str
     entries: list[SnapEntry]
-    turns: list[store.Turn]
+    turns: list[observations.Turn]
     total_entries: int
     by_id: dict[str, SnapEntry] = field(init=False)
     turn_ids: set[str] = field(init=False)
@@ -65,7 +66,7 @@ class Snapshot:
 def local_now(policy: Policy, now: _dt.datetime | None = None) -> _dt.datetime:
     import zoneinfo
 
-    return (now or store.now_utc()).astimezone(zoneinfo.ZoneInfo(policy.timezone))
+    return (now or _dt.datetime.now(_dt.UTC)).astimezone(zoneinfo.ZoneInfo(policy.timezone))
 
 
 def age_days(added: str, today: _dt.date) -> int | None:
@@ -83,7 +84,7 @@ def drive_entries(drive: Drive, head: str) -> list[tuple[str, fmt.Entry]]:
         if not path.endswith(".md") or fmt.is_reserved(path):
             continue
         for _line, entry in fmt.parse_document(path, text).entries():
-            if entry.id in seen or not idx.is_indexable(path, entry.meta):
+            if entry.id in seen or not is_indexable(path, entry.meta):
                 continue
             seen.add(entry.id)
             out.append((path, entry))
@@ -110,11 +111,11 @@ def take(drive: Drive, policy: Policy, *, now: _dt.datetime | None = None,
                          "create it with memgit init")
     everything = drive_entries(drive, head)
     chosen = rotation(everything, local.date(), max_entries)
-    conn = idx.connection(drive)
-    counts = idx.retrievals(conn, [e.id for _p, e in chosen])
+    conn = state.connection(drive.git_dir)
+    counts = facts.retrievals(conn, [e.id for _p, e in chosen])
     entries = [SnapEntry(e.id, path, e.text, e.get("added"), age_days(e.get("added"),
                                                                        local.date()),
                          counts.get(e.id, 0)) for path, e in chosen]
-    since = (now or store.now_utc()) - _dt.timedelta(hours=TURN_HOURS)
-    turns = store.recent_turns(conn, since, max_turns)
+    since = (now or _dt.datetime.now(_dt.UTC)) - _dt.timedelta(hours=TURN_HOURS)
+    turns = observations.recent(conn, since, max_turns)
     return Snapshot(local.date().isoformat(), head, entries, turns, len(everything))

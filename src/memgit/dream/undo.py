@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import index as idx
-from .. import replay, writer
+from .. import replay, state
 from ..errors import UndoRefusedError, UsageError
 from ..format import is_valid_date
+from ..git.repository import Drive, commit_info, commit_tree_id, ref_target, tree_texts
 from ..policy import Policy
-from ..repo import Drive, commit_info, commit_tree_id, ref_target, tree_texts
-from . import store
+from ..state import dream as runs
+from ..write_ops import WriteResult
+from ..writer import restore_files
 from .run import dream_commits
 
 DEPTH = 5000
@@ -33,7 +34,7 @@ class Undone:
     dream_commit: str
     commit: str
     files: list[str] = field(default_factory=list)
-    result: writer.WriteResult | None = None
+    result: WriteResult | None = None
 
     def as_dict(self) -> dict[str, object]:
         return {"day": self.day, "dream_commit": self.dream_commit, "commit": self.commit,
@@ -72,7 +73,7 @@ def undo(drive: Drive, policy: Policy, day: str) -> Undone:
         head = ref_target(drive, policy.branch_ref)
         assert head is not None
         current = tree_texts(drive, commit_tree_id(drive, head))
-        applied = replay.apply_ops(current, ops, on_conflict="server")
+        applied = replay.apply_replay_ops(current, ops, on_conflict="server")
         if applied.conflicts:
             lines = sorted({f"{c.key} in {c.path} ({c.kind})" for c in applied.conflicts})
             files = sorted({c.path for c in applied.conflicts})
@@ -84,7 +85,7 @@ def undo(drive: Drive, policy: Policy, day: str) -> Undone:
         changes = _changes(current, applied.tree)
         if not changes:
             raise UsageError(f"the dream of {day} left nothing to undo", "")
-        result = writer.restore_files(drive, head, changes,
+        result = restore_files(drive, head, changes,
                                       f"Undo dream {day} ({night[:12]})", policy=policy)
         if result.status in ("committed", "queued"):
             _mark(drive, night)
@@ -98,4 +99,4 @@ def undo(drive: Drive, policy: Policy, day: str) -> Undone:
 
 
 def _mark(drive: Drive, night: str) -> None:
-    store.mark_undone(idx.connection(drive), night)
+    runs.mark_undone(state.connection(drive.git_dir), night)

@@ -1,10 +1,11 @@
-"""The SQL of memgit observe and memgit dream: turns, runs, the lease, the reports.
+"""memgit dream's runs (migration 2): the lease, the outcome and the report of each run.
 
-Both tables live in the state database (state.py, migration 2), which is in the
-git directory and never in the tracked tree. A run row is the lease while its
-status is ``running``: it is taken in one ``BEGIN IMMEDIATE`` transaction, so
-two ``memgit dream --due`` processes never both run, and it is taken over when
-its heartbeat is older than an hour or its process (on this host) is gone.
+A run row is the lease while its status is ``running``: it is taken in one
+``BEGIN IMMEDIATE`` transaction, so two ``memgit dream --due`` processes never
+both run, and it is taken over when its heartbeat is older than an hour or its
+process (on this host) is gone. Finishing a run counts its event
+(``dream_applied``, ``dream_no_changes`` or ``dream_failed``) in the same
+transaction.
 """
 
 from __future__ import annotations
@@ -14,84 +15,17 @@ import json
 import os
 import secrets
 import socket
-import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .. import state
+from . import Connection, counters, immediate, parse_stamp, stamp, utc_now
 
 STALE_LEASE_SECONDS = 3600
 MAX_ATTEMPTS = 3
 DONE = ("applied", "no_changes", "queued", "undone")
-
-
-def now_utc() -> _dt.datetime:
-    return _dt.datetime.now(_dt.UTC)
-
-
-def stamp(when: _dt.datetime) -> str:
-    return when.astimezone(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_stamp(value: str) -> _dt.datetime:
-    return _dt.datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=_dt.UTC)
-
-
-# --- observations -------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Turn:
-    id: str
-    created: str
-    session: str
-    role: str
-    text: str
-
-    def as_dict(self) -> dict[str, str]:
-        return {"id": self.id, "time": self.created, "session": self.session,
-                "role": self.role, "text": self.text}
-
-
-def add_turn(conn: sqlite3.Connection, turn: Turn) -> None:
-    with state.immediate(conn):
-        conn.execute("INSERT INTO observations (turn_id, created, session, role, text) "
-                     "VALUES (?, ?, ?, ?, ?)",
-                     (turn.id, turn.created, turn.session, turn.role, turn.text))
-
-
-def recent_turns(conn: sqlite3.Connection, since: _dt.datetime, limit: int) -> list[Turn]:
-    """The newest ``limit`` turns created at or after ``since``, oldest first."""
-    rows = conn.execute("SELECT turn_id, created, session, role, text FROM observations "
-                        "WHERE created >= ? ORDER BY seq DESC LIMIT ?",
-                        (stamp(since), limit)).fetchall()
-    return [Turn(*r) for r in reversed(rows)]
-
-
-def turn_count(conn: sqlite3.Connection) -> int:
-    return int(conn.execute("SELECT count(*) FROM observations").fetchone()[0])
-
-
-def delete_turns_before(conn: sqlite3.Connection, cutoff: _dt.datetime) -> int:
-    """Delete turns older than ``cutoff``; their bytes too (secure_delete zeroes the
-    freed pages, a checkpoint moves them out of the write-ahead log)."""
-    conn.execute("PRAGMA secure_delete = ON")
-    try:
-        with state.immediate(conn):
-            cur = conn.execute("DELETE FROM observations WHERE created < ?", (stamp(cutoff),))
-        deleted = int(cur.rowcount or 0)
-    finally:
-        conn.execute("PRAGMA secure_delete = OFF")
-    if deleted:
-        try:
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        except sqlite3.OperationalError:
-            pass  # a reader holds the log: the next checkpoint copies the zeroed pages
-    return deleted
-
-
-# --- runs and the lease ---------------------------------------------------------------
+_EVENTS = {"applied": "dream_applied", "queued": "dream_applied",
+           "no_changes": "dream_no_changes", "failed": "dream_failed"}
 
 
 @dataclass(frozen=True)
@@ -126,7 +60,7 @@ def _run(row: tuple) -> Run:
                row[9], row[10], row[11], report)
 
 
-def runs(conn: sqlite3.Connection, *, day: str | None = None, limit: int = 20) -> list[Run]:
+def runs(conn: Connection, *, day: str | None = None, limit: int = 20) -> list[Run]:
     """The newest runs first (of one day when given)."""
     if day is None:
         rows = conn.execute(f"{_RUN_SQL} ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
@@ -153,7 +87,7 @@ def _holder_alive(pid: int, host: str) -> bool:
     if host != socket.gethostname():
         return True  # cannot tell: trust the heartbeat
     try:
-        os.kill(pid, 0)
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
     except ProcessLookupError:
         return False
     except PermissionError:
@@ -161,12 +95,12 @@ def _holder_alive(pid: int, host: str) -> bool:
     return True
 
 
-def take_lease(conn: sqlite3.Connection, day: str, trigger: str, now: _dt.datetime, *,
+def take_lease(conn: Connection, day: str, trigger: str, now: _dt.datetime, *,
                due: bool) -> Lease | Busy:
     """Start a run of ``day`` unless another one holds the lease; with ``due``, also
     unless the day already has a finished run or ``MAX_ATTEMPTS`` failed ones."""
     token = secrets.token_hex(8)
-    with state.immediate(conn):
+    with immediate(conn):
         for r in conn.execute(f"{_RUN_SQL} WHERE status = 'running'").fetchall():
             run = _run(r)
             age = (now - parse_stamp(run.heartbeat)).total_seconds()
@@ -192,29 +126,27 @@ def take_lease(conn: sqlite3.Connection, day: str, trigger: str, now: _dt.dateti
     return Lease(int(cur.lastrowid or 0), token)
 
 
-def finish(conn: sqlite3.Connection, lease: Lease, status: str, *, proposer: str = "",
+def finish(conn: Connection, lease: Lease, status: str, *, proposer: str = "",
            commit: str = "", error: str = "", report: Mapping[str, Any] | None = None) -> bool:
-    """Record the end of a run (False when the lease was taken over meanwhile)."""
-    from .. import events
-
-    with state.immediate(conn):
+    """Record the end of a run and count its event (False when the lease was taken
+    over meanwhile)."""
+    with immediate(conn):
         cur = conn.execute(
             "UPDATE dream_runs SET status = ?, finished = ?, proposer = ?, commit_id = ?, "
             "error = ?, report = ? WHERE id = ? AND token = ?",
-            (status, stamp(now_utc()), proposer, commit, error,
+            (status, utc_now(), proposer, commit, error,
              json.dumps(report or {}, ensure_ascii=False), lease.run_id, lease.token))
-        event = {"applied": "dream_applied", "queued": "dream_applied",
-                 "no_changes": "dream_no_changes", "failed": "dream_failed"}.get(status)
+        event = _EVENTS.get(status)
         if event:
-            events.record_with(conn, event)
+            counters.add(conn, event)
     return bool(cur.rowcount)
 
 
-def recorded_commits(conn: sqlite3.Connection, day: str) -> set[str]:
+def recorded_commits(conn: Connection, day: str) -> set[str]:
     return {str(r[0]) for r in conn.execute(
         "SELECT commit_id FROM dream_runs WHERE day = ? AND commit_id != ''", (day,))}
 
 
-def mark_undone(conn: sqlite3.Connection, commit: str) -> None:
-    with state.immediate(conn):
+def mark_undone(conn: Connection, commit: str) -> None:
+    with immediate(conn):
         conn.execute("UPDATE dream_runs SET status = 'undone' WHERE commit_id = ?", (commit,))

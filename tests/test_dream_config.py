@@ -1,0 +1,35 @@
+"""The dream: section of memgit.yaml, parsed by the policy (policy.SECTIONS["dream"])."""
+
+from __future__ import annotations
+
+import datetime as _dt
+
+import pytest
+
+from memgit.dream.config import DreamConfig, of
+from memgit.errors import PolicyFileError
+from memgit.policy import Policy, policy_from_mapping
+
+
+def test_the_policy_keeps_the_section_as_a_hashable_config() -> None:
+    policy = policy_from_mapping({"dream": {
+        "model": "openai", "base_url": "http://127.0.0.1:11434/v1", "model_name": "qwen",
+        "timeout": 90, "window": "23:30-04:00",
+        "options": {"extra_body": {"max_tokens": 4096, "stop": ["\n\n"]}}}})
+    config = of(policy)
+    assert config.model == "openai" and config.timeout == 90.0
+    assert config.window == (23 * 60 + 30, 4 * 60)
+    settings = config.plugin_settings()
+    assert settings["extra_body"] == {"max_tokens": 4096, "stop": ["\n\n"]}  # nested, intact
+    assert settings["base_url"] == "http://127.0.0.1:11434/v1"
+    assert hash(policy) != hash(Policy()) and policy == policy_from_mapping(
+        {"dream": {"model": "openai", "base_url": "http://127.0.0.1:11434/v1",
+                   "model_name": "qwen", "timeout": 90, "window": "23:30-04:00",
+                   "options": {"extra_body": {"stop": ["\n\n"], "max_tokens": 4096}}}})
+    assert of(Policy()) == DreamConfig() and of(policy_from_mapping({"dream": None})) == \
+        DreamConfig()
+
+
+def test_options_must_be_plain_values() -> None:
+    with pytest.raises(PolicyFileError, match="dream.options must hold plain values"):
+        policy_from_mapping({"dream": {"options": {"since": _dt.date(2026, 1, 2)}}})
