@@ -33,3 +33,25 @@ def test_the_policy_keeps_the_section_as_a_hashable_config() -> None:
 def test_options_must_be_plain_values() -> None:
     with pytest.raises(PolicyFileError, match="dream.options must hold plain values"):
         policy_from_mapping({"dream": {"options": {"since": _dt.date(2026, 1, 2)}}})
+
+
+def test_parsing_the_section_loads_nothing_the_hooks_may_not() -> None:
+    """pre-receive and pre-commit read the policy, dream: included: parsing it loads no
+    pygit2, click or plugin (the hooks' lean paths, tests/test_architecture.py)."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    src = str(ROOT / "src")
+    probe = "\n".join([
+        f"import sys; sys.path[:0] = [{src!r}]",
+        "from memgit.policy import policy_from_mapping",
+        "p = policy_from_mapping({'dream': {'model': 'openai', 'window': '01:00-05:00'}})",
+        "assert p.setting('dream').window == (60, 300)",
+        "print(sorted(m for m in sys.modules if m.startswith(('pygit2', 'click', "
+        "'memgit.plugins', 'memgit.dream.run', 'memgit.writer'))))"])
+    proc = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
