@@ -204,20 +204,23 @@ def test_guard_denies_in_claude_codes_format_and_allows_elsewhere(drive: Path,
     assert (drive / "people.md").read_text() == FACTS["people.md"]
 
 
-def test_record_does_nothing_without_memgit_observe(drive: Path) -> None:
-    from memgit.cli import COMMANDS
+def test_record_keeps_the_turn_with_memgit_observe_outside_the_tree(drive: Path) -> None:
+    from memgit import state
+    from memgit.state import observations
 
     stop = sample("stop", CWD=str(drive), TRANSCRIPT="/none")
     head = git("rev-parse", "HEAD", cwd=drive).stdout
+    dry = run_hook("record", stop, "--dry-run", drive=drive)
+    plan = json.loads(dry.stdout)
+    assert plan["observe_available"] is True
+    assert plan["argv"][-3:] == ["--role", "assistant", "-"]
+    with state.opened(drive / ".git") as conn:
+        assert observations.count(conn) == 0  # a dry run records nothing
     proc = run_hook("record", stop, "--format", "claude-code", drive=drive)
     assert proc.returncode == 0 and proc.stdout == b""
-    assert git("rev-parse", "HEAD", cwd=drive).stdout == head
-    dry = run_hook("record", stop, "--dry-run", drive=drive)
-    if "observe" not in COMMANDS:  # the script stopped at `memgit observe --help`
-        assert dry.returncode == 0 and dry.stdout == b""
-    else:
-        plan = json.loads(dry.stdout)
-        assert plan["argv"][-3:] == ["--role", "assistant", "-"]
+    assert git("rev-parse", "HEAD", cwd=drive).stdout == head  # nothing committed
+    with state.opened(drive / ".git") as conn:
+        assert observations.count(conn) == 1
 
 
 def test_hooks_never_fail_the_session(tmp_path: Path) -> None:

@@ -45,6 +45,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "mcp": ("mcp", "Serve the drive to an agent over MCP (stdio; memgit[mcp])."),
     "install-agent": ("install_agent", "Install an agent integration (claude-code, codex, shell)."),
     "agent-hook": ("agent_hook", "Run an agent hook: session-start, prompt, guard, record."),
+    "observe": ("observe", "Keep one turn of a conversation for the next dream."),
+    "dream": ("dream", "Consolidate the drive (model or rules, checked in code); undo; status."),
+    "maintain": ("maintain", "Housekeeping steps that need no model (observation retention)."),
 }
 
 
