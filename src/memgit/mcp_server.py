@@ -212,4 +212,6 @@ def serve(path: str | None) -> None:
     problem = warm(agent)
     if problem:
         print(f"memgit mcp: {problem}", file=sys.stderr, flush=True)
-    app.run()
+    from .mcp_stdio import run
+
+    run(app)
