@@ -12,8 +12,8 @@ word matches thousands of entries: recall's worst case):
   ``memgit mcp`` server over stdio and waits for the result (p50/p99);
 * recall in process (read_path.recall), what the server does per call;
 * ``git grep -i`` for the query's words: how an agent without memgit looks;
-* ``memgit recall`` from the shell and ``python3 -c 'import sqlite3'``, the
-  baseline of the fast-path round (target: at most 2.5x);
+* ``memgit recall`` from the shell and ``python3 -c 'import sqlite3'``, measured
+  alternately (bench_recall.shell_figures; target: at most 2.5x);
 * the server's start (process start to the first tool result).
 """
 
@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bench_recall import make_queries  # noqa: E402
+from bench_recall import compile_memgit, make_queries, shell_figures  # noqa: E402
 from bench_writer import make_bare_drive, pct  # noqa: E402
 from drivegen import WORDS, make_full_drive  # noqa: E402
 
@@ -46,15 +46,6 @@ def ms_stats(values: list[float]) -> str:
 def queries(n: int, seed: int = 3) -> list[str]:
     rng = random.Random(seed)
     return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 3))) for _ in range(n)]
-
-
-def timed_runs(argv: list[str], n: int, cwd: Path | None = None) -> list[float]:
-    out = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        subprocess.run(argv, cwd=cwd, capture_output=True, check=False)
-        out.append((time.perf_counter() - t0) * 1000)
-    return out
 
 
 def memgit_argv() -> list[str]:
@@ -118,13 +109,12 @@ def bench_grep(drive: Path, qs: list[str]) -> list[float]:
 def run_drive(kind: str, drive: Path, qs: list[str], shell_runs: int) -> None:
     subprocess.run([*memgit_argv(), "-C", str(drive), "index"], capture_output=True,
                    check=True)
+    compile_memgit()
     mcp, start = bench_mcp(drive, qs)
     local = bench_in_process(drive, qs)
     grep = bench_grep(drive, qs[:max(shell_runs, 50)])
-    shell = []
-    for q in qs[:shell_runs]:
-        shell += timed_runs([*memgit_argv(), "-C", str(drive), "recall", "--no-count", q], 1)
-    sqlite = timed_runs(["python3", "-c", "import sqlite3"], shell_runs)
+    figures = shell_figures(drive, qs, shell_runs)
+    shell, sqlite = figures["recall"], figures["sqlite"]
     p50 = statistics.median
     print(f"== drive {kind}")
     print(f"MCP recall round trip (client call to result): {ms_stats(mcp)}")

@@ -8,8 +8,8 @@ and returns the paths written. Files it shares with the user (``.mcp.json``,
 memgit's part is replaced, everything else is kept byte for byte where the format
 allows (JSON files are rewritten with their other keys unchanged).
 
-The bundles are read from the package (``memgit/bundles`` is the repository's
-``plugins/`` folder, shipped as package data).
+The bundles are read from the package: ``memgit.bundles`` is the repository's
+``plugins/`` folder, mapped there by pyproject.toml (package-dir).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ AGENTS_END = "<!-- memgit:end -->"
 
 def bundle_dir(name: str) -> Path:
     """The folder of bundle ``name`` (claude-code, codex, shell)."""
-    path = Path(str(files("memgit") / "bundles" / name))
+    path = Path(str(files("memgit.bundles") / name))
     if not path.is_dir():
         raise UsageError(f"the {name} bundle is missing from this memgit installation",
                          "reinstall memgit; the bundles are in the repository's plugins/")
