@@ -59,3 +59,18 @@ def test_the_searchable_count_is_the_full_text_tables_row_count(tmp_path: Path) 
     assert rows.searchable_count(conn) == slow == 192
     conn.execute("DELETE FROM facts_fts WHERE rowid IN (SELECT rowid FROM facts_fts LIMIT 5)")
     assert rows.searchable_count(conn) == 187
+
+
+def test_the_context_listings_read_their_indexes_not_every_row(tmp_path: Path) -> None:
+    drive = open_drive(committed_copy(SEMANTIC / "drive", tmp_path / "drive"))
+    recall(drive, "gmail filter")  # two entries retrieved
+    conn = state.connection(drive.git_dir)
+    for order, index in (("newest", "facts_newest"), ("retrieved", "facts_retrieved")):
+        plan = " ".join(str(r) for r in conn.execute(
+            "EXPLAIN QUERY PLAN " + rows._TOP_SQL[order], (20,)))
+        assert index in plan and "TEMP B-TREE" not in plan, plan
+    newest = rows.top_entries(conn, "newest", 5)
+    assert len(newest) == 5 and [r[3] for r in newest] == sorted(
+        (r[3] for r in newest), reverse=True)
+    retrieved = rows.top_entries(conn, "retrieved", 50)
+    assert retrieved and all(r[5] > 0 for r in retrieved)

@@ -143,6 +143,10 @@ class _Budget:
         self.left = total
 
     def take(self, *lines: str) -> bool:
+        # Every token covers at most 3 bytes (mixed runs are ASCII, 2 characters a token),
+        # so lines of more than 3 bytes per token of room left are refused unweighed.
+        if sum(len(line.encode("utf-8")) + 1 for line in lines) > 3 * self.left:
+            return False
         cost = sum(estimate_tokens(line + "\n") for line in lines)
         if cost > self.left:
             return False
