@@ -239,20 +239,24 @@ def test_a_quick_recall_from_the_shell_loads_only_what_it_uses(new_drive) -> Non
     command on a stale index takes the full path."""
     path = new_drive({"notes.md": "- Larks sing at dawn [source: imported:unknown]\n"})
     assert memgit("index", cwd=path).returncode == 0
-    probe = (f"import sys; sys.path[:0] = [{str(SRC)!r}]\n"
+    # Only what memgit adds counts: the interpreter's start may have loaded some of
+    # these already (an editable install's import finder loads pathlib and re).
+    probe = (f"import sys; sys.path[:0] = [{str(SRC)!r}]; before = set(sys.modules)\n"
              "from memgit.fast_cli import main\n"
              f"code = main(['-C', {str(path)!r}, 'recall', 'larks', 'dawn'])\n"
-             "print(sorted(m for m in sys.modules if m in {0} or m.startswith(tuple("
-             "f + '.' for f in {0}))))\n"
+             "print(sorted(m for m in set(sys.modules) - before if m in {0} or "
+             "m.startswith(tuple(f + '.' for f in {0}))))\n"
              "sys.exit(code)\n").format(repr(QUICK_FORBIDDEN))
 
-    def loaded() -> tuple[list[str], str]:
-        proc = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True,
+    def loaded(*flags: str) -> tuple[list[str], str]:
+        proc = subprocess.run([sys.executable, "-I", *flags, "-c", probe], capture_output=True,
                               text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
         *printed, modules = proc.stdout.splitlines()
         return printed, modules
 
+    printed, modules = loaded("-S")  # no site: the quick path needs no installed package
+    assert modules == "[]"
     printed, modules = loaded()
     assert modules == "[]"
     assert len(printed) == 1 and printed[0].startswith("notes.md:1: Larks sing at dawn")

@@ -8,7 +8,7 @@ event="$1"
 [ $# -gt 0 ] && shift
 command -v memgit >/dev/null 2>&1 || exit 0
 if [ "$event" = record ]; then
-    # Recording turns needs `memgit observe` (the Dream issue); without it, do nothing.
+    # Recording turns needs `memgit observe`; an older memgit without it: do nothing.
     memgit observe --help >/dev/null 2>&1 || exit 0
 fi
 if [ -n "${MEMGIT_DRIVE:-}" ]; then
