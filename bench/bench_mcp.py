@@ -14,7 +14,10 @@ word matches thousands of entries: recall's worst case):
 * ``git grep -i`` for the query's words: how an agent without memgit looks;
 * ``memgit recall`` from the shell and ``python3 -c 'import sqlite3'``, measured
   alternately (bench_recall.shell_figures; target: at most 2.5x);
-* the server's start (process start to the first tool result).
+* the server's and the client's CPU per call, and the server's start (process start to
+  the first tool result);
+* with ``--transports N``: memgit's stdio transport against the SDK's, N sessions of
+  each, alternated (MEMGIT_MCP_STDIO=sdk selects the SDK's).
 """
 
 from __future__ import annotations
@@ -54,30 +57,68 @@ def memgit_argv() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "memgit"]
 
 
-def bench_mcp(drive: Path, qs: list[str]) -> tuple[list[float], float]:
+def _cpu_ms(pid: int) -> float:
+    """CPU time (user + system) of process ``pid`` so far, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def _server_pid() -> int | None:
+    """The memgit mcp child of this process (the SDK's client started it)."""
+    me = str(os.getpid())
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and \
+                    (entry / "stat").read_text().rsplit(")", 1)[1].split()[1] == me:
+                return int(entry.name)
+        except OSError:
+            continue
+    return None
+
+
+def bench_mcp(drive: Path, qs: list[str], transport: str = "memgit"
+              ) -> tuple[list[float], float, tuple[float, float]]:
+    """Round trips of one session (after 20 warm-up calls), the start to the first
+    result, and the server's and the client's CPU per call (ms)."""
     import anyio
     from mcp import Client, StdioServerParameters
 
+    env = dict(os.environ, MEMGIT_MCP_STDIO=transport)
     params = StdioServerParameters(command=memgit_argv()[0], args=[
-        *memgit_argv()[1:], "-C", str(drive), "mcp"], env=dict(os.environ))
+        *memgit_argv()[1:], "-C", str(drive), "mcp"], env=env)
 
-    async def go() -> tuple[list[float], float]:
+    async def go() -> tuple[list[float], float, tuple[float, float]]:
         t0 = time.perf_counter()
         async with Client(params, read_timeout_seconds=120) as client:
             await client.call_tool("recall", {"query": "warm up"})
             start = (time.perf_counter() - t0) * 1000
             for q in qs[:20]:
                 await client.call_tool("recall", {"query": q})
+            pid = _server_pid()
+            server0, client0 = _cpu_ms(pid) if pid else 0.0, time.process_time()
             times = []
             for q in qs:
                 t1 = time.perf_counter()
                 result = await client.call_tool("recall", {"query": q, "limit": 5})
                 times.append((time.perf_counter() - t1) * 1000)
                 assert not result.is_error, result.content
-        return times, start
+            cpu = ((_cpu_ms(pid) - server0) / len(qs) if pid else float("nan"),
+                   (time.process_time() - client0) * 1000 / len(qs))
+        return times, start, cpu
 
-    result: tuple[list[float], float] = anyio.run(go)
+    result: tuple[list[float], float, tuple[float, float]] = anyio.run(go)
     return result
+
+
+def compare_transports(drive: Path, qs: list[str], sessions: int) -> None:
+    """memgit's event-loop stdio against the SDK's threaded one, sessions alternated."""
+    times: dict[str, list[float]] = {"sdk": [], "memgit": []}
+    for _ in range(sessions):
+        for transport in times:
+            times[transport] += bench_mcp(drive, qs, transport)[0]
+    for transport, label in (("sdk", "SDK's stdio (worker threads)"),
+                             ("memgit", "memgit's stdio (event loop)")):
+        print(f"MCP round trip, {label:29} {ms_stats(times[transport])}")
 
 
 def bench_in_process(drive: Path, qs: list[str]) -> list[float]:
@@ -110,7 +151,7 @@ def run_drive(kind: str, drive: Path, qs: list[str], shell_runs: int) -> None:
     subprocess.run([*memgit_argv(), "-C", str(drive), "index"], capture_output=True,
                    check=True)
     compile_memgit()
-    mcp, start = bench_mcp(drive, qs)
+    mcp, start, (server_cpu, client_cpu) = bench_mcp(drive, qs)
     local = bench_in_process(drive, qs)
     grep = bench_grep(drive, qs[:max(shell_runs, 50)])
     figures = shell_figures(drive, qs, shell_runs)
@@ -122,6 +163,7 @@ def run_drive(kind: str, drive: Path, qs: list[str], shell_runs: int) -> None:
     print(f"git grep -i on the same drive:                 {ms_stats(grep)}")
     print(f"memgit recall from the shell:                  {ms_stats(shell)}")
     print(f"python3 -c 'import sqlite3':                   {ms_stats(sqlite)}")
+    print(f"CPU per MCP call: server {server_cpu:.2f} ms, client {client_cpu:.2f} ms")
     print(f"memgit mcp start to first result:              {start:7.1f} ms")
     print(f"ratio MCP round trip / in process (p50):       {p50(mcp) / p50(local):.1f}x")
     print(f"ratio git grep / MCP round trip (p50):         {p50(grep) / p50(mcp):.1f}x")
@@ -134,12 +176,17 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=300, help="MCP and in-process recalls")
     ap.add_argument("--shell", type=int, default=30, help="runs of each shell command")
     ap.add_argument("--drive", choices=["zipf", "drivegen", "both"], default="both")
+    ap.add_argument("--transports", type=int, default=0, metavar="SESSIONS",
+                    help="also compare the two stdio transports on zipf, alternating "
+                         "SESSIONS sessions of each")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         if args.drive in ("zipf", "both"):
             zipf = make_bare_drive(Path(tmp) / "zipf.git").git_dir
             run_drive("zipf (bench_recall.py's, bare)", zipf, make_queries(args.calls),
                       args.shell)
+            if args.transports:
+                compare_transports(zipf, make_queries(args.calls), args.transports)
         if args.drive in ("drivegen", "both"):
             full = make_full_drive(Path(tmp) / "drivegen")
             run_drive("drivegen (checkout)", full, queries(args.calls), args.shell)

@@ -82,3 +82,30 @@ def test_while_serving_children_see_no_wire_and_the_descriptors_come_back() -> N
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == b"wire again\nTrue True\n"
     assert b"''" in proc.stderr  # the child's stdin was the null device, its stdout stderr
+
+
+def test_both_transports_serve_the_same_answers(new_drive) -> None:
+    """A recall through memgit's transport and through the SDK's (MEMGIT_MCP_STDIO=sdk),
+    with the SDK's real client, returns the same structured result."""
+    from mcp import Client, StdioServerParameters
+
+    from conftest import ROOT
+
+    drive = new_drive({"people.md": "- Joe leads the product team [source: imported:unknown; "
+                                    "added: 2026-01-02; id: m-joe]\n"})
+
+    async def recall(transport: str) -> object:
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "memgit", "-C", str(drive), "mcp"],
+            env=dict(os.environ, PYTHONPATH=str(ROOT / "src"), MEMGIT_MCP_STDIO=transport))
+        async with Client(params, read_timeout_seconds=120) as client:
+            result = await client.call_tool("recall", {"query": "product team",
+                                                       "limit": 3})
+            assert not result.is_error
+            return result.structured_content
+
+    ours, sdk = anyio.run(recall, "memgit"), anyio.run(recall, "sdk")
+    assert isinstance(ours, dict) and ours["hits"][0]["id"] == "m-joe"
+    assert ours["hits"][0]["retrievals"] == 1 and sdk["hits"][0]["retrievals"] == 2
+    ours["hits"][0]["retrievals"] = 2
+    assert ours == sdk

@@ -103,9 +103,12 @@ def claimed_stdio() -> Iterator[tuple[LineReader, Writer]]:
             os.close(fd)
 
 
+SDK_ENV = "MEMGIT_MCP_STDIO"  # "sdk": the SDK's own transport (bench_mcp.py compares them)
+
+
 def run(app: Any) -> None:
     """Serve ``app`` (an MCPServer) on stdin/stdout until the client closes them."""
-    if not (pipe_like(0) and pipe_like(1)):
+    if os.environ.get(SDK_ENV) == "sdk" or not (pipe_like(0) and pipe_like(1)):
         app.run()
         return
     import anyio
