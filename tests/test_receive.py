@@ -132,7 +132,7 @@ def test_a_secret_is_never_echoed(drive: Drive) -> None:
     assert_refused(drive, result, "MG401", before, pushed)
     assert SECRET not in result.stderr + result.stdout
     assert SECRET[4:20] not in result.stderr
-    assert "subject not shown" in result.stderr  # the subject held the secret too
+    assert "oops <redacted: GitHub token>" in result.stderr  # the subject held it too
     assert "people.md:5: MG401 secret" in result.stderr
 
 

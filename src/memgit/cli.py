@@ -67,9 +67,11 @@ def cli(ctx: click.Context, directory: str | None) -> None:
 
 
 def print_error(err: MemgitError) -> None:
-    click.echo(f"memgit: error {err.code}: {err.message}", err=True)
+    from .policy import printable, quote
+
+    click.echo(printable(f"memgit: error {err.code}: {quote(err.message)}"), err=True)
     if err.hint:
-        click.echo(f"  hint: {err.hint}", err=True)
+        click.echo(printable(f"  hint: {quote(err.hint)}"), err=True)
 
 
 def main(argv: list[str] | None = None) -> int:

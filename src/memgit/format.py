@@ -13,6 +13,7 @@ import os
 import re
 import threading
 import time
+import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -34,6 +35,19 @@ _FENCE_RE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
 _LINK_RE = re.compile(r"\[\[([^\[\]|]+?)(?:\|[^\[\]]*)?\]\]")
 _HEADING_RE = re.compile(r"(#{1,6})[ \t]")
 _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
+# What str.splitlines() and CommonMark take for a line end but split_lines does not:
+# a CR not followed by LF (CommonMark, splitlines), VT, FF, FS, GS, RS, NEL, U+2028 and
+# U+2029 (splitlines). docs/security.md explains why the policy refuses them (MG307).
+_STRAY_BREAK_RE = re.compile("\r(?!\n)|[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+# Invisible characters: Unicode category Cf (format: zero-width, bidi controls, soft
+# hyphen, tags...) and the other default-ignorable code points (variation selectors,
+# Hangul fillers, the combining grapheme joiner). tests/test_format.py checks that every
+# Cf character of this Python's Unicode database is in the class.
+INVISIBLE_RE = re.compile(
+    "[\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160"
+    "\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164"
+    "\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
 
 
 @dataclass(frozen=True)
@@ -242,7 +256,12 @@ class Document:
 
 
 def split_lines(text: str) -> list[tuple[str, str]]:
-    """Split into ``(content, eol)``; only ``\\n`` and ``\\r\\n`` end a line."""
+    """Split into ``(content, eol)``; only ``\\n`` and ``\\r\\n`` end a line.
+
+    The one line splitter of memgit: the parser, the policy, the purge and the registry
+    all read lines through it. Other characters that some readers take for a line end
+    (:func:`stray_line_break`) stay inside a line here, and the policy refuses them.
+    """
     out: list[tuple[str, str]] = []
     pos = 0
     n = len(text)
@@ -257,6 +276,25 @@ def split_lines(text: str) -> list[tuple[str, str]]:
             out.append((text[pos:nl], "\n"))
         pos = nl + 1
     return out
+
+
+def stray_line_break(text: str) -> int:
+    """Offset of the first character that CommonMark or ``str.splitlines()`` reads as a
+    line end but :func:`split_lines` does not (a lone CR, U+2028...), or -1."""
+    found = _STRAY_BREAK_RE.search(text)
+    return found.start() if found is not None else -1
+
+
+def line_around(text: str, at: int) -> tuple[int, int, str]:
+    """The line of ``text`` holding offset ``at``, as :func:`split_lines` cuts it:
+    (start, end including the terminator, content without it)."""
+    start = text.rfind("\n", 0, at) + 1
+    nl = text.find("\n", at)
+    end = len(text) if nl < 0 else nl + 1
+    content = text[start:nl] if nl >= 0 else text[start:]
+    if nl >= 0 and content.endswith("\r"):
+        content = content[:-1]
+    return start, end, content
 
 
 def parse_document(path: str, text: str) -> Document:
@@ -310,8 +348,15 @@ def link_target_path(target: str, existing: Iterable[str] = ()) -> str:
 # --- the Index ---------------------------------------------------------------
 
 
+def fold_path(path: str) -> str:
+    """The form two paths are compared in: NFC, then case-folded (``Twin/A`` = ``twin/a``)."""
+    return unicodedata.normalize("NFC", path).casefold()
+
+
 def is_reserved(path: str) -> bool:
-    return path in RESERVED_FILES or path.startswith(RESERVED_DIRS)
+    """questions.md, twin/ and imports/, in any letter case (the collision fold)."""
+    key = fold_path(path)
+    return key in RESERVED_FILES or key.startswith(RESERVED_DIRS)
 
 
 def index_paths(paths: Iterable[str]) -> list[str]:

@@ -610,10 +610,12 @@ def stats(conn: sqlite3.Connection) -> IndexStats:
 # --- purge support ------------------------------------------------------------------------
 
 
-def forget_entries(drive: Drive, ids: Iterable[str]) -> int:
+def forget_entries(drive: Drive, ids: Iterable[str], *, scrub: bool = True) -> int:
     """Delete the index rows (and full-text rows) of purged entries; returns rows deleted.
 
-    Unlike a soft retire, nothing of the entry stays in the state database.
+    Unlike a soft retire, nothing of the entry stays in the state database. With
+    ``scrub=False`` the file is only rewritten when a row was deleted (sync calls it
+    on every change of the server's purged ids).
     """
     conn = connection(drive)
     wanted = list(dict.fromkeys(ids))
@@ -631,6 +633,8 @@ def forget_entries(drive: Drive, ids: Iterable[str]) -> int:
             conn.executemany("DELETE FROM facts_fts WHERE rowid = ?", [(r,) for r in rowids])
             conn.executemany("DELETE FROM facts WHERE id = ?", [(r,) for r in rowids])
             deleted += len(rowids)
+        if not deleted and not scrub:
+            return 0
         conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('optimize')")
     conn.execute("VACUUM")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -16,6 +16,7 @@ a message and a one-line hint. Messages never contain a detected secret.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -25,6 +26,13 @@ from typing import Any
 
 from . import format as fmt
 from .errors import PolicyFileError
+from .registry import (  # noqa: F401 - callers take the registry from here
+    PURGE_LOCK_FILE,
+    REGISTRY_FILE,
+    PurgeLock,
+    PurgeRegistry,
+    lease_seconds,
+)
 
 ERROR = "error"
 WARNING = "warning"
@@ -57,6 +65,8 @@ RULES: dict[str, tuple[str, str]] = {
     "MG212": ("file-folder-collision", "rename the file or the folder"),
     "MG213": ("reserved-path", "questions.md is written by memgit ask/answer/resolve; twin/ and "
               "imports/ by server-side memgit; choose another topic"),
+    "MG214": ("path-invisible", "rename it without invisible characters (zero-width, bidi "
+              "controls, soft hyphen, variation selectors)"),
     "MG290": ("near-limit", "the drive is close to a limit; consolidate before it is reached"),
     # content
     "MG301": ("utf8-invalid", "save the file as UTF-8 text"),
@@ -65,8 +75,14 @@ RULES: dict[str, tuple[str, str]] = {
     "MG304": ("image", "link to the image with a normal link instead of embedding it"),
     "MG305": ("transcript", "store the facts learned, not the transcript or log itself"),
     "MG306": ("conflict-marker", "resolve the merge conflict and remove the markers"),
+    "MG307": ("line-break", "end lines with LF or CRLF only: a lone CR, U+2028/U+2029, form "
+              "feed or vertical tab starts a new line for some readers and not for others"),
     # secrets
     "MG401": ("secret", "remove the credential, rotate it, and store where it lives instead"),
+    "MG402": ("secret-in-name", "rename the file or folder without the credential, and "
+              "rotate it"),
+    "MG403": ("secret-in-commit", "rewrite the commit without the credential in its message, "
+              "author or committer (git commit --amend, git rebase -i), and rotate it"),
     # structure
     "MG501": ("memory-missing", "create MEMORY.md at the drive root (memgit init)"),
     "MG502": ("index-stale", "run: memgit lint --fix (regenerates the ## Index of MEMORY.md)"),
@@ -85,6 +101,7 @@ RULES: dict[str, tuple[str, str]] = {
     "MG609": ("server-error", "ask the drive's admin to check the server-side setup"),
     "MG610": ("purge-running", "a purge is rewriting this drive's history; push again when it "
               "is done (memgit sync replays your work onto the new history)"),
+    "MG611": ("push-too-large", "push in smaller batches, or raise limits.push_bytes"),
 }
 
 KNOWN_KEYS = ("source", "added", "id", "status", "scope", "memory_type", "kind",
@@ -112,7 +129,7 @@ _LOG_RE = re.compile(
 _CONFLICT_RE = re.compile(r"(?:<{7}|>{7})(?: |\Z)")
 _GROUPISH_RE = re.compile(r"\[[^\[\]]*\b(?:" + "|".join(KNOWN_KEYS) + r")\s*:[^\[\]]*\]\s*\Z", re.I)
 _LOG_NAME_RE = re.compile(r"\.log(?:\.|/|\Z)|transcript")
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # C0, DEL and C1
 
 
 @dataclass(frozen=True)
@@ -134,15 +151,16 @@ class Violation:
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
+        out["path"], out["message"] = quote(self.path), quote(self.message)
         out["name"] = self.name
         out["hint"] = self.hint
         return out
 
     def format(self) -> str:
-        where = self.path or "(drive)"
+        where = quote(self.path) if self.path else "(drive)"
         if self.line:
             where += f":{self.line}"
-        return f"{where}: {self.code} {self.name}: {self.message}"
+        return printable(f"{where}: {self.code} {self.name}: {quote(self.message)}")
 
 
 # --- configuration -------------------------------------------------------------
@@ -156,6 +174,7 @@ class Policy:
     drive_bytes: int = 2 * 1024 * 1024
     files: int = 256
     push_commits: int = 200
+    push_bytes: int = 0  # 0: PUSH_BYTES_FACTOR x drive_bytes (see push_limit)
     memory_bytes: int = 4096
     path_bytes: int = 255
     near_limit: float = 0.8
@@ -169,8 +188,17 @@ class Policy:
     def branch_ref(self) -> str:
         return "refs/heads/" + self.branch
 
+    @property
+    def push_limit(self) -> int:
+        """Bytes of new content one push may bring (limits.push_bytes)."""
+        return self.push_bytes or PUSH_BYTES_FACTOR * self.drive_bytes
 
-_LIMIT_KEYS = {"file_bytes", "drive_bytes", "files", "push_commits", "memory_bytes", "path_bytes"}
+
+PUSH_BYTES_FACTOR = 4
+
+
+_LIMIT_KEYS = {"file_bytes", "drive_bytes", "files", "push_commits", "memory_bytes", "path_bytes",
+               "push_bytes"}
 _TOP_KEYS = {"profile", "branch", "limits", "protected", "timezone", "extensions", "near_limit",
              "secrets"}
 
@@ -281,6 +309,38 @@ def find_policy(explicit: str | Path | None, git_dir: Path | None,
 # --- single values -----------------------------------------------------------------
 
 
+def quote(value: str) -> str:
+    """``value`` fit to quote in a message: each possible credential in it replaced by
+    ``<redacted: KIND>``. Every message that quotes a value (lint, pre-commit,
+    pre-receive, the writer) passes it through here."""
+    from .secrets import scan_text
+
+    found = scan_text(value) if value else []
+    for finding in reversed(found):
+        value = f"{value[:finding.start]}<redacted: {finding.kind}>{value[finding.end:]}"
+    return value
+
+
+def printable(text: str, limit: int = 0) -> str:
+    """``text`` fit for a terminal: control characters (C0, DEL, C1: ESC, BEL, OSC...),
+    undecodable bytes and bidi controls escaped as ``\\xNN``/``\\uNNNN``; cut to ``limit``
+    characters when one is given."""
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if code < 32 or 127 <= code < 0xA0:
+            out.append(f"\\x{code:02x}")
+        elif 0xDC80 <= code <= 0xDCFF:  # an undecodable byte kept by surrogateescape
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif code in (0x061C, 0x200E, 0x200F, 0x2028, 0x2029) or 0x202A <= code <= 0x202E \
+                or 0x2066 <= code <= 0x2069:
+            out.append(f"\\u{code:04x}")  # bidi controls could reorder what is shown
+        else:
+            out.append(ch)
+    cleaned = "".join(out)
+    return cleaned if not limit or len(cleaned) <= limit else cleaned[: limit - 3] + "..."
+
+
 def source_allowed(source: str) -> bool:
     return any(r.match(source) for r in _SOURCE_RES)
 
@@ -312,6 +372,14 @@ def check_path(path: str, mode: int, policy: Policy) -> list[Violation]:
     if (path.startswith("/") or any(p in ("", ".", "..") for p in parts)
             or any(p.lower() == ".git" for p in parts) or _CONTROL_RE.search(path)):
         out.append(Violation("MG208", path, 0, "the path is not a clean relative path"))
+    invisible = fmt.INVISIBLE_RE.search(path)
+    if invisible is not None:
+        out.append(Violation("MG214", path, 0, "the path holds an invisible character "
+                             f"(U+{ord(invisible.group()):04X})"))
+    kind = _name_secret(path)
+    if kind:
+        out.append(Violation("MG402", path, 0, f"a file or folder name holds a possible "
+                             f"credential: {kind}"))
     # undecodable bytes arrive as surrogate escapes (the server side decodes names so)
     if unicodedata.normalize("NFC", path) != path or any("\udc80" <= c <= "\udcff"
                                                           for c in path):
@@ -347,6 +415,16 @@ def _is_transcript_name(path: str) -> bool:
     return _LOG_NAME_RE.search(path.lower()) is not None
 
 
+@functools.lru_cache(maxsize=4096)
+def _name_secret(path: str) -> str:
+    """The kind of a possible credential in a path's names ("" when none): the names are
+    scanned as words of one line, so a token cut by a '/' is not seen."""
+    from .secrets import scan_text
+
+    found = scan_text(path.replace("/", " "))
+    return found[0].kind if found else ""
+
+
 # --- blobs --------------------------------------------------------------------------
 
 
@@ -361,7 +439,7 @@ class BlobFacts:
     text: str | None = None  # decoded content, None when not text
     ids: list[tuple[str, int]] = field(default_factory=list)  # (entry id, line)
     links: list[tuple[str, int]] = field(default_factory=list)  # (target, line)
-    digests: list[tuple[str, int]] = field(default_factory=list)  # (text digest, line)
+    texts: list[tuple[str, int]] = field(default_factory=list)  # (entry text, line)
 
 
 SecretFilter = Callable[[int, str], bool]
@@ -389,9 +467,17 @@ def check_blob(path: str, data: bytes, policy: Policy, *,
         if is_markdown or policy.strict_drive_rules:
             out.append(Violation("MG301", path, line,
                                  f"invalid UTF-8 at byte {exc.start}"))
+        else:  # an other-file of profile amr may hold any bytes: its text is still scanned
+            _check_secrets(path, data.decode("utf-8", "replace"), facts, scan,
+                           policy.deep_secrets)
         return facts
     facts.text = text
     if is_markdown:
+        stray = fmt.stray_line_break(text)
+        if stray >= 0:
+            out.append(Violation("MG307", path, text.count("\n", 0, stray) + 1,
+                                 f"U+{ord(text[stray]):04X} reads as a line break to "
+                                 "CommonMark or str.splitlines() but not to memgit"))
         _check_markdown(path, text, policy, facts)
     _check_secrets(path, text, facts, scan, policy.deep_secrets)
     return facts
@@ -462,10 +548,11 @@ def _check_entry(path: str, number: int, entry: fmt.Entry, facts: BlobFacts) -> 
     if source is not None and not source_allowed(source):
         scheme = source.split(":", 1)[0] if ":" in source else "this form"
         out.append(Violation("MG101", path, number,
-                             f"source scheme {scheme[:20]!r} is not allowed"))
+                             f"source scheme {quote(scheme[:20])!r} is not allowed"))
     added = meta.get("added")
     if added is not None and not fmt.is_valid_date(added):
-        out.append(Violation("MG102", path, number, f"added {added[:20]!r} is not a real date"))
+        out.append(Violation("MG102", path, number,
+                             f"added {quote(added[:20])!r} is not a real date"))
     for key in ("id", "parent", "supersedes"):
         value = meta.get(key)
         if value is not None and not ID_RE.match(value):
@@ -478,7 +565,7 @@ def _check_entry(path: str, number: int, entry: fmt.Entry, facts: BlobFacts) -> 
     if kind is not None and kind not in KIND_VALUES:
         out.append(Violation("MG107", path, number, "kind must be question or answer"))
     facts.ids.append((entry.id, number))
-    facts.digests.append((text_digest(entry.text), number))
+    facts.texts.append((entry.text, number))
 
 
 def secret_kinds(line: str, policy: Policy) -> list[str]:
@@ -560,18 +647,18 @@ def check_tree(items: Sequence[TreeItem], facts: Mapping[str, BlobFacts], policy
         for target, number in f.links:
             if target.endswith(".md"):
                 out.append(Violation("MG504", path, number,
-                                     f"[[{target}]] is written with .md",
+                                     f"[[{quote(target)}]] is written with .md",
                                      ERROR if strict else WARNING))
             resolved = fmt.link_target_path(target, path_set)
             if resolved not in path_set:
                 out.append(Violation("MG503", path, number,
-                                     f"[[{target}]] points at a file that does not exist",
+                                     f"[[{quote(target)}]] points at a file that does not exist",
                                      ERROR if strict else WARNING))
         for entry_id, number in f.ids:
             if entry_id in seen:
                 first_path, first_line = seen[entry_id]
-                out.append(Violation("MG103", path, number,
-                                     f"id {entry_id} is also used at {first_path}:{first_line}"))
+                out.append(Violation("MG103", path, number, f"id {quote(entry_id)} is also used "
+                                     f"at {quote(first_path)}:{first_line}"))
             else:
                 seen[entry_id] = (path, number)
     return out
@@ -589,17 +676,18 @@ def _collisions(paths: Iterable[str]) -> list[Violation]:
     folded: dict[str, str] = {}
     folders: dict[str, str] = {}
     for path in sorted(paths):
-        key = unicodedata.normalize("NFC", path).casefold()
+        key = fmt.fold_path(path)
         if key in folded and folded[key] != path:
-            out.append(Violation("MG210", path, 0, f"collides with {folded[key]} when case-folded"))
+            out.append(Violation("MG210", path, 0,
+                                 f"collides with {quote(folded[key])} when case-folded"))
         folded.setdefault(key, path)
         parts = key.split("/")
         for i in range(1, len(parts)):
             folders.setdefault("/".join(parts[:i]), "/".join(path.split("/")[:i]))
     for key, path in folded.items():
         if key in folders:
-            out.append(Violation("MG212", path, 0,
-                                 f"{path} is a file and {folders[key]}/ a folder"))
+            out.append(Violation("MG212", path, 0, f"{quote(path)} is a file and "
+                                 f"{quote(folders[key])}/ a folder"))
     return out
 
 
@@ -609,15 +697,16 @@ def _collisions(paths: Iterable[str]) -> list[Violation]:
 def check_update(ref: str, old: str, new: str, policy: Policy, *, fast_forward: bool,
                  new_commits: int, target_kind: str = "commit") -> list[Violation]:
     """Rules on one ref update of a push (``target_kind``: what ``new`` names)."""
+    shown = quote(ref)
     if ref != policy.branch_ref:
-        return [Violation("MG602", "", 0, f"{ref} may not be updated; only {policy.branch_ref}")]
+        return [Violation("MG602", "", 0, f"{shown} may not be updated; only {policy.branch_ref}")]
     if set(new) == {"0"}:
-        return [Violation("MG603", "", 0, f"{ref} may not be deleted")]
+        return [Violation("MG603", "", 0, f"{shown} may not be deleted")]
     if target_kind != "commit":
-        return [Violation("MG602", "", 0, f"{ref} would point at a {target_kind}, not a commit")]
+        return [Violation("MG602", "", 0, f"{shown} would point at a {target_kind}, not a commit")]
     out: list[Violation] = []
     if set(old) != {"0"} and not fast_forward:
-        out.append(Violation("MG604", "", 0, f"the update of {ref} is not a fast-forward"))
+        out.append(Violation("MG604", "", 0, f"the update of {shown} is not a fast-forward"))
     if new_commits > policy.push_commits:
         out.append(Violation("MG605", "", 0,
                              f"{new_commits} new commits, at most {policy.push_commits} per push"))
@@ -625,9 +714,44 @@ def check_update(ref: str, old: str, new: str, policy: Policy, *, fast_forward: 
 
 
 def check_change(changed_paths: Iterable[str], policy: Policy) -> list[Violation]:
-    """Rules on the set of paths a commit adds, modifies or deletes."""
-    return [Violation("MG601", p, 0, f"{p} is protected")
-            for p in changed_paths if p.startswith(policy.protected)]
+    """Rules on the set of paths a commit adds, modifies or deletes (protected prefixes
+    match in any letter case, with the fold of the collision rule)."""
+    protected = tuple(fmt.fold_path(p) for p in policy.protected)
+    return [Violation("MG601", p, 0, f"{quote(p)} is protected")
+            for p in changed_paths if fmt.fold_path(p).startswith(protected)]
+
+
+def check_push_size(new_bytes: int, policy: Policy) -> list[Violation]:
+    """The bytes of new content a push asks memgit to read (counted from sizes alone)."""
+    if new_bytes > policy.push_limit:
+        return [Violation("MG611", "", 0, f"{new_bytes} bytes of new content, at most "
+                          f"{policy.push_limit} per push")]
+    return []
+
+
+def check_commit(message: str, people: Sequence[tuple[str, str]], policy: Policy,
+                 registry: PurgeRegistry | None = None) -> list[Violation]:
+    """Rules on what a commit says besides its tree: its message and ``people``
+    ((field, value) such as ("author name", "Ann")). Violations name the field and the
+    message line, never the value."""
+    out: list[Violation] = []
+    for label, value in people:
+        kinds = secret_kinds(value, policy)
+        if kinds:
+            out.append(Violation("MG403", "", 0, f"the {label} holds a possible credential: "
+                                 f"{kinds[0]}"))
+    for number, (content, _eol) in enumerate(fmt.split_lines(message), start=1):
+        kinds = secret_kinds(content, policy)
+        if kinds:
+            out.append(Violation("MG403", "", 0, f"line {number} of the commit message holds "
+                                 f"a possible credential: {kinds[0]}"))
+    if registry:
+        lines = sorted({message.count("\n", 0, start) + 1
+                        for start, _end in registry.quoted(message)})
+        for number in lines:
+            out.append(Violation("MG607", "", 0, f"line {number} of the commit message quotes "
+                                 "a purged text"))
+    return out
 
 
 def check_purged(path: str, facts: BlobFacts, registry: PurgeRegistry) -> list[Violation]:
@@ -637,84 +761,36 @@ def check_purged(path: str, facts: BlobFacts, registry: PurgeRegistry) -> list[V
     out: list[Violation] = []
     for entry_id, number in facts.ids:
         if entry_id in registry.ids:
-            out.append(Violation("MG606", path, number, f"entry {entry_id} was purged"))
-    for digest, number in facts.digests:
-        if digest in registry.digests:
+            out.append(Violation("MG606", path, number, f"entry {quote(entry_id)} was purged"))
+    for text, number in facts.texts:
+        if registry.holds_text(text):
             out.append(Violation("MG607", path, number, "the entry's text was purged"))
     return out
 
 
 # --- the purge registry ----------------------------------------------------------------
 
-REGISTRY_FILE = "memgit-purged"
-PURGE_LOCK_FILE = "memgit-purge.lock"
-
-
-def check_not_purging(git_dir: Path) -> list[Violation]:
+def check_not_purging(git_dir: Path, lease: float | None = None) -> list[Violation]:
     """No push lands while a purge rewrites history and prunes.
 
     ``git prune --expire=now`` would delete the objects of a push that git has
     moved out of quarantine but not yet referenced, so pushes wait for the purge.
+    A lock left by a purge whose process is gone (same host), or older than the
+    lease (``lease``, default memgit.purgeLease), no longer holds: a warning.
     """
-    if (git_dir / PURGE_LOCK_FILE).exists():
-        return [Violation("MG610", "", 0, "a purge is running on this drive")]
-    return []
+    lock = PurgeLock.read(git_dir)
+    if lock is None:
+        return []
+    if lease is None:
+        from .repo import config_get
 
-
-@dataclass
-class PurgeRegistry:
-    """``memgit-purged`` in the git directory: one line per purged id.
-
-    Format (docs/purge.md): ``<id> <sha256 of the text key> <YYYY-MM-DD>``,
-    separated by single spaces; ``#`` lines are comments. The digest is over
-    ``text_key(text)`` so the same words under a new id are refused too.
-    """
-
-    ids: set[str] = field(default_factory=set)
-    digests: set[str] = field(default_factory=set)
-
-    def __bool__(self) -> bool:
-        return bool(self.ids or self.digests)
-
-    @classmethod
-    def load(cls, git_dir: Path) -> PurgeRegistry:
-        from .errors import RegistryError
-
-        path = git_dir / REGISTRY_FILE
-        reg = cls()
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return reg
-        except (OSError, UnicodeDecodeError) as exc:
-            raise RegistryError(f"cannot read the purge registry {path}: {exc}",
-                                "restore memgit-purged from backup") from exc
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip() or line.startswith("#"):
-                continue
-            parts = line.split(" ")
-            if len(parts) < 2 or not ID_RE.match(parts[0]) \
-                    or not re.fullmatch(r"[0-9a-f]{64}", parts[1]):
-                raise RegistryError(f"{path}:{number}: malformed purge registry line",
-                                    "each line is: ID SHA256 [DATE]")
-            reg.ids.add(parts[0])
-            reg.digests.add(parts[1])
-        return reg
-
-    @staticmethod
-    def append(git_dir: Path, rows: Iterable[tuple[str, str]], date: str) -> None:
-        """Append (id, digest) rows durably."""
-        import os
-
-        path = git_dir / REGISTRY_FILE
-        data = "".join(f"{i} {d} {date}\n" for i, d in rows)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, data.encode())
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
+        lease = lease_seconds(config_get(git_dir, "memgit.purgeLease"))
+    stale = lock.stale(lease)
+    if stale:
+        return [Violation("MG610", "", 0, f"a purge lock ({lock.describe()}) is ignored: "
+                          f"{stale}", WARNING)]
+    return [Violation("MG610", "", 0, f"a purge is running on this drive "
+                      f"({lock.describe()})")]
 
 
 def judge(items: Sequence[TreeItem], read: Callable[[str], bytes], policy: Policy, *,

@@ -32,8 +32,17 @@ from .policy import (
     PURGE_LOCK_FILE,
     PurgeRegistry,
     find_policy,
-    text_digest,
-    text_key,
+)
+from .registry import (
+    LEASE_CONFIG,
+    PurgeLock,
+    RegistryKey,
+    lease_seconds,
+    lock_line,
+    purge_digest,
+    purge_key,
+    registry_key,
+    take_over,
 )
 
 Progress = Callable[[str, int, int], None]
@@ -124,34 +133,27 @@ def _sorted_texts(texts: Iterable[str]) -> list[bytes]:
     return sorted(raw, key=lambda t: (-len(t), t))
 
 
-# Non-ASCII characters whose case folding is ASCII letters (K, long s, sharp s, the
-# Latin ligatures), as UTF-8: a file holding one is parsed whatever the prefilter says.
-_FOLDS_TO_ASCII = ("\u212a", "\u017f", "\u00df", "\u1e9e", "\ufb00", "\ufb01", "\ufb02",
-                   "\ufb03", "\ufb04", "\ufb05", "\ufb06")
-_FOLDS_TO_ASCII_BYTES = tuple(c.encode() for c in _FOLDS_TO_ASCII)
+def scrub_registered(message: bytes, registry: PurgeRegistry) -> bytes:
+    """Each stretch of ``message`` that the registry knows as a purged text (any
+    normal form, any earlier purge) becomes ``[purged]``."""
+    text = message.decode("utf-8", "surrogateescape")
+    spans = registry.quoted(text)
+    for start, end in reversed(spans):
+        text = text[:start] + PURGED.decode() + text[end:]
+    return text.encode("utf-8", "surrogateescape") if spans else message
 
 
 def _key_words(texts: Iterable[str]) -> list[bytes] | None:
-    """A prefilter for "holds an entry whose text key is one of these": the longest
-    ASCII word of each text key, to look for in the lower-cased bytes (for ASCII,
-    casefold is lower; files with characters that fold to ASCII are parsed anyway).
-    None when some text has no ASCII word: parse everything."""
+    """A prefilter for "holds an entry whose purge key is one of these", for ASCII files
+    (where the purge key is the lower-cased text): the longest ASCII word of each key,
+    to look for in the lower-cased bytes. None when some key has no ASCII word."""
     out: set[bytes] = set()
     for text in texts:
-        ascii_words = [w for w in text_key(text).split() if w.isascii()]
+        ascii_words = [w for w in purge_key(text).split() if w.isascii()]
         if not ascii_words:
             return None
         out.add(max(ascii_words, key=len).encode())
     return sorted(out)
-
-
-def _digest(text: str) -> str:
-    try:
-        return text_digest(text)
-    except UnicodeEncodeError:  # undecodable bytes: digest them as they are
-        import hashlib
-
-        return hashlib.sha256(text_key(text).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def strip_tag_signature(message: bytes) -> bytes:
@@ -191,6 +193,7 @@ class PurgePlan:
     objects: list[tuple[str, str, bytes]] = field(default_factory=list)  # (kind, id, raw)
     commit_map: dict[str, str] = field(default_factory=dict)
     digests: dict[str, list[str]] = field(default_factory=dict)  # id -> text digests
+    keys: dict[str, list[RegistryKey]] = field(default_factory=dict)  # id -> registry lines
     texts: list[str] = field(default_factory=list)
     changes: list[Change] = field(default_factory=list)
     needles: list[str] = field(default_factory=list)  # what each purged line contains
@@ -477,10 +480,10 @@ def plan_purge(drive: gitrepo.Drive, ids: Iterable[str], *,
         raise RepoError(f"cannot purge {drive.root}: {'; '.join(oddities)}",
                         "purge a plain full repository (the server's bare drive), with no "
                         "operation in progress; see docs/purge.md")
-    if (drive.git_dir / LOCK_FILE).exists():
-        raise ConflictError(f"another purge is running on this drive "
-                            f"({drive.git_dir / LOCK_FILE} exists)",
-                            "wait for it; if no purge runs, delete the file")
+    lock = PurgeLock.read(drive.git_dir)
+    if lock is not None and not lock.stale(_lease(drive)):
+        raise ConflictError(f"another purge is running on this drive ({lock.describe()})",
+                            _LOCK_HINT)
     plan = PurgePlan(wanted, str(drive.git_dir), branch_ref)
     clock = time.perf_counter()
     scan = _Scan(drive, wanted, progress)
@@ -567,14 +570,20 @@ def _check_found(scan: _Scan, plan: PurgePlan, drive: gitrepo.Drive) -> None:
 
 
 def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
-    digests: dict[str, dict[str, None]] = {i: {} for i in plan.ids}
+    keys: dict[str, dict[RegistryKey, None]] = {i: {} for i in plan.ids}
     texts: dict[str, None] = {}
     for removed in scan.blob_removed.values():
         plan.lines_removed += len(removed)
         for r in removed:
-            digests[r.entry_id].setdefault(_digest(r.text))
+            keys[r.entry_id].setdefault(registry_key(r.text))
             texts.setdefault(r.text)
-    plan.digests = {i: list(d) for i, d in digests.items()}
+    plan.keys = {i: list(k) for i, k in keys.items()}
+    plan.digests = {i: [k.digest for k in ks] for i, ks in plan.keys.items()}
+    # every text purged so far, this purge's too: messages quoting one are scrubbed
+    registered = PurgeRegistry.load(scan.git_dir)
+    for entry_id, entry_keys in plan.keys.items():
+        for key in entry_keys:
+            registered.add(entry_id, key)
     plan.texts = list(texts)
     plan.needles = list(scan.needles)
     plan.blobs_rewritten = len(scan.blob_new)
@@ -583,6 +592,7 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
     joined = b"\x00".join(gitrepo.split_object(raw)[1] for raw in scan.commit_raw.values())
     quoting = [t for t in sorted_texts if t in joined]
     commit_map = plan.commit_map
+    scrubbed: set[str] = set()  # commits and tags whose message changed
     changed_by: dict[str, set[tuple[str, bytes]]] = {}
     total = len(scan.commits)
     for number, (oid, _parents) in enumerate(scan.commits, start=1):
@@ -597,11 +607,10 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
             parents.append(raw[pos + 7:pos + 47].decode())
             pos += 48
         new_parents = [commit_map.get(p, p) for p in parents]
-        if quoting:
-            message = gitrepo.split_object(raw)[1]
-            new_message = scrub_message(message, quoting)
-        else:
-            message = new_message = b""
+        message = gitrepo.split_object(raw)[1]
+        new_message = scrub_registered(scrub_message(message, quoting), registered)
+        if new_message != message:
+            scrubbed.add(oid)
         if new_tree != old_tree:
             # the dry-run listing: (path, version) pairs no parent had already
             paths = set(scan.tree_changes[old_tree])
@@ -629,8 +638,7 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
                 kept = [h for h in kept if not h.startswith(_SIGNATURE_HEADERS)]
             if new_message != message:
                 plan.messages_scrubbed += 1
-            new_raw = new_head + gitrepo.join_object(kept, new_message if quoting
-                                                     else own_message)
+            new_raw = new_head + gitrepo.join_object(kept, new_message)
         commit_map[oid] = scan.add("commit", new_raw).hex()
         plan.commits_rewritten += 1
         if number % 2000 == 0:
@@ -655,12 +663,13 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
             return tag_map[oid]
         headers, message, target, target_kind = scan.tags[oid]
         new_target = map_any(target, target_kind)
-        new_message = scrub_message(message, sorted_texts) if sorted_texts else message
+        new_message = scrub_registered(scrub_message(message, sorted_texts), registered)
         if new_target == target and new_message == message:
             tag_map[oid] = oid
             return oid
         if new_message != message:
             plan.messages_scrubbed += 1
+            scrubbed.add(oid)
         kept = [h for h in headers if not h.startswith((b"object ", b"gpgsig"))]
         stripped = strip_tag_signature(new_message)
         if stripped != new_message or len(kept) + 1 != len(headers):
@@ -682,15 +691,14 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
     for commit in scan.commit_raw:
         checked[commit] = True  # its message was searched for every purged text above
     for commit in commit_map:
-        if quoting and any(t in gitrepo.split_object(scan.commit_raw[commit])[1]
-                           for t in quoting):
+        if commit in scrubbed:
             checked[commit] = False  # its message quoted a purged text
     for tag in tag_map:
-        checked[tag] = not any(t in scan.tags[tag][1] for t in sorted_texts)
+        checked[tag] = tag not in scrubbed
     for tree in scan.tree_raw:
         checked[tree.hex()] = True  # names and ids only
-    for key in scan.scanned:
-        checked[key] = bytes.fromhex(key) not in scan.blob_new
+    for scanned in scan.scanned:
+        checked[scanned] = bytes.fromhex(scanned) not in scan.blob_new
     # kept blobs still to search for purged texts: those read before the scan knew
     # every text's head, and those that hold a head
     recheck = [k for k in scan.scanned[:scan.heads_learned_at] if checked[k]]
@@ -734,13 +742,13 @@ def _check_head_duplicates(scan: _Scan, plan: PurgePlan) -> None:
     clashes: list[str] = []
     for path, oid in files:
         data = scan.new_objects[oid][1] if oid in scan.new_objects else contents[oid.hex()]
-        if words is not None and not any(c in data for c in _FOLDS_TO_ASCII_BYTES):
+        if words is not None and data.isascii():
             lowered = data.lower()
             if not any(w in lowered for w in words):
                 continue
         text = data.decode("utf-8", "surrogateescape")
         for _line, entry in fmt.parse_document(path, text).entries():
-            if entry.id not in scan.ids and _digest(entry.text) in wanted:
+            if entry.id not in scan.ids and purge_digest(entry.text) in wanted:
                 clashes.append(f"{entry.id} in {path}")
     if clashes:
         raise UsageError("entries kept at the head hold the same text as a purged entry: "
@@ -756,34 +764,54 @@ def apply_purge(drive: gitrepo.Drive, plan: PurgePlan, *, progress: Progress = _
                 today: str | None = None) -> PurgeResult:
     """Write the plan's objects, move the refs (compare-and-swap), record, prune, verify."""
     started = time.perf_counter()
-    lock = _hold_lock(drive.git_dir)
+    lock, note = _hold_lock(drive.git_dir, _lease(drive))
     try:
-        return _apply_locked(drive, plan, progress, today, started)
+        result = _apply_locked(drive, plan, progress, today, started)
     finally:
         lock.unlink(missing_ok=True)
+    if note:
+        result.notes.insert(0, note)
+    return result
 
 
-LOCK_FILE = PURGE_LOCK_FILE  # pre-receive refuses pushes while it exists (MG610)
+LOCK_FILE = PURGE_LOCK_FILE  # pre-receive refuses pushes while it holds (MG610)
+_LOCK_HINT = ("wait for it; a lock whose purge died is taken over once its process is gone "
+              f"or after the lease (git config {LEASE_CONFIG}, seconds)")
 
 
-def _hold_lock(git_dir: Path) -> Path:
-    """``memgit-purge.lock`` in the git directory while a purge writes and prunes.
+def _lease(drive: gitrepo.Drive) -> float:
+    return lease_seconds(drive.config_value(LEASE_CONFIG))
+
+
+def _hold_lock(git_dir: Path, lease: float) -> tuple[Path, str]:
+    """``memgit-purge.lock`` in the git directory while a purge writes and prunes;
+    returns it and a note when a stale lock was taken over.
 
     ``prune --expire=now`` may delete the objects of a push that git has moved out
     of its quarantine but not yet referenced; pre-receive refuses pushes while
-    this file exists (docs/purge.md), and a second purge refuses to start.
+    the lock holds (docs/purge.md), and a second purge refuses to start. The lock
+    records pid, host and start time: a lock whose process is gone (same host) or
+    that is older than ``lease`` seconds was left by a killed purge.
     """
     import os
 
     path = git_dir / LOCK_FILE
+    note = ""
+    held = PurgeLock.read(git_dir)
+    if held is not None:
+        stale = held.stale(lease)
+        if not stale or not take_over(git_dir, held):
+            raise ConflictError(f"another purge is running on this drive ({held.describe()})",
+                                _LOCK_HINT)
+        note = f"warning: took over a stale purge lock ({held.describe()}): {stale}"
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError as exc:
         raise ConflictError(f"another purge is running on this drive ({path} exists)",
-                            "wait for it; if no purge runs, delete the file") from exc
+                            _LOCK_HINT) from exc
     with os.fdopen(fd, "w") as fh:
-        fh.write(f"{os.getpid()} {_dt.datetime.now(_dt.UTC).isoformat()}\n")
-    return path
+        fh.write(lock_line())
+    return path, note
 
 
 def _apply_locked(drive: gitrepo.Drive, plan: PurgePlan, progress: Progress,
@@ -810,11 +838,12 @@ def _apply_locked(drive: gitrepo.Drive, plan: PurgePlan, progress: Progress,
         gitrepo.move_checkout(drive, *plan.checkout_trees)
     policy = find_policy(None, git_dir, drive.config_value("memgit.policy"))
     date = today or _today(policy.timezone)
-    rows = [(i, d) for i in plan.ids for d in plan.digests.get(i, [])]
+    rows = [(i, k) for i in plan.ids for k in plan.keys.get(i, [])]
     PurgeRegistry.append(git_dir, rows, date)
+    _publish_ids(drive)
     plan.phases["refs"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    checker = _Checker(plan.ids, plan.needles, plan.texts)
+    checker = _Checker(plan.ids, plan.needles, plan.texts, PurgeRegistry.load(git_dir))
     # Pruning is git's work (a repack); meanwhile the blobs kept from the old history
     # are searched for entries holding a purged text under another id, the one check
     # the scan could not make (it learned the texts only at its end). git readers and
@@ -865,12 +894,14 @@ def _today(zone: str) -> str:
 class _Checker:
     """What "a purged entry survived" means, for one object's content."""
 
-    def __init__(self, ids: list[str], needles: list[str], texts: list[str]) -> None:
+    def __init__(self, ids: list[str], needles: list[str], texts: list[str],
+                 registry: PurgeRegistry | None = None) -> None:
         self.ids = frozenset(ids)
+        self.registry = registry or PurgeRegistry()
         self.needles = list(needles)  # every purged line holds one (ids, id-less texts)
         self.needle_bytes = [n.encode("utf-8", "surrogateescape") for n in needles]
         self.texts = _sorted_texts(texts)
-        self.keys = {text_key(t) for t in texts}
+        self.keys = {purge_key(t) for t in texts}
         # One search per distinct 16-byte head stands for all texts starting with it
         # (the versions of an edited entry mostly share their beginning).
         self.heads = sorted({t[:16] for t in self.texts})
@@ -887,7 +918,8 @@ class _Checker:
                                "purge it too)")
         elif kind in ("commit", "tag"):
             message = gitrepo.split_object(data)[1]
-            if any(t in message for t in self.texts):
+            if any(t in message for t in self.texts) or \
+                    self.registry.quoted(message.decode("utf-8", "surrogateescape")):
                 out.append(f"{kind} {oid} (its message quotes a purged text)")
         return out
 
@@ -948,10 +980,25 @@ def _entries_with_texts(data: bytes, texts: list[bytes], keys: set[str]) -> list
         if needle not in data:
             continue
         for _line, entry in fmt.parse_document("", text).entries():
-            if text_key(entry.text) in keys:
+            if purge_key(entry.text) in keys:
                 out.append(entry.id)
         break
     return out
+
+
+PURGED_REF = "refs/memgit/purged"  # sync clients fetch it (memgit.sync)
+PURGED_IDS_FILE = "purged-ids"
+
+
+def _publish_ids(drive: gitrepo.Drive) -> None:
+    """Point ``refs/memgit/purged`` at a commit whose one file lists every purged id, so
+    that sync clients learn them and delete those entries from their own index. Ids
+    only: the registry's digests of purged texts stay in the git directory."""
+    ids = sorted(PurgeRegistry.load(drive.git_dir).ids)
+    data = "".join(i + "\n" for i in ids).encode()
+    tree = gitrepo.build_tree(drive, None, {PURGED_IDS_FILE: data})
+    commit = gitrepo.create_commit(drive, tree, [], "memgit: purged entry ids\n")
+    gitrepo.set_ref(drive, PURGED_REF, commit, "memgit purge: publish purged ids")
 
 
 def _update_index(drive: gitrepo.Drive, plan: PurgePlan) -> list[str]:

@@ -59,12 +59,16 @@ from .policy import (
     Violation,
     check_blob,
     check_change,
+    check_commit,
     check_not_purging,
     check_path,
     check_purged,
+    check_push_size,
     check_tree,
     check_update,
     find_policy,
+    printable,
+    quote,
 )
 from .repo import (
     LaterRead,
@@ -72,6 +76,7 @@ from .repo import (
     ObjectReader,
     PushCommit,
     TreeRow,
+    commit_text,
     config_get,
     parse_tree,
     push_is_ancestor,
@@ -257,6 +262,8 @@ class PushJudge:
         self._trees: dict[str, tuple[Row, ...]] = {}  # commit -> rows of its tree
         self._maps: dict[str, dict[str, Row]] = {}  # commit -> path -> row
         self._old: set[Row] = set()  # rows of the old parents: judged when they landed
+        self._old_tips: dict[str, str] = {}  # tip of a ref update -> the ref's old value
+        self._commit_raw: dict[str, bytes] = {}  # the new commits, read after their sizes
         self._sizes: dict[str, int] = {}
         self._facts: dict[tuple[str, str], BlobFacts] = {}  # (blob, path) -> facts
         self._lean: dict[tuple[str, str], BlobFacts] = {}  # the same without links
@@ -403,6 +410,8 @@ class PushJudge:
             return []
         if new_commits:
             tips.add(new_commits[-1].oid)  # --topo-order --reverse lists the (peeled) tip last
+            if not update.is_create:
+                self._old_tips[new_commits[-1].oid] = update.old
         return new_commits
 
     def _fast_forward(self, update: RefUpdate, new_commits: list[PushCommit]) -> bool:
@@ -435,6 +444,9 @@ class PushJudge:
                 return
         if not self._read_sizes(commits):
             return
+        self._commit_raw = {o: got[1] for o, got in
+                            self.reader.read_many([c.oid for c in commits]).items()
+                            if got is not None and got[0] == "commit"}
         # old files may be needed for duplicate ids: git reads them while Python judges
         # the new ones
         self._old_read = self.reader.read_later(
@@ -451,6 +463,8 @@ class PushJudge:
         TIMING.mark("old_blobs")
         for commit in commits:
             self._judge_commit(commit, tip=commit.oid in tips)
+            if commit.oid in tips and self.registry:
+                self._judge_returning(commit)
         verdict.commits = len(commits)
         TIMING.mark("tree_rules")
 
@@ -459,7 +473,7 @@ class PushJudge:
         that is nowhere is MG608."""
         wanted = list({r.oid for rows in self._trees.values() for r in rows
                        if r.mode != MODE_COMMIT})
-        info = self.reader.info_many(wanted)
+        info = self.reader.info_many(wanted + [c.oid for c in commits])
         sizes = self._sizes
         missing: list[Finding] = []
         for commit in commits:
@@ -478,7 +492,17 @@ class PushJudge:
                 got = info.get(oid)
                 sizes[oid] = got[1] if got is not None else -1
         self.verdict.findings.extend(missing)
-        return not missing
+        if missing:
+            return False
+        # What judging would read: each (blob, path) new in the push, and the commits.
+        # Counted from sizes alone, so a flood is refused before any content is read.
+        new_bytes = sum(sizes[oid] for oid, _path in {
+            (r.oid, r.path) for c in commits for r in self._trees[c.oid]
+            if r.mode in _BLOB_MODES and r not in self._old})
+        new_bytes += sum((info.get(c.oid) or ("", 0))[1] for c in commits)
+        too_large = check_push_size(new_bytes, self.policy)
+        self._ref_finding("", too_large)
+        return not too_large
 
     # blobs -------------------------------------------------------------------------
 
@@ -614,10 +638,38 @@ class PushJudge:
 
     # one commit ----------------------------------------------------------------------
 
+    def _judge_returning(self, tip: PushCommit) -> None:
+        """Purged ids and texts in files the tip takes from an old commit (a merge of an
+        old parent, any number of parents) that the ref's old tip did not have: such
+        content was judged when it landed, but the registry may have grown since."""
+        old_tip = self._old_tips.get(tip.oid)
+        before: set[Row] = set()
+        if old_tip is not None:
+            if old_tip not in self._trees:
+                self._trees[old_tip] = self.flat_tree(self._commit_tree(old_tip))
+            before = set(self._trees[old_tip])
+        rows = [r for r in self._trees[tip.oid] if r in self._old and r not in before
+                and self._readable(r)]
+        if not rows:
+            return
+        contents = self._contents([r.oid for r in rows if (r.oid, r.path) not in self._facts])
+        for row in rows:
+            key = (row.oid, row.path)
+            facts = self._facts.get(key)
+            if facts is None:
+                facts = self._facts[key] = check_blob(row.path, contents[row.oid],
+                                                      self.policy, scan=_scan_nothing)
+            for v in check_purged(row.path, facts, self.registry):
+                self.verdict.findings.append(Finding(v, commit=tip.oid))
+
     def _judge_commit(self, commit: PushCommit, *, tip: bool) -> None:
         rows = self._trees[commit.oid]
         first = self._map(commit.parents[0]) if commit.parents else {}
         out: list[Violation] = []
+        raw = self._commit_raw.get(commit.oid)
+        if raw is not None:
+            message, people = commit_text(raw)
+            out.extend(check_commit(message, people, self.policy, self.registry))
         items: list[TreeItem] = []
         changed: list[Row] = []
         for row in rows:
@@ -770,28 +822,12 @@ TIMING = _Timing()
 
 
 def _clean(text: str, limit: int = 300) -> str:
-    """Printable text only (no terminal escapes from paths or subjects), cut to ``limit``."""
-    out = []
-    for ch in text:
-        code = ord(ch)
-        if code < 32 or code == 127 or 0x80 <= code < 0xA0:
-            out.append(f"\\x{code:02x}")
-        elif 0xDC80 <= code <= 0xDCFF:  # an undecodable byte kept by surrogateescape
-            out.append(f"\\x{code - 0xDC00:02x}")
-        elif code in (0x200E, 0x200F) or 0x202A <= code <= 0x202E or 0x2066 <= code <= 0x2069:
-            out.append(f"\\u{code:04x}")  # bidi controls could reorder what is shown
-        else:
-            out.append(ch)
-    cleaned = "".join(out)
-    return cleaned if len(cleaned) <= limit else cleaned[: limit - 3] + "..."
+    """A value fit to print: possible credentials redacted, terminal escapes escaped."""
+    return printable(quote(text), limit)
 
 
 def _subject(subject: str) -> str:
-    """A commit subject fit to print: cleaned, and withheld when it looks like a secret."""
-    from .secrets import scan_text
-
-    if scan_text(subject):
-        return "(subject not shown: it may hold a credential)"
+    """A commit subject fit to print (a possible credential in it redacted)."""
     return _clean(subject, 72)
 
 

@@ -7,6 +7,7 @@ sees drives, paths, modes, sizes and bytes.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
@@ -928,6 +929,27 @@ def split_object(raw: bytes) -> tuple[list[bytes], bytes]:
     return headers, message
 
 
+_IDENT_RE = re.compile(rb"(author|committer) (.*?) ?<([^<>]*)>(?: \d+ [+-]\d{4})?\Z", re.S)
+
+
+def commit_text(raw: bytes) -> tuple[str, list[tuple[str, str]]]:
+    """A raw commit's message and its people: [("author name", ...), ("author email",
+    ...), ("committer name", ...), ...], decoded as UTF-8 (bad bytes replaced)."""
+    headers, message = split_object(raw)
+    people: list[tuple[str, str]] = []
+    for header in headers:
+        if not header.startswith((b"author ", b"committer ")):
+            continue
+        m = _IDENT_RE.match(header)
+        role = header.split(b" ", 1)[0].decode()
+        if m is None:  # not git's shape: judge the whole value
+            people.append((role, header[len(role) + 1:].decode("utf-8", "replace")))
+            continue
+        people.append((f"{role} name", m.group(2).decode("utf-8", "replace")))
+        people.append((f"{role} email", m.group(3).decode("utf-8", "replace")))
+    return message.decode("utf-8", "replace"), people
+
+
 def join_object(headers: list[bytes], message: bytes) -> bytes:
     return b"\n".join(headers) + b"\n\n" + message
 
@@ -1406,15 +1428,17 @@ def _network_env() -> dict[str, str]:
                 GIT_SSH_COMMAND=os.environ.get("GIT_SSH_COMMAND", "ssh -o BatchMode=yes"))
 
 
-def fetch_branch(drive: Drive, remote: str, branch: str,
-                 into: str) -> subprocess.CompletedProcess:
-    """``git fetch REMOTE +refs/heads/BRANCH:INTO`` with the user's git; not checked.
+def fetch_branch(drive: Drive, remote: str, branch: str, into: str,
+                 also: Sequence[str] = ()) -> subprocess.CompletedProcess:
+    """``git fetch REMOTE +refs/heads/BRANCH:INTO [ALSO...]`` with the user's git; not
+    checked. ``also``: more refspecs, fetched in the same round trip.
 
     The ``+`` lets ``into`` (a private tracking ref) follow a rewritten server
     history; nothing else of the checkout changes.
     """
     return git("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", remote,
-               f"+refs/heads/{branch}:{into}", cwd=drive.root, env=_network_env(), check=False)
+               f"+refs/heads/{branch}:{into}", *also, cwd=drive.root, env=_network_env(),
+               check=False)
 
 
 def push_commit(drive: Drive, remote: str, oid: str,

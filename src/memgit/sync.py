@@ -49,7 +49,7 @@ from .errors import (
     SyncNetworkError,
     UsageError,
 )
-from .policy import find_policy
+from .policy import ID_RE, find_policy
 from .replay import CONFLICT_CHOICES, Conflict, Op, apply_ops, compute_ops, entry_map
 from .repo import (
     Drive,
@@ -80,6 +80,8 @@ BRANCH = "main"  # what memgit clone checks out; a drive's policy may name anoth
 LAST_SYNCED = "refs/memgit/last-synced"
 SYNC_SOURCE = "refs/memgit/sync-source"
 REMOTES = "refs/memgit/remotes/"  # + remote name: its main as last fetched
+PURGED_FROM = "refs/memgit/purged-from/"  # + remote name: its refs/memgit/purged
+LEARNED = "refs/memgit/purged-learned/"  # + remote name: the purged ids applied last
 LAST_SYNC_CONFIG = "memgit.lastsync"
 MAX_RACES = 5
 MAX_BATCH = 100  # below the default policy's 200 commits per push
@@ -185,6 +187,7 @@ class SyncReport:
         "fetch": 0.0, "replay": 0.0, "push": 0.0, "finish": 0.0})
     rewritten: bool = False
     pulled: bool = False  # the local branch moved to take the server's new commits
+    forgotten: int = 0  # index rows of entries the server purged, deleted here
     head: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
@@ -197,6 +200,7 @@ class SyncReport:
             "races": self.races,
             "seconds": {k: round(v, 4) for k, v in self.seconds.items()},
             "history_rewritten": self.rewritten,
+            "forgotten": self.forgotten,
             "pulled": self.pulled,
             "head": self.head,
         }
@@ -265,7 +269,11 @@ def fetch(drive: Drive, remote: str) -> str | None:
     """
     ref = remote_head_ref(remote)
     before = ref_target(drive, ref)
-    proc = fetch_branch(drive, remote, drive_branch(drive), ref)
+    # the server's purged ids come along (a pattern refspec: no error when there are none)
+    from .purge import PURGED_REF
+
+    proc = fetch_branch(drive, remote, drive_branch(drive), ref,
+                        also=[f"+{PURGED_REF}*:{PURGED_FROM}{remote}*"])
     err = proc.stderr.decode(errors="replace")
     if proc.returncode != 0:
         if _MISSING_REF_RE.search(err):
@@ -283,6 +291,24 @@ def fetch(drive: Drive, remote: str) -> str | None:
                              f"(its {drive_branch(drive)} has no "
                              f"{fmt.MEMORY_FILE})", "check the remote URL")
     return head
+
+
+def learn_purged(drive: Drive, remote: str) -> int:
+    """Delete from this checkout's index the entries the server purged (the ids its
+    ``refs/memgit/purged`` lists, fetched with the branch), with the scrubbing the
+    server's purge uses (index.forget_entries). Runs when that list changed; returns
+    the rows deleted."""
+    from .index import forget_entries
+    from .purge import PURGED_IDS_FILE
+
+    head = ref_target(drive, PURGED_FROM + remote)
+    if head is None or ref_target(drive, LEARNED + remote) == head:
+        return 0
+    text = tree_texts(drive, commit_tree_id(drive, head)).get(PURGED_IDS_FILE, "")
+    ids = [line for line in text.split("\n") if ID_RE.match(line)]
+    deleted = forget_entries(drive, ids, scrub=False)
+    set_ref(drive, LEARNED + remote, head, "memgit sync: purged ids applied")
+    return deleted
 
 
 def waiting_commits(drive: Drive, remote: str = "origin") -> list[str]:
@@ -323,6 +349,7 @@ def sync(drive: Drive, remote: str = "origin", on_conflict: str = "local",
     report = SyncReport(remote)
     state = _State(drive, remote, on_conflict, report)
     server_head = _timed(report, "fetch", lambda: fetch(drive, remote))
+    report.forgotten = learn_purged(drive, remote)
     last = ref_target(drive, LAST_SYNCED)
     if last is not None and server_head is None:
         raise RepoError(f"{remote} has no {drive_branch(drive)} any more "

@@ -45,7 +45,14 @@ from typing import Any
 from . import events, state
 from . import format as fmt
 from . import index as idx
-from .errors import ConflictError, MemgitError, RefusedError, RepoError, UsageError
+from .errors import (
+    ConflictError,
+    MemgitError,
+    NotADriveError,
+    RefusedError,
+    RepoError,
+    UsageError,
+)
 from .policy import (
     ERROR,
     MODE_EXEC,
@@ -56,9 +63,11 @@ from .policy import (
     TreeItem,
     Violation,
     check_blob,
+    check_commit,
     check_topic,
     find_policy,
     judge,
+    quote,
     source_allowed,
     text_digest,
 )
@@ -78,6 +87,7 @@ from .repo import (
     read_blob,
     ref_lock_age,
     ref_target,
+    signature,
     tree_files,
     update_checkout,
 )
@@ -217,7 +227,7 @@ def prepare_add(fact: NewFact | str, ref: int, policy: Policy, added: str, *,
     problems = check_topic(path, policy, reserved_ok=allow_reserved)
     if problems:
         reason = "topic-reserved" if problems[0].code == "MG213" else "topic-invalid"
-        return Skipped(ref, "", reason, f"{problems[0].code} {problems[0].message}")
+        return Skipped(ref, "", reason, f"{problems[0].code} {quote(problems[0].message)}")
     source = (fact.source or "").strip() or f"memgit:observation/{entry_id}"
     if not source_allowed(source):
         return Skipped(ref, "", "source", "the source is not an allowed link or label "
@@ -346,7 +356,7 @@ def apply_ops(drive: Drive, ops: Sequence[Op], message: str = "", *,
                 return _queue(drive, conn, ops, message,
                               ConflictError("older writes are still pending", ""))
             return _apply_locked(drive, conn, list(ops), message, policy)
-    except (UsageError, RefusedError):
+    except (UsageError, RefusedError, NotADriveError):
         raise
     except _transient() as exc:
         return _queue(drive, conn, ops, message, exc)
@@ -405,7 +415,7 @@ def _drain_locked(drive: Drive, conn: sqlite3.Connection, policy: Policy) -> boo
         ops = [Op.from_dict(op) for op in data.get("ops", [])]
         try:
             _apply_locked(drive, conn, ops, str(data.get("message", "")), policy)
-        except (RefusedError, UsageError) as exc:
+        except (RefusedError, UsageError, NotADriveError) as exc:
             # The policy (or a dirty checkout) refuses it now: keep it, visible in
             # `memgit info`, without blocking the writes queued after it.
             _retry_failed(conn, seq, exc)
@@ -429,20 +439,23 @@ def _apply_locked(drive: Drive, conn: sqlite3.Connection, ops: list[Op], message
                   policy: Policy) -> WriteResult:
     ref = policy.branch_ref
     registry = PurgeRegistry.load(drive.git_dir)
+    subject, refused = _checked_subject(drive, message, policy, registry)
     for attempt in range(1, MAX_ATTEMPTS + 1):
         head = ref_target(drive, ref)
         if head is None:
             raise UsageError(f"the drive has no branch {ref}", "create it with memgit init")
+        _require_drive(drive, head, ref)
         idx.ensure_current(drive, policy=policy, conn=conn, drain_pending=False)
         plan = _plan_and_judge(drive, conn, head, ops, policy, registry)
         plan.result.attempts = attempt
+        plan.result.warnings[:0] = refused
         if not plan.changes:
             plan.result.status = "unchanged"
             return plan.result
         checkout = _checkout_target(drive, ref)
         if checkout:
             _refuse_dirty(drive, plan)
-        commit = create_commit(drive, plan.tree, [head], _message(message, plan.result))
+        commit = create_commit(drive, plan.tree, [head], _message(subject, plan.result))
         if _move(drive, ref, head, commit):
             plan.result.status = "committed"
             plan.result.commit = commit
@@ -450,6 +463,38 @@ def _apply_locked(drive: Drive, conn: sqlite3.Connection, ops: list[Op], message
             return plan.result
     raise ConflictError(f"{ref} kept moving during {MAX_ATTEMPTS} attempts",
                         "the write was queued; it is retried on the next write or read")
+
+
+def _require_drive(drive: Drive, head: str, ref: str) -> None:
+    """The writer writes drives only: a branch without MEMORY.md is some other repository."""
+    if file_at(drive, commit_tree_id(drive, head), fmt.MEMORY_FILE) is None:
+        raise NotADriveError(f"{drive.root} is not a drive: {ref.removeprefix('refs/heads/')} "
+                             f"has no {fmt.MEMORY_FILE}", "make it one first: memgit init "
+                             "(a new drive), or memgit init --adopt (a repository that "
+                             "already holds memory files)")
+
+
+def _checked_subject(drive: Drive, message: str, policy: Policy,
+                     registry: PurgeRegistry) -> tuple[str, list[str]]:
+    """The caller's message, or "" (the default subject) with a warning when the policy
+    would refuse it (a possible credential, a purged text). A commit author or committer
+    the policy refuses stops the write: no commit memgit makes may be refused later."""
+    people = _identity(drive)
+    who = [v for v in check_commit("", people, policy) if v.severity == ERROR]
+    if who:
+        raise RefusedError(f"the commit identity is refused: {who[0].message}", who,
+                           "set user.name and user.email (git config) to plain values")
+    said = [v for v in check_commit(clean_text(message), [], policy, registry)
+            if v.severity == ERROR]
+    if not said:
+        return message, []
+    return "", [f"the commit message was not used ({said[0].code} {said[0].name}: "
+                f"{said[0].message}); the commit has the default subject"]
+
+
+def _identity(drive: Drive) -> list[tuple[str, str]]:
+    sig = signature(drive)
+    return [("author name", sig.name), ("author email", sig.email)]
 
 
 def _move(drive: Drive, ref: str, old: str, new: str) -> bool:
@@ -513,7 +558,7 @@ def _refuse_dirty(drive: Drive, plan: _Plan) -> None:
         if staged != base or work != base:
             dirty.append(path)
     if dirty:
-        raise UsageError(f"uncommitted edits in {', '.join(sorted(dirty))}",
+        raise UsageError(f"uncommitted edits in {quote(', '.join(sorted(dirty)))}",
                          "commit or stash them, then write again")
 
 
@@ -725,7 +770,8 @@ def _plan(drive: Drive, conn: sqlite3.Connection, base_tree: str, ops: list[Op],
     for number, op in enumerate(ops):
         if number in blocked:
             v = blocked[number]
-            skipped.append(Skipped(op.ref, op.id, "policy", f"{v.code} {v.name}: {v.message}"))
+            skipped.append(Skipped(op.ref, op.id, "policy",
+                                   f"{v.code} {v.name}: {quote(v.message)}"))
             continue
         if op.kind == "add":
             entry = fmt.parse_entry(op.line)
@@ -735,7 +781,7 @@ def _plan(drive: Drive, conn: sqlite3.Connection, base_tree: str, ops: list[Op],
                 result.added.append(_added(op, entry))
                 continue
             digest = text_digest(entry.text)
-            if digest in registry.digests or op.id in registry.ids:
+            if op.id in registry.ids or registry.holds_text(entry.text):
                 skipped.append(Skipped(op.ref, op.id, "purged", "this text was purged from the "
                                        "drive and may not return"))
                 continue
@@ -749,18 +795,19 @@ def _plan(drive: Drive, conn: sqlite3.Connection, base_tree: str, ops: list[Op],
             file = load(op.path)
             if file is None:
                 skipped.append(Skipped(op.ref, op.id, "topic-invalid",
-                                       f"{op.path} cannot be written as a text file"))
+                                       f"{quote(op.path)} cannot be written as a text file"))
                 continue
             if op.after and file.find(op.after) is None:
                 skipped.append(Skipped(op.ref, op.id, "not-found",
-                                       f"no entry {op.after} in {op.path}"))
+                                       f"no entry {quote(op.after)} in {quote(op.path)}"))
                 continue
             file.insert(op.line, number, op.after)
             result.added.append(_added(op, entry))
             continue
         found = _find(drive, base_tree, op.id, located, load)
         if found is None:
-            skipped.append(Skipped(op.ref, op.id, "not-found", f"no entry {op.id} in the drive"))
+            skipped.append(Skipped(op.ref, op.id, "not-found",
+                                   f"no entry {quote(op.id)} in the drive"))
             continue
         file, pos = found
         line = file.lines[pos]
@@ -848,14 +895,14 @@ _FACTS: dict[Policy, dict[tuple[str, str], BlobFacts]] = {}
 _FACTS_LIMIT = 4096
 
 
-_VERDICTS: dict[tuple[Policy, str, int, int], list[Violation]] = {}
+_VERDICTS: dict[tuple[Policy, str, int], list[Violation]] = {}
 
 
 def _judge(drive: Drive, tree: str, files: Mapping[str, _File], policy: Policy,
            registry: PurgeRegistry) -> list[Violation]:
     """policy.judge on a whole tree; remembered per tree id, since the tree a write
     makes is the base tree the next write compares with."""
-    key = (policy, tree, len(registry.ids), len(registry.digests))
+    key = (policy, tree, registry.size)
     known = _VERDICTS.get(key)
     if known is not None:
         return known
@@ -892,8 +939,8 @@ def _judge(drive: Drive, tree: str, files: Mapping[str, _File], policy: Policy,
 
 
 def describe_skipped(skipped: Sequence[Skipped]) -> list[str]:
-    return [f"skipped #{s.ref + 1}{' ' + s.id if s.id else ''}: {s.reason} ({s.detail})"
-            for s in skipped]
+    return [f"skipped #{s.ref + 1}{' ' + quote(s.id) if s.id else ''}: {s.reason} "
+            f"({quote(s.detail)})" for s in skipped]
 
 
 def result_lines(result: WriteResult) -> list[str]:

@@ -36,7 +36,7 @@ def print_violations(violations: Iterable[Violation], as_json: bool, *,
         click.echo(json.dumps([v.as_dict() for v in items], indent=2, ensure_ascii=False))
         return
     current: str | None = None
-    for v in items:
+    for v in items:  # Violation.format() redacts and escapes what it quotes
         if v.path != current:
             if current is not None:
                 click.echo("", err=err)
