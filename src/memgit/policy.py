@@ -323,8 +323,9 @@ def quote(value: str) -> str:
 
 def printable(text: str, limit: int = 0) -> str:
     """``text`` fit for a terminal: control characters (C0, DEL, C1: ESC, BEL, OSC...),
-    undecodable bytes and bidi controls escaped as ``\\xNN``/``\\uNNNN``; cut to ``limit``
-    characters when one is given."""
+    undecodable bytes, line separators and invisible characters (bidi controls could
+    reorder what is shown, zero-width ones hide) escaped as ``\\xNN``/``\\uNNNN``; cut to
+    ``limit`` characters when one is given."""
     out = []
     for ch in text:
         code = ord(ch)
@@ -332,9 +333,8 @@ def printable(text: str, limit: int = 0) -> str:
             out.append(f"\\x{code:02x}")
         elif 0xDC80 <= code <= 0xDCFF:  # an undecodable byte kept by surrogateescape
             out.append(f"\\x{code - 0xDC00:02x}")
-        elif code in (0x061C, 0x200E, 0x200F, 0x2028, 0x2029) or 0x202A <= code <= 0x202E \
-                or 0x2066 <= code <= 0x2069:
-            out.append(f"\\u{code:04x}")  # bidi controls could reorder what is shown
+        elif code in (0x2028, 0x2029) or (code > 0xA0 and fmt.INVISIBLE_RE.match(ch)):
+            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
         else:
             out.append(ch)
     cleaned = "".join(out)
@@ -548,11 +548,11 @@ def _check_entry(path: str, number: int, entry: fmt.Entry, facts: BlobFacts) -> 
     if source is not None and not source_allowed(source):
         scheme = source.split(":", 1)[0] if ":" in source else "this form"
         out.append(Violation("MG101", path, number,
-                             f"source scheme {quote(scheme[:20])!r} is not allowed"))
+                             f"source scheme {quote(scheme)[:40]!r} is not allowed"))
     added = meta.get("added")
     if added is not None and not fmt.is_valid_date(added):
         out.append(Violation("MG102", path, number,
-                             f"added {quote(added[:20])!r} is not a real date"))
+                             f"added {quote(added)[:40]!r} is not a real date"))
     for key in ("id", "parent", "supersedes"):
         value = meta.get(key)
         if value is not None and not ID_RE.match(value):
