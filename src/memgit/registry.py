@@ -67,6 +67,15 @@ def legacy_key(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
+def _legacy_keys(text: str) -> dict[str, None]:
+    """Normalisation 1 of ``text`` and of its NFC and NFKC forms without invisible
+    characters: a version 1 digest (made from the text as written, usually NFC) also
+    matches the text's other normal forms and zero-width variants."""
+    bare = fmt.INVISIBLE_RE.sub("", text)
+    return dict.fromkeys(legacy_key(t) for t in (text, unicodedata.normalize("NFC", bare),
+                                                 unicodedata.normalize("NFKC", bare)))
+
+
 def _sha256(key: str) -> str:
     try:
         data = key.encode()
@@ -123,7 +132,7 @@ class PurgeRegistry:
         """Whether ``text`` is a purged text under any normalisation the registry used."""
         if self.digests and _sha256(purge_key(text)) in self.digests:
             return True
-        return bool(self.legacy) and _sha256(legacy_key(text)) in self.legacy
+        return bool(self.legacy) and any(_sha256(k) in self.legacy for k in _legacy_keys(text))
 
     def quoted(self, message: str) -> list[tuple[int, int]]:
         """(start, end) of each stretch of ``message`` that is a purged text, quotes and
@@ -184,13 +193,17 @@ class PurgeRegistry:
     def _quoted_v1(self, message: str) -> list[tuple[int, int]]:
         out: list[tuple[int, int]] = []
         for start, end in _segments(message):
-            key = legacy_key(message[start:end])
-            for cut_l, cut_r in ((False, False), (True, False), (False, True), (True, True)):
-                variant = key.lstrip(_OPEN) if cut_l else key
-                variant = variant.rstrip(_CLOSE) if cut_r else variant
-                if variant and _sha256(variant) in self.legacy:
-                    out.append(_trim(message, start, end, cut_l, cut_r))
-                    break
+            for key in _legacy_keys(message[start:end]):
+                for cut_l, cut_r in ((False, False), (True, False), (False, True),
+                                     (True, True)):
+                    variant = key.lstrip(_OPEN) if cut_l else key
+                    variant = variant.rstrip(_CLOSE) if cut_r else variant
+                    if variant and _sha256(variant) in self.legacy:
+                        out.append(_trim(message, start, end, cut_l, cut_r))
+                        break
+                else:
+                    continue
+                break
         return out
 
     @classmethod
