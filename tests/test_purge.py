@@ -23,8 +23,8 @@ from conftest import ROOT, git, memgit
 from memgit import format as fmt
 from memgit.errors import ConflictError, NotADriveError, RepoError, UsageError
 from memgit.policy import PurgeRegistry
-from memgit.registry import lock_line, purge_digest
 from memgit.purge import apply_purge, plan_purge, purge, remove_entry_lines, scrub_message
+from memgit.registry import lock_line, purge_digest
 from memgit.repo import open_drive, write_pack
 
 _spec = importlib.util.spec_from_file_location("bench_purge", ROOT / "bench" / "bench_purge.py")
@@ -574,6 +574,44 @@ def test_a_running_purge_holds_the_drive(history, tmp_path: Path) -> None:
     (path / LOCK_FILE).unlink()
     apply_purge(open_drive(path), plan)
     assert not (path / LOCK_FILE).exists()
+
+
+@pytest.mark.parametrize("lock", ["dead-process", "past-lease"])
+def test_a_stale_purge_lock_is_taken_over_with_a_warning(history, tmp_path: Path,
+                                                         lock: str) -> None:
+    """A purge killed mid-way leaves its lock: the next purge takes it over (issue 10)."""
+    import socket
+    import subprocess
+
+    from memgit.purge import LOCK_FILE
+
+    path = fresh_copy(history, tmp_path, "drive.git")
+    if lock == "dead-process":
+        gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        (path / LOCK_FILE).write_text(f"{gone} {socket.gethostname()} 2026-11-30T00:00:00Z\n")
+    else:
+        (path / LOCK_FILE).write_text("1 another-host 2026-01-01T00:00:00+00:00\n")
+        git("config", "memgit.purgeLease", "60", cwd=path)
+    proc = cli_purge(path, TARGET)
+    assert proc.returncode == 0, proc.stderr.decode()
+    notes = json.loads(proc.stdout)["notes"]
+    assert any("took over a stale purge lock" in n for n in notes), notes
+    assert not (path / LOCK_FILE).exists()
+    assert not list(path.glob(LOCK_FILE + ".stale-*"))
+
+
+def test_purge_publishes_the_purged_ids_for_sync_clients(history, tmp_path: Path) -> None:
+    from memgit.purge import PURGED_IDS_FILE, PURGED_REF
+
+    path = fresh_copy(history, tmp_path, "drive.git")
+    assert cli_purge(path, TARGET).returncode == 0
+    listed = git("show", f"{PURGED_REF}:{PURGED_IDS_FILE}", cwd=path).stdout.decode()
+    assert listed == f"{TARGET}\n"
+    assert cli_purge(path, history.deterministic_id).returncode == 0
+    listed = git("show", f"{PURGED_REF}:{PURGED_IDS_FILE}", cwd=path).stdout.decode()
+    assert listed.split() == sorted([TARGET, history.deterministic_id])
+    assert b"tea" not in git("show", f"{PURGED_REF}:{PURGED_IDS_FILE}", cwd=path).stdout
 
 
 def test_the_recall_index_keeps_no_purged_text(new_drive) -> None:

@@ -91,18 +91,14 @@ def remove_entry_lines(data: bytes, ids: frozenset[str], needles: Iterable[str]
                 spans.append((pos, end, Removed(entry.id, entry.text)))
             pos = end
     else:
-        starts: set[int] = set()
+        lines: dict[int, tuple[int, str]] = {}  # start -> (end, content), as split_lines cuts
         for needle in needles:
             at = text.find(needle)
             while at >= 0:
-                starts.add(text.rfind("\n", 0, at) + 1)
+                start, end, content = fmt.line_around(text, at)
+                lines[start] = (end, content)
                 at = text.find(needle, at + len(needle))
-        for start in sorted(starts):
-            nl = text.find("\n", start)
-            end = len(text) if nl < 0 else nl + 1
-            content = text[start:end].rstrip("\n") if nl >= 0 else text[start:end]
-            if nl >= 0 and content.endswith("\r"):
-                content = content[:-1]  # "\r\n" ends the line, as format.split_lines reads it
+        for start, (end, content) in sorted(lines.items()):
             entry = fmt.parse_entry(content)
             if entry is not None and entry.id in ids:
                 spans.append((start, end, Removed(entry.id, entry.text)))
@@ -365,7 +361,7 @@ class _Scan:
 
     def _discover(self, data: bytes) -> None:
         """Find the text of requested deterministic ids among this blob's new lines."""
-        lines = set(data.split(b"\n")) - self.seen_lines
+        lines = set(data.split(b"\n")) - self.seen_lines  # split_lines' line ends (LF, CRLF)
         self.seen_lines |= lines
         for raw in lines:
             if not _BULLET_BYTES_RE.match(raw):

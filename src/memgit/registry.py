@@ -275,15 +275,15 @@ def _segments(message: str) -> Iterator[tuple[int, int]]:
 
 
 def _trim(message: str, start: int, end: int, left: bool, right: bool) -> tuple[int, int]:
-    """Leave quotes and punctuation the match did without outside the stretch."""
-    while left and start < end and message[start] in _OPEN:
-        start += 1
-    while right and end > start and message[end - 1] in _CLOSE:
-        end -= 1
-    while start < end and message[start].isspace():
-        start += 1
-    while end > start and message[end - 1].isspace():
-        end -= 1
+    """Leave blanks, and the quotes and punctuation the match did without, outside the
+    stretch."""
+    for cut in (False, True, False):
+        while start < end and (message[start].isspace() or cut and left
+                               and message[start] in _OPEN):
+            start += 1
+        while end > start and (message[end - 1].isspace() or cut and right
+                               and message[end - 1] in _CLOSE):
+            end -= 1
     return start, end
 
 
