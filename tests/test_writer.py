@@ -406,3 +406,5 @@ def test_a_repository_that_is_not_a_drive_is_not_written(tmp_path: Path, command
     assert git("ls-tree", "-r", "--name-only", "main", cwd=target).stdout == b"README.md\n"
     if not bare_repo:
         assert not (code / "MEMORY.md").exists() and not (code / "notes.md").exists()
+    state = (code / ".git" if not bare_repo else target) / "memgit" / "state.sqlite"
+    assert command[0] == "ask" or not state.exists()  # nothing made on the side either

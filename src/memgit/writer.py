@@ -347,6 +347,9 @@ def apply_ops(drive: Drive, ops: Sequence[Op], message: str = "", *,
     policy = policy or _policy(drive)
     if not ops:
         return WriteResult("unchanged")
+    head = ref_target(drive, policy.branch_ref)
+    if head is not None:
+        _require_drive(drive, head, policy.branch_ref)  # before any state is made
     enable_fsync()
     conn = idx.connection(drive)
     try:
