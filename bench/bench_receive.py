@@ -15,7 +15,11 @@ file:// to all four, in rotating order. Then a 200-commit push goes to fresh cop
 The pre-receive reports its phases (MEMGIT_HOOK_TIMING=1); interpreter start and
 imports are timed on their own. Figures go to docs/performance.md.
 
-    python bench/bench_receive.py [--rounds 15] [--commits 200] [--json]
+    python bench/bench_receive.py [--rounds 15] [--commits 200] [--json] [--compare SRC]
+
+``--compare SRC`` adds a fifth variant, ``pre@SRC``: defences + the pre-receive of the
+memgit in the folder SRC (another checkout's ``src``), pushed to in the same rounds and
+rotation, so two versions of the hook are compared side by side in one run.
 """
 
 from __future__ import annotations
@@ -36,7 +40,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from drivegen import entry_line, topic_files  # noqa: E402
 
 from memgit import format as fmt  # noqa: E402
-from memgit.hooks import SERVER_CONFIG, hook_argv, import_paths, install_hooks_into  # noqa: E402
+from memgit.hooks import (  # noqa: E402
+    SERVER_CONFIG,
+    hook_argv,
+    import_paths,
+    install_hooks_into,
+    render_hook,
+)
 
 VARIANTS = ("plain", "defences", "pre", "full")
 
@@ -85,6 +95,11 @@ def make_server(seed: Path, path: Path, variant: str) -> Path:
         install_hooks_into(path, chain=False)
     if variant == "pre":
         (path / "hooks" / "post-receive").unlink()
+    if variant.startswith("pre@"):  # the pre-receive of the memgit in another folder
+        hook = path / "hooks" / "pre-receive"
+        hook.write_text(render_hook("pre-receive", sys.executable,
+                                    paths=[variant[4:], *import_paths()[1:]]))
+        hook.chmod(0o755)
     return path
 
 
@@ -142,7 +157,10 @@ def main() -> int:
     parser.add_argument("--commits", type=int, default=200)
     parser.add_argument("--startup-runs", type=int, default=15)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--compare", metavar="SRC", default=None,
+                        help="also time the pre-receive of the memgit in folder SRC")
     args = parser.parse_args()
+    variants = VARIANTS + ((f"pre@{Path(args.compare).resolve()}",) if args.compare else ())
     rng = random.Random(11)
     results: dict[str, object] = {}
     with tempfile.TemporaryDirectory(prefix="bench-receive-") as tmp:
@@ -150,12 +168,12 @@ def main() -> int:
         seed, files = make_seed(root)
         size = sum(len(t.encode()) for t in files.values())
         results["drive"] = {"files": len(files), "bytes": size}
-        servers = {v: make_server(seed, root / f"{v}.git", v) for v in VARIANTS}
+        servers = {v: make_server(seed, root / f"v{n}.git", v) for n, v in enumerate(variants)}
         client = root / "client.git"
         git("clone", "-q", "--bare", str(seed), str(client))
         tip = git("rev-parse", "main", cwd=client).stdout.decode().strip()
         texts = {p: t for p, t in files.items() if p != "MEMORY.md"}
-        wall: dict[str, list[float]] = {v: [] for v in VARIANTS}
+        wall: dict[str, list[float]] = {v: [] for v in variants}
         phases: list[dict[str, float]] = []
         serial = 10**6
         for round_no in range(args.rounds + 2):
@@ -163,16 +181,17 @@ def main() -> int:
             serial += 1
             texts[path] += entry_line(rng, serial)
             tip = fast_import(client, tip, [{path: texts[path]}])
-            order = VARIANTS[round_no % 4:] + VARIANTS[:round_no % 4]
+            turn = round_no % len(variants)
+            order = variants[turn:] + variants[:turn]
             for variant in order:
-                env = {"MEMGIT_HOOK_TIMING": "1"} if variant == "pre" else None
+                env = {"MEMGIT_HOOK_TIMING": "1"} if variant.startswith("pre") else None
                 elapsed, stderr = push(client, servers[variant], env)
                 if round_no >= 2:  # two warm-up rounds
                     wall[variant].append(elapsed)
                     if variant == "pre":
                         phases.append(timing_phases(stderr))
         one: dict[str, dict[str, float]] = {}
-        for variant in VARIANTS:
+        for variant in variants:
             med, p90 = quantiles(wall[variant])
             one[variant] = {"median_ms": med * 1000, "p90_ms": p90 * 1000}
         results["one_commit"] = one
@@ -221,7 +240,7 @@ def report(r: dict) -> None:
     print("\n1-commit push over file:// (median / p90 ms)")
     print("| variant | median | p90 |")
     print("|---|---|---|")
-    for v in VARIANTS:
+    for v in one:
         print(f"| {v} | {one[v]['median_ms']:.0f} | {one[v]['p90_ms']:.0f} |")
     plain, defences = one["plain"]["median_ms"], one["defences"]["median_ms"]
     pre, full = one["pre"]["median_ms"], one["full"]["median_ms"]
