@@ -32,7 +32,7 @@ def flood_stream(parent: str, commits: int, files: int, size: int) -> bytes:
     from memgit import format as fmt
 
     paths = [f"flood/topic{n:02d}.md" for n in range(files)]
-    memory = fmt.regenerate_index("# Memory\n\n## Index\n", [*paths, fmt.MEMORY_FILE])
+    memory = fmt.regenerate_index_section("# Memory\n\n## Index\n", [*paths, fmt.MEMORY_FILE])
     out = bytearray()
     for c in range(1, commits + 1):
         out += b"commit refs/heads/flood\nmark :%d\n" % c
@@ -58,7 +58,7 @@ def main() -> None:
     ap.add_argument("--kib", type=int, default=60)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    from memgit.commands.init import create_drive
+    from memgit.drives import create_drive
 
     with tempfile.TemporaryDirectory(prefix="memgit-flood-") as tmp:
         root = Path(tmp)

@@ -217,7 +217,7 @@ def test_a_merge_that_brings_nothing_purged_lands(variant_in_history) -> None:
 
 
 def test_a_sync_client_deletes_purged_entries_from_its_index(tmp_path: Path) -> None:
-    from memgit.commands.init import create_drive
+    from memgit.drives import create_drive
 
     server = tmp_path / "server.git"
     create_drive(server, bare=True)

@@ -18,6 +18,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
+from .safe_text import INVISIBLE_RANGES
+
 MEMORY_FILE = "MEMORY.md"
 QUESTIONS_FILE = "questions.md"
 INDEX_HEADING = "## Index"
@@ -39,15 +41,12 @@ _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
 # a CR not followed by LF (CommonMark, splitlines), VT, FF, FS, GS, RS, NEL, U+2028 and
 # U+2029 (splitlines). docs/security.md explains why the policy refuses them (MG307).
 _STRAY_BREAK_RE = re.compile("\r(?!\n)|[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
-# Invisible characters: Unicode category Cf (format: zero-width, bidi controls, soft
-# hyphen, tags...) and the other default-ignorable code points (variation selectors,
-# Hangul fillers, the combining grapheme joiner). tests/test_format.py checks that every
-# Cf character of this Python's Unicode database is in the class.
-INVISIBLE_RE = re.compile(
-    "[\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160"
-    "\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164"
-    "\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
-    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
+# Invisible characters (safe_text.INVISIBLE_RANGES: Unicode Cf and the other
+# default-ignorables) as one character class.
+INVISIBLE_RE = re.compile("[" + "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+                                        for a, b in INVISIBLE_RANGES) + "]")
+# An entry id (and a parent or supersedes value): what the policy accepts (MG106).
+ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\Z")
 
 
 @dataclass(frozen=True)
@@ -238,7 +237,7 @@ class Line:
     eol: str
     entry: Entry | None = None
     in_fence: bool = False
-    in_index: bool = False
+    in_index_section: bool = False
 
 
 @dataclass
@@ -301,7 +300,7 @@ def parse_document(path: str, text: str) -> Document:
     """Parse a Markdown drive file. Bullets in fenced code and Index links are not entries."""
     doc = Document(path)
     fence: str | None = None
-    in_index = False
+    in_index_section = False
     is_memory = path == MEMORY_FILE
     for number, (content, eol) in enumerate(split_lines(text), start=1):
         fence_match = _FENCE_RE.match(content)
@@ -309,23 +308,23 @@ def parse_document(path: str, text: str) -> Document:
             closing = fence_match is not None and fence_match.group(1)[0] == fence[0] \
                 and len(fence_match.group(1)) >= len(fence) \
                 and not content[fence_match.end():].strip()
-            doc.lines.append(Line(number, content, eol, None, True, in_index))
+            doc.lines.append(Line(number, content, eol, None, True, in_index_section))
             if closing:
                 fence = None
             continue
         if fence_match is not None:
             fence = fence_match.group(1)
-            doc.lines.append(Line(number, content, eol, None, True, in_index))
+            doc.lines.append(Line(number, content, eol, None, True, in_index_section))
             continue
         heading = _HEADING_RE.match(content)
         if heading is not None and is_memory:
             level = len(heading.group(1))
             if content.rstrip() == INDEX_HEADING:
-                in_index = True
+                in_index_section = True
             elif level <= 2:
-                in_index = False
-        entry = None if in_index else parse_entry(content)
-        doc.lines.append(Line(number, content, eol, entry, False, in_index))
+                in_index_section = False
+        entry = None if in_index_section else parse_entry(content)
+        doc.lines.append(Line(number, content, eol, entry, False, in_index_section))
     return doc
 
 
@@ -359,7 +358,7 @@ def is_reserved(path: str) -> bool:
     return key in RESERVED_FILES or key.startswith(RESERVED_DIRS)
 
 
-def index_paths(paths: Iterable[str]) -> list[str]:
+def index_section_paths(paths: Iterable[str]) -> list[str]:
     """Link targets the Index must list: every Markdown file but MEMORY.md and reserved ones."""
     targets = [
         p[:-3]
@@ -369,10 +368,10 @@ def index_paths(paths: Iterable[str]) -> list[str]:
     return sorted(targets)
 
 
-_INDEX_LINE_RE = re.compile(r"[ \t]*[-*][ \t]+\[\[([^\[\]]+)\]\](.*)\Z")
+_INDEX_SECTION_LINE_RE = re.compile(r"[ \t]*[-*][ \t]+\[\[([^\[\]]+)\]\](.*)\Z")
 
 
-def _index_span(lines: Sequence[tuple[str, str]]) -> tuple[int, int] | None:
+def _index_section_span(lines: Sequence[tuple[str, str]]) -> tuple[int, int] | None:
     """(heading line, end line exclusive) of the ``## Index`` section, outside fences."""
     fence: str | None = None
     start: int | None = None
@@ -397,17 +396,17 @@ def _index_span(lines: Sequence[tuple[str, str]]) -> tuple[int, int] | None:
     return start, len(lines)
 
 
-def regenerate_index(memory_text: str, paths: Iterable[str]) -> str:
+def regenerate_index_section(memory_text: str, paths: Iterable[str]) -> str:
     """MEMORY.md with its ``## Index`` listing exactly the drive's topic files.
 
     Descriptions after a link are kept; other lines of the section stay where
     they are; the generated list takes the place of the first old link line.
     A missing section is appended at the end.
     """
-    targets = index_paths(paths)
+    targets = index_section_paths(paths)
     lines = split_lines(memory_text)
     eol = "\r\n" if lines and lines[0][1] == "\r\n" else "\n"
-    span = _index_span(lines)
+    span = _index_section_span(lines)
     if span is None:
         out = memory_text
         if out and not out.endswith("\n"):
@@ -422,7 +421,7 @@ def regenerate_index(memory_text: str, paths: Iterable[str]) -> str:
     kept: list[tuple[str, str]] = []
     insert_at: int | None = None
     for content, line_eol in lines[start + 1 : end]:
-        m = _INDEX_LINE_RE.match(content)
+        m = _INDEX_SECTION_LINE_RE.match(content)
         if m:
             target = m.group(1).strip()
             if target.endswith(".md"):
@@ -448,8 +447,8 @@ def regenerate_index(memory_text: str, paths: Iterable[str]) -> str:
     return "".join(c + e for c, e in new_lines)
 
 
-def index_is_current(memory_text: str, paths: Iterable[str]) -> bool:
-    return regenerate_index(memory_text, paths) == memory_text
+def index_section_is_current(memory_text: str, paths: Iterable[str]) -> bool:
+    return regenerate_index_section(memory_text, paths) == memory_text
 
 
 def initial_memory(title: str = "Memory") -> str:

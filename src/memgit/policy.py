@@ -7,11 +7,17 @@ can cache what is expensive:
 * ``check_path``    one tree entry (path, mode), no content;
 * ``check_blob``    one file's bytes; cacheable by blob id (``BlobFacts``);
 * ``check_tree``    a whole tree from paths, sizes and the facts of its blobs;
-* ``check_update``  a ref update of a push (branch, deletes, fast-forward, count)
-  and ``check_change`` the paths a commit changes (protected paths).
+* ``check_update``  a ref update of a push (branch, deletes, fast-forward, count),
+  ``check_push_size`` the bytes it brings, ``check_change`` the paths a commit
+  changes (protected paths) and ``check_commit`` what a commit says besides its tree
+  (message, author, committer).
 
 Each violation carries a stable code (``MG101``), a name, the path and line,
-a message and a one-line hint. Messages never contain a detected secret.
+a message and a one-line hint. Messages never contain a detected secret: every
+value a message quotes goes through :func:`quote` (memgit.secrets.redact with the
+drive's extra rules). The settings (the Policy record, memgit.yaml) live in
+memgit.policy_config, the purge registry in memgit.registry; both are re-exported
+here, so callers ask this one module.
 """
 
 from __future__ import annotations
@@ -25,90 +31,37 @@ from pathlib import Path
 from typing import Any
 
 from . import format as fmt
-from .errors import PolicyFileError
+from .git.modes import MODE_COMMIT, MODE_EXEC, MODE_FILE, MODE_LINK
+from .policy_config import (  # noqa: F401 - callers take the settings from here
+    LIMITS,
+    PUSH_BYTES_FACTOR,
+    SECTIONS,
+    Parser,
+    Policy,
+    find_policy,
+    frozen,
+    load_policy_file,
+    policy_from_mapping,
+)
 from .registry import (  # noqa: F401 - callers take the registry from here
     PURGE_LOCK_FILE,
     REGISTRY_FILE,
     PurgeLock,
     PurgeRegistry,
     lease_seconds,
+    legacy_key,
 )
+from .rules import RULES
+from .safe_text import printable
 
 ERROR = "error"
 WARNING = "warning"
-
-# code -> (name, hint). The codes are stable: tools and docs refer to them.
-RULES: dict[str, tuple[str, str]] = {
-    # entries
-    "MG101": ("source-scheme", "use https://..., /?session=ID, TOOL:session/ID, "
-              "TOOL:observation/ID or imported:unknown"),
-    "MG102": ("date-invalid", "write added as a real date YYYY-MM-DD"),
-    "MG103": ("id-duplicate", "give each entry its own id (memgit remember stamps new ones)"),
-    "MG104": ("metadata-malformed", "end the line with [key: value; key: value], keys in "
-              "lowercase, values without ; [ ]"),
-    "MG105": ("entry-multiline", "keep each entry on one bullet line"),
-    "MG106": ("id-invalid", "ids use letters, digits, '.', '_', ':' and '-' (at most 128)"),
-    "MG107": ("value-invalid", "use an allowed value for this key"),
-    # files
-    "MG201": ("file-type", "a drive holds Markdown (.md) files only; use profile: amr for others"),
-    "MG202": ("symlink", "replace the symlink by a regular file"),
-    "MG203": ("submodule", "remove the submodule; a drive holds its own files"),
-    "MG204": ("executable", "git update-index --chmod=-x PATH (mode must be 100644)"),
-    "MG205": ("file-size", "split the file into topic files below the limit"),
-    "MG206": ("drive-size", "remove or shorten entries, or raise limits.drive_bytes"),
-    "MG207": ("file-count", "merge small topic files, or raise limits.files"),
-    "MG208": ("path-invalid", "use a relative path without '..', '.git' or control characters"),
-    "MG209": ("path-nfc", "rename the file to its NFC-normalised form"),
-    "MG210": ("path-case-collision", "rename one of the files; paths must differ in more "
-              "than letter case"),
-    "MG211": ("path-length", "shorten the path to at most 255 bytes"),
-    "MG212": ("file-folder-collision", "rename the file or the folder"),
-    "MG213": ("reserved-path", "questions.md is written by memgit ask/answer/resolve; twin/ and "
-              "imports/ by server-side memgit; choose another topic"),
-    "MG214": ("path-invisible", "rename it without invisible characters (zero-width, bidi "
-              "controls, soft hyphen, variation selectors)"),
-    "MG290": ("near-limit", "the drive is close to a limit; consolidate before it is reached"),
-    # content
-    "MG301": ("utf8-invalid", "save the file as UTF-8 text"),
-    "MG302": ("nul-byte", "remove the NUL byte; a drive holds text only"),
-    "MG303": ("raw-html", "write Markdown instead of HTML, or put it in `code`"),
-    "MG304": ("image", "link to the image with a normal link instead of embedding it"),
-    "MG305": ("transcript", "store the facts learned, not the transcript or log itself"),
-    "MG306": ("conflict-marker", "resolve the merge conflict and remove the markers"),
-    "MG307": ("line-break", "end lines with LF or CRLF only: a lone CR, U+2028/U+2029, form "
-              "feed or vertical tab starts a new line for some readers and not for others"),
-    # secrets
-    "MG401": ("secret", "remove the credential, rotate it, and store where it lives instead"),
-    "MG402": ("secret-in-name", "rename the file or folder without the credential, and "
-              "rotate it"),
-    "MG403": ("secret-in-commit", "rewrite the commit without the credential in its message, "
-              "author or committer (git commit --amend, git rebase -i), and rotate it"),
-    # structure
-    "MG501": ("memory-missing", "create MEMORY.md at the drive root (memgit init)"),
-    "MG502": ("index-stale", "run: memgit lint --fix (regenerates the ## Index of MEMORY.md)"),
-    "MG503": ("link-missing", "create the linked file or fix the [[path]]"),
-    "MG504": ("link-md-suffix", "omit .md in [[path]] links to Markdown files"),
-    "MG505": ("memory-size", "keep MEMORY.md short: move entries to topic files"),
-    # pushes
-    "MG601": ("protected-path", "twin/ is written by server-side memgit only; drop the change"),
-    "MG602": ("branch", "push to the drive's main branch only"),
-    "MG603": ("ref-delete", "deleting refs is not allowed on a drive"),
-    "MG604": ("non-fast-forward", "fetch, rebase or run memgit sync, then push without --force"),
-    "MG605": ("too-many-commits", "push in smaller batches"),
-    "MG606": ("purged-id", "this entry was purged from the drive; it may not return"),
-    "MG607": ("purged-text", "this text was purged from the drive; it may not return"),
-    "MG608": ("object-missing", "the push references objects it does not contain; push again"),
-    "MG609": ("server-error", "ask the drive's admin to check the server-side setup"),
-    "MG610": ("purge-running", "a purge is rewriting this drive's history; push again when it "
-              "is done (memgit sync replays your work onto the new history)"),
-    "MG611": ("push-too-large", "push in smaller batches, or raise limits.push_bytes"),
-}
 
 KNOWN_KEYS = ("source", "added", "id", "status", "scope", "memory_type", "kind",
               "parent", "supersedes")
 STATUS_VALUES = ("active", "proposed", "rejected", "open", "resolved")
 KIND_VALUES = ("question", "answer")
-ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\Z")
+ID_RE = fmt.ID_RE
 
 _SOURCE_RES = (
     re.compile(r"https://[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(?::\d{1,5})?(?:[/?#]\S*)?\Z"),
@@ -149,205 +102,43 @@ class Violation:
     def hint(self) -> str:
         return RULES[self.code][1]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self, policy: Policy | None = None) -> dict[str, Any]:
+        """The violation as JSON values, path and message quoted (:func:`quote`)."""
         out = asdict(self)
-        out["path"], out["message"] = quote(self.path), quote(self.message)
+        out["path"], out["message"] = quote(self.path, policy), quote(self.message, policy)
         out["name"] = self.name
         out["hint"] = self.hint
         return out
 
-    def format(self) -> str:
-        where = quote(self.path) if self.path else "(drive)"
+    def format(self, policy: Policy | None = None) -> str:
+        """One line for a terminal: path and message quoted, control characters escaped
+        (``policy``: the drive's, whose extra secret rules the quoting uses)."""
+        where = quote(self.path, policy) if self.path else "(drive)"
         if self.line:
             where += f":{self.line}"
-        return printable(f"{where}: {self.code} {self.name}: {quote(self.message)}")
-
-
-# --- configuration -------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Policy:
-    profile: str = "drive"
-    branch: str = "main"
-    file_bytes: int = 65536
-    drive_bytes: int = 2 * 1024 * 1024
-    files: int = 256
-    push_commits: int = 200
-    push_bytes: int = 0  # 0: PUSH_BYTES_FACTOR x drive_bytes (see push_limit)
-    memory_bytes: int = 4096
-    path_bytes: int = 255
-    near_limit: float = 0.8
-    protected: tuple[str, ...] = ("twin/",)
-    timezone: str = "UTC"
-    extensions: tuple[str, ...] = (".md",)
-    strict_drive_rules: bool = True  # False under profile amr
-    deep_secrets: bool = False  # secrets: deep adds detect-secrets' own plugins
-
-    @property
-    def branch_ref(self) -> str:
-        return "refs/heads/" + self.branch
-
-    @property
-    def push_limit(self) -> int:
-        """Bytes of new content one push may bring (limits.push_bytes)."""
-        return self.push_bytes or PUSH_BYTES_FACTOR * self.drive_bytes
-
-
-PUSH_BYTES_FACTOR = 4
-
-
-_LIMIT_KEYS = {"file_bytes", "drive_bytes", "files", "push_commits", "memory_bytes", "path_bytes",
-               "push_bytes"}
-_TOP_KEYS = {"profile", "branch", "limits", "protected", "timezone", "extensions", "near_limit",
-             "secrets"}
-
-
-def policy_from_mapping(data: Mapping[str, Any], origin: str = "policy") -> Policy:
-    """Build a Policy from parsed YAML; every mistake is a PolicyFileError naming the key."""
-    if not isinstance(data, Mapping):
-        raise PolicyFileError(f"{origin}: the policy must be a mapping of keys to values",
-                              "see docs/policy.md for the keys")
-    unknown = set(data) - _TOP_KEYS
-    if unknown:
-        raise PolicyFileError(f"{origin}: unknown key(s): {', '.join(sorted(map(str, unknown)))}",
-                              f"allowed keys: {', '.join(sorted(_TOP_KEYS))}")
-    profile = data.get("profile", "drive")
-    if profile not in ("drive", "amr"):
-        raise PolicyFileError(f"{origin}: profile must be 'drive' or 'amr', not {profile!r}",
-                              "write profile: drive (the default) or profile: amr")
-    kwargs: dict[str, Any] = {"profile": profile}
-    if profile == "amr":
-        kwargs.update(extensions=(), strict_drive_rules=False)
-    branch = data.get("branch", "main")
-    if not isinstance(branch, str) or not re.fullmatch(r"[A-Za-z0-9._/-]+", branch) \
-            or branch.startswith("refs/"):
-        raise PolicyFileError(f"{origin}: branch must be a branch name such as main",
-                              "write branch: main")
-    kwargs["branch"] = branch
-    limits = data.get("limits", {}) or {}
-    if not isinstance(limits, Mapping):
-        raise PolicyFileError(f"{origin}: limits must be a mapping", "limits: {files: 256}")
-    for key, value in limits.items():
-        if key not in _LIMIT_KEYS:
-            raise PolicyFileError(f"{origin}: unknown limit {key!r}",
-                                  f"allowed limits: {', '.join(sorted(_LIMIT_KEYS))}")
-        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-            raise PolicyFileError(f"{origin}: limits.{key} must be a positive integer",
-                                  f"for example limits: {{{key}: 100}}")
-        kwargs[key] = value
-    if "protected" in data:
-        prot = data["protected"]
-        if not isinstance(prot, list) or not all(isinstance(p, str) and p for p in prot):
-            raise PolicyFileError(f"{origin}: protected must be a list of path prefixes",
-                                  "protected: [twin/]")
-        kwargs["protected"] = tuple(prot)
-    if "extensions" in data:
-        ext = data["extensions"]
-        if not isinstance(ext, list) or not all(isinstance(e, str) and e.startswith(".")
-                                                 for e in ext):
-            raise PolicyFileError(f"{origin}: extensions must be a list like ['.md']",
-                                  "extensions: ['.md']")
-        kwargs["extensions"] = tuple(ext)
-    if "near_limit" in data:
-        nl = data["near_limit"]
-        if not isinstance(nl, int | float) or not 0 < nl <= 1:
-            raise PolicyFileError(f"{origin}: near_limit must be a fraction in (0, 1]",
-                                  "near_limit: 0.8")
-        kwargs["near_limit"] = float(nl)
-    scanner = data.get("secrets", "fast")
-    if scanner not in ("fast", "deep"):
-        raise PolicyFileError(f"{origin}: secrets must be 'fast' or 'deep', not {scanner!r}",
-                              "secrets: fast (memgit's rules) or deep (plus detect-secrets)")
-    kwargs["deep_secrets"] = scanner == "deep"
-    tz = data.get("timezone", "UTC")
-    if not isinstance(tz, str):
-        raise PolicyFileError(f"{origin}: timezone must be a name such as Europe/Berlin",
-                              "timezone: UTC")
-    try:
-        import zoneinfo
-
-        zoneinfo.ZoneInfo(tz)
-    except Exception as exc:
-        raise PolicyFileError(f"{origin}: unknown timezone {tz!r}",
-                              "use an IANA name such as UTC or Europe/Berlin") from exc
-    kwargs["timezone"] = tz
-    return Policy(**kwargs)
-
-
-def load_policy_file(path: str | Path) -> Policy:
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PolicyFileError(f"cannot read policy file {p}: {exc}",
-                              "check the path and that the file is UTF-8 YAML") from exc
-    import yaml
-
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise PolicyFileError(f"{p}: not valid YAML: {exc}".splitlines()[0],
-                              "fix the YAML syntax") from exc
-    return policy_from_mapping(data if data is not None else {}, str(p))
-
-
-def find_policy(explicit: str | Path | None, git_dir: Path | None,
-                config_value: str | None = None) -> Policy:
-    """``--policy FILE``, then memgit.yaml in the git directory, then ``memgit.policy``."""
-    if explicit:
-        return load_policy_file(explicit)
-    if git_dir is not None:
-        candidate = git_dir / "memgit.yaml"
-        if candidate.exists():
-            return load_policy_file(candidate)
-    if config_value:
-        return load_policy_file(config_value)
-    return Policy()
+        return printable(f"{where}: {self.code} {self.name}: {quote(self.message, policy)}")
 
 
 # --- single values -----------------------------------------------------------------
 
 
-def quote(value: str) -> str:
+def quote(value: str, policy: Policy | None = None) -> str:
     """``value`` fit to quote in a message: each possible credential in it replaced by
-    ``<redacted: KIND>``. Every message that quotes a value (lint, pre-commit,
-    pre-receive, the writer) passes it through here."""
-    from .secrets import scan_text
+    ``<redacted: KIND>`` (memgit.secrets.redact, with the drive's extra rules). Every
+    message that quotes a value (lint, pre-commit, pre-receive, the writer, sync,
+    purge) passes it through here."""
+    if not value:
+        return value
+    from .secrets import redact
 
-    found = scan_text(value) if value else []
-    for finding in reversed(found):
-        value = f"{value[:finding.start]}<redacted: {finding.kind}>{value[finding.end:]}"
-    return value
-
-
-def printable(text: str, limit: int = 0) -> str:
-    """``text`` fit for a terminal: control characters (C0, DEL, C1: ESC, BEL, OSC...),
-    undecodable bytes, line separators and invisible characters (bidi controls could
-    reorder what is shown, zero-width ones hide) escaped as ``\\xNN``/``\\uNNNN``; cut to
-    ``limit`` characters when one is given."""
-    out = []
-    for ch in text:
-        code = ord(ch)
-        if code < 32 or 127 <= code < 0xA0:
-            out.append(f"\\x{code:02x}")
-        elif 0xDC80 <= code <= 0xDCFF:  # an undecodable byte kept by surrogateescape
-            out.append(f"\\x{code - 0xDC00:02x}")
-        elif code in (0x2028, 0x2029) or (code > 0xA0 and fmt.INVISIBLE_RE.match(ch)):
-            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
-        else:
-            out.append(ch)
-    cleaned = "".join(out)
-    return cleaned if not limit or len(cleaned) <= limit else cleaned[: limit - 3] + "..."
+    return redact(value, policy.secret_rules if policy is not None else ())
 
 
 def source_allowed(source: str) -> bool:
     return any(r.match(source) for r in _SOURCE_RES)
 
 
-def text_key(text: str) -> str:
-    """The comparison form of an entry text: case-folded, whitespace collapsed."""
-    return " ".join(text.casefold().split())
+text_key = legacy_key  # the comparison form of an entry text (normalisation 1)
 
 
 def text_digest(text: str) -> str:
@@ -357,13 +148,6 @@ def text_digest(text: str) -> str:
 
 
 # --- paths ------------------------------------------------------------------------
-
-MODE_FILE = 0o100644
-MODE_EXEC = 0o100755
-MODE_LINK = 0o120000
-MODE_COMMIT = 0o160000
-MODE_TREE = 0o040000
-
 
 def check_path(path: str, mode: int, policy: Policy) -> list[Violation]:
     """Rules on one tree entry that need no content."""
@@ -376,7 +160,7 @@ def check_path(path: str, mode: int, policy: Policy) -> list[Violation]:
     if invisible is not None:
         out.append(Violation("MG214", path, 0, "the path holds an invisible character "
                              f"(U+{ord(invisible.group()):04X})"))
-    kind = _name_secret(path)
+    kind = _name_secret(path, policy)
     if kind:
         out.append(Violation("MG402", path, 0, f"a file or folder name holds a possible "
                              f"credential: {kind}"))
@@ -407,7 +191,8 @@ def check_topic(path: str, policy: Policy, *, reserved_ok: bool = False) -> list
     path (twin/, imports/, questions.md) unless the caller is the one that owns it."""
     out = [v for v in check_path(path, MODE_FILE, policy) if v.severity == ERROR]
     if not reserved_ok and fmt.is_reserved(path):
-        out.append(Violation("MG213", path, 0, f"{path} is reserved for memgit's own use"))
+        out.append(Violation("MG213", path, 0,
+                             f"{quote(path, policy)} is reserved for memgit's own use"))
     return out
 
 
@@ -416,13 +201,11 @@ def _is_transcript_name(path: str) -> bool:
 
 
 @functools.lru_cache(maxsize=4096)
-def _name_secret(path: str) -> str:
+def _name_secret(path: str, policy: Policy) -> str:
     """The kind of a possible credential in a path's names ("" when none): the names are
     scanned as words of one line, so a token cut by a '/' is not seen."""
-    from .secrets import scan_text
-
-    found = scan_text(path.replace("/", " "))
-    return found[0].kind if found else ""
+    kinds = secret_kinds(path.replace("/", " "), policy)
+    return kinds[0] if kinds else ""
 
 
 # --- blobs --------------------------------------------------------------------------
@@ -468,8 +251,7 @@ def check_blob(path: str, data: bytes, policy: Policy, *,
             out.append(Violation("MG301", path, line,
                                  f"invalid UTF-8 at byte {exc.start}"))
         else:  # an other-file of profile amr may hold any bytes: its text is still scanned
-            _check_secrets(path, data.decode("utf-8", "replace"), facts, scan,
-                           policy.deep_secrets)
+            _check_secrets(path, data.decode("utf-8", "replace"), facts, scan, policy)
         return facts
     facts.text = text
     if is_markdown:
@@ -479,7 +261,7 @@ def check_blob(path: str, data: bytes, policy: Policy, *,
                                  f"U+{ord(text[stray]):04X} reads as a line break to "
                                  "CommonMark or str.splitlines() but not to memgit"))
         _check_markdown(path, text, policy, facts)
-    _check_secrets(path, text, facts, scan, policy.deep_secrets)
+    _check_secrets(path, text, facts, scan, policy)
     return facts
 
 
@@ -521,13 +303,13 @@ def _check_markdown(path: str, text: str, policy: Policy, facts: BlobFacts) -> N
         entry = line.entry
         if entry is None:
             if previous_entry and content[:1] in (" ", "\t") and content.strip() \
-                    and not line.in_index:
+                    and not line.in_index_section:
                 out.append(Violation("MG105", path, number,
                                      "an indented continuation line follows an entry"))
             previous_entry = False
             continue
         previous_entry = True
-        _check_entry(path, number, entry, facts)
+        _check_entry(path, number, entry, facts, policy)
     if policy.strict_drive_rules and len({s for _, s in speaker_lines}) >= 2:
         for number, speaker in speaker_lines:
             out.append(Violation("MG305", path, number,
@@ -537,7 +319,8 @@ def _check_markdown(path: str, text: str, policy: Policy, facts: BlobFacts) -> N
             out.append(Violation("MG306", path, number, "a merge-conflict marker line"))
 
 
-def _check_entry(path: str, number: int, entry: fmt.Entry, facts: BlobFacts) -> None:
+def _check_entry(path: str, number: int, entry: fmt.Entry, facts: BlobFacts,
+                 policy: Policy) -> None:
     out = facts.violations
     if not entry.group:
         if _GROUPISH_RE.search(entry.body):
@@ -548,11 +331,11 @@ def _check_entry(path: str, number: int, entry: fmt.Entry, facts: BlobFacts) -> 
     if source is not None and not source_allowed(source):
         scheme = source.split(":", 1)[0] if ":" in source else "this form"
         out.append(Violation("MG101", path, number,
-                             f"source scheme {quote(scheme)[:40]!r} is not allowed"))
+                             f"source scheme {quote(scheme, policy)[:40]!r} is not allowed"))
     added = meta.get("added")
     if added is not None and not fmt.is_valid_date(added):
         out.append(Violation("MG102", path, number,
-                             f"added {quote(added)[:40]!r} is not a real date"))
+                             f"added {quote(added, policy)[:40]!r} is not a real date"))
     for key in ("id", "parent", "supersedes"):
         value = meta.get(key)
         if value is not None and not ID_RE.match(value):
@@ -573,18 +356,18 @@ def secret_kinds(line: str, policy: Policy) -> list[str]:
     from .secrets import scan_text, scan_text_deep
 
     scanner = scan_text_deep if policy.deep_secrets else scan_text
-    return [f.kind for f in scanner(line)]
+    return [f.kind for f in scanner(line, policy.secret_rules)]
 
 
 def _check_secrets(path: str, text: str, facts: BlobFacts, scan: SecretFilter | None,
-                   deep: bool) -> None:
+                   policy: Policy) -> None:
     from .secrets import scan_text, scan_text_deep
 
-    scanner = scan_text_deep if deep else scan_text
+    scanner = scan_text_deep if policy.deep_secrets else scan_text
     for number, (content, _eol) in enumerate(fmt.split_lines(text), start=1):
         if scan is not None and not scan(number, content):
             continue
-        for finding in scanner(content):
+        for finding in scanner(content, policy.secret_rules):
             facts.violations.append(Violation(
                 "MG401", path, number, f"possible credential: {finding.kind}"))
             break
@@ -626,7 +409,7 @@ def check_tree(items: Sequence[TreeItem], facts: Mapping[str, BlobFacts], policy
         out.append(Violation("MG207", "", 0, f"{len(items)} files, limit {policy.files}"))
     elif len(items) > policy.files * policy.near_limit:
         out.append(Violation("MG290", "", 0, f"{len(items)} of {policy.files} files", WARNING))
-    out.extend(_collisions(paths))
+    out.extend(_collisions(paths, policy))
     # structure
     memory = facts.get(fmt.MEMORY_FILE)
     if fmt.MEMORY_FILE not in path_set:
@@ -637,8 +420,8 @@ def check_tree(items: Sequence[TreeItem], facts: Mapping[str, BlobFacts], policy
             out.append(Violation("MG505", fmt.MEMORY_FILE, 0,
                                  f"{size} bytes, keep it under {policy.memory_bytes}",
                                  ERROR if strict else WARNING))
-        if policy.strict_drive_rules and not fmt.index_is_current(memory.text, paths):
-            out.append(Violation("MG502", fmt.MEMORY_FILE, _index_line(memory.text),
+        if policy.strict_drive_rules and not fmt.index_section_is_current(memory.text, paths):
+            out.append(Violation("MG502", fmt.MEMORY_FILE, _index_section_line(memory.text),
                                  "the ## Index does not list exactly the drive's topic files"))
     # links and ids across files
     seen: dict[str, tuple[str, int]] = {}
@@ -647,47 +430,47 @@ def check_tree(items: Sequence[TreeItem], facts: Mapping[str, BlobFacts], policy
         for target, number in f.links:
             if target.endswith(".md"):
                 out.append(Violation("MG504", path, number,
-                                     f"[[{quote(target)}]] is written with .md",
+                                     f"[[{quote(target, policy)}]] is written with .md",
                                      ERROR if strict else WARNING))
             resolved = fmt.link_target_path(target, path_set)
             if resolved not in path_set:
-                out.append(Violation("MG503", path, number,
-                                     f"[[{quote(target)}]] points at a file that does not exist",
+                out.append(Violation("MG503", path, number, f"[[{quote(target, policy)}]] "
+                                     "points at a file that does not exist",
                                      ERROR if strict else WARNING))
         for entry_id, number in f.ids:
             if entry_id in seen:
                 first_path, first_line = seen[entry_id]
-                out.append(Violation("MG103", path, number, f"id {quote(entry_id)} is also used "
-                                     f"at {quote(first_path)}:{first_line}"))
+                out.append(Violation("MG103", path, number, f"id {quote(entry_id, policy)} is "
+                                     f"also used at {quote(first_path, policy)}:{first_line}"))
             else:
                 seen[entry_id] = (path, number)
     return out
 
 
-def _index_line(memory_text: str) -> int:
+def _index_section_line(memory_text: str) -> int:
     for number, (content, _e) in enumerate(fmt.split_lines(memory_text), start=1):
         if content.rstrip() == fmt.INDEX_HEADING:
             return number
     return 0
 
 
-def _collisions(paths: Iterable[str]) -> list[Violation]:
+def _collisions(paths: Iterable[str], policy: Policy) -> list[Violation]:
     out: list[Violation] = []
     folded: dict[str, str] = {}
     folders: dict[str, str] = {}
     for path in sorted(paths):
         key = fmt.fold_path(path)
         if key in folded and folded[key] != path:
-            out.append(Violation("MG210", path, 0,
-                                 f"collides with {quote(folded[key])} when case-folded"))
+            out.append(Violation("MG210", path, 0, f"collides with "
+                                 f"{quote(folded[key], policy)} when case-folded"))
         folded.setdefault(key, path)
         parts = key.split("/")
         for i in range(1, len(parts)):
             folders.setdefault("/".join(parts[:i]), "/".join(path.split("/")[:i]))
     for key, path in folded.items():
         if key in folders:
-            out.append(Violation("MG212", path, 0, f"{quote(path)} is a file and "
-                                 f"{quote(folders[key])}/ a folder"))
+            out.append(Violation("MG212", path, 0, f"{quote(path, policy)} is a file and "
+                                 f"{quote(folders[key], policy)}/ a folder"))
     return out
 
 
@@ -697,7 +480,7 @@ def _collisions(paths: Iterable[str]) -> list[Violation]:
 def check_update(ref: str, old: str, new: str, policy: Policy, *, fast_forward: bool,
                  new_commits: int, target_kind: str = "commit") -> list[Violation]:
     """Rules on one ref update of a push (``target_kind``: what ``new`` names)."""
-    shown = quote(ref)
+    shown = quote(ref, policy)
     if ref != policy.branch_ref:
         return [Violation("MG602", "", 0, f"{shown} may not be updated; only {policy.branch_ref}")]
     if set(new) == {"0"}:
@@ -717,7 +500,7 @@ def check_change(changed_paths: Iterable[str], policy: Policy) -> list[Violation
     """Rules on the set of paths a commit adds, modifies or deletes (protected prefixes
     match in any letter case, with the fold of the collision rule)."""
     protected = tuple(fmt.fold_path(p) for p in policy.protected)
-    return [Violation("MG601", p, 0, f"{quote(p)} is protected")
+    return [Violation("MG601", p, 0, f"{quote(p, policy)} is protected")
             for p in changed_paths if fmt.fold_path(p).startswith(protected)]
 
 
@@ -732,8 +515,8 @@ def check_push_size(new_bytes: int, policy: Policy) -> list[Violation]:
 def check_commit(message: str, people: Sequence[tuple[str, str]], policy: Policy,
                  registry: PurgeRegistry | None = None) -> list[Violation]:
     """Rules on what a commit says besides its tree: its message and ``people``
-    ((field, value) such as ("author name", "Ann")). Violations name the field and the
-    message line, never the value."""
+    ((field, value) such as ("author name", "Ann")), scanned with the drive's secret
+    rules. Violations name the field and the message line, never the value."""
     out: list[Violation] = []
     for label, value in people:
         kinds = secret_kinds(value, policy)
@@ -755,7 +538,7 @@ def check_commit(message: str, people: Sequence[tuple[str, str]], policy: Policy
 
 
 def check_purged(path: str, facts: BlobFacts, registry: PurgeRegistry) -> list[Violation]:
-    """Entries whose id or text digest is in the purge registry."""
+    """Entries whose id or text is in the purge registry (under any normalisation it used)."""
     if not registry:
         return []
     out: list[Violation] = []
@@ -767,8 +550,6 @@ def check_purged(path: str, facts: BlobFacts, registry: PurgeRegistry) -> list[V
             out.append(Violation("MG607", path, number, "the entry's text was purged"))
     return out
 
-
-# --- the purge registry ----------------------------------------------------------------
 
 def check_not_purging(git_dir: Path, lease: float | None = None) -> list[Violation]:
     """No push lands while a purge rewrites history and prunes.
@@ -782,9 +563,10 @@ def check_not_purging(git_dir: Path, lease: float | None = None) -> list[Violati
     if lock is None:
         return []
     if lease is None:
-        from .repo import config_get
+        from .git.plumbing import config_get
+        from .registry import LEASE_CONFIG
 
-        lease = lease_seconds(config_get(git_dir, "memgit.purgeLease"))
+        lease = lease_seconds(config_get(git_dir, LEASE_CONFIG))
     stale = lock.stale(lease)
     if stale:
         return [Violation("MG610", "", 0, f"a purge lock ({lock.describe()}) is ignored: "

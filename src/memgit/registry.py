@@ -36,6 +36,10 @@ from . import format as fmt
 
 REGISTRY_FILE = "memgit-purged"
 PURGE_LOCK_FILE = "memgit-purge.lock"
+# A purge publishes the purged ids (never the digests) as the one file of a commit at
+# this ref; sync clients fetch it and delete those entries from their own recall index.
+PURGED_REF = "refs/memgit/purged"
+PURGED_IDS_FILE = "purged-ids"
 NORMALISATION = 2  # what new registry lines record
 DEFAULT_LEASE = 3600.0  # seconds a purge lock holds without a live process to vouch for it
 LEASE_CONFIG = "memgit.purgeLease"
@@ -209,7 +213,6 @@ class PurgeRegistry:
     @classmethod
     def load(cls, git_dir: Path) -> PurgeRegistry:
         from .errors import RegistryError
-        from .policy import ID_RE
 
         path = git_dir / REGISTRY_FILE
         reg = cls()
@@ -224,7 +227,7 @@ class PurgeRegistry:
             if not line.strip() or line.startswith("#"):
                 continue
             parts = line.split(" ")
-            if len(parts) < 2 or not ID_RE.match(parts[0]) \
+            if len(parts) < 2 or not fmt.ID_RE.match(parts[0]) \
                     or not re.fullmatch(r"[0-9a-f]{64}", parts[1]) \
                     or not _version_fields_ok(parts[2:]):
                 raise RegistryError(f"{path}:{number}: malformed purge registry line",
@@ -337,6 +340,51 @@ class PurgeLock:
 def lock_line() -> str:
     now = _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()
     return f"{os.getpid()} {socket.gethostname()} {now}\n"
+
+
+LOCK_HINT = ("wait for it; a lock whose purge died is taken over once its process is gone "
+             f"or after the lease (git config {LEASE_CONFIG}, seconds)")
+
+
+def refuse_live_lock(git_dir: Path, lease: float) -> None:
+    """A purge may not start while another holds the lock (a stale lock does not count)."""
+    from .errors import ConflictError
+
+    lock = PurgeLock.read(git_dir)
+    if lock is not None and not lock.stale(lease):
+        raise ConflictError(f"another purge is running on this drive ({lock.describe()})",
+                            LOCK_HINT)
+
+
+def hold_lock(git_dir: Path, lease: float) -> tuple[Path, str]:
+    """Take ``memgit-purge.lock`` for a purge that writes and prunes; returns its path and
+    a note when a stale lock was taken over.
+
+    ``prune --expire=now`` may delete the objects of a push that git has moved out
+    of its quarantine but not yet referenced; pre-receive refuses pushes while
+    the lock holds (docs/purge.md), and a second purge refuses to start. The lock
+    records pid, host and start time: a lock whose process is gone (same host) or
+    that is older than ``lease`` seconds was left by a killed purge.
+    """
+    from .errors import ConflictError
+
+    path = git_dir / PURGE_LOCK_FILE
+    note = ""
+    held = PurgeLock.read(git_dir)
+    if held is not None:
+        stale = held.stale(lease)
+        if not stale or not take_over(git_dir, held):
+            raise ConflictError(f"another purge is running on this drive ({held.describe()})",
+                                LOCK_HINT)
+        note = f"warning: took over a stale purge lock ({held.describe()}): {stale}"
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError as exc:
+        raise ConflictError(f"another purge is running on this drive ({path} exists)",
+                            LOCK_HINT) from exc
+    with os.fdopen(fd, "w") as fh:
+        fh.write(lock_line())
+    return path, note
 
 
 def take_over(git_dir: Path, lock: PurgeLock) -> bool:

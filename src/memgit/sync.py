@@ -49,31 +49,30 @@ from .errors import (
     SyncNetworkError,
     UsageError,
 )
-from .policy import ID_RE, find_policy
-from .replay import CONFLICT_CHOICES, Conflict, Op, apply_ops, compute_ops, entry_map
-from .repo import (
+from .git.plumbing import config_set
+from .git.remote import fetch_branch, push_commit, remote_url
+from .git.repository import (
     Drive,
     changed_files,
     commit_info,
     commit_tree_id,
-    config_set,
     delete_ref,
-    expire_reflogs_and_prune,
-    fetch_branch,
     first_parent_chain,
     head_branch,
     is_ancestor,
     merge_base,
-    push_commit,
     ref_target,
-    remote_url,
     replay_commit,
     set_ref,
-    switch_branch_to,
     tree_from_texts,
     tree_texts,
-    worktree_changes,
 )
+from .git.rewrite import expire_reflogs_and_prune
+from .git.worktree import switch_branch_to, worktree_changes
+from .policy import ID_RE, Policy, find_policy, quote
+from .recall_index import forget_entries
+from .registry import PURGED_IDS_FILE, PURGED_REF
+from .replay import CONFLICT_CHOICES, Conflict, ReplayOp, apply_replay_ops, compute_ops, entry_map
 
 BRANCH = "main"  # what memgit clone checks out; a drive's policy may name another
 
@@ -87,9 +86,13 @@ MAX_RACES = 5
 MAX_BATCH = 100  # below the default policy's 200 commits per push
 
 
+def _policy(drive: Drive) -> Policy:
+    return find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+
+
 def drive_branch(drive: Drive) -> str:
     """The branch a drive lands on: the policy's ``branch`` (main by default)."""
-    return find_policy(None, drive.git_dir, drive.config_value("memgit.policy")).branch
+    return _policy(drive).branch
 
 
 class SyncRefusedError(RefusedError):
@@ -187,7 +190,7 @@ class SyncReport:
         "fetch": 0.0, "replay": 0.0, "push": 0.0, "finish": 0.0})
     rewritten: bool = False
     pulled: bool = False  # the local branch moved to take the server's new commits
-    forgotten: int = 0  # index rows of entries the server purged, deleted here
+    forgotten: int = 0  # recall index rows of entries the server purged, deleted here
     head: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
@@ -253,7 +256,7 @@ def check_checkout(drive: Drive, remote: str) -> str:
     changed = worktree_changes(drive)
     if changed:
         shown = ", ".join(changed[:5]) + (" ..." if len(changed) > 5 else "")
-        raise UsageError(f"the checkout has uncommitted edits ({shown})",
+        raise UsageError(f"the checkout has uncommitted edits ({quote(shown, _policy(drive))})",
                          "commit them (git commit) or remove them, then sync")
     return head
 
@@ -270,8 +273,6 @@ def fetch(drive: Drive, remote: str) -> str | None:
     ref = remote_head_ref(remote)
     before = ref_target(drive, ref)
     # the server's purged ids come along (a pattern refspec: no error when there are none)
-    from .purge import PURGED_REF
-
     proc = fetch_branch(drive, remote, drive_branch(drive), ref,
                         also=[f"+{PURGED_REF}*:{PURGED_FROM}{remote}*"])
     err = proc.stderr.decode(errors="replace")
@@ -294,13 +295,10 @@ def fetch(drive: Drive, remote: str) -> str | None:
 
 
 def learn_purged(drive: Drive, remote: str) -> int:
-    """Delete from this checkout's index the entries the server purged (the ids its
-    ``refs/memgit/purged`` lists, fetched with the branch), with the scrubbing the
-    server's purge uses (index.forget_entries). Runs when that list changed; returns
-    the rows deleted."""
-    from .index import forget_entries
-    from .purge import PURGED_IDS_FILE
-
+    """Delete from this checkout's recall index the entries the server purged (the ids
+    its ``refs/memgit/purged`` lists, fetched with the branch), with the scrubbing the
+    server's purge uses (recall_index.forget_entries). Runs when that list changed;
+    returns the rows deleted."""
     head = ref_target(drive, PURGED_FROM + remote)
     if head is None or ref_target(drive, LEARNED + remote) == head:
         return 0
@@ -490,12 +488,12 @@ def _sync_commit(state: _State, commit: str, target: str | None) -> str | None:
 def _replay(state: _State, commit: str, parent: str | None, target: str | None) -> str | None:
     """The commit's operations applied on ``target``; None when nothing changes."""
     drive = state.drive
-    ops: list[Op] = _commit_ops(state, parent, commit)
+    ops: list[ReplayOp] = _commit_ops(state, parent, commit)
     kept = [op for op in ops if op.id not in state.drop]
     state.report.dropped.extend(op.id for op in ops if op.id in state.drop)
     base = state.tree_of(target)
     info = commit_info(drive, commit)
-    applied = apply_ops(base, kept, on_conflict=state.on_conflict, when=info.author_time,
+    applied = apply_replay_ops(base, kept, on_conflict=state.on_conflict, when=info.author_time,
                         theirs_when=_theirs_when(state, target))
     # A conflict with an identical resolution is reported once, at the first attempt.
     for conflict in applied.conflicts:
@@ -508,7 +506,7 @@ def _replay(state: _State, commit: str, parent: str | None, target: str | None) 
     return replay_commit(drive, commit, tree, [target] if target is not None else [])
 
 
-def _commit_ops(state: _State, parent: str | None, commit: str) -> list[Op]:
+def _commit_ops(state: _State, parent: str | None, commit: str) -> list[ReplayOp]:
     """The entry operations ``commit`` made against ``parent``."""
     changed = None
     if parent is not None:
@@ -581,3 +579,25 @@ def _finish(state: _State, local_head: str, target: str | None) -> None:
         # a purged entry back: neither is reachable any more, so prune it.
         delete_ref(drive, "ORIG_HEAD")
         expire_reflogs_and_prune(drive.git_dir)
+
+
+# --- status ------------------------------------------------------------------------------
+
+
+def sync_status(drive: Drive, remote: str = "origin") -> dict[str, Any]:
+    """What ``memgit status`` shows (no network: as of the last fetch)."""
+    if drive.workdir is None:
+        raise UsageError("memgit status describes a checkout, not a bare repository",
+                         "use memgit info on a server drive")
+    raw = drive.config_value(LAST_SYNC_CONFIG)
+    last = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(raw))) \
+        if raw and raw.isdigit() else None
+    return {
+        "branch": drive_branch(drive),
+        "head": ref_target(drive, f"refs/heads/{drive_branch(drive)}"),
+        "remote": remote,
+        "remote_url": remote_url(drive, remote),
+        "waiting_commits": len(waiting_commits(drive, remote)),
+        "last_synced_commit": ref_target(drive, LAST_SYNCED),
+        "last_sync": last,
+    }

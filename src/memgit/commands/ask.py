@@ -8,8 +8,8 @@ from dataclasses import asdict
 import click
 
 from ..errors import UsageError
-from ..policy import printable
 from ..questions import ask, board
+from ..safe_text import printable
 from ._common import drive_from_ctx, policy_for, policy_option, report_write
 
 

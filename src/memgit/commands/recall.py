@@ -7,8 +7,8 @@ import json
 import click
 
 from ..errors import UsageError
-from ..index import recall
-from ..policy import printable
+from ..read_path import recall
+from ..safe_text import printable
 from ._common import drive_from_ctx, policy_for, policy_option
 
 

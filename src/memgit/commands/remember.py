@@ -8,7 +8,8 @@ import click
 
 from ..errors import UsageError
 from ..format import split_lines
-from ..writer import NewFact, commit_facts
+from ..write_ops import NewFact
+from ..writer import commit_facts
 from ._common import drive_from_ctx, policy_for, policy_option, report_write
 
 
