@@ -106,3 +106,29 @@ def test_lint_escapes_what_it_quotes_from_entry_text(new_drive) -> None:
     out = memgit("lint", cwd=work).stdout.decode()
     assert "MG503" in out, out
     assert "\x9b" not in out and "\x07" not in out and "\\x9b2J\\x07" in out
+
+
+def test_dream_shows_what_a_model_proposed_escaped_and_redacted(new_drive) -> None:
+    """The dream report quotes model-given values (unknown keys, ids, a kept id): escape
+    sequences are escaped and tokens redacted, in the text report and in JSON."""
+    from dream_support import chat_server, make_dream_drive
+
+    path = make_dream_drive(new_drive)
+    for server in chat_server():
+        server.answer({"merges": [], f"\x1b]0;{GITHUB}\x07": [],
+                       "contradictions": [{"ids": ["tools-slack", "tools-jira"],
+                                           "keep": f"x\x1b[2J {GITLAB}"}]})
+        proc = memgit("dream", "--dry-run", "--base-url", server.url, "--model-name", "m",
+                      cwd=path)
+        assert proc.returncode == 0, proc.stderr
+        out = proc.stdout.decode()
+        assert "ignored key \\x1b]0;<redacted: GitHub token>\\x07" in out, out
+        assert "keep x\\x1b[2J <redacted: GitLab" in out, out
+        assert "\x1b" not in out and "\x07" not in out
+        tokens_absent(proc.stdout + proc.stderr)
+        server.answer({"merges": [], f"k {GITHUB}": []})
+        as_json = memgit("dream", "--dry-run", "--json", "--base-url", server.url,
+                         "--model-name", "m", cwd=path)
+        assert json.loads(as_json.stdout)["report"]["ignored_keys"] == [
+            "k <redacted: GitHub token>"]
+        tokens_absent(as_json.stdout + as_json.stderr)

@@ -41,6 +41,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sync": ("sync", "Replay offline commits onto the server, then take the server's."),
     "clone": ("clone", "Clone a server drive, ready for memgit sync."),
     "status": ("status", "Show commits waiting for memgit sync and the last sync time."),
+    "observe": ("observe", "Keep one turn of a conversation for the next dream."),
+    "dream": ("dream", "Consolidate the drive (model or rules, checked in code); undo; status."),
+    "maintain": ("maintain", "Housekeeping steps that need no model (observation retention)."),
 }
 
 
