@@ -479,17 +479,19 @@ def _collisions(paths: Iterable[str], policy: Policy) -> list[Violation]:
 
 def check_update(ref: str, old: str, new: str, policy: Policy, *, fast_forward: bool,
                  new_commits: int, target_kind: str = "commit") -> list[Violation]:
-    """Rules on one ref update of a push (``target_kind``: what ``new`` names)."""
-    shown = quote(ref, policy)
+    """Rules on one ref update of a push (``target_kind``: what ``new`` names). The ref
+    is quoted only in a refusal: an accepted push pays no secret scan for it."""
     if ref != policy.branch_ref:
-        return [Violation("MG602", "", 0, f"{shown} may not be updated; only {policy.branch_ref}")]
+        return [Violation("MG602", "", 0, f"{quote(ref, policy)} may not be updated; "
+                          f"only {policy.branch_ref}")]
     if set(new) == {"0"}:
-        return [Violation("MG603", "", 0, f"{shown} may not be deleted")]
+        return [Violation("MG603", "", 0, f"{quote(ref, policy)} may not be deleted")]
     if target_kind != "commit":
-        return [Violation("MG602", "", 0, f"{shown} would point at a {target_kind}, not a commit")]
-    out: list[Violation] = []
+        return [Violation("MG602", "", 0, f"{quote(ref, policy)} would point at a "
+                          f"{target_kind}, not a commit")]
+    out: list[Violation] = []  # from here on ref is the policy's own branch
     if set(old) != {"0"} and not fast_forward:
-        out.append(Violation("MG604", "", 0, f"the update of {shown} is not a fast-forward"))
+        out.append(Violation("MG604", "", 0, f"the update of {ref} is not a fast-forward"))
     if new_commits > policy.push_commits:
         out.append(Violation("MG605", "", 0,
                              f"{new_commits} new commits, at most {policy.push_commits} per push"))

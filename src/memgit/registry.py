@@ -20,11 +20,9 @@ the digests are not keyed.
 
 from __future__ import annotations
 
-import datetime as _dt
 import hashlib
 import os
 import re
-import socket
 import time
 import unicodedata
 from collections.abc import Iterable, Iterator
@@ -323,6 +321,8 @@ class PurgeLock:
     def stale(self, lease: float, now: float | None = None) -> str:
         """Why the lock no longer holds (its process is gone, or it outlived the lease),
         or "" while it holds."""
+        import socket  # here, not at the top: pre-receive imports this module for every push
+
         age = (time.time() if now is None else now) - self.started
         if self.pid is not None and self.host == socket.gethostname() \
                 and not _alive(self.pid):
@@ -332,12 +332,17 @@ class PurgeLock:
         return ""
 
     def describe(self) -> str:
+        import datetime as _dt
+
         when = _dt.datetime.fromtimestamp(self.started, _dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         who = f"pid {self.pid}" if self.pid is not None else "an unknown process"
         return f"{who}{' on ' + self.host if self.host else ''}, started {when}"
 
 
 def lock_line() -> str:
+    import datetime as _dt
+    import socket
+
     now = _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()
     return f"{os.getpid()} {socket.gethostname()} {now}\n"
 
@@ -431,6 +436,8 @@ def _alive(pid: int) -> bool:
 
 
 def _parse_time(value: str) -> float | None:
+    import datetime as _dt
+
     try:
         stamp = _dt.datetime.fromisoformat(value)
     except ValueError:
