@@ -198,20 +198,20 @@ def test_subfolders_worktrees_and_bare_drives_print_the_same_bytes(tmp_path: Pat
         assert quick.quick and quick.same_output(full), where
 
 
-def test_terminal_escapes_in_an_entry_are_stripped_as_click_strips_them(
-        tmp_path: Path) -> None:
+def test_terminal_escapes_in_an_entry_are_escaped_on_both_paths(tmp_path: Path) -> None:
     def with_escape(path: Path) -> Path:
         indexed_checkout(path)
         added = commit_facts(open_drive(path), [NewFact(
-            "Bold \x1b[1mstatement\x1b[0m about gmail", None, "notes")], (), "escape")
+            "Boldly \x1b[1mstated\x1b[0m about gmail", None, "notes")], (), "escape")
         assert added.status == "committed"
         assert memgit("index", cwd=path).returncode == 0
         return path
 
     a, b = twins(tmp_path, with_escape)
-    quick, full = both(["recall", "--no-count", "statement gmail"], a, b)
-    assert not any(m.startswith("pygit2") for m in quick.loaded)  # click only to print
-    assert quick.same_output(full) and b"Bold statement about gmail" in quick.out
+    quick, full = both(["recall", "--no-count", "boldly"], a, b)
+    assert quick.quick and quick.same_output(full)
+    assert b"Boldly \\x1b[1mstated\\x1b[0m about gmail" in quick.out  # safe_text.printable
+    assert b"\x1b" not in quick.out
 
 
 # --- falling back ---------------------------------------------------------------------------

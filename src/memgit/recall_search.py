@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import namedtuple
 
 from . import state
+from .safe_text import printable
 from .state import search as rows
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads it so)
@@ -46,8 +47,10 @@ class Hit(_HitFields):
 
 
 def hit_line(hit: Hit) -> str:
-    """One result as ``memgit recall`` prints it."""
-    return f"{hit.path}:{hit.line}: {hit.text}  [{hit.entry_id}; score {hit.score:.2f}]"
+    """One result as ``memgit recall`` prints it (control and invisible characters
+    escaped: safe_text.printable)."""
+    return printable(f"{hit.path}:{hit.line}: {hit.text}  "
+                     f"[{hit.entry_id}; score {hit.score:.2f}]")
 
 
 _STOPWORDS = frozenset("""
