@@ -18,9 +18,7 @@ vLLM. Standard library only (urllib).
 
 from __future__ import annotations
 
-import email.utils
 import http.client
-import ipaddress
 import json
 import os
 import re
@@ -32,6 +30,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import DreamFailedError
+from ..http_client import error_detail, failure_reason, has_userinfo, is_loopback, one_line
+from ..http_client import public_url as public_url
+from ..http_client import retry_after as retry_after
 from ..policy import quote
 
 MAX_ANSWER_BYTES = 8 * 1024 * 1024
@@ -62,61 +63,10 @@ def _fail(message: str, hint: str = "") -> DreamFailedError:
                                               "model server; the drive was not changed")
 
 
-def public_url(url: str) -> str:
-    """The URL without user info, query or fragment (they may carry credentials)."""
-    parts = urllib.parse.urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}{parts.path}"
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def sanitize(text: str, key: str = "") -> str:
     """A server's message fit for an error: one line, no key, possible credentials
-    redacted (policy.quote, before the cut to 240 characters)."""
-    text = " ".join(str(text).split())
-    if key:
-        text = text.replace(key, "[redacted]")
-    return quote(text)[:240]
-
-
-def retry_after(value: str | None, attempt: int) -> float:
-    """Seconds to wait: the header (delta-seconds or HTTP-date), else 1, 2, 4 ..."""
-    if value:
-        value = value.strip()
-        if value.isdigit():
-            return float(value)
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-            return max(0.0, when.timestamp() - time.time())
-        except (TypeError, ValueError, IndexError):
-            pass
-    return float(2 ** attempt)
-
-
-def _error_detail(raw: bytes, key: str) -> str:
-    try:
-        doc = json.loads(raw.decode("utf-8", "replace"))
-    except ValueError:
-        return sanitize(raw.decode("utf-8", "replace"), key)
-    error = doc.get("error") if isinstance(doc, dict) else None
-    if isinstance(error, dict):
-        parts = [str(error.get(k)) for k in ("type", "code") if error.get(k)]
-        message = str(error.get("message") or "")
-        return sanitize(" ".join(([f"[{' '.join(parts)}]"] if parts else []) + [message]), key)
-    if isinstance(error, str):
-        return sanitize(error, key)
-    return sanitize(json.dumps(doc)[:240], key)
+    redacted (policy.quote), at most 240 characters."""
+    return quote(one_line(text, key))[:240]
 
 
 def strip_fences(content: str) -> str:
@@ -199,12 +149,12 @@ class ChatModel:
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise _fail(f"dream.base_url must be an http:// or https:// URL, not "
                         f"{sanitize(public_url(self.base_url))!r}")
-        if parts.username or parts.password:
+        if has_userinfo(self.base_url):
             raise _fail(f"dream.base_url {public_url(self.base_url)} carries a user name or "
                         "password", "put the key in the environment variable api_key_env "
                         "names, not in the URL")
         key = self._key()
-        if key and parts.scheme == "http" and not _loopback(parts.hostname):
+        if key and parts.scheme == "http" and not is_loopback(parts.hostname):
             raise _fail(f"refusing to send the API key over plain http to {parts.hostname}",
                         "use an https:// base_url (plain http only to this machine)")
         raw = self._post(self.request_body(snapshot), key)
@@ -235,7 +185,7 @@ class ChatModel:
                                 f"{MAX_ANSWER_BYTES // (1024 * 1024)} MiB")
                 return raw
             except urllib.error.HTTPError as err:
-                detail = _error_detail(err.read(65536), key)
+                detail = quote(error_detail(err.read(65536), key))[:240]
                 if err.code != 429:
                     raise _fail(f"{shown} answered HTTP {err.code}"
                                 f"{': ' + detail if detail else ''}") from None
@@ -252,7 +202,8 @@ class ChatModel:
             except urllib.error.URLError as err:
                 if isinstance(err.reason, TimeoutError):
                     break
-                raise _fail(f"cannot reach {shown}: {sanitize(str(err.reason), key)}") from None
+                raise _fail(f"cannot reach {shown}: "
+                            f"{quote(failure_reason(err, self.timeout, key))}") from None
             except (http.client.HTTPException, OSError) as err:
                 raise _fail(f"the connection to {shown} failed: "
                             f"{sanitize(f'{type(err).__name__}: {err}', key)}") from None

@@ -29,11 +29,9 @@ Settings (``embeddings:`` in memgit.yaml):
 
 from __future__ import annotations
 
-import email.utils
 import http.client
 import json
 import os
-import socket
 import time
 import urllib.error
 import urllib.parse
@@ -42,6 +40,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import EmbedderError, PluginError
+from ..http_client import error_detail, failure_reason, public_url, retry_after
 from ..plugins import EmbedKind
 from . import check_keys, check_vectors, setting_float, setting_int, setting_str
 
@@ -93,8 +92,8 @@ class OpenAIEmbedder:
         }
         self.input_type = bool(settings.get("input_type", False))
         self._key_env = setting_str(settings, "api_key_env", "OPENAI_API_KEY", plugin=_PLUGIN)
-        # The endpoint as messages name it: no user name or password from the URL.
-        self.endpoint = _without_userinfo(self.url)
+        # The endpoint as messages name it: no user name, password or query from the URL.
+        self.endpoint = public_url(self.url)
 
     def embed(self, texts: Sequence[str], kind: EmbedKind = "passage") -> list[list[float]]:
         """One vector per text, in order: one request per ``batch_size`` texts."""
@@ -123,9 +122,9 @@ class OpenAIEmbedder:
                 break
             except urllib.error.HTTPError as exc:
                 status = exc.code
-                detail = _redact(_error_detail(exc), key)
-                wait = _retry_after(exc.headers.get("Retry-After") if exc.headers else None,
-                                    attempt)
+                detail = _detail(exc, key)
+                wait = retry_after(exc.headers.get("Retry-After") if exc.headers else None,
+                                   attempt, base=0.5)
                 exc.close()
                 if status in _RETRY_STATUSES and attempt < self.retries and \
                         wait <= self.max_wait:
@@ -138,7 +137,7 @@ class OpenAIEmbedder:
                     status=status) from None
             except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
                 raise EmbedderError(f"cannot reach the embeddings endpoint {self.endpoint}: "
-                                    f"{_reason(exc, self.timeout)}",
+                                    f"{_reason(exc, self.timeout, key)}",
                                     "start the embeddings server or fix embeddings.base_url; "
                                     "recall falls back to lexical meanwhile") from None
         return self._vectors(raw, len(inputs))
@@ -183,58 +182,18 @@ class OpenAIEmbedder:
 # --- helpers ----------------------------------------------------------------------------
 
 
-def _without_userinfo(url: str) -> str:
-    parts = urllib.parse.urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    netloc = parts.hostname or ""
-    if parts.port:
-        netloc += f":{parts.port}"
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
-
-
-def _redact(text: str, key: str) -> str:
-    """``text`` without the API key (some servers echo part of a wrong key)."""
-    if key:
-        text = text.replace(key, "***")
-        if len(key) > 12:  # a partly masked echo such as "sk-abc...wxyz" still shows ends
-            text = text.replace(key[:8], "***").replace(key[-4:], "***")
-    return text
-
-
-def _error_detail(exc: urllib.error.HTTPError) -> str:
-    """The ``error.message`` of an OpenAI-style error body, short; empty if none."""
+def _detail(exc: urllib.error.HTTPError, key: str) -> str:
+    """The server's message in an error answer, short (http_client.error_detail)."""
     try:
-        doc = json.loads(exc.read(4096))
-        message = doc.get("error", {}).get("message", "") if isinstance(doc, dict) else ""
-    except (ValueError, AttributeError, OSError):
+        raw = exc.read(4096)
+    except (OSError, http.client.HTTPException):
         return ""
-    message = " ".join(str(message).split())
-    return message[:160] + ("..." if len(message) > 160 else "")
+    return error_detail(raw, key, limit=160) if raw else ""
 
 
-def _retry_after(value: str | None, attempt: int) -> float:
-    """Seconds to wait before retrying: ``Retry-After`` (seconds or an HTTP date), else
-    a short exponential back-off (0.5 s, 1 s, 2 s...)."""
-    if value:
-        value = value.strip()
-        try:
-            return max(0.0, float(value))
-        except ValueError:
-            try:
-                when = email.utils.parsedate_to_datetime(value)
-            except (TypeError, ValueError, IndexError):
-                when = None
-            if when is not None and when.tzinfo is not None:
-                return max(0.0, when.timestamp() - time.time())
-    return 0.5 * (2 ** attempt)
-
-
-def _reason(exc: BaseException, timeout: float) -> str:
-    reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
-    if isinstance(reason, socket.timeout | TimeoutError):
-        return f"no answer within {timeout:g} s (embeddings.timeout)"
-    return str(reason) or type(reason).__name__
+def _reason(exc: BaseException, timeout: float, key: str) -> str:
+    reason = failure_reason(exc, timeout, key)
+    return reason + " (embeddings.timeout)" if reason.startswith("no answer within") else reason
 
 
 def _hint(status: int, key_env: str) -> str:
