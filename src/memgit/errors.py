@@ -84,6 +84,13 @@ class EmbedderError(MemgitError):
         self.status = status
 
 
+class EmbeddingModelError(MemgitError):
+    """The drive's vectors were made by another model (or dimension) than the configured
+    embedder's: refused until ``memgit index --rebuild --embeddings`` re-embeds them."""
+
+    code = "MG015"
+
+
 class DreamFailedError(MemgitError):
     """memgit dream failed: the model gave no usable answer, or the run could not finish."""
 

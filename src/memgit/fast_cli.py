@@ -5,7 +5,7 @@ is most of its time: importing click and pygit2 costs several times the recall i
 (docs/performance.md). So before anything heavy is imported, :func:`main` parses the
 plain forms of three read commands itself::
 
-    memgit [-C PATH] recall [-n N | --limit N] [--json] [--no-count] WORD...
+    memgit [-C PATH] recall [-n N | --limit N] [--mode MODE] [--json] [--no-count] WORD...
     memgit [-C PATH] context [--budget TOKENS] [-q Q | --query Q] [--json]
     memgit [-C PATH] status [--remote NAME] [--json]
 
@@ -59,17 +59,22 @@ def _text(value: str) -> str | None:
     return None if value.startswith("-") else value
 
 
+def _mode(value: str) -> str | None:
+    return value if value in ("hybrid", "lexical", "semantic") else None  # hybrid.MODES
+
+
 # command -> option spelling -> (name, None for a flag or the value's check); the
 # defaults and ranges are those of commands/<command>.py
 _OPTIONS: dict[str, dict[str, tuple[str, Callable[[str], Any] | None]]] = {
     "recall": {"-n": ("limit", _int_in(1, 1000)), "--limit": ("limit", _int_in(1, 1000)),
-               "--json": ("json", None), "--no-count": ("no_count", None)},
+               "--json": ("json", None), "--no-count": ("no_count", None),
+               "--mode": ("mode", _mode)},
     "context": {"--budget": ("budget", _int_in(0, 1_000_000)), "-q": ("query", _text),
                 "--query": ("query", _text), "--json": ("json", None)},
     "status": {"--remote": ("remote", _text), "--json": ("json", None)},
 }
 _DEFAULTS: dict[str, dict[str, Any]] = {
-    "recall": {"limit": 5, "json": False, "no_count": False},
+    "recall": {"limit": 5, "json": False, "no_count": False, "mode": None},
     "context": {"budget": 2000, "query": None, "json": False},
     "status": {"remote": "origin", "json": False},
 }
@@ -166,8 +171,13 @@ def run(call: Invocation) -> int:
         return 0
     from .recall_search import hit_line
 
-    hits = quick_read.recall(current, " ".join(call.words).strip(), opts["limit"],
-                             count=not opts["no_count"])
+    hits, warnings = quick_read.recall_in_mode(current, " ".join(call.words).strip(),
+                                               opts["limit"], count=not opts["no_count"],
+                                               mode=opts["mode"])
+    if warnings:
+        from .safe_text import printable
+
+        _write("".join(f"memgit: warning: {printable(w, 400)}\n" for w in warnings), err=True)
     if opts["json"]:
         import json
 

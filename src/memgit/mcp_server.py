@@ -14,7 +14,7 @@ secret) from inside memgit reaches the client, and no traceback either.
 import functools
 import sys
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from .agent import MAX_LIMIT, MAX_TEXT, AgentDrive
 from .errors import MemgitError, PluginError, RefusedError
@@ -142,11 +142,15 @@ def build_server(agent: AgentDrive) -> Any:
 
     @tool("Search the memory drive; returns the best entries with id, text, topic, source "
           "and date.", read_only)
-    def recall(query: Annotated[Text, Field(description="Words to look for")],
+    def recall(query: Annotated[Text, Field(description="Words to look for, or a question")],
                limit: Annotated[int, Field(ge=1, le=MAX_LIMIT,
                                            description="How many entries to return")] = 5,
+               mode: Annotated[Literal["hybrid", "lexical", "semantic"] | None, Field(
+                   description="hybrid: by words and meaning (the default when the drive "
+                               "has an embedder); lexical: words only; semantic: meaning "
+                               "only")] = None,
                ) -> dict[str, Any]:
-        return agent.recall(query, limit)
+        return agent.recall(query, limit, mode=mode)
 
     @tool("Load the drive's title, Index and the entries most likely to matter, within a "
           "token budget; says what was left out.", read_only)
@@ -200,8 +204,12 @@ def warm(agent: AgentDrive) -> str | None:
 
     try:
         agent.status()
+        unavailable = agent.warm_embedder()
     except MemgitError as err:
         return error_text(err)
+    if unavailable:
+        print(f"memgit mcp: semantic recall unavailable, lexical only: {unavailable}",
+              file=sys.stderr, flush=True)
     return None
 
 

@@ -184,6 +184,15 @@ def _dream(value: Any, origin: str) -> Mapping[str, Any]:
     return {"settings": check_section(value, origin)}
 
 
+def _embeddings(value: Any, origin: str) -> Mapping[str, Any]:
+    """``embeddings: {plugin: ...}``: the embedder of semantic recall (docs/embeddings.md),
+    kept as an EmbedConfig; no plugin is loaded here."""
+    from .embedders.config import check_section  # a leaf: imports errors only
+
+    config = check_section(value, origin)
+    return {"settings": config} if config is not None else {}
+
+
 # Every key of memgit.yaml and its parser, applied in this order to the keys present
 # (profile first: amr sets defaults that extensions may override). Adding a key is one
 # row here (and its parser); an absent key keeps the Policy default.
@@ -197,6 +206,7 @@ SECTIONS: dict[str, Parser] = {
     "secrets": _secrets,
     "timezone": _timezone,
     "dream": _dream,
+    "embeddings": _embeddings,
 }
 
 

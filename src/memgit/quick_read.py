@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .context import Packet
+    from .policy import Policy
 
 POLICY_FILE = "memgit.yaml"  # in the git dir, as policy.find_policy looks for it
 POLICY_CONFIG = "memgit.policy"
@@ -42,14 +43,15 @@ class NotQuick(Exception):
 class Current:
     """A drive whose recall index is at its branch head, with nothing queued."""
 
-    __slots__ = ("location", "branch", "head", "conn")
+    __slots__ = ("location", "branch", "head", "conn", "policy")
 
     def __init__(self, location: Location, branch: str, head: str,
-                 conn: state.Connection) -> None:
+                 conn: state.Connection, policy: Policy | None = None) -> None:
         self.location = location
         self.branch = branch
         self.head = head
         self.conn = conn
+        self.policy = policy  # None: no memgit.yaml or memgit.policy, the defaults
 
     @property
     def key(self) -> tuple[str, str]:
@@ -64,24 +66,30 @@ def locate(directory: str | None) -> Location:
         raise NotQuick(str(exc)) from None
 
 
-def branch_of(location: Location) -> str:
-    """The drive's branch as policy.find_policy gives it: memgit.yaml in the git dir,
-    else the file the ``memgit.policy`` config key names, else the default. The policy
-    module (and pyyaml) is loaded only when one of them exists, and git is asked for
-    the key only when a config file may set it."""
+def policy_of(location: Location) -> Policy | None:
+    """The drive's policy as policy.find_policy gives it: memgit.yaml in the git dir,
+    else the file the ``memgit.policy`` config key names; None when neither exists (the
+    defaults). The policy module (and pyyaml) is loaded only when one of them exists,
+    and git is asked for the key only when a config file may set it."""
     value: str | None = None
     if not os.path.exists(os.path.join(location.git_dir, POLICY_FILE)):
         texts = config_texts(location)
         if texts is not None and not any(b"policy" in t for t in texts):
-            return DEFAULT_BRANCH
+            return None
         value = _config_value(location, POLICY_CONFIG)
         if not value:
-            return DEFAULT_BRANCH
+            return None
     from pathlib import Path
 
     from .policy import find_policy
 
-    return find_policy(None, Path(location.git_dir), value).branch
+    return find_policy(None, Path(location.git_dir), value)
+
+
+def branch_of(location: Location, policy: Policy | None = None) -> str:
+    """The drive's branch (``policy``: policy_of's answer, when already read)."""
+    policy = policy if policy is not None else policy_of(location)
+    return policy.branch if policy is not None else DEFAULT_BRANCH
 
 
 def _config_value(location: Location, key: str) -> str | None:
@@ -104,7 +112,8 @@ def open_current(directory: str | None) -> Current:
     """The drive at ``directory`` when its recall index is current and no write waits
     (the read path would have nothing to do); NotQuick otherwise."""
     location = locate(directory)
-    branch = branch_of(location)
+    policy = policy_of(location)
+    branch = branch_of(location, policy)
     head = ref(location, f"refs/heads/{branch}")
     if head is None:
         raise NotQuick("the branch has no commit yet")
@@ -113,12 +122,31 @@ def open_current(directory: str | None) -> Current:
     conn = state.connection(location.git_dir)
     if state.get_meta(conn, "indexed_rev") != head or pending.count(conn):
         raise NotQuick("the recall index is behind the branch, or writes are queued")
-    return Current(location, branch, head, conn)
+    return Current(location, branch, head, conn, policy)
 
 
 def recall(current: Current, query: str, limit: int, *, count: bool = True) -> list[Hit]:
     """read_path.recall on a current index."""
     return search(current.conn, query, limit, count=count, key=current.key)
+
+
+def recall_in_mode(current: Current, query: str, limit: int, *, count: bool = True,
+                   mode: str | None = None) -> tuple[list[Hit], list[str]]:
+    """read_path.recall_in_mode on a current index: (hits, warnings). memgit.hybrid is
+    loaded only for a drive with an ``embeddings:`` section (then NumPy and the model
+    too, which cost more than the quick path saves, but it still saves loading click
+    and pygit2: docs/embeddings.md); a mode it cannot run goes to the full path, whose
+    error says why."""
+    config = current.policy.setting("embeddings") if current.policy is not None else None
+    if mode == "lexical" or (mode is None and config is None):
+        return recall(current, query, limit, count=count), []
+    if config is None:
+        raise NotQuick("a recall by meaning without an embeddings: section")
+    from .hybrid import search as search_in_mode
+
+    found = search_in_mode(current.conn, current.key, query, limit, mode=mode or "hybrid",
+                           config=config, count=count)
+    return found.hits, found.warnings
 
 
 def context(current: Current, budget: int, query: str | None) -> Packet:

@@ -9,9 +9,11 @@ neither of them calls the other.
 
 from __future__ import annotations
 
-from . import recall_index, recall_search, state
+from . import hybrid, recall_index, recall_search, state
+from .embedders import config as embed_config
 from .git.repository import Drive
-from .policy import Policy
+from .hybrid import Recalled
+from .policy import Policy, find_policy
 from .recall_index import ReindexResult
 from .recall_search import Hit
 from .state import pending
@@ -39,3 +41,18 @@ def recall(drive: Drive, query: str, limit: int = 5, *, count: bool = True,
     current = catch_up(drive, policy=policy, conn=conn)
     return recall_search.search(conn, query, limit, count=count,
                                 key=(str(drive.git_dir), current.head or ""))
+
+
+def recall_in_mode(drive: Drive, query: str, limit: int = 5, *, mode: str | None = None,
+                   count: bool = True, policy: Policy | None = None) -> Recalled:
+    """:func:`recall` in ``mode`` (hybrid, lexical or semantic; default hybrid when the
+    policy has an ``embeddings:`` section, else lexical), after :func:`catch_up`. An
+    unavailable embedder answers lexically with a warning (memgit.hybrid)."""
+    if policy is None:
+        policy = find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+    config = embed_config.of(policy)
+    chosen = hybrid.choose_mode(mode, config)
+    conn = state.connection(drive.git_dir)
+    current = catch_up(drive, policy=policy, conn=conn)
+    return hybrid.search(conn, (str(drive.git_dir), current.head or ""), query, limit,
+                         mode=chosen, config=config, count=count)

@@ -95,13 +95,10 @@ def normalised(matrix: Any) -> Any:
     return out
 
 
-def fuse(rankings: Mapping[str, Sequence[str]], *, k: int = RRF_K,
-         weights: Mapping[str, float] | None = None, limit: int | None = None) -> list[str]:
-    """Reciprocal rank fusion of named rankings (best first each) into one, best first.
-
-    ``weights`` by ranking name (default 1.0 each). Ties keep the order in which the ids
-    were first met, ranking by ranking, so the result is deterministic.
-    """
+def fused_scores(rankings: Mapping[str, Sequence[str]], *, k: int = RRF_K,
+                 weights: Mapping[str, float] | None = None) -> dict[str, float]:
+    """Each id's reciprocal-rank-fusion score: the sum over the named rankings (best
+    first each) of ``weight / (k + rank)``; ids in the order they were first met."""
     if k < 0:
         raise ValueError("k must be >= 0")
     scores: dict[str, float] = {}
@@ -109,6 +106,17 @@ def fuse(rankings: Mapping[str, Sequence[str]], *, k: int = RRF_K,
         weight = 1.0 if weights is None else float(weights.get(name, 1.0))
         for rank, key in enumerate(ranked, 1):
             scores[key] = scores.get(key, 0.0) + weight / (k + rank)
+    return scores
+
+
+def fuse(rankings: Mapping[str, Sequence[str]], *, k: int = RRF_K,
+         weights: Mapping[str, float] | None = None, limit: int | None = None) -> list[str]:
+    """Reciprocal rank fusion of named rankings (best first each) into one, best first.
+
+    ``weights`` by ranking name (default 1.0 each). Ties keep the order in which the ids
+    were first met, ranking by ranking, so the result is deterministic.
+    """
+    scores = fused_scores(rankings, k=k, weights=weights)
     order = {key: i for i, key in enumerate(scores)}
     fused = sorted(scores, key=lambda key: (-scores[key], order[key]))
     return fused if limit is None else fused[:limit]

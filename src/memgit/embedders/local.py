@@ -24,6 +24,7 @@ from typing import Any
 from ..errors import EmbedderError, PluginError
 from ..plugins import EmbedKind
 from . import check_keys, setting_int
+from .config import LOCAL_SETTINGS
 
 _PLUGIN = "local"
 DIMENSION = 384
@@ -43,7 +44,7 @@ class LocalEmbedder:
 
     def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
         settings = settings or {}
-        check_keys(settings, {"threads"}, plugin=_PLUGIN)
+        check_keys(settings, set(LOCAL_SETTINGS), plugin=_PLUGIN)
         threads = setting_int(settings, "threads", 0, plugin=_PLUGIN, minimum=0)
         # libgomp reads this once, when the engine's library is loaded below.
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")

@@ -43,6 +43,7 @@ from ..errors import EmbedderError, PluginError
 from ..http_client import error_detail, failure_reason, public_url, retry_after
 from ..plugins import EmbedKind
 from . import check_keys, check_vectors, setting_float, setting_int, setting_str
+from .config import OPENAI_SETTINGS
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "text-embedding-3-small"
@@ -54,8 +55,7 @@ KNOWN_DIMENSIONS = {
 }
 _PLUGIN = "openai"
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-SETTINGS = {"base_url", "model", "model_id", "api_key_env", "dimension", "batch_size",
-            "timeout", "retries", "max_wait", "query_prefix", "passage_prefix", "input_type"}
+SETTINGS = set(OPENAI_SETTINGS)
 
 
 def make(settings: Mapping[str, Any]) -> OpenAIEmbedder:

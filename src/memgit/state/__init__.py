@@ -129,6 +129,31 @@ MIGRATIONS: list[str] = [
     CREATE INDEX facts_retrieved ON facts (retrievals DESC, last_retrieved DESC, id DESC)
         WHERE valid_until IS NULL AND indexed = 1 AND retrievals > 0;
     """,
+    # 4: semantic recall's vectors (state/vectors.py), one per searchable entry, keyed by
+    # fact id with the digest of the text embedded. The triggers drop a vector in the
+    # transaction that retires, hides, changes or deletes its row (reindex, forget,
+    # purge, a client learning purged ids), and change vectors_stamp, the meta value the
+    # in-process vector matrices are cached under.
+    """
+    CREATE TABLE vectors (
+        fact_id TEXT PRIMARY KEY,
+        digest TEXT NOT NULL,
+        vector BLOB NOT NULL
+    );
+    CREATE TRIGGER vectors_follow_facts AFTER UPDATE OF digest, indexed, valid_until ON facts
+        WHEN (new.valid_until IS NOT NULL OR new.indexed = 0 OR new.digest IS NOT old.digest)
+            AND EXISTS (SELECT 1 FROM vectors WHERE fact_id = old.fact_id)
+    BEGIN
+        DELETE FROM vectors WHERE fact_id = old.fact_id;
+        REPLACE INTO meta (key, value) VALUES ('vectors_stamp', hex(randomblob(8)));
+    END;
+    CREATE TRIGGER vectors_follow_deletes AFTER DELETE ON facts
+        WHEN EXISTS (SELECT 1 FROM vectors WHERE fact_id = old.fact_id)
+    BEGIN
+        DELETE FROM vectors WHERE fact_id = old.fact_id;
+        REPLACE INTO meta (key, value) VALUES ('vectors_stamp', hex(randomblob(8)));
+    END;
+    """,
 ]
 
 
@@ -251,9 +276,17 @@ def _migrate(conn: sqlite3.Connection) -> None:
 
 
 def _statements(script: str) -> Iterator[str]:
+    """The statements of a migration: split at semicolons, rejoined where a statement is
+    not complete yet (a trigger's body holds semicolons of its own)."""
+    pending = ""
     for part in script.split(";"):
-        if part.strip():
-            yield part.strip()
+        pending += part + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \n;"):
+                yield pending.strip()
+            pending = ""
+    if pending.strip(" \n;"):
+        yield pending.strip()
 
 
 @contextmanager

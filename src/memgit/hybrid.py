@@ -1,0 +1,197 @@
+"""Recall in three modes: lexical (BM25), semantic (cosine over the drive's vectors) and
+hybrid (both rankings fused), on a current recall index.
+
+Hybrid is the default when the drive's policy has an ``embeddings:`` section, lexical
+otherwise (docs/embeddings.md). A hybrid recall takes the top :data:`DEPTH` of each
+ranking and fuses them by reciprocal rank (memgit.vectors.fuse with the parameters
+tuned on the labelled set's tuning half). Its cost is the query's embedding, so:
+
+* the query is embedded in a worker thread while SQLite runs the full-text query (the
+  local model's C call and an endpoint's socket both release the GIL);
+* query vectors are kept in an in-process LRU (:data:`QUERY_CACHE`, keyed by model and
+  text): agents repeat questions and the MCP server lives long; a query is not a
+  memory, so none is written to the state database;
+* the drive's vectors are loaded into one matrix per process, cached under the
+  table's stamp (state.vectors), and scanned with NumPy.
+
+When the embedder is unavailable (its extra not installed, its endpoint down, NumPy
+missing) the recall answers lexically and says why in :attr:`Recalled.warnings`; a
+drive whose vectors come from another model is refused (EmbeddingModelError).
+Like recall_search, no pygit2 here: callers make the index current first.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import embedding, recall_search, state
+from .embedders.config import EmbedConfig
+from .errors import EmbedderError, PluginError, UsageError
+from .recall_search import Hit
+from .state import search as search_rows
+from .state import vectors as vector_rows
+
+MODES = ("hybrid", "lexical", "semantic")
+DEPTH = 50  # hits of each ranking that go into the fusion (docs/embeddings.md)
+QUERY_CACHE = 512  # query vectors kept per process
+
+
+@dataclass
+class Recalled:
+    """What a recall found, the mode that answered, and what the caller should say."""
+
+    hits: list[Hit]
+    mode: str
+    warnings: list[str] = field(default_factory=list)
+
+
+def choose_mode(requested: str | None, config: EmbedConfig | None) -> str:
+    """The mode a recall runs in: ``requested``, else hybrid with an embedder, else lexical."""
+    if requested is None:
+        return "hybrid" if config is not None else "lexical"
+    if requested not in MODES:
+        raise UsageError(f"unknown recall mode {requested!r}", f"use one of {', '.join(MODES)}")
+    if requested != "lexical" and config is None:
+        raise UsageError(f"--mode {requested} needs an embedder, and the drive's policy has "
+                         "no embeddings: section",
+                         "add embeddings: {plugin: local} to memgit.yaml (pip install "
+                         "'memgit[embed]'), or use --mode lexical")
+    return requested
+
+
+def search(conn: state.Connection, key: tuple[str, str], query: str, limit: int, *,
+           mode: str, config: EmbedConfig | None, count: bool = True) -> Recalled:
+    """The ``limit`` best entries for ``query`` in ``mode`` on a current recall index;
+    ``key`` is (git dir, head) as recall_search.search takes it."""
+    if mode == "lexical" or config is None or limit <= 0:
+        return Recalled(recall_search.search(conn, query, limit, count=count, key=key),
+                        "lexical")
+    warnings: list[str] = []
+    try:
+        embedder = embedding.embedder_for(config)
+        if embedding.needs_fill(conn):
+            filled = embedding.fill(conn, embedder, limit=embedding.READ_FILL)
+            if filled.missing:
+                warnings.append(f"{filled.missing} entries have no vector yet and are found "
+                                "by their words only: memgit index embeds them")
+        matrix = _matrix(conn, key[0], embedder)
+        pending = _query_vector(embedder, query)
+        lexical = recall_search.search(conn, query, DEPTH, count=False, key=key) \
+            if mode == "hybrid" else []
+        qvec = pending.result()
+    except (EmbedderError, PluginError) as err:
+        warnings.append(f"semantic recall unavailable, lexical results only: {err.code} "
+                        f"{err.message}")
+        return Recalled(recall_search.search(conn, query, limit, count=count, key=key),
+                        "lexical", warnings)
+    semantic = matrix.nearest(qvec, DEPTH) if matrix is not None else []
+    return Recalled(_ranked(conn, lexical, semantic, limit, mode, count), mode, warnings)
+
+
+def _ranked(conn: state.Connection, lexical: list[Hit], semantic: list[tuple[str, float]],
+            limit: int, mode: str, count: bool) -> list[Hit]:
+    """Hits in the order of the semantic ranking (score: the cosine) or of the fusion
+    (score: the fused reciprocal-rank score); retrievals counted for those returned."""
+    from .vectors import LEXICAL_WEIGHT, RRF_K, SEMANTIC_WEIGHT, fuse, fused_scores
+
+    if mode == "semantic":
+        scores = dict(semantic)
+        order = [fid for fid, _ in semantic]
+    else:
+        rankings = {"lexical": [h.fact_id for h in lexical],
+                    "semantic": [fid for fid, _ in semantic]}
+        weights = {"lexical": LEXICAL_WEIGHT, "semantic": SEMANTIC_WEIGHT}
+        scores = fused_scores(rankings, k=RRF_K, weights=weights)
+        order = fuse(rankings, k=RRF_K, weights=weights)
+    found = vector_rows.found_rows(conn, order[:2 * limit + 10])
+    picked = [found[fid] for fid in order if fid in found][:limit]
+    hits = [Hit(r[0], r[1], r[2], r[3], r[4], r[5], round(scores[r[7]], 4), r[7],
+                int(r[8]) + (1 if count else 0)) for r in picked]
+    if count and picked:
+        search_rows.count_retrievals(conn, [r[9] for r in picked])
+    return hits
+
+
+# --- the drive's matrix ----------------------------------------------------------------------
+
+_matrices: dict[str, tuple[tuple[str, str], Any]] = {}
+_matrix_lock = threading.Lock()
+
+
+def _matrix(conn: state.Connection, git_dir: str, embedder: Any) -> Any:
+    """The drive's vectors as a VectorMatrix (None without any), cached per process
+    under the vectors' stamp and the model; EmbeddingModelError for another model."""
+    from .vectors import VectorMatrix
+
+    embedding.check_model(conn, embedder)
+    recorded = vector_rows.recorded_model(conn)
+    if recorded is None:
+        return None
+    stamp = (vector_rows.stamp(conn), recorded[0])
+    with _matrix_lock:
+        cached = _matrices.get(git_dir)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+    embedding.numpy()
+    matrix = VectorMatrix.from_blobs(vector_rows.load(conn), recorded[1])
+    with _matrix_lock:
+        if len(_matrices) > 16:
+            _matrices.clear()
+        _matrices[git_dir] = (stamp, matrix)
+    return matrix
+
+
+# --- the query's vector ---------------------------------------------------------------------
+
+_queries: OrderedDict[tuple[str, str], Any] = OrderedDict()
+_query_lock = threading.Lock()
+_pool: ThreadPoolExecutor | None = None
+
+
+def _query_vector(embedder: Any, query: str) -> Future[Any]:
+    """The query's unit vector: from the LRU, else embedded in the worker thread."""
+    global _pool
+    key = (embedder.model_id, query)
+    with _query_lock:
+        cached = _queries.get(key)
+        if cached is not None:
+            _queries.move_to_end(key)
+            done: Future[Any] = Future()
+            done.set_result(cached)
+            return done
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memgit-query")
+    return _pool.submit(_embed_query, embedder, key)
+
+
+def _embed_query(embedder: Any, key: tuple[str, str]) -> Any:
+    vector = embedding.embed_texts(embedder, [key[1]], "query")[0]
+    with _query_lock:
+        _queries[key] = vector
+        while len(_queries) > QUERY_CACHE:
+            _queries.popitem(last=False)
+    return vector
+
+
+def warm(conn: state.Connection, git_dir: str, config: EmbedConfig) -> str | None:
+    """Load the embedder (its first call included) and the drive's matrix, as a long-lived
+    server does at start; returns why semantic recall is unavailable, or None."""
+    try:
+        embedder = embedding.embedder_for(config)
+        embedding.embed_texts(embedder, ["warm up"], "query")
+        _matrix(conn, git_dir, embedder)
+    except (EmbedderError, PluginError) as err:
+        return f"{err.code} {err.message}"
+    return None
+
+
+def clear_caches() -> None:
+    """Forget the cached matrices and query vectors (benchmarks measure without them)."""
+    with _matrix_lock:
+        _matrices.clear()
+    with _query_lock:
+        _queries.clear()

