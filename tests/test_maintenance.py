@@ -30,10 +30,12 @@ def test_retention_follows_the_policy_and_reports_its_figures(path: Path) -> Non
     for days in (1, 3, 9):
         observe(drive, f"a turn {days} days old", now=now - _dt.timedelta(days=days))
     policy = policy_from_mapping({"dream": {"observations_days": 2}})
-    [report] = maintain(drive, policy, now=now)
+    [report] = maintain(drive, policy, now=now, only=["observations"])
     assert report == StepReport("observations", "deleted 2 turn(s) older than 2 day(s)",
                                 {"observations_deleted": 2, "observations_days": 2})
     assert maintain(drive, policy, now=now)[0].figures["observations_deleted"] == 0
+    assert [r.step for r in maintain(drive, policy, now=now)] == [
+        "observations", "pending", "dream_runs", "retired", "sqlite", "git"]
 
 
 def test_a_failing_step_is_reported_and_the_next_still_runs(
@@ -63,7 +65,9 @@ def test_the_command_prints_one_line_per_step(path: Path) -> None:
             now=_dt.datetime.now(_dt.UTC) - _dt.timedelta(days=30))
     proc = memgit("maintain", cwd=path)
     assert proc.returncode == 0, proc.stderr.decode()
-    assert proc.stdout.decode() == "observations: deleted 1 turn(s) older than 7 day(s)\n"
+    lines = proc.stdout.decode().splitlines()
+    assert lines[0] == "observations: deleted 1 turn(s) older than 7 day(s)"
+    assert [line.split(":")[0] for line in lines] == [name for name, _s in maintenance.STEPS]
     data = json.loads(memgit("maintain", "--json", "--step", "observations", cwd=path).stdout)
     assert data == {"steps": [{"step": "observations", "ok": True,
                                "did": "deleted 0 turn(s) older than 7 day(s)",

@@ -21,6 +21,7 @@ def command(ctx: click.Context, remote: str, as_json: bool) -> int:
         click.echo(json.dumps(info, indent=2))
         return 0
     waiting = info["waiting_commits"]
+    click.echo(f"{info['kind']} drive, branch {info['branch']}")
     click.echo(f"{waiting} commit{'s' if waiting != 1 else ''} waiting for memgit sync")
     if info["remote_url"] is None:
         click.echo(f"no remote {remote!r}: working offline (git remote add {remote} URL)")

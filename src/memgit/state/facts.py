@@ -236,6 +236,24 @@ def _present_by(conn: Connection, key: str, value: str,
     return out
 
 
+class CapRow(NamedTuple):
+    """A present entry as memgit compact weighs it against the caps."""
+
+    entry_id: str
+    path: str
+    added: str
+    valid_from: str  # when this index first saw the entry
+    retrievals: int
+    last_retrieved: str | None
+
+
+def cap_rows(conn: Connection) -> list[CapRow]:
+    """Every present row (searchable or not), in path and line order."""
+    return [CapRow(str(e), str(p), str(a), str(v), int(r), lr) for e, p, a, v, r, lr in
+            conn.execute("SELECT entry_id, path, added, valid_from, retrievals, last_retrieved "
+                         "FROM facts WHERE valid_until IS NULL ORDER BY path, line")]
+
+
 def stats(conn: Connection) -> IndexStats:
     searchable, present, retired, retrievals = conn.execute(
         "SELECT coalesce(sum(indexed AND valid_until IS NULL), 0), "
@@ -302,3 +320,29 @@ def count_retrievals(conn: Connection, rowids: list[int]) -> None:
                              "last_retrieved = ? WHERE id = ?", [(now, rid) for rid in rowids])
     finally:
         conn.execute("PRAGMA synchronous = FULL")
+
+
+def count_fact_retrievals(conn: Connection, fact_ids: list[str]) -> None:
+    """:func:`count_retrievals` for rows named by fact id (recall across mounts counts
+    only the hits it returns, after merging the drives' results)."""
+    rowids: list[int] = []
+    for chunk in _chunks(list(dict.fromkeys(fact_ids)), 500):
+        marks = ",".join("?" * len(chunk))
+        rowids += [int(r[0]) for r in conn.execute(
+            f"SELECT id FROM facts WHERE fact_id IN ({marks})", chunk)]
+    if rowids:
+        count_retrievals(conn, rowids)
+
+
+def delete_retired_before(conn: Connection, cutoff: str) -> int:
+    """Delete for good the rows retired before ``cutoff`` (a ``utc_now`` stamp): entries
+    that left the drive long ago; their texts go with them (secure_delete zeroes the
+    freed pages). An entry that comes back later starts with a fresh row."""
+    conn.execute("PRAGMA secure_delete = ON")
+    try:
+        with immediate(conn):
+            cur = conn.execute("DELETE FROM facts WHERE valid_until IS NOT NULL AND "
+                               "valid_until < ?", (cutoff,))
+    finally:
+        conn.execute("PRAGMA secure_delete = OFF")
+    return int(cur.rowcount or 0)
