@@ -45,7 +45,7 @@ from .git.repository import Drive, commit_tree_id, open_drive, ref_target, set_r
 from .git.rewrite import expire_reflogs_and_prune
 from .policy import Policy, find_policy
 from .read_path import recall
-from .recall_index import Hit
+from .recall_index import Hit, match_expression
 from .state import facts
 from .sync import LAST_SYNC_CONFIG, fetch, purged_since
 from .writer import MOUNT_CONFIG
@@ -310,10 +310,12 @@ def recall_with_mounts(drive: Drive, query: str, limit: int = 5, *, count: bool 
                        policy: Policy | None = None) -> MountRecall:
     """The ``limit`` best entries for ``query`` in the personal drive and every mount.
 
-    Each drive is searched in its own recall index (after its read path); the hits are
-    merged by their BM25 score (each drive's statistics: close enough for drives of
-    one kind of text, and the label says where each hit is from). Only the hits
-    returned count as retrievals, each in its own drive's index.
+    Each drive is searched in its own recall index (after its read path). BM25 scores of
+    different drives are not comparable (each comes from its own drive's statistics: a
+    word rare in a small drive scores near zero there), so the hits are merged first by
+    how many of the query's words each matches (``facts.terms_matched``: FTS5's own
+    matching, stemming included), then by score. Only the hits returned count as
+    retrievals, each in its own drive's index.
     """
     out = MountRecall()
     drives: list[tuple[str, Drive, Policy | None]] = [(SELF, drive, policy)]
@@ -322,17 +324,19 @@ def recall_with_mounts(drive: Drive, query: str, limit: int = 5, *, count: bool 
             drives.append((name, open_mount(drive, name), None))
         except MemgitError as exc:
             out.skipped.append(f"{name}: {exc.message}")
-    merged: list[tuple[DriveHit, Drive]] = []
+    terms = match_expression(query).split(" OR ")
+    merged: list[tuple[int, DriveHit, Drive]] = []
     for label, each, each_policy in drives:
         try:
-            merged += [(DriveHit(label, h), each)
+            conn = state.connection(each.git_dir)
+            merged += [(facts.terms_matched(conn, h.fact_id, terms), DriveHit(label, h), each)
                        for h in recall(each, query, limit, count=False, policy=each_policy)]
         except (MemgitError, state.Error) as exc:
             if label == SELF:
                 raise
             out.skipped.append(f"{label}: {getattr(exc, 'message', exc)}")
-    merged.sort(key=lambda pair: (-pair[0].hit.score, pair[0].drive, pair[0].hit.entry_id))
-    chosen = merged[:limit]
+    merged.sort(key=lambda t: (-t[0], -t[1].hit.score, t[1].drive, t[1].hit.entry_id))
+    chosen = [(dh, each) for _terms, dh, each in merged[:limit]]
     if count:
         by_drive: dict[str, tuple[Drive, list[str]]] = {}
         for dh, each in chosen:

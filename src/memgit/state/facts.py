@@ -346,3 +346,15 @@ def delete_retired_before(conn: Connection, cutoff: str) -> int:
     finally:
         conn.execute("PRAGMA secure_delete = OFF")
     return int(cur.rowcount or 0)
+
+
+def terms_matched(conn: Connection, fact_id: str, terms: list[str]) -> int:
+    """How many of the FTS5 ``terms`` the searchable row ``fact_id`` matches (FTS5's own
+    tokenizer and stemming decide): a measure that, unlike BM25, does not depend on the
+    rest of the drive, so hits of different drives can be compared by it."""
+    row = conn.execute("SELECT id FROM facts WHERE fact_id = ?", (fact_id,)).fetchone()
+    if row is None:
+        return 0
+    return sum(1 for term in terms if conn.execute(
+        "SELECT 1 FROM facts_fts WHERE facts_fts MATCH ? AND rowid = ?",
+        (term, row[0])).fetchone() is not None)
