@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import git, memgit
-from memgit import events, format as fmt
+from memgit import events
+from memgit import format as fmt
 from memgit.compact import RECENT_DAYS, compact, plan_compaction
 from memgit.git.repository import open_drive
 from memgit.policy import policy_from_mapping

@@ -112,7 +112,7 @@ def test_two_agents_share_a_team_drive_through_mounts(server: GitServer,
                              cwd=b).stdout)
     assert (hits[0]["drive"], hits[0]["entry_id"]) == ("self", "m-b-own")
     text = memgit("recall", "--mounts", "Nebula channel", cwd=a).stdout.decode()
-    assert text.startswith(f"[team] ops.md:") and b_id in text.splitlines()[0]
+    assert text.startswith("[team] ops.md:") and b_id in text.splitlines()[0]
     # never in the personal recall index: a plain recall does not see the team drive
     assert memgit("recall", "Nebula channel", cwd=a).returncode == 1
     rows = {r.entry_id for r in facts.cap_rows(state.connection(open_drive(a).git_dir))}

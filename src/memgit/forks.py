@@ -145,8 +145,9 @@ def fork_drive(source: str | Path, target: Path, *, bare: bool = False,
 
 @dataclass
 class Adoption:
-    """What ``memgit purge --from-registry`` did: ids purged from this drive's history,
-    and the registry lines taken over (ids the drive never held, or purged now)."""
+    """What ``memgit purge --from-registry`` did: ids purged from this drive's history
+    (the purge records them in the registry), and the ids whose registry lines were taken
+    over as they are (ids the drive does not hold)."""
 
     listed: int  # ids in the given registry
     purged: list[str] = field(default_factory=list)
@@ -200,8 +201,8 @@ def adopt_registry(drive: Drive, path: str | Path, *, dry_run: bool = False,
         adoption.purged = list(plan.ids)
         if plan.ids and not dry_run:
             adoption.result = apply_purge(drive, plan, progress=progress)
-    if dry_run:
-        adoption.adopted = ids
+    if dry_run:  # the purge records the ids it purges itself: the rest would be added
+        adoption.adopted = [i for i in ids if i not in adoption.purged]
         return adoption
     own = PurgeRegistry.load(drive.git_dir)
     today = _dt.date.today().isoformat()
