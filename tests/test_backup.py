@@ -100,12 +100,18 @@ def test_a_backup_taken_while_four_writers_run_restores_consistently(tmp_path: P
         assert conn.execute("SELECT count(*) FROM pending").fetchone()[0] == 0
 
 
+def notes_drive(path: Path, text: str, entry_id: str) -> Path:
+    """A checkout whose notes.md holds one entry."""
+    create_drive(path, bare=False)
+    (path / "notes.md").write_text(f"# Notes\n\n- {text} [source: codex:session/1; "
+                                   f"id: {entry_id}]\n")
+    commit_all(path, "notes")
+    return path
+
+
 def checkout_with_everything(tmp_path: Path) -> Path:
     """A forked checkout with a policy, a purge registry, a remote and a mount."""
-    parent = create_drive(tmp_path / "parent", bare=False)
-    (parent / "notes.md").write_text("# Notes\n\n- Keep the door locked [source: "
-                                     "codex:session/1; id: m-n1]\n")
-    commit_all(parent, "notes")
+    parent = notes_drive(tmp_path / "parent", "Keep the door locked", "m-n1")
     work = tmp_path / "work"
     assert memgit("fork", str(parent), str(work)).returncode == 0
     (work / ".git" / "memgit.yaml").write_text("kind: bot\n")
@@ -215,10 +221,7 @@ def flipped(data: bytes, at: int) -> bytes:
 
 
 def test_a_changed_backup_is_refused(tmp_path: Path) -> None:
-    work = create_drive(tmp_path / "w", bare=False)
-    (work / "notes.md").write_text("# Notes\n\n- The spare key is under the mat "
-                                   "[source: codex:session/1; id: m-k]\n")
-    commit_all(work, "notes")
+    work = notes_drive(tmp_path / "w", "The spare key is under the mat", "m-k")
     good = tmp_path / "good.tar"
     assert memgit("backup", str(good), cwd=work).returncode == 0
     files = members(good)
@@ -237,6 +240,12 @@ def test_a_changed_backup_is_refused(tmp_path: Path) -> None:
                            "the state database"),
         "resealed head": ({**files, "manifest.json": json.dumps(
             {**manifest, "head": other_head}).encode()}, "not the manifest's head"),
+        "config": ({**files, "manifest.json": json.dumps(
+            {**manifest, "config": {"core.hooksPath": "/tmp"}}).encode()},
+            "config values memgit does not write"),
+        "remote": ({**files, "manifest.json": json.dumps(
+            {**manifest, "remotes": {"--upload-pack=touch /tmp/x": "u"}}).encode()},
+            "remotes memgit does not write"),
     }
     for case, (changed, why) in cases.items():
         path = tmp_path / f"{case.replace(' ', '-')}.tar"
@@ -258,3 +267,44 @@ def test_a_changed_backup_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "r").exists()
     assert not [p for p in tmp_path.iterdir() if ".restore-" in p.name]
     assert memgit("restore", str(good), str(tmp_path / "r")).returncode == 0  # the original
+
+
+def test_progress_shows_on_a_terminal_only(tmp_path: Path) -> None:
+    """Long work draws a bar on a terminal (stderr a pty here), and says nothing without
+    one or with --json."""
+    import pty
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    work = notes_drive(tmp_path / "w", "The boiler is serviced in May", "m-b")
+
+    def run(*args: str, tty: bool) -> tuple[int, bytes]:
+        env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+        argv = [sys.executable, "-m", "memgit", *args]
+        if not tty:
+            proc = subprocess.run(argv, cwd=work, capture_output=True, env=env)
+            return proc.returncode, proc.stderr
+        leader, follower = pty.openpty()
+        proc = subprocess.run(argv, cwd=work, stdout=subprocess.PIPE, stderr=follower,
+                              env=env)
+        os.close(follower)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        os.close(leader)
+        return proc.returncode, out
+
+    status, shown = run("backup", str(tmp_path / "a.tar"), tty=True)
+    assert status == 0 and b"state database" in shown and b"[####" in shown
+    assert run("backup", str(tmp_path / "b.tar"), tty=False) == (0, b"")
+    assert run("backup", "--json", str(tmp_path / "c.tar"), tty=True) == (0, b"")
+    status, shown = run("restore", str(tmp_path / "a.tar"), str(tmp_path / "r"), tty=True)
+    assert status == 0 and b"verifying" in shown

@@ -31,10 +31,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import tarfile
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +48,7 @@ from .git.plumbing import config_set, git, git_plumbing
 from .git.repository import Drive, open_drive, ref_target
 from .mounts import display_url, list_mounts
 from .policy import PURGE_LOCK_FILE, REGISTRY_FILE, PurgeRegistry, find_policy, load_policy_file
+from .purge_text import Progress, no_progress
 from .read_path import catch_up
 from .state import facts
 from .writer import write_lock
@@ -59,12 +61,11 @@ STATE = "state.sqlite"
 POLICY_FILE = "memgit.yaml"
 OPTIONAL = (REGISTRY_FILE, POLICY_FILE)
 MEMBERS = (BUNDLE, STATE, *OPTIONAL)
+_OID_RE = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_BRANCH_RE = re.compile(r"[A-Za-z0-9._/-]+")
+_CONFIG_KEY_RE = re.compile(r"memgit\.[A-Za-z0-9.-]+")
+_REMOTE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 LOCK_TIMEOUT = 60.0  # seconds to wait for the drive's writers
-Progress = Callable[[str, int, int], None]
-
-
-def _quiet(_phase: str, _done: int, _total: int) -> None:
-    pass
 
 
 @dataclass
@@ -160,7 +161,7 @@ def _hooks_of(drive: Drive) -> str:
 
 
 def create_backup(drive: Drive, dest: Path, *, folder: bool = False,
-                  progress: Progress = _quiet) -> BackupResult:
+                  progress: Progress = no_progress) -> BackupResult:
     """Write the backup of ``drive`` to ``dest`` (a new file, or a new folder)."""
     import time
 
@@ -332,9 +333,21 @@ def _check_manifest(folder: Path) -> dict[str, Any]:
         if not isinstance(expected, dict) or path.stat().st_size != expected.get("bytes") \
                 or sha256_file(path) != expected.get("sha256"):
             raise _damaged(f"{name} does not match its checksum")
-    for key in ("head", "branch"):
-        if not isinstance(manifest.get(key), str):
-            raise _damaged(f"{MANIFEST} has no {key}")
+    if not isinstance(manifest.get("head"), str) or not _OID_RE.fullmatch(manifest["head"]):
+        raise _damaged(f"{MANIFEST} has no head")
+    if not isinstance(manifest.get("branch"), str) or not _BRANCH_RE.fullmatch(
+            manifest["branch"]) or manifest["branch"].startswith(("-", "refs/")):
+        raise _damaged(f"{MANIFEST} names no branch")
+    # what the restore hands to git: no option-like names or values, memgit's keys only
+    config, remotes = manifest.get("config", {}), manifest.get("remotes", {})
+    if not isinstance(config, dict) or not all(
+            isinstance(k, str) and _CONFIG_KEY_RE.fullmatch(k) and isinstance(v, str)
+            and not v.startswith("-") for k, v in config.items()):
+        raise _damaged(f"{MANIFEST} has config values memgit does not write")
+    if not isinstance(remotes, dict) or not all(
+            isinstance(k, str) and _REMOTE_RE.fullmatch(k) and isinstance(v, str)
+            and v and not v.startswith("-") for k, v in remotes.items()):
+        raise _damaged(f"{MANIFEST} has remotes memgit does not write")
     return manifest
 
 
@@ -342,7 +355,7 @@ def _check_manifest(folder: Path) -> dict[str, Any]:
 
 
 def restore_backup(backup: Path, target: Path, *, bare: bool | None = None,
-                   progress: Progress = _quiet) -> RestoreResult:
+                   progress: Progress = no_progress) -> RestoreResult:
     """Recreate a working drive at ``target`` from ``backup`` (bare or a checkout: as it
     was, unless ``bare`` says); refuses an existing target and a backup that does not
     verify. Nothing is left at ``target`` when anything fails."""
@@ -404,12 +417,11 @@ def _restore_into(path: Path, manifest: dict[str, Any], folder: Path, bare: bool
         if (folder / name).is_file():
             _check_optional(folder, name)
             shutil.copyfile(folder / name, git_dir / name)
-    for key, value in sorted(dict(manifest.get("config", {})).items()):
-        if isinstance(key, str) and key.startswith("memgit.") and isinstance(value, str):
-            config_set(git_dir, key, value)
+    for key, value in sorted(manifest.get("config", {}).items()):  # checked: memgit.* only
+        config_set(git_dir, key, value)
     if not bare:
-        for remote, url in sorted(dict(manifest.get("remotes", {})).items()):
-            git_plumbing(git_dir, "remote", "add", str(remote), str(url))
+        for remote, url in sorted(manifest.get("remotes", {}).items()):
+            git_plumbing(git_dir, "remote", "add", remote, url)
     _restore_state(folder / STATE, git_dir)
     drive = open_drive(path)
     if bare:

@@ -28,7 +28,6 @@ import datetime as _dt
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,17 +41,13 @@ from .git.remote import clone_repository
 from .git.repository import Drive, open_drive, ref_target
 from .policy import REGISTRY_FILE, PurgeRegistry, find_policy
 from .purge import PurgeResult, apply_purge, plan_purge
+from .purge_text import Progress, no_progress
 
 DRIVE_ID_KEY = recall_index.DRIVE_ID_KEY
 PARENT_DRIVE = "memgit.parentdrive"
 PARENT_COMMIT = "memgit.parentcommit"
 PARENT_PATH = "memgit.parentpath"
 COPIED = ("memgit.yaml", REGISTRY_FILE)  # from the parent's git directory
-Progress = Callable[[str, int, int], None]
-
-
-def _quiet(_phase: str, _done: int, _total: int) -> None:
-    pass
 
 
 @dataclass
@@ -87,7 +82,7 @@ def parent_of(drive: Drive) -> dict[str, str] | None:
 
 
 def fork_drive(source: str | Path, target: Path, *, bare: bool = False,
-               progress: Progress = _quiet) -> ForkResult:
+               progress: Progress = no_progress) -> ForkResult:
     """Copy drive ``source`` (a local checkout or bare drive) into ``target``; nothing is
     left at ``target`` when anything fails."""
     src = open_drive(source)
@@ -190,7 +185,7 @@ def registry_lines(path: str | Path) -> list[tuple[str, str, str]]:
 
 
 def adopt_registry(drive: Drive, path: str | Path, *, dry_run: bool = False,
-                   progress: Progress = _quiet) -> Adoption:
+                   progress: Progress = no_progress) -> Adoption:
     """Apply a parent's purge registry to this drive (see the module docstring)."""
     lines = registry_lines(path)
     own = PurgeRegistry.load(drive.git_dir)

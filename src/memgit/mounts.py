@@ -30,7 +30,7 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,7 @@ from .git.remote import clone_repository
 from .git.repository import Drive, commit_tree_id, open_drive, ref_target, set_ref, tree_texts
 from .git.rewrite import expire_reflogs_and_prune
 from .policy import Policy, find_policy
+from .purge_text import Progress, no_progress
 from .read_path import recall
 from .recall_index import Hit, match_expression
 from .state import facts
@@ -54,11 +55,6 @@ MOUNTS_DIR = "mounts"
 SELF = "self"  # the label of the personal drive's hits
 READ_ONLY_PUSH_URL = "memgit-mount-is-read-only"  # a push URL that names no repository
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}\Z")
-Progress = Callable[[str, int, int], None]
-
-
-def _quiet(_phase: str, _done: int, _total: int) -> None:
-    pass
 
 
 @dataclass
@@ -154,7 +150,7 @@ def open_mount(drive: Drive, name: str) -> Drive:
 
 
 def add_mount(drive: Drive, name: str, url: str, branch: str = "main", *,
-              progress: Progress = _quiet) -> Mount:
+              progress: Progress = no_progress) -> Mount:
     """Clone ``url``'s ``branch`` as mount ``name`` and index it; on any failure nothing
     is left behind."""
     target = mount_path(drive, name)
@@ -240,7 +236,7 @@ def _policy(mount: Drive) -> Policy:
 # --- sync -------------------------------------------------------------------------------------
 
 
-def sync_mount(drive: Drive, name: str, *, progress: Progress = _quiet) -> MountSync:
+def sync_mount(drive: Drive, name: str, *, progress: Progress = no_progress) -> MountSync:
     """Fetch the mount's branch (never push), prune what the server purged, reindex."""
     mount = open_mount(drive, name)
     policy = _policy(mount)
@@ -272,7 +268,7 @@ def sync_mount(drive: Drive, name: str, *, progress: Progress = _quiet) -> Mount
 
 
 def sync_mounts(drive: Drive, names: Sequence[str] = (), *,
-                progress: Progress = _quiet) -> list[MountSync]:
+                progress: Progress = no_progress) -> list[MountSync]:
     """:func:`sync_mount` for each named mount (default: all); a failing mount is reported
     in its result's ``error`` and the others still sync."""
     out = []
