@@ -209,7 +209,15 @@ def test_names_read_only_and_refusals(tmp_path: Path) -> None:
         missing = memgit("mount", "add", "gone", url + "-missing", cwd=a)
         assert missing.returncode == 2 and b"MG040" in missing.stderr
         assert sorted(p.name for p in mount.parent.iterdir()) == ["team.git"]  # no leftovers
+        bare = server.repo_path("team")
+        git("branch", "1.0", "main", cwd=bare)  # a branch whose name YAML reads as a number
+        assert memgit("mount", "add", "rel", url, "--branch", "1.0", cwd=a).returncode == 0
+        listed = json.loads(memgit("mount", "list", "--json", cwd=a).stdout)
+        assert [(m["name"], m["branch"]) for m in listed] == [("rel", "1.0"), ("team", "main")]
+        assert memgit("mount", "sync", "rel", cwd=a).returncode == 0
+        assert memgit("mount", "sync", "nope", cwd=a).returncode == 2
         assert memgit("mount", "remove", "team", cwd=a).returncode == 0
         assert not mount.exists()
+        assert memgit("mount", "remove", "rel", cwd=a).returncode == 0
         assert memgit("mount", "list", cwd=a).stdout.startswith(b"no mounts")
         assert memgit("mount", "remove", "team", cwd=a).returncode == 2

@@ -179,7 +179,7 @@ def add_mount(drive: Drive, name: str, url: str, branch: str = "main", *,
             raise NotADriveError(f"{display_url(url)} is not a drive (no {fmt.MEMORY_FILE} "
                                  f"on {branch})", "check the URL and --branch")
         if branch != "main":
-            (tmp / "memgit.yaml").write_text(f"branch: {branch}\n", encoding="utf-8")
+            (tmp / "memgit.yaml").write_text(f"branch: '{branch}'\n", encoding="utf-8")
         config_set(tmp, MOUNT_CONFIG, name)
         config_set(tmp, "remote.origin.pushurl", READ_ONLY_PUSH_URL)
         os.rename(tmp, target)
