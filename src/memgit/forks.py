@@ -42,6 +42,7 @@ from .git.repository import Drive, open_drive, ref_target
 from .policy import REGISTRY_FILE, PurgeRegistry, find_policy
 from .purge import PurgeResult, apply_purge, plan_purge
 from .purge_text import Progress, no_progress
+from .registry import RegistryKey
 
 DRIVE_ID_KEY = recall_index.DRIVE_ID_KEY
 PARENT_DRIVE = "memgit.parentdrive"
@@ -157,10 +158,12 @@ class Adoption:
         return out
 
 
-def registry_lines(path: str | Path) -> list[tuple[str, str, str]]:
-    """(id, digest, date) of every line of a purge registry: ``path`` is the registry
-    file itself or a drive (its git directory's ``memgit-purged``; none: no lines).
-    The file is validated by the one registry parser first (PurgeRegistry.load)."""
+def registry_lines(path: str | Path) -> list[tuple[str, RegistryKey | str, str]]:
+    """(id, key, date) of every line of a purge registry, the key as the registry records
+    it (a version 1 digest, or a RegistryKey), so :meth:`PurgeRegistry.append` writes the
+    same line again. ``path`` is the registry file itself or a drive (its git directory's
+    ``memgit-purged``; none: no lines). The one registry parser validates the file first
+    (PurgeRegistry.load raises RegistryError naming a malformed line)."""
     given = Path(path)
     if given.is_dir():
         found = find_repository(given)
@@ -175,12 +178,16 @@ def registry_lines(path: str | Path) -> list[tuple[str, str, str]]:
                          "or the parent drive")
     with tempfile.TemporaryDirectory() as folder:
         shutil.copyfile(given, Path(folder) / REGISTRY_FILE)
-        PurgeRegistry.load(Path(folder))  # raises RegistryError naming a malformed line
-    out = []
-    for line in given.read_text(encoding="utf-8").splitlines():
-        if line.strip() and not line.startswith("#"):
-            parts = line.split(" ")
-            out.append((parts[0], parts[1], parts[2] if len(parts) > 2 else ""))
+        PurgeRegistry.load(Path(folder))
+    out: list[tuple[str, RegistryKey | str, str]] = []
+    for line in given.read_text(encoding="utf-8").split("\n"):
+        if not line.strip() or line.startswith("#"):
+            continue
+        parts = line.split(" ")
+        key: RegistryKey | str = parts[1]
+        if parts[3:4] == ["2"]:
+            key = RegistryKey(parts[1], 2, int(parts[4]), int(parts[5]))
+        out.append((parts[0], key, parts[2] if len(parts) > 2 else ""))
     return out
 
 
@@ -189,8 +196,8 @@ def adopt_registry(drive: Drive, path: str | Path, *, dry_run: bool = False,
     """Apply a parent's purge registry to this drive (see the module docstring)."""
     lines = registry_lines(path)
     own = PurgeRegistry.load(drive.git_dir)
-    ids = list(dict.fromkeys(i for i, _d, _t in lines if i not in own.ids))
-    adoption = Adoption(len({i for i, _d, _t in lines}))
+    ids = list(dict.fromkeys(i for i, _k, _t in lines if i not in own.ids))
+    adoption = Adoption(len({i for i, _k, _t in lines}))
     if ids:
         plan = plan_purge(drive, ids, progress=progress, missing_ok=True)
         adoption.purged = list(plan.ids)
@@ -201,11 +208,12 @@ def adopt_registry(drive: Drive, path: str | Path, *, dry_run: bool = False,
         return adoption
     own = PurgeRegistry.load(drive.git_dir)
     today = _dt.date.today().isoformat()
-    by_date: dict[str, list[tuple[str, str]]] = {}
-    for entry_id, digest, date in lines:
-        if entry_id not in own.ids or digest not in own.digests:
-            by_date.setdefault(date or today, []).append((entry_id, digest))
+    by_date: dict[str, list[tuple[str, RegistryKey | str]]] = {}
+    for entry_id, key, date in lines:
+        digest = key if isinstance(key, str) else key.digest
+        if entry_id not in own.ids or digest not in own.digests | own.legacy:
+            by_date.setdefault(date or today, []).append((entry_id, key))
     for date, rows in sorted(by_date.items()):
         PurgeRegistry.append(drive.git_dir, rows, date)
-    adoption.adopted = list(dict.fromkeys(i for rows in by_date.values() for i, _d in rows))
+    adoption.adopted = list(dict.fromkeys(i for rows in by_date.values() for i, _k in rows))
     return adoption

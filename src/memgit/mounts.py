@@ -10,13 +10,14 @@ push URL names no repository (a ``git push`` from it fails), the writer refuses 
 shared drive goes through a checkout of it (``memgit clone``), so its server's policy
 judges the write.
 
-``mount sync`` fetches the branch (``sync.fetch``: a forced fetch into a private ref, and
-a refusal of anything that is not a drive), moves the mount's branch there and reindexes.
-When the server's history was rewritten (a purge: ``sync.purged_since`` is sync's own
-test), the entries that vanished are deleted from the mount's recall index for good,
-not retired (``recall_index.forget_entries``), and the mount's reflogs are expired and
-its unreachable objects pruned, as ``memgit sync`` does for a checkout, so the purged
-text survives nowhere in the mount.
+``mount sync`` fetches the branch and the server's list of purged ids (``sync.fetch``: a
+forced fetch into a private ref, and a refusal of anything that is not a drive), deletes
+the listed entries from the mount's recall index (``sync.learn_purged``, as for a
+checkout), moves the mount's branch and reindexes. When the server's history was
+rewritten (a purge: ``sync.purged_since`` is sync's own test), the entries that vanished
+are deleted from the recall index for good too, not retired, and the mount's reflogs
+are expired and its unreachable objects pruned, as ``memgit sync`` does for a checkout,
+so the purged text survives nowhere in the mount.
 
 Names are ``[a-z0-9][a-z0-9_-]*`` (at most 63), so a name is never a path; ``self``
 labels the personal drive in recall results. A URL's credentials (``user:password@``,
@@ -48,7 +49,7 @@ from .purge_text import Progress, no_progress
 from .read_path import recall
 from .recall_index import Hit, match_expression
 from .state import facts
-from .sync import LAST_SYNC_CONFIG, fetch, purged_since
+from .sync import LAST_SYNC_CONFIG, fetch, learn_purged, purged_since
 from .writer import MOUNT_CONFIG
 
 MOUNTS_DIR = "mounts"
@@ -252,12 +253,13 @@ def sync_mount(drive: Drive, name: str, *, progress: Progress = no_progress) -> 
     if new is None:
         raise MountError(f"mount {name}: the server has no {policy.branch} any more",
                          "ask the drive's admin; the mount keeps what it had")
+    report.forgotten = learn_purged(mount, "origin")  # the ids the server published
     gone = purged_since(mount, old, new)
     set_ref(mount, policy.branch_ref, new, "memgit mount sync")
     conn = state.connection(mount.git_dir)
     if gone is not None:
         report.rewritten = True
-        report.forgotten = facts.delete_entries(conn, gone) if gone else 0
+        report.forgotten += recall_index.forget_entries(mount, gone) if gone else 0
         expire_reflogs_and_prune(mount.git_dir)
     progress(f"indexing {name}", 0, 1)
     recall_index.reindex(mount, policy=policy, conn=conn)

@@ -16,6 +16,8 @@ from typing import Any
 from .errors import PolicyFileError
 from .kinds import check_kind, check_require_source
 
+PUSH_BYTES_FACTOR = 4  # the default limits.push_bytes: this many times drive_bytes
+
 
 @dataclass(frozen=True)
 class Policy:
@@ -35,6 +37,8 @@ class Policy:
     push_commits: int = field(default=200, metadata={"limit": "new commits per push"})
     memory_bytes: int = field(default=4096, metadata={"limit": "bytes of MEMORY.md (warning)"})
     path_bytes: int = field(default=255, metadata={"limit": "bytes per path"})
+    push_bytes: int = field(default=0, metadata={"limit": "bytes of new content per push "
+                                                 "(0: PUSH_BYTES_FACTOR x drive_bytes)"})
     # caps (0: none); memgit compact removes what exceeds them (docs/shared.md)
     max_entries: int = field(default=0, metadata={"limit": "entries in topic files (a cap)"})
     max_age_days: int = field(default=0, metadata={"limit": "days since an entry was added "
@@ -54,6 +58,11 @@ class Policy:
     @property
     def branch_ref(self) -> str:
         return "refs/heads/" + self.branch
+
+    @property
+    def push_limit(self) -> int:
+        """Bytes of new content one push may bring (limits.push_bytes)."""
+        return self.push_bytes or PUSH_BYTES_FACTOR * self.drive_bytes
 
     def setting(self, key: str, default: Any = None) -> Any:
         """The parsed value of memgit.yaml section ``key`` (one without a Policy field)."""
