@@ -122,4 +122,5 @@ def test_info_and_status_show_the_kind(tmp_path: Path) -> None:
     assert json.loads(memgit("status", "--json", cwd=work).stdout)["kind"] == "personal"
     (work / ".git" / "memgit.yaml").write_text((bare / "memgit.yaml").read_text())
     status = memgit("status", cwd=work).stdout.decode()
-    assert status.startswith("team drive, branch main\n")
+    assert status.endswith("kind: team drive\n")
+    assert json.loads(memgit("status", "--json", cwd=work).stdout)["kind"] == "team"

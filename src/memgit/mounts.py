@@ -32,7 +32,7 @@ import re
 import shutil
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -44,18 +44,16 @@ from .git.plumbing import config_set
 from .git.remote import clone_repository
 from .git.repository import Drive, commit_tree_id, open_drive, ref_target, set_ref, tree_texts
 from .git.rewrite import expire_reflogs_and_prune
+from .mount_dirs import MOUNTS_DIR, SELF, is_mount_name, mounted
 from .policy import Policy, find_policy
 from .purge_text import Progress, no_progress
 from .read_path import recall
-from .recall_index import Hit, match_expression
+from .recall_search import Hit, labelled, merge_drives
 from .state import facts
 from .sync import LAST_SYNC_CONFIG, fetch, learn_purged, purged_since
 from .writer import MOUNT_CONFIG
 
-MOUNTS_DIR = "mounts"
-SELF = "self"  # the label of the personal drive's hits
 READ_ONLY_PUSH_URL = "memgit-mount-is-read-only"  # a push URL that names no repository
-NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}\Z")
 
 
 @dataclass
@@ -94,7 +92,7 @@ class MountSync:
 
 
 def check_name(name: str) -> str:
-    if not NAME_RE.match(name) or name == SELF:
+    if not is_mount_name(name):
         raise MountError(f"{name[:80]!r} is not a mount name",
                          "use lowercase letters, digits, '-' and '_' (not 'self'), "
                          "starting with a letter or digit")
@@ -102,7 +100,7 @@ def check_name(name: str) -> str:
 
 
 def mounts_dir(drive: Drive) -> Path:
-    return state.state_dir(drive.git_dir) / MOUNTS_DIR
+    return drive.git_dir / MOUNTS_DIR
 
 
 def mount_path(drive: Drive, name: str) -> Path:
@@ -208,12 +206,7 @@ def describe(drive: Drive, name: str) -> Mount:
 
 
 def mount_names(drive: Drive) -> list[str]:
-    folder = mounts_dir(drive)
-    if not folder.is_dir():
-        return []
-    return sorted(p.name[:-4] for p in folder.iterdir()
-                  if p.name.endswith(".git") and NAME_RE.match(p.name[:-4])
-                  and not p.is_symlink() and (p / "HEAD").is_file())
+    return [name for name, _path in mounted(str(drive.git_dir))]
 
 
 def list_mounts(drive: Drive) -> list[Mount]:
@@ -295,7 +288,7 @@ class DriveHit:
     hit: Hit
 
     def as_dict(self) -> dict[str, Any]:
-        return {"drive": self.drive, **self.hit.as_dict()}
+        return labelled(self.drive, self.hit)
 
 
 @dataclass
@@ -306,15 +299,10 @@ class MountRecall:
 
 def recall_with_mounts(drive: Drive, query: str, limit: int = 5, *, count: bool = True,
                        policy: Policy | None = None) -> MountRecall:
-    """The ``limit`` best entries for ``query`` in the personal drive and every mount.
-
-    Each drive is searched in its own recall index (after its read path). BM25 scores of
-    different drives are not comparable (each comes from its own drive's statistics: a
-    word rare in a small drive scores near zero there), so the hits are merged first by
-    how many of the query's words each matches (``facts.terms_matched``: FTS5's own
-    matching, stemming included), then by score. Only the hits returned count as
-    retrievals, each in its own drive's index.
-    """
+    """The ``limit`` best entries for ``query`` in the personal drive and every mount:
+    each drive searched in its own recall index after its own read path, the hits merged
+    by recall_search.merge_drives (matched words first: BM25 scores of different drives
+    do not compare), only the hits returned counted, each in its own drive's index."""
     out = MountRecall()
     drives: list[tuple[str, Drive, Policy | None]] = [(SELF, drive, policy)]
     for name in mount_names(drive):
@@ -322,28 +310,17 @@ def recall_with_mounts(drive: Drive, query: str, limit: int = 5, *, count: bool 
             drives.append((name, open_mount(drive, name), None))
         except MemgitError as exc:
             out.skipped.append(f"{name}: {exc.message}")
-    terms = match_expression(query).split(" OR ")
-    merged: list[tuple[int, DriveHit, Drive]] = []
+    found: list[tuple[str, state.Connection, list[Hit]]] = []
     for label, each, each_policy in drives:
         try:
-            conn = state.connection(each.git_dir)
-            merged += [(facts.terms_matched(conn, h.fact_id, terms), DriveHit(label, h), each)
-                       for h in recall(each, query, limit, count=False, policy=each_policy)]
+            hits = recall(each, query, limit, count=False, policy=each_policy)
+            found.append((label, state.connection(each.git_dir), hits))
         except (MemgitError, state.Error) as exc:
             if label == SELF:
                 raise
             out.skipped.append(f"{label}: {getattr(exc, 'message', exc)}")
-    merged.sort(key=lambda t: (-t[0], -t[1].hit.score, t[1].drive, t[1].hit.entry_id))
-    chosen = [(dh, each) for _terms, dh, each in merged[:limit]]
-    if count:
-        by_drive: dict[str, tuple[Drive, list[str]]] = {}
-        for dh, each in chosen:
-            by_drive.setdefault(dh.drive, (each, []))[1].append(dh.hit.fact_id)
-        for each, fact_ids in by_drive.values():
-            facts.count_fact_retrievals(state.connection(each.git_dir), fact_ids)
-        chosen = [(replace(dh, hit=replace(dh.hit, retrievals=dh.hit.retrievals + 1)), each)
-                  for dh, each in chosen]
-    out.hits = [dh for dh, _each in chosen]
+    out.hits = [DriveHit(label, hit)
+                for label, hit in merge_drives(found, query, limit, count=count)]
     return out
 
 

@@ -653,7 +653,9 @@ def check_caps(entries: int, oldest: str, policy: Policy,
         out.append(Violation("MG290", "", 0, f"{entries} of {cap} entries (limits.max_entries)",
                              WARNING))
     if policy.max_age_days and oldest:
-        if today is None:
+        if today is None and policy.timezone == "UTC":
+            today = _dt.datetime.now(_dt.UTC).date().isoformat()  # no zoneinfo import
+        elif today is None:
             import zoneinfo
 
             today = _dt.datetime.now(zoneinfo.ZoneInfo(policy.timezone)).date().isoformat()

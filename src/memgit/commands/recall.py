@@ -8,10 +8,9 @@ import click
 
 from ..errors import UsageError
 from ..git.repository import Drive
-from ..mounts import recall_with_mounts
 from ..policy import Policy
 from ..read_path import recall
-from ..safe_text import printable
+from ..recall_search import hit_line, labelled_line
 from ._common import drive_from_ctx, policy_for, policy_option
 
 
@@ -40,8 +39,7 @@ def command(ctx: click.Context, query: tuple[str, ...], limit: int, as_json: boo
         click.echo(json.dumps([h.as_dict() for h in hits], indent=2, ensure_ascii=False))
     else:
         for hit in hits:
-            click.echo(printable(f"{hit.path}:{hit.line}: {hit.text}  "
-                                 f"[{hit.entry_id}; score {hit.score:.2f}]"))
+            click.echo(hit_line(hit))
         if not hits:
             click.echo("no matching entries", err=True)
     return 0 if hits else 1
@@ -49,6 +47,8 @@ def command(ctx: click.Context, query: tuple[str, ...], limit: int, as_json: boo
 
 def _with_mounts(drive: Drive, text: str, limit: int, as_json: bool, count: bool,
                  policy: Policy) -> int:
+    from ..mounts import recall_with_mounts  # loaded only for --mounts
+
     found = recall_with_mounts(drive, text, limit, count=count, policy=policy)
     for problem in found.skipped:
         click.echo(f"memgit: warning: mount {problem} (not searched)", err=True)
@@ -56,9 +56,7 @@ def _with_mounts(drive: Drive, text: str, limit: int, as_json: bool, count: bool
         click.echo(json.dumps([h.as_dict() for h in found.hits], indent=2, ensure_ascii=False))
     else:
         for dh in found.hits:
-            hit = dh.hit
-            click.echo(f"[{dh.drive}] {hit.path}:{hit.line}: {hit.text}  "
-                       f"[{hit.entry_id}; score {hit.score:.2f}]")
+            click.echo(labelled_line(dh.drive, dh.hit))
         if not found.hits:
             click.echo("no matching entries", err=True)
     return 0 if found.hits else 1

@@ -1,16 +1,16 @@
 """The recall index's tables: ``facts`` (one row per entry) and ``facts_fts`` (FTS5).
 
 memgit.recall_index decides what the rows are (from the drive's files) and when
-they change; this module stores them, retires and revives them, searches them
-with BM25 and counts retrievals. Rows outside the full-text table (``indexed``
-0) are kept so the writer finds entries by id, but recall never returns them.
+they change; this module stores them, retires and revives them (state.search
+searches them with BM25, lists them and counts retrievals). Rows outside the
+full-text table (``indexed`` 0) are kept so the writer finds entries by id, but
+recall never returns them.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from . import Connection, get_meta, immediate, utc_now
@@ -44,23 +44,7 @@ class SyncCounts(NamedTuple):
     retired: int
 
 
-class FoundRow(NamedTuple):
-    """One search result: the row's fields, its BM25 score (lower is better), its rowid."""
-
-    entry_id: str
-    text: str
-    path: str
-    line: int
-    source: str
-    added: str
-    score: float
-    fact_id: str
-    retrievals: int
-    rowid: int
-
-
-@dataclass(frozen=True)
-class IndexStats:
+class IndexStats(NamedTuple):
     indexed_rev: str | None
     indexed_at: str | None
     drive_id: str | None
@@ -268,76 +252,6 @@ def stats(conn: Connection) -> IndexStats:
                       int(retired), int(retrievals))
 
 
-# --- search --------------------------------------------------------------------------------
-
-
-def searchable_count(conn: Connection) -> int:
-    return int(conn.execute("SELECT count(*) FROM facts_fts").fetchone()[0])
-
-
-def match_count(conn: Connection, expression: str) -> int:
-    """How many searchable rows match an FTS5 expression."""
-    return int(conn.execute("SELECT count(*) FROM facts_fts WHERE facts_fts MATCH ?",
-                            (expression,)).fetchone()[0])
-
-
-# Rank inside the full-text table first and join only the top rows: joining
-# every match before sorting costs a facts lookup per match (3x slower at p50
-# on a 15,000-entry drive, bench/bench_recall.py).
-_RANKED_SQL = (
-    "SELECT f.entry_id, f.text, f.path, f.line, f.source, f.added, r.score, f.fact_id, "
-    "f.retrievals, f.id FROM (SELECT rowid, bm25(facts_fts, 1.0, 0.4) AS score "
-    "FROM facts_fts WHERE facts_fts MATCH ? ORDER BY score LIMIT ?) AS r "
-    "JOIN facts f ON f.id = r.rowid ORDER BY r.score, f.id")
-# A single term found in a large share of the drive carries almost no ranking
-# information, and BM25 would score every match (6 ms for "the" on 15,000
-# entries): take the newest matches instead, which FTS5 reads in rowid order
-# and stops after ``limit``; they are still scored with BM25 for the output.
-_NEWEST_SQL = (
-    "SELECT f.entry_id, f.text, f.path, f.line, f.source, f.added, r.score, f.fact_id, "
-    "f.retrievals, f.id FROM (SELECT rowid, bm25(facts_fts, 1.0, 0.4) AS score "
-    "FROM facts_fts WHERE facts_fts MATCH ? ORDER BY rowid DESC LIMIT ?) AS r "
-    "JOIN facts f ON f.id = r.rowid ORDER BY r.score, f.id")
-
-
-def search(conn: Connection, expression: str, limit: int, *,
-           newest: bool = False) -> list[FoundRow]:
-    """The ``limit`` best rows for an FTS5 expression (BM25 over text and topic); with
-    ``newest``, the newest matches instead of the best."""
-    sql = _NEWEST_SQL if newest else _RANKED_SQL
-    return [FoundRow(*r) for r in conn.execute(sql, (expression, limit))]
-
-
-def count_retrievals(conn: Connection, rowids: list[int]) -> None:
-    """One transaction, committed without waiting for the disk.
-
-    The only write memgit makes at ``synchronous=NORMAL``: in WAL mode a power
-    loss can then lose the last few counts (never corrupt the file), and an fsync
-    per recall would be most of its time (3 ms of 4, bench_recall.py). Counts
-    are cache data: a rebuild resets them anyway (docs/index.md).
-    """
-    now = utc_now(micro=True)
-    conn.execute("PRAGMA synchronous = NORMAL")
-    try:
-        with immediate(conn):
-            conn.executemany("UPDATE facts SET retrievals = retrievals + 1, "
-                             "last_retrieved = ? WHERE id = ?", [(now, rid) for rid in rowids])
-    finally:
-        conn.execute("PRAGMA synchronous = FULL")
-
-
-def count_fact_retrievals(conn: Connection, fact_ids: list[str]) -> None:
-    """:func:`count_retrievals` for rows named by fact id (recall across mounts counts
-    only the hits it returns, after merging the drives' results)."""
-    rowids: list[int] = []
-    for chunk in _chunks(list(dict.fromkeys(fact_ids)), 500):
-        marks = ",".join("?" * len(chunk))
-        rowids += [int(r[0]) for r in conn.execute(
-            f"SELECT id FROM facts WHERE fact_id IN ({marks})", chunk)]
-    if rowids:
-        count_retrievals(conn, rowids)
-
-
 def delete_retired_before(conn: Connection, cutoff: str) -> int:
     """Delete for good the rows retired before ``cutoff`` (a ``utc_now`` stamp): entries
     that left the drive long ago; their texts go with them (secure_delete zeroes the
@@ -350,15 +264,3 @@ def delete_retired_before(conn: Connection, cutoff: str) -> int:
     finally:
         conn.execute("PRAGMA secure_delete = OFF")
     return int(cur.rowcount or 0)
-
-
-def terms_matched(conn: Connection, fact_id: str, terms: list[str]) -> int:
-    """How many of the FTS5 ``terms`` the searchable row ``fact_id`` matches (FTS5's own
-    tokenizer and stemming decide): a measure that, unlike BM25, does not depend on the
-    rest of the drive, so hits of different drives can be compared by it."""
-    row = conn.execute("SELECT id FROM facts WHERE fact_id = ?", (fact_id,)).fetchone()
-    if row is None:
-        return 0
-    return sum(1 for term in terms if conn.execute(
-        "SELECT 1 FROM facts_fts WHERE facts_fts MATCH ? AND rowid = ?",
-        (term, row[0])).fetchone() is not None)
