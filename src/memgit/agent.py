@@ -125,16 +125,28 @@ class AgentDrive:
     # --- reads ----------------------------------------------------------------------------
 
     def recall(self, query: str, limit: int = 5, count: bool = True,
-               mode: str | None = None) -> dict[str, Any]:
+               mode: str | None = None, mounts: bool = False) -> dict[str, Any]:
         """The best entries for ``query``: by words and meaning (hybrid, the default with
         an ``embeddings:`` section), words only (lexical) or meaning only (semantic).
         The embedder stays loaded between calls; without it the answer is lexical and
-        ``warnings`` says why."""
+        ``warnings`` says why. With ``mounts``, of this drive and every mounted shared
+        drive by words (memgit.mounts), each hit naming its ``drive`` (``self`` or the
+        mount's name) and ``skipped`` naming a mount that could not be searched."""
         from .read_path import recall_in_mode
 
         text = _text(query, "query")
         if not 1 <= limit <= MAX_LIMIT:
             raise UsageError(f"limit {limit} is out of range", f"pass 1 to {MAX_LIMIT}")
+        if mounts:
+            from .hybrid import check_mounts_mode
+            from .mounts import recall_with_mounts
+
+            check_mounts_mode(mode)
+            across = self.call(lambda d, p: recall_with_mounts(d, text, limit, count=count,
+                                                               policy=p))
+            return {"query": text, "mode": "lexical", "count": len(across.hits),
+                    "skipped": across.skipped,
+                    "hits": [{"drive": dh.drive, **hit_dict(dh.hit)} for dh in across.hits]}
         found = self.call(lambda d, p: recall_in_mode(d, text, limit, mode=mode, count=count,
                                                       policy=p))
         out = {"query": text, "mode": found.mode, "count": len(found.hits),

@@ -63,6 +63,15 @@ def choose_mode(requested: str | None, config: EmbedConfig | None) -> str:
     return requested
 
 
+def check_mounts_mode(requested: str | None) -> None:
+    """Recall across mounts ranks by matched words (recall_search.merge_drives: scores of
+    different drives do not compare), so a mode by meaning is refused with it."""
+    if requested not in (None, "lexical"):
+        raise UsageError(f"--mode {requested} cannot be combined with mounts: recall across "
+                         "mounted drives is by words only",
+                         "drop --mounts to search this drive by meaning, or drop --mode")
+
+
 def search(conn: state.Connection, key: tuple[str, str], query: str, limit: int, *,
            mode: str, config: EmbedConfig | None, count: bool = True) -> Recalled:
     """The ``limit`` best entries for ``query`` in ``mode`` on a current recall index;

@@ -149,8 +149,11 @@ def build_server(agent: AgentDrive) -> Any:
                    description="hybrid: by words and meaning (the default when the drive "
                                "has an embedder); lexical: words only; semantic: meaning "
                                "only")] = None,
+               mounts: Annotated[bool, Field(description=(
+                   "Also search the shared drives mounted next to this one (memgit mount), "
+                   "by words; each hit then names its drive"))] = False,
                ) -> dict[str, Any]:
-        return agent.recall(query, limit, mode=mode)
+        return agent.recall(query, limit, mode=mode, mounts=mounts)
 
     @tool("Load the drive's title, Index and the entries most likely to matter, within a "
           "token budget; says what was left out.", read_only)

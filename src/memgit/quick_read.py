@@ -149,6 +149,23 @@ def recall_in_mode(current: Current, query: str, limit: int, *, count: bool = Tr
     return found.hits, found.warnings
 
 
+def recall_mounts(current: Current, query: str, limit: int, *,
+                  count: bool = True) -> list[tuple[str, Hit]]:
+    """mounts.recall_with_mounts when the drive's and every mount's recall index are
+    current (NotQuick otherwise: the full path repairs them, or names a broken mount):
+    the same searches, merged by the same recall_search.merge_drives."""
+    from .mount_dirs import SELF, mounted
+    from .recall_search import merge_drives
+
+    found = [(SELF, current.conn, search(current.conn, query, limit, count=False,
+                                         key=current.key))]
+    for name, path in mounted(current.location.git_dir):
+        mount = open_current(path)
+        found.append((name, mount.conn, search(mount.conn, query, limit, count=False,
+                                               key=mount.key)))
+    return merge_drives(found, query, limit, count=count)
+
+
 def context(current: Current, budget: int, query: str | None) -> Packet:
     """context.build_packet on a current index; MEMORY.md at the head comes from one
     ``git cat-file`` (which, like pygit2, prints a symbolic link's target and refuses a
@@ -238,9 +255,11 @@ def status(directory: str | None, remote: str) -> dict[str, Any]:
     if workdir is None or texts is None or any(re.search(_WORK_TREE_KEYS, t, re.M)
                                                for t in texts):
         raise NotQuick("a bare repository, or a work tree the config may place elsewhere")
-    branch = branch_of(location)
+    policy = policy_of(location)
+    branch = DEFAULT_BRANCH if policy is None else policy.branch
     git_dir = Path(location.git_dir)
     started = start_plumbing(git_dir, "config", "--get", LAST_SYNC_CONFIG)
     url = remote_url_at(Path(workdir), remote)
     last = config_get(git_dir, LAST_SYNC_CONFIG, started)
-    return sync_status(FileHistory(location), branch, remote, url, last)
+    return sync_status(FileHistory(location), branch, remote, url, last,
+                       kind="personal" if policy is None else policy.kind)
