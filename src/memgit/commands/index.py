@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict
@@ -18,7 +17,7 @@ from ..git.repository import Drive
 from ..read_path import catch_up
 from ..recall_index import reindex
 from ..safe_text import printable
-from ._common import drive_from_ctx, policy_for, policy_option
+from ._common import ProgressBar, drive_from_ctx, policy_for, policy_option
 
 
 @click.command("index")
@@ -35,7 +34,7 @@ def command(ctx: click.Context, rebuild: bool, embeddings: bool, as_json: bool,
     """Update the index (SQLite in the git directory) from the drive.
 
     With an embeddings: section in memgit.yaml, the entries that have no vector yet are
-    embedded too (progress on a terminal)."""
+    embedded too (a progress bar on a terminal, nothing under --json)."""
     drive = drive_from_ctx(ctx)
     policy = policy_for(drive, policy_file)
     config = embed_config.of(policy)
@@ -50,8 +49,16 @@ def command(ctx: click.Context, rebuild: bool, embeddings: bool, as_json: bool,
     elapsed = time.perf_counter() - started
     vectors = None
     if config is not None:
-        vectors = _embed(drive, config, rebuild and embeddings, strict=embeddings,
-                         progress=None if as_json else _progress())
+        # Shown progress costs calls: the embedding goes in chunks instead of one call
+        # (embedding.fill), so only a terminal that draws the bar gets it.
+        bar = ProgressBar(quiet=as_json)
+        shown = bar.tty and not as_json
+        try:
+            vectors = _embed(drive, config, rebuild and embeddings, strict=embeddings,
+                             progress=(lambda done, total: bar("embedding entries", done,
+                                                               total)) if shown else None)
+        finally:
+            bar.end()
     if as_json:
         data = asdict(result)
         data["seconds"] = round(elapsed, 4)
@@ -87,24 +94,4 @@ def _embed(drive: Drive, config: embed_config.EmbedConfig, again: bool, *, stric
         click.echo(f"memgit: warning: vectors not updated: {err.code} "
                    f"{printable(err.message, 300)}", err=True)
         return {"warning": f"{err.code} {err.message}"}
-    finally:
-        if progress is not None:
-            progress(-1, -1)
 
-
-def _progress() -> Callable[[int, int], None] | None:
-    """A counter on a terminal (stderr) while a drive is embedded; nothing otherwise.
-    Called with (-1, -1) at the end to finish the line."""
-    if not sys.stderr.isatty():
-        return None
-    shown = [False]
-
-    def show(done: int, total: int) -> None:
-        if done < 0:
-            if shown[0]:
-                click.echo("", err=True)
-            return
-        shown[0] = True
-        click.echo(f"\rembedding entries: {done}/{total} ({done * 100 // max(total, 1)}%)",
-                   err=True, nl=False)
-    return show
