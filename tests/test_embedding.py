@@ -135,6 +135,21 @@ def test_a_large_gap_is_filled_by_reads_a_little_at_a_time(new_drive, double: Do
     assert index_json(path)["embeddings"]["embedded"] == 40 - embedding.READ_FILL
 
 
+def test_info_shows_the_embedder_and_the_vectors(drive: Path, new_drive) -> None:
+    before = json.loads(run(drive, "info", "--json").stdout)["embeddings"]
+    assert before == {"plugin": "openai", "model": None, "dimension": None, "vectors": 0,
+                      "missing": 4}
+    index_json(drive)
+    after = json.loads(run(drive, "info", "--json").stdout)["embeddings"]
+    assert after == {"plugin": "openai", "model": "test-embed", "dimension": DIM,
+                     "vectors": 4, "missing": 0}
+    assert b"embeddings:       openai: 4 vectors (test-embed), 0 entries without" in \
+        run(drive, "info").stdout
+    plain = new_drive(ENTRIES)
+    assert json.loads(run(plain, "info", "--json").stdout)["embeddings"] is None
+    assert b"embeddings" not in run(plain, "info").stdout
+
+
 # --- another model ---------------------------------------------------------------------------
 
 
@@ -332,3 +347,62 @@ def test_embedding_a_drive_shows_progress_on_a_terminal_only(drive: Path,
     assert again.stderr == b"" and b"4 embedded" in again.stdout
     assert on_a_terminal(drive, "index", "--rebuild", "--embeddings", "--json") == (0, b"")
     assert len(double.requests) == 3
+
+
+# --- the matrix a process keeps --------------------------------------------------------------
+
+
+def test_the_kept_matrix_follows_writes_edits_forgets_and_purges(drive: Path) -> None:
+    """hybrid keeps a drive's matrix between recalls and refreshes it from the rows
+    stored since (memgit.hybrid._refreshed): after each change it is what a process
+    reading the table afresh builds."""
+    from memgit import hybrid
+    from memgit.git.repository import open_drive
+    from memgit.read_path import recall_in_mode
+    from memgit.state import vectors as vector_rows
+
+    def recall_here(query: str) -> list[str]:
+        return [h.entry_id for h in recall_in_mode(open_drive(drive), query, 10,
+                                                   count=False).hits]
+
+    def kept_is_fresh() -> None:
+        kept = hybrid._matrices[str(drive / ".git")]
+        with db(drive) as conn:
+            rows = conn.execute("SELECT seq, fact_id, vector FROM vectors "
+                                "ORDER BY seq").fetchall()
+        assert kept.matrix.ids == [fid for _seq, fid, _blob in rows]
+        assert kept.seqs.tolist() == [seq for seq, _fid, _blob in rows]
+        fresh = hybrid._grown(None, kept.seqs[:0], None, rows, kept.model,
+                              embedding.numpy())
+        assert (kept.matrix.matrix == fresh.matrix.matrix).all()
+
+    hybrid.clear_caches()
+    index_json(drive)
+    recall_here("product")
+    kept_is_fresh()
+    first = hybrid._matrices[str(drive / ".git")].buffer
+    for i in range(3):
+        run(drive, "remember", f"Note {i} about the quarterly roadmap", "--topic", "notes")
+        assert any(e.startswith("m-") for e in recall_here("roadmap"))
+        kept_is_fresh()
+    assert hybrid._matrices[str(drive / ".git")].buffer is first  # appended in place
+    run(drive, "edit", "m-cafe", "The cafeteria opens at one")
+    recall_here("cafeteria")
+    kept_is_fresh()
+    run(drive, "forget", "m-desk")
+    assert "m-desk" not in recall_here("front desk visitors")
+    kept_is_fresh()
+    assert memgit("purge", "m-ana", "--repo", str(drive), "--yes").returncode == 0
+    assert "m-ana" not in recall_here("payments on-call")
+    kept_is_fresh()
+    with state_conn(drive) as conn:
+        assert len(hybrid._matrices[str(drive / ".git")].matrix.ids) == \
+            vector_rows.count(conn) == 5
+
+
+def state_conn(path: Path) -> Any:
+    from contextlib import closing
+
+    from memgit import state
+
+    return closing(state.connect(path / ".git"))

@@ -20,7 +20,7 @@ import pytest
 
 import recall_eval
 from conftest import ROOT, committed_copy, git, memgit
-from memgit import state, vectors
+from memgit import state
 from memgit.git.repository import open_drive
 from memgit.read_path import recall
 
@@ -90,23 +90,31 @@ def recall5(ranked: list[list[str]], queries: list[dict]) -> float:
 
 @needs_embed
 def test_hybrid_recall_keeps_its_measured_floor_on_the_report_half(tmp_path: Path) -> None:
-    from memgit import plugins
+    """Through what a user runs: the set's drive with embeddings: {plugin: local}, its
+    vectors made as memgit index makes them, each question asked of recall_in_mode."""
+    from memgit import embedding
+    from memgit.embedders.config import of as embed_config
+    from memgit.policy import find_policy
+    from memgit.read_path import recall_in_mode
 
-    drive = open_drive(committed_copy(DATA / "drive", tmp_path / "drive"))
-    recall(drive, "warm up", 1, count=False)
-    rows = state.connection(drive.git_dir).execute(
-        "SELECT entry_id, text FROM facts WHERE indexed AND valid_until IS NULL").fetchall()
-    local = plugins.load("embedder", "local", {})
-    matrix = vectors.VectorMatrix([r[0] for r in rows],
-                                  local.embed_matrix([r[1] for r in rows], "passage"))
+    path = committed_copy(DATA / "drive", tmp_path / "drive")
+    (path / ".git" / "memgit.yaml").write_text("embeddings: {plugin: local}\n")
+    drive = open_drive(path)
+    policy = find_policy(None, drive.git_dir, None)
+    config = embed_config(policy)
+    assert config is not None
+    recall(drive, "warm up", 1, count=False, policy=policy)
+    made = embedding.update(state.connection(drive.git_dir), config)
+    assert made["missing"] == 0 and made["vectors"] == len(drive_entries())
     report = [q for q in QUERIES if q["half"] == "report"]
-    qvecs = local.embed_matrix([q["query"] for q in report], "query")
-    lexical = [[h.entry_id for h in recall(drive, q["query"], 50, count=False)]
-               for q in report]
-    hybrid = [vectors.fuse({"lexical": lex, "semantic": [i for i, _ in matrix.nearest(v, 50)]},
-                           k=vectors.RRF_K, weights={"lexical": vectors.LEXICAL_WEIGHT,
-                                                     "semantic": vectors.SEMANTIC_WEIGHT})
-              for lex, v in zip(lexical, qvecs, strict=True)]
+
+    def ranked(mode: str) -> list[list[str]]:
+        found = [recall_in_mode(drive, q["query"], 5, mode=mode, count=False, policy=policy)
+                 for q in report]
+        assert all(f.mode == mode and not f.warnings for f in found)
+        return [[h.entry_id for h in f.hits] for f in found]
+
+    lexical, hybrid = ranked("lexical"), ranked("hybrid")
     para = [i for i, q in enumerate(report) if q["paraphrase"]]
     rest = [i for i, q in enumerate(report) if not q["paraphrase"]]
 

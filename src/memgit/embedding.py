@@ -8,8 +8,8 @@ before, and the entries that lack a vector are embedded later, in one batched ca
 
 * by a read that needs them (hybrid or semantic recall), at most :data:`READ_FILL`
   per read, newest first, so an entry just written is found by meaning at once;
-* by ``memgit index`` (all of them, with progress on a terminal) and after ``memgit
-  sync``;
+* by ``memgit index`` (all of them, with progress on a terminal); what a ``memgit
+  sync`` brings is embedded by the reads that follow, or by ``memgit index``;
 * ``memgit index --rebuild --embeddings`` drops every vector and embeds the drive
   again, with the model ``embeddings:`` names now.
 
@@ -163,6 +163,7 @@ def fill(conn: state.Connection, embedder: Any, *, limit: int | None = None,
     texts, each committed, so an interrupted run keeps what it made.
     """
     check_model(conn, embedder)
+    revision = state.get_meta(conn, "indexed_rev")
     todo = rows.missing(conn, limit)
     result = FillResult(model_id=embedder.model_id)
     size = len(todo) if progress is None else CHUNK
@@ -184,7 +185,11 @@ def fill(conn: state.Connection, embedder: Any, *, limit: int | None = None,
         result.missing = rows.missing_count(conn)
     if result.missing == 0:
         with state.immediate(conn):
-            if not rows.missing(conn, 1):
+            # Every entry missing was stored and no reindex ran since they were listed
+            # (the revision is unchanged): none can be missing, no need to scan again.
+            complete = result.embedded == len(todo) and \
+                state.get_meta(conn, "indexed_rev") == revision
+            if complete or not rows.missing(conn, 1):
                 rows.set_done_mark(conn, _mark(conn))
             else:
                 result.missing = rows.missing_count(conn)

@@ -127,31 +127,90 @@ def _ranked(conn: state.Connection, lexical: list[Hit], semantic: list[tuple[str
 
 # --- the drive's matrix ----------------------------------------------------------------------
 
-_matrices: dict[str, tuple[tuple[str, str], Any]] = {}
+@dataclass
+class _Cached:
+    """A drive's matrix as this process last read it: under which stamp and model, the
+    seq of each row (state.vectors.seqs), and the rows in a buffer with room to grow, so
+    a change reads only the new rows and an append copies nothing."""
+
+    stamp: str
+    model: tuple[str, int]
+    seqs: Any  # numpy int64 array, ascending, one per row
+    buffer: Any  # numpy float32 (capacity, dimension); rows [:len(seqs)] are the matrix
+    matrix: Any  # VectorMatrix over buffer[:len(seqs)]
+
+
+_matrices: dict[str, _Cached] = {}
 _matrix_lock = threading.Lock()
 
 
 def _matrix(conn: state.Connection, git_dir: str, embedder: Any) -> Any:
     """The drive's vectors as a VectorMatrix (None without any), cached per process
-    under the vectors' stamp and the model; EmbeddingModelError for another model."""
-    from .vectors import VectorMatrix
+    under the vectors' stamp and the model; EmbeddingModelError for another model.
 
+    When the stamp moved (a write's entry embedded, rows dropped by a reindex or a
+    purge) and the model did not, the cached matrix is refreshed: only the rows stored
+    after the last seq read are loaded (a seq is never reused), appended in place, and
+    the rows whose seq is gone dropped; reading 15,000 rows whole takes 60-100 ms here."""
     embedding.check_model(conn, embedder)
     recorded = vector_rows.recorded_model(conn)
     if recorded is None:
         return None
-    stamp = (vector_rows.stamp(conn), recorded[0])
-    with _matrix_lock:
+    stamp = vector_rows.stamp(conn)
+    with _matrix_lock:  # held while refreshing: two refreshes would share the buffer
         cached = _matrices.get(git_dir)
-        if cached is not None and cached[0] == stamp:
-            return cached[1]
-    embedding.numpy()
-    matrix = VectorMatrix.from_blobs(vector_rows.load(conn), recorded[1])
-    with _matrix_lock:
+        if cached is not None and cached.stamp == stamp and cached.model == recorded:
+            return cached.matrix
+        np = embedding.numpy()
+        fresh = _refreshed(conn, cached, np) \
+            if cached is not None and cached.model == recorded else None
+        if fresh is None:
+            fresh = _grown(None, np.zeros(0, dtype=np.int64), None, vector_rows.load(conn),
+                           recorded, np)
+        fresh.stamp = stamp
         if len(_matrices) > 16:
             _matrices.clear()
-        _matrices[git_dir] = (stamp, matrix)
-    return matrix
+        _matrices[git_dir] = fresh
+        return fresh.matrix
+
+
+def _refreshed(conn: state.Connection, cached: _Cached, np: Any) -> _Cached | None:
+    """``cached`` brought up to the table (None when it cannot be: read it whole)."""
+    last = int(cached.seqs[-1]) if len(cached.seqs) else 0
+    added = vector_rows.load(conn, after=last)
+    if vector_rows.count(conn) == len(cached.seqs) + len(added):
+        return _grown(cached, cached.seqs, None, added, cached.model, np)  # nothing gone
+    now = np.sort(np.array(vector_rows.seqs(conn), dtype=np.int64))
+    keep = np.isin(cached.seqs, now[now <= last], assume_unique=True)
+    if int(keep.sum()) + len(added) != len(now):
+        return None  # rows changed under an old seq: cannot happen, but never guess
+    return _grown(cached, cached.seqs[keep], keep, added, cached.model, np)
+
+
+def _grown(cached: _Cached | None, seqs: Any, keep: Any, added: list[tuple[int, str, bytes]],
+           model: tuple[str, int], np: Any) -> _Cached:
+    """The rows of ``cached`` (those ``keep`` marks, all when None) followed by
+    ``added``: written into the cached buffer when nothing was dropped and it has room,
+    else into a new buffer with a quarter to spare."""
+    from .vectors import VectorMatrix
+
+    new = VectorMatrix.from_blobs(((fid, blob) for _seq, fid, blob in added), model[1])
+    if cached is None:
+        ids, rows = [], np.zeros((0, model[1]), dtype=np.float32)
+    elif keep is None:
+        ids, rows = cached.matrix.ids, cached.matrix.matrix
+    else:
+        ids = [fid for fid, k in zip(cached.matrix.ids, keep.tolist(), strict=True) if k]
+        rows = cached.matrix.matrix[keep]
+    size = len(ids) + len(new.ids)
+    if cached is not None and keep is None and size <= len(cached.buffer):
+        buffer = cached.buffer  # rows past the old view: no reader of it sees them
+    else:
+        buffer = np.empty((size + size // 4 + 64, model[1]), dtype=np.float32)
+        buffer[:len(ids)] = rows
+    buffer[len(ids):size] = new.matrix
+    all_seqs = np.concatenate([seqs, np.array([r[0] for r in added], dtype=np.int64)])
+    return _Cached("", model, all_seqs, buffer, VectorMatrix(ids + new.ids, buffer[:size]))
 
 
 # --- the query's vector ---------------------------------------------------------------------
@@ -202,5 +261,10 @@ def clear_caches() -> None:
     """Forget the cached matrices and query vectors (benchmarks measure without them)."""
     with _matrix_lock:
         _matrices.clear()
+    clear_query_cache()
+
+
+def clear_query_cache() -> None:
+    """Forget the query vectors (a benchmark's queries are then each new to the process)."""
     with _query_lock:
         _queries.clear()

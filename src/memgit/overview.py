@@ -59,7 +59,21 @@ def drive_info(drive: Drive, policy: Policy) -> dict[str, Any]:
         "parent": parent_of(drive),
         "caps": cap_status(conn, policy),
         "mounts": mount_names(drive),
+        "embeddings": _embeddings(conn, policy),
     }
+
+
+def _embeddings(conn: state.Connection, policy: Policy) -> dict[str, Any] | None:
+    """The embedder configured, the model of the stored vectors, how many are stored and
+    how many searchable entries have none (memgit index embeds them); None without an
+    ``embeddings:`` section."""
+    from . import embedding
+    from .embedders.config import of as embed_config
+
+    config = embed_config(policy)
+    if config is None:
+        return None
+    return {"plugin": config.plugin, **embedding.summary(conn)}
 
 
 def cap_status(conn: state.Connection, policy: Policy) -> dict[str, Any]:

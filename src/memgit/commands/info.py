@@ -53,6 +53,11 @@ def command(ctx: click.Context, as_json: bool, policy_file: str | None) -> int:
                                  f"{caps['max_age_days'] or '-'} days)"))
     if info["mounts"]:
         rows.insert(-1, ("mounts", ", ".join(info["mounts"])))
+    vectors = info["embeddings"]
+    if vectors:
+        rows.insert(-1, ("embeddings", f"{vectors['plugin']}: {vectors['vectors']} vectors "
+                                       f"({vectors['model'] or 'none yet'}), "
+                                       f"{vectors['missing']} entries without"))
     width = max(len(k) for k, _v in rows)
     for key, value in rows:
         click.echo(f"{key + ':':<{width + 1}} {value}")

@@ -133,10 +133,13 @@ MIGRATIONS: list[str] = [
     # fact id with the digest of the text embedded. The triggers drop a vector in the
     # transaction that retires, hides, changes or deletes its row (reindex, forget,
     # purge, a client learning purged ids), and change vectors_stamp, the meta value the
-    # in-process vector matrices are cached under.
+    # in-process vector matrices are cached under. seq never reuses a number
+    # (AUTOINCREMENT), so a process holding the vectors up to seq N reads only the rows
+    # after N and drops the seqs gone (hybrid's matrix refresh).
     """
     CREATE TABLE vectors (
-        fact_id TEXT PRIMARY KEY,
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        fact_id TEXT NOT NULL UNIQUE,
         digest TEXT NOT NULL,
         vector BLOB NOT NULL
     );

