@@ -35,6 +35,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sync": ("sync", "Replay offline commits onto the server, then take the server's."),
     "clone": ("clone", "Clone a server drive, ready for memgit sync."),
     "status": ("status", "Show commits waiting for memgit sync and the last sync time."),
+    "import": ("import_", "Adopt other tools' memory: import plan SOURCE, import apply PLAN."),
 }
 
 
