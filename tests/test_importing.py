@@ -20,7 +20,8 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 
 from conftest import git, memgit
 from memgit.commands.init import create_drive
-from memgit.importing import apply_plan, build_plan, load_plan
+from memgit.importing.apply import apply_plan
+from memgit.importing.plan import build_plan, load_plan
 from memgit.lint import lint_worktree
 from memgit.policy import ERROR, Policy
 from memgit.repo import open_drive

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from memgit.importing import build_plan, detect
 from memgit.importing.markdown import (
     ENTRY,
     STRUCTURE,
@@ -16,8 +15,8 @@ from memgit.importing.markdown import (
     read_markdown,
     subject_of,
 )
-from memgit.importing.plan import Item, imported_source
-from memgit.importing.readers import file_added, front_matter, read_mem0
+from memgit.importing.plan import Item, build_plan, imported_source
+from memgit.importing.readers import detect, file_added, front_matter, read_mem0
 
 REALWORLD = Path(__file__).parent / "data" / "realworld"
 
@@ -181,7 +180,7 @@ def test_every_piece_of_a_hostile_document_is_accounted_for() -> None:
 
 def test_open_metadata_of_other_amr_writers_survives_the_drive_profile(tmp_path: Path) -> None:
     from memgit.commands.init import create_drive
-    from memgit.importing import apply_plan
+    from memgit.importing.apply import apply_plan
     from memgit.repo import open_drive
 
     source = tmp_path / "amr"

@@ -9,7 +9,9 @@ from pathlib import Path
 import click
 
 from ..errors import UsageError
-from ..importing import TOOLS, apply_plan, build_plan, load_plan
+from ..importing.apply import apply_plan
+from ..importing.plan import build_plan, load_plan
+from ..importing.readers import TOOLS
 from ._common import drive_from_ctx, policy_for, policy_option
 
 
