@@ -222,3 +222,51 @@ def test_bad_plans_and_sources_are_named(tmp_path: Path) -> None:
     notmem0.write_text('{"results": [{"text": "no memory key"}]}')
     proc = memgit("import", "plan", str(notmem0), "--from", "mem0")
     assert proc.returncode == 2 and b"not a mem0 export" in proc.stderr
+
+
+def test_symbolic_links_are_listed_and_never_followed(tmp_path: Path) -> None:
+    source = tmp_path / "notes"
+    shutil.copytree(REALWORLD / "amr" / "skill-trial", source)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text(f"- {CREDENTIAL}\n", encoding="utf-8")
+    (source / "linked.md").symlink_to(outside / "secret.md")
+    (source / "folder").symlink_to(outside)
+    plan = build_plan(source)
+    listed = {i.path: i for i in plan.items if i.path in ("linked.md", "folder")}
+    assert set(listed) == {"linked.md", "folder"}
+    assert all(i.action == "verbatim" and "not followed" in i.reason and i.line == 0
+               for i in listed.values())
+    assert CREDENTIAL not in plan.to_json() and not any("secret" in i.path for i in plan.items)
+
+
+def test_progress_shows_on_a_terminal_and_not_with_json(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    def run(*extra: str) -> bytes:
+        master, slave = os.openpty()
+        proc = subprocess.run([sys.executable, "-m", "memgit", "import", "plan",
+                               str(REALWORLD / "cline" / "nftbk"), "-o",
+                               str(tmp_path / "p.json"), *extra],
+                              stdout=subprocess.PIPE, stderr=slave,
+                              env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        os.close(master)
+        assert proc.returncode == 0
+        return b"".join(chunks)
+
+    assert b"reading 6/6 files" in run()
+    assert run("--json") == b""

@@ -212,9 +212,12 @@ def walk(root: Path) -> Iterator[tuple[str, Path]]:
     """(relative posix path, path) of every file under ``root``, sorted, without
     descending into ``.git`` or following symbolic links to folders."""
     for folder, dirs, files in os.walk(root, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if d != ".git")
-        for name in sorted(files):
-            full = Path(folder) / name
+        base = Path(folder)
+        # a symbolic link to a folder is listed like a file (and never read), not walked
+        linked = [d for d in dirs if (base / d).is_symlink()]
+        dirs[:] = sorted(d for d in dirs if d != ".git" and d not in linked)
+        for name in sorted(n for n in [*files, *linked] if n != ".git"):
+            full = base / name
             yield full.relative_to(root).as_posix(), full
 
 
