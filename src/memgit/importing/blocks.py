@@ -64,10 +64,6 @@ class ListItem:
     parent: ListItem | None = None
     blocks: list[Block] = field(default_factory=list)
 
-    @property
-    def depth(self) -> int:
-        return 0 if self.parent is None else self.parent.depth + 1
-
 
 @dataclass
 class Block:
@@ -86,11 +82,6 @@ class Block:
     fence: str = ""
     fence_indent: int = 0
     closed: bool = False
-
-    @property
-    def text(self) -> str:
-        """The block's text: lines joined by newlines (for code, as written)."""
-        return "\n".join(self.lines)
 
 
 def _expand(line: str) -> str:
@@ -231,9 +222,6 @@ class _Reader:
                 continue
             break
         return pos, matched
-
-    def _interrupts_paragraph(self) -> bool:
-        return self.leaf is not None and self.leaf.kind == PARAGRAPH
 
     def _open_container(self, number: int, rest: str, matched: int, opened: bool) -> str | None:
         ind = _indent(rest)
