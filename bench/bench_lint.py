@@ -45,21 +45,23 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=7)
     args = ap.parse_args()
+    from memgit.git.repository import open_drive
+    from memgit.git.worktree import worktree_files
     from memgit.lint import lint_rev, lint_worktree
     from memgit.policy import Policy
-    from memgit.repo import open_drive, worktree_files
 
     with tempfile.TemporaryDirectory() as tmp:
         path = make_full_drive(Path(tmp) / "full")
         drive = open_drive(path)
-        files = worktree_files(drive)
+        files = worktree_files(drive.workdir)
         size = sum(f.size for f in files)
         entries = sum((path / f.path).read_text().count("\n- ") for f in files)
         policy = Policy()
-        found = lint_worktree(drive, policy)
+        found = lint_worktree(drive.git_dir, drive.workdir, policy)
         print(f"drive: {len(files)} files, {size} bytes, ~{entries} entries, "
               f"{len(found)} findings ({sorted({v.code for v in found})})")
-        wt = median_ms(lambda: lint_worktree(drive, policy), args.repeat)
+        wt = median_ms(lambda: lint_worktree(drive.git_dir, drive.workdir, policy),
+                       args.repeat)
         rev = median_ms(lambda: lint_rev(drive, "HEAD", policy), args.repeat)
         print(f"lint working tree, in process: {wt:.0f} ms (median of {args.repeat})")
         print(f"lint --rev HEAD, in process:   {rev:.0f} ms (median of {args.repeat})")

@@ -2,7 +2,7 @@
 
 Run: python bench/bench_recall.py [--queries N] [--cli N]
 
-* latency of index.recall in process (p50/p99; counting retrievals, and not);
+* latency of read_path.recall in process (p50/p99; counting retrievals, and not);
 * latency of `memgit recall` from the command line (process start included);
 * `git grep -i -e W1 -e W2 ... main` on the same bare drive for the same
   queries: how an agent without an index looks things up; the ratio is
@@ -27,7 +27,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from bench_writer import COMMON, Zipf, make_bare_drive, pct, vocabulary  # noqa: E402
 
-from memgit.repo import Drive  # noqa: E402
+from memgit.git.repository import Drive
+from memgit.read_path import recall  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 LABELLED = ROOT / "tests" / "data" / "recall"
@@ -52,10 +53,9 @@ def ms_stats(values: list[float]) -> str:
 
 
 def bench_latency(drive: Drive, queries: list[str], cli_runs: int) -> None:
-    from memgit import index as idx
-    from memgit.index import _STOPWORDS, _WORD_RE
+    from memgit.recall_index import _STOPWORDS, _WORD_RE
 
-    idx.recall(drive, "warm up")  # builds the index once
+    recall(drive, "warm up")  # builds the index once
     # The first pass sees each query word for the first time on this drive and
     # counts its matches once (cached per drive, docs/index.md); later passes
     # are the steady state of an agent's session.
@@ -64,7 +64,7 @@ def bench_latency(drive: Drive, queries: list[str], cli_runs: int) -> None:
         times = []
         for q in queries:
             t0 = time.perf_counter()
-            idx.recall(drive, q, 5, count=count)
+            recall(drive, q, 5, count=count)
             times.append((time.perf_counter() - t0) * 1000)
         print(f"recall in process, {label:22} {ms_stats(times)}")
     in_process = times
@@ -94,8 +94,7 @@ def bench_latency(drive: Drive, queries: list[str], cli_runs: int) -> None:
 
 
 def bench_quality() -> None:
-    from memgit import index as idx
-    from memgit.repo import open_drive
+    from memgit.git.repository import open_drive
 
     queries = json.loads((LABELLED / "queries.json").read_text())
     with tempfile.TemporaryDirectory() as tmp:
@@ -109,7 +108,7 @@ def bench_quality() -> None:
         recall5 = rr = 0.0
         misses = []
         for item in queries:
-            ranked = [h.entry_id for h in idx.recall(drive, item["query"], 10, count=False)]
+            ranked = [h.entry_id for h in recall(drive, item["query"], 10, count=False)]
             relevant = set(item["relevant"])
             recall5 += len(relevant & set(ranked[:5])) / len(relevant)
             rank = next((i for i, e in enumerate(ranked, 1) if e in relevant), None)

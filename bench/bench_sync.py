@@ -35,9 +35,8 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from memgit import format as fmt  # noqa: E402
-from memgit.commands.clone import clone_drive  # noqa: E402
-from memgit.commands.init import create_drive  # noqa: E402
-from memgit.repo import open_drive  # noqa: E402
+from memgit.drives import clone_drive, create_drive  # noqa: E402
+from memgit.git.repository import open_drive  # noqa: E402
 from memgit.sync import sync  # noqa: E402
 
 
@@ -64,7 +63,7 @@ def make_commits(work: Path, count: int, tag: str) -> None:
         path.write_text(text + line + "\n")
         memory = (work / fmt.MEMORY_FILE).read_text()
         paths = [str(p.relative_to(work)) for p in work.rglob("*.md") if ".git" not in p.parts]
-        (work / fmt.MEMORY_FILE).write_text(fmt.regenerate_index(memory, paths))
+        (work / fmt.MEMORY_FILE).write_text(fmt.regenerate_index_section(memory, paths))
         git("add", "-A", cwd=work)
         git("commit", "-q", "--no-verify", "-m", f"{tag} {n}", cwd=work)
 
@@ -79,7 +78,7 @@ def fill_drive(work: Path) -> None:
         (work / name).parent.mkdir(parents=True, exist_ok=True)
         (work / name).write_text(text)
     memory = (work / fmt.MEMORY_FILE).read_text()
-    (work / fmt.MEMORY_FILE).write_text(fmt.regenerate_index(memory, [fmt.MEMORY_FILE,
+    (work / fmt.MEMORY_FILE).write_text(fmt.regenerate_index_section(memory, [fmt.MEMORY_FILE,
                                                                       *topics]))
     git("add", "-A", cwd=work)
     git("commit", "-q", "--no-verify", "-m", "full drive", cwd=work)

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from memgit.repo import Drive
+from memgit.git.repository import Drive
 
 COMMON = ("the team owns launch review customer pricing deploy service database staging "
           "release budget roadmap design meeting weekly quarter contract vendor support "
@@ -90,10 +90,18 @@ def drive_files(files: int = 255, entries: int = 15_000, seed: int = 11) -> dict
 def make_bare_drive(path: Path, files: int = 255, entries: int = 15_000) -> Drive:
     """A bare drive at the limits, written with pygit2 in one commit."""
     from memgit import format as fmt
-    from memgit.repo import build_tree, cas_ref, create_commit, init_bare, open_drive, ref_target
+    from memgit.git.repository import (
+        build_tree,
+        cas_ref,
+        create_commit,
+        init_bare,
+        open_drive,
+        ref_target,
+    )
 
     topics = drive_files(files, entries)
-    memory = fmt.regenerate_index("# Memory: bench\n\n## Index\n", list(topics) + ["MEMORY.md"])
+    memory = fmt.regenerate_index_section("# Memory: bench\n\n## Index\n",
+                                          list(topics) + ["MEMORY.md"])
     init_bare(path, {"MEMORY.md": b"# Memory: bench\n\n## Index\n"}, "Create drive")
     drive = open_drive(path)
     head = ref_target(drive, "refs/heads/main")
@@ -106,7 +114,7 @@ def make_bare_drive(path: Path, files: int = 255, entries: int = 15_000) -> Driv
 
 
 def drive_summary(drive: Drive) -> str:
-    from memgit.repo import commit_tree_id, read_blob, ref_target, tree_files
+    from memgit.git.repository import commit_tree_id, read_blob, ref_target, tree_files
 
     files = tree_files(drive, commit_tree_id(drive, ref_target(drive, "refs/heads/main")))
     size = sum(f.size for f in files)
@@ -136,8 +144,9 @@ def describe(values: list[float]) -> str:
 COLD_SCRIPT = """
 import sys, time
 t0 = time.perf_counter()
-from memgit.repo import open_drive
-from memgit.writer import NewFact, commit_facts
+from memgit.git.repository import open_drive
+from memgit.write_ops import NewFact
+from memgit.writer import commit_facts
 drive = open_drive(sys.argv[1])
 t1 = time.perf_counter()
 # an existing topic: a new file would be the 257th, which the policy refuses
@@ -150,7 +159,8 @@ print(f"{(t1 - t0) * 1000:.2f} {(t2 - t1) * 1000:.2f}")
 
 
 def bench_commit(drive: Drive, repeat: int) -> None:
-    from memgit.writer import NewFact, commit_facts
+    from memgit.write_ops import NewFact
+    from memgit.writer import commit_facts
 
     counter = iter(range(10**6))
 
@@ -172,7 +182,7 @@ def bench_commit(drive: Drive, repeat: int) -> None:
 
 
 def bench_cas(drive: Drive, repeat: int) -> None:
-    from memgit.repo import cas_ref, commit_tree_id, create_commit, ref_target
+    from memgit.git.repository import cas_ref, commit_tree_id, create_commit, ref_target
 
     ref = "refs/heads/bench-cas"
     head = ref_target(drive, "refs/heads/main")
@@ -200,19 +210,25 @@ def bench_cas(drive: Drive, repeat: int) -> None:
 
 
 def bench_reindex(drive: Drive, repeat: int) -> None:
-    from memgit import index as idx
-    from memgit import state
-    from memgit.repo import build_tree, cas_ref, create_commit, file_at, read_blob, ref_target
+    from memgit import recall_index, state
+    from memgit.git.repository import (
+        build_tree,
+        cas_ref,
+        create_commit,
+        file_at,
+        read_blob,
+        ref_target,
+    )
 
-    idx.close_connections()
+    state.close_connections()
     for suffix in ("", "-wal", "-shm"):
         Path(str(state.state_path(drive.git_dir)) + suffix).unlink(missing_ok=True)
     t0 = time.perf_counter()
-    result = idx.reindex(drive, full=True)
+    result = recall_index.reindex(drive, full=True)
     empty = (time.perf_counter() - t0) * 1000
     print(f"full rebuild into an empty database:                   {empty:.0f} ms "
           f"({result.inserted} rows, {result.files} files)")
-    over = timed(lambda: idx.reindex(drive, full=True), max(3, repeat // 10))
+    over = timed(lambda: recall_index.reindex(drive, full=True), max(3, repeat // 10))
     print(f"full rebuild over an existing index:                   {describe(over)}")
 
     counter = iter(range(10**6))
@@ -234,7 +250,7 @@ def bench_reindex(drive: Drive, repeat: int) -> None:
     for _ in range(repeat):
         plain_commit()
         t0 = time.perf_counter()
-        result = idx.reindex(drive)
+        result = recall_index.reindex(drive)
         times.append((time.perf_counter() - t0) * 1000)
         assert result.mode == "incremental" and result.inserted == 1, result
     print(f"incremental reindex after one commit:                  {describe(times)}")

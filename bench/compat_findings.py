@@ -26,12 +26,13 @@ from collections import Counter
 from pathlib import Path
 
 from memgit import format as fmt
-from memgit import index as idx
+from memgit import recall_index, state
+from memgit.git.repository import open_drive
 from memgit.importing import blocks as bl
 from memgit.importing.plan import build_plan
 from memgit.lint import lint_worktree
 from memgit.policy import Policy, policy_from_mapping
-from memgit.repo import open_drive
+from memgit.state import facts
 
 ROOT = Path(__file__).resolve().parent.parent
 REALWORLD = ROOT / "tests" / "data" / "realworld"
@@ -73,7 +74,7 @@ def repo_of(files: Path | dict[str, str], where: Path, branch: str = "main") -> 
 
 
 def lint_codes(path: Path, policy: Policy) -> Counter[str]:
-    found = lint_worktree(open_drive(path), policy)
+    found = lint_worktree(*_dirs(open_drive(path)), policy)
     return Counter(v.code + ("" if v.severity == "error" else "w") for v in found)
 
 
@@ -99,7 +100,7 @@ def misreadings(path: Path) -> Counter[str]:
                 items.setdefault(item.line, (item, b.quoted))
                 item = item.parent
         index_lines = {line.number for line in fmt.parse_document(rel, text).lines
-                       if line.in_index}
+                       if line.in_index_section}
         out["front matter lines read as entries"] += len(entries & front)
         out["code/HTML lines read as entries"] += len(entries & code)
         for line, (item, quoted) in items.items():
@@ -119,15 +120,19 @@ def misreadings(path: Path) -> Counter[str]:
     return out
 
 
+def _dirs(drive):  # type: ignore[no-untyped-def]
+    return drive.git_dir, drive.workdir
+
+
 def master_entries(sample: Path, tmp: Path) -> tuple[int, int]:
     """Indexed entries with the branch named main, and named master (default policy)."""
     counts = []
     for branch in ("main", "master"):
         path = repo_of(sample, tmp / f"idx-{branch}", branch)
         drive = open_drive(path)
-        idx.ensure_current(drive, policy=DRIVE)
-        counts.append(idx.stats(idx.connection(drive)).rows)
-    idx.close_connections()
+        recall_index.ensure_current(drive, policy=DRIVE)
+        counts.append(facts.stats(state.connection(drive.git_dir)).rows)
+    state.close_connections()
     return counts[0], counts[1]
 
 
@@ -165,7 +170,7 @@ def main() -> None:
         probes = repo_of(PROBES, tmp / "probes")
         for label, policy in (("amr", AMR), ("drive", DRIVE)):
             print(f"\nprobes under profile {label}:")
-            for v in lint_worktree(open_drive(probes), policy):
+            for v in lint_worktree(*_dirs(open_drive(probes)), policy):
                 if v.path in PROBES:
                     print(f"  {v.format()} [{v.severity}]")
         print(f"\nprobe misreadings: {fmt_counter(misreadings(probes))}")

@@ -46,7 +46,7 @@ def make_full_drive(path: Path, files: int = 255, file_bytes: int = 8000) -> Pat
     for name, text in topics.items():
         (path / name).parent.mkdir(parents=True, exist_ok=True)
         (path / name).write_text(text)
-    memory = fmt.regenerate_index("# Memory\n\n## Index\n", list(topics) + ["MEMORY.md"])
+    memory = fmt.regenerate_index_section("# Memory\n\n## Index\n", list(topics) + ["MEMORY.md"])
     (path / "MEMORY.md").write_text(memory)
     env_args = ["-c", "user.name=bench", "-c", "user.email=bench@example.com"]
     subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True)

@@ -5,11 +5,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import settings
+
+if TYPE_CHECKING:
+    from memgit.git.repository import Drive
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,27 +47,91 @@ def git_isolation(tmp_path_factory: pytest.TempPathFactory,
     yield
 
 
-def git(*args: str, cwd: Path | str, check: bool = True,
-        input: bytes | None = None) -> subprocess.CompletedProcess:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, input=input)
+def git(*args: str | os.PathLike[str], cwd: Path | str | None = None, check: bool = True,
+        input: bytes | None = None, env: Mapping[str, str] | None = None
+        ) -> subprocess.CompletedProcess:
+    """Run the real git (``env``: variables added to the environment)."""
+    proc = subprocess.run(["git", *map(str, args)], cwd=cwd, capture_output=True, input=input,
+                          env={**os.environ, **env} if env else None)
     if check and proc.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr.decode()}")
+        raise AssertionError(f"git {' '.join(map(str, args))} failed: "
+                             f"{proc.stderr.decode(errors='replace')}")
     return proc
 
 
-def memgit(*args: str, cwd: Path | str | None = None,
-           input: bytes | None = None) -> subprocess.CompletedProcess:
+def memgit(*args: str, cwd: Path | str | None = None, input: bytes | None = None,
+           text: bool = False) -> subprocess.CompletedProcess:
     """Run the real memgit command line in a subprocess."""
     return subprocess.run([sys.executable, "-m", "memgit", *args], cwd=cwd,
-                          capture_output=True, input=input,
+                          capture_output=True, input=input, text=text,
                           env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
+
+
+# --- drives ---------------------------------------------------------------------------------
+
+
+def bare_drive(path: Path, title: str = "Memory") -> Drive:
+    """A bare drive made in process (pygit2, no hooks): main holds a MEMORY.md."""
+    from memgit import format as fmt
+    from memgit.git.repository import init_bare, open_drive
+
+    init_bare(path, {"MEMORY.md": fmt.initial_memory(title).encode()}, "Create drive")
+    return open_drive(path)
+
+
+def commit_all(work: Path, message: str = "edit", date: str | None = None) -> str:
+    """Make the Index section current, stage everything and commit with plain git,
+    bypassing the hooks (as an agent that skips them would); returns the new head."""
+    from memgit import format as fmt
+
+    memory = (work / fmt.MEMORY_FILE).read_text()
+    paths = [p.relative_to(work).as_posix() for p in work.rglob("*.md") if ".git" not in p.parts]
+    (work / fmt.MEMORY_FILE).write_text(fmt.regenerate_index_section(memory, paths))
+    git("add", "-A", cwd=work)
+    dates = {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date} if date else None
+    git("commit", "-q", "--no-verify", "-m", message, cwd=work, env=dates)
+    return git("rev-parse", "HEAD", cwd=work).stdout.decode().strip()
+
+
+def entry_ids_at(git_dir: Path, rev: str = "main") -> list[str]:
+    """Every entry id in the tree at ``rev``, in path and line order, read with plain git."""
+    from memgit import format as fmt
+
+    names = git("ls-tree", "-r", "--name-only", rev, cwd=git_dir).stdout.decode().split()
+    ids: list[str] = []
+    for name in names:
+        text = git("show", f"{rev}:{name}", cwd=git_dir).stdout.decode()
+        ids.extend(e.id for _l, e in fmt.parse_document(name, text).entries())
+    return ids
+
+
+def head_entries(path: Path) -> dict[str, tuple[str, str]]:
+    """entry id -> (path, line) of the drive's head (a checkout or a bare repository)."""
+    from memgit.git.repository import open_drive, tree_texts
+    from memgit.replay import entry_map
+
+    drive = open_drive(path)
+    head = drive.head_commit()
+    assert head is not None
+    return entry_map(tree_texts(drive, str(head.tree_id)))
+
+
+def committed_copy(source: Path, dest: Path, message: str = "labelled drive") -> Path:
+    """A copy of the folder ``source`` at ``dest``, made a git checkout with one commit."""
+    import shutil
+
+    shutil.copytree(source, dest)
+    git("init", "-q", "-b", "main", cwd=dest)
+    git("add", "-A", cwd=dest)
+    git("commit", "-qm", message, cwd=dest)
+    return dest
 
 
 @pytest.fixture
 def new_drive(tmp_path: Path):
     """Factory: a real drive checkout holding ``files`` (MEMORY.md's Index made current)."""
     from memgit import format as fmt
-    from memgit.commands.init import create_drive
+    from memgit.drives import create_drive
 
     counter = iter(range(1000))
 
@@ -79,7 +147,7 @@ def new_drive(tmp_path: Path):
         if index and "MEMORY.md" not in files:
             memory = (path / "MEMORY.md").read_text()
             (path / "MEMORY.md").write_text(
-                fmt.regenerate_index(memory, list(files) + ["MEMORY.md"]))
+                fmt.regenerate_index_section(memory, list(files) + ["MEMORY.md"]))
         if commit and files:
             git("add", "-A", cwd=path)
             git("commit", "-qm", "files", "--no-verify", cwd=path)

@@ -5,12 +5,11 @@ and real ``git push`` runs whose porcelain output and server refs are checked.
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from conftest import git  # noqa: F401 - the tests import it from here too
 from memgit import format as fmt
 
 MAIN = "refs/heads/main"
@@ -19,17 +18,6 @@ ZERO = "0" * 40
 # a path's new content: bytes/str (mode 100644), None (delete), or (mode, bytes);
 # a gitlink is (0o160000, b"<40 hex>")
 Change = bytes | str | None | tuple[int, bytes]
-
-
-def git(*args: str | os.PathLike[str], cwd: Path | None = None, input: bytes | None = None,
-        env: Mapping[str, str] | None = None, check: bool = True
-        ) -> subprocess.CompletedProcess[bytes]:
-    proc = subprocess.run(["git", *map(str, args)], cwd=cwd, input=input, capture_output=True,
-                          env={**os.environ, **env} if env else None)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"git {' '.join(map(str, args))} failed: "
-                             f"{proc.stderr.decode(errors='replace')}")
-    return proc
 
 
 def entry(text: str, entry_id: str | None = None, *, source: str = "https://example.com/s/1",
@@ -50,7 +38,7 @@ def memory(paths: Sequence[str], entries: Sequence[str] = (), title: str = "Test
     body = f"# Memory: {title}\n\n" + "".join(e + "\n" for e in entries)
     if entries:
         body += "\n"
-    return fmt.regenerate_index(body + "## Index\n", [*paths, fmt.MEMORY_FILE])
+    return fmt.regenerate_index_section(body + "## Index\n", [*paths, fmt.MEMORY_FILE])
 
 
 def _quote(path: str) -> bytes:
@@ -129,14 +117,14 @@ class Drive:
         """A new drive ``root/server.git`` (or ``git_dir``: made by ``memgit init --bare``
         when it does not exist, else given memgit's hooks). ``url`` and ``env`` are what
         a client pushes with."""
-        from memgit.commands.init import create_drive
+        from memgit.drives import create_drive
 
         self.git_dir = git_dir or root / "server.git"
         if not self.git_dir.exists():
             create_drive(self.git_dir, bare=True)
         else:
+            from memgit.git.repository import open_drive
             from memgit.hooks import configure_server, install_server_hooks
-            from memgit.repo import open_drive
 
             server = open_drive(self.git_dir)
             install_server_hooks(server, chain=False)
@@ -183,8 +171,11 @@ class Drive:
                           proc.stderr.decode(errors="replace"))
 
     def event_counts(self) -> dict[str, int]:
+        """The drive's counters, once the background work of every push so far is done."""
         from memgit import events
+        from memgit.post_receive import wait_for_background
 
+        assert wait_for_background(self.git_dir)
         return events.counts(self.git_dir)
 
 

@@ -877,7 +877,7 @@ class GitoliteServer(GitServer):
 
 
 @contextlib.contextmanager
-def _running(server: GitServer) -> Iterator[GitServer]:
+def running(server: GitServer) -> Iterator[GitServer]:
     server.start()
     try:
         yield server
@@ -898,28 +898,28 @@ def git_env(git_client_home: Path) -> dict[str, str]:
 
 @pytest.fixture
 def file_git_server(tmp_path: Path) -> Iterator[FileGitServer]:
-    with _running(FileGitServer(tmp_path)) as s:
+    with running(FileGitServer(tmp_path)) as s:
         assert isinstance(s, FileGitServer)
         yield s
 
 
 @pytest.fixture
 def git_daemon_server(tmp_path: Path) -> Iterator[GitDaemonServer]:
-    with _running(GitDaemonServer(tmp_path)) as s:
+    with running(GitDaemonServer(tmp_path)) as s:
         assert isinstance(s, GitDaemonServer)
         yield s
 
 
 @pytest.fixture
 def http_git_server(tmp_path: Path) -> Iterator[HttpGitServer]:
-    with _running(HttpGitServer(tmp_path)) as s:
+    with running(HttpGitServer(tmp_path)) as s:
         assert isinstance(s, HttpGitServer)
         yield s
 
 
 @pytest.fixture
 def gitolite_server(tmp_path: Path) -> Iterator[GitoliteServer]:
-    with _running(GitoliteServer(tmp_path)) as s:
+    with running(GitoliteServer(tmp_path)) as s:
         assert isinstance(s, GitoliteServer)
         yield s
 
@@ -935,5 +935,5 @@ SERVER_KINDS: dict[str, type[GitServer]] = {
 @pytest.fixture(params=list(SERVER_KINDS))
 def git_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GitServer]:
     """Each transport in turn: file, daemon, http, gitolite."""
-    with _running(SERVER_KINDS[request.param](tmp_path)) as s:
+    with running(SERVER_KINDS[request.param](tmp_path)) as s:
         yield s

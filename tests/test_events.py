@@ -11,7 +11,7 @@ from pathlib import Path
 from conftest import ROOT, memgit
 from memgit import events
 from memgit import format as fmt
-from memgit.repo import init_bare
+from memgit.git.repository import init_bare
 
 CTX = multiprocessing.get_context("fork")
 SAMPLE_RE = re.compile(r'(memgit_[a-z_]+)\{drive="((?:[^"\\]|\\.)*)"(?:,event="([a-z_]+)")?\} '
@@ -58,6 +58,12 @@ def test_record_never_raises(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     assert events.record(blocker, "commit") is False  # git_dir is a file: no database
+
+
+def test_record_never_raises_on_a_damaged_database(tmp_path: Path) -> None:
+    (tmp_path / "memgit").mkdir()
+    (tmp_path / "memgit" / "state.sqlite").write_bytes(b"\x00not sqlite\xff" * 512)
+    assert events.record(tmp_path, "push_accepted") is False  # a hook is never failed by it
 
 
 def test_importing_events_does_not_load_pygit2() -> None:

@@ -176,30 +176,33 @@ def test_regenerate_index_lists_topic_files_sorted_and_keeps_descriptions() -> N
               "- [[projects/payments]] launch plan and owners\n- [[gone]]\n\n## Later\nprose\n")
     paths = ["MEMORY.md", "team_structure.md", "projects/payments.md", "twin/x.md",
              "questions.md", "imports/r.md", "billing/q.sql"]
-    out = fmt.regenerate_index(memory, paths)
+    out = fmt.regenerate_index_section(memory, paths)
     assert out == ("# Memory: Joe\n\n- fact [source: imported:unknown]\n\n## Index\n"
                    "- [[projects/payments]] launch plan and owners\n- [[team_structure]]\n\n"
                    "## Later\nprose\n")
-    assert fmt.index_is_current(out, paths)
-    assert fmt.regenerate_index(out, paths) == out
+    assert fmt.index_section_is_current(out, paths)
+    assert fmt.regenerate_index_section(out, paths) == out
 
 
 def test_regenerate_index_adds_missing_section_and_keeps_final_newline_state() -> None:
-    assert fmt.regenerate_index("# M\n", ["a.md"]) == "# M\n\n## Index\n- [[a]]\n"
-    assert fmt.regenerate_index("# M\n\n## Index", ["a.md"]) == "# M\n\n## Index\n- [[a]]"
-    crlf = fmt.regenerate_index("# M\r\n\r\n## Index\r\n", ["a.md", "b.md"])
+    assert fmt.regenerate_index_section("# M\n", ["a.md"]) == "# M\n\n## Index\n- [[a]]\n"
+    assert fmt.regenerate_index_section("# M\n\n## Index", ["a.md"]) == "# M\n\n## Index\n- [[a]]"
+    crlf = fmt.regenerate_index_section("# M\r\n\r\n## Index\r\n", ["a.md", "b.md"])
     assert crlf == "# M\r\n\r\n## Index\r\n- [[a]]\r\n- [[b]]\r\n"
 
 
 def test_index_link_written_with_md_is_normalised() -> None:
-    out = fmt.regenerate_index("# M\n\n## Index\n- [[a.md]] about a\n", ["a.md"])
+    out = fmt.regenerate_index_section("# M\n\n## Index\n- [[a.md]] about a\n", ["a.md"])
     assert out == "# M\n\n## Index\n- [[a]] about a\n"
 
 
 def test_explicit_time_does_not_move_the_clock_of_later_ids() -> None:
-    future = fmt.new_id(now_ms=1_800_000_000_000)  # 2027
+    import time
+
+    a_year_ahead = int(time.time() * 1000) + 366 * 24 * 3600 * 1000  # from the clock
+    future = fmt.new_id(now_ms=a_year_ahead)
     now = fmt.new_id()
-    assert now < future  # the next real id carries today's time, not 2027's
+    assert now < future  # the next real id carries today's time, not next year's
 
 
 def test_forked_children_never_share_ids() -> None:

@@ -3,6 +3,7 @@ chaining a foreign hook, and hooks that run in the bare environment servers give
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -11,15 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ROOT
+from conftest import memgit as run_memgit
 from memgit import hooks
 from receive_support import MAIN, Drive, base_files, entry, git, people_text, ulid_like
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def memgit(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memgit", *args], cwd=cwd,
-                          capture_output=True, text=True)
+memgit = functools.partial(run_memgit, text=True)
 
 
 def bare(path: Path) -> Path:

@@ -19,12 +19,12 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from conftest import git, memgit
-from memgit.commands.init import create_drive
+from memgit.drives import create_drive
+from memgit.git.repository import open_drive
 from memgit.importing.apply import apply_plan
 from memgit.importing.plan import build_plan, load_plan
 from memgit.lint import lint_worktree
 from memgit.policy import ERROR, Policy
-from memgit.repo import open_drive
 
 REALWORLD = Path(__file__).parent / "data" / "realworld"
 SAMPLES = sorted(p for p in REALWORLD.glob("*/*") if p.is_dir())
@@ -96,7 +96,8 @@ def test_plan_and_apply_a_real_sample(sample: Path, tmp_path: Path) -> None:
     result = apply_plan(drive, plan)
     assert result.status == "committed"
     assert len(result.created) == counts["entry"]
-    errors = [v.format() for v in lint_worktree(drive, Policy()) if v.severity == ERROR]
+    errors = [v.format() for v in lint_worktree(drive.git_dir, drive.workdir, Policy())
+              if v.severity == ERROR]
     assert errors == []
     # the texts are in the drive, and the receipt lists every created id
     receipt = (drive_path / result.receipt).read_text(encoding="utf-8")

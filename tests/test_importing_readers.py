@@ -179,9 +179,9 @@ def test_every_piece_of_a_hostile_document_is_accounted_for() -> None:
 
 
 def test_open_metadata_of_other_amr_writers_survives_the_drive_profile(tmp_path: Path) -> None:
-    from memgit.commands.init import create_drive
+    from memgit.drives import create_drive
+    from memgit.git.repository import open_drive
     from memgit.importing.apply import apply_plan
-    from memgit.repo import open_drive
 
     source = tmp_path / "amr"
     source.mkdir()

@@ -4,17 +4,16 @@ stale repair, incremental and full reindex, purge support, the labelled recall s
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
-import pytest
-
-from conftest import git, memgit
+from conftest import commit_all, committed_copy, git, memgit
 from memgit import format as fmt
-from memgit import index as idx
-from memgit import state
-from memgit.repo import Drive, init_bare, open_drive, ref_target
-from memgit.writer import NewFact, commit_facts
+from memgit import recall_index, state
+from memgit.git.repository import Drive, init_bare, open_drive, ref_target
+from memgit.read_path import recall
+from memgit.state import facts
+from memgit.write_ops import NewFact
+from memgit.writer import commit_facts
 
 RECALL_DATA = Path(__file__).parent / "data" / "recall"
 
@@ -24,15 +23,7 @@ def checkout(new_drive, files: dict[str, str]) -> tuple[Path, Drive]:
     return path, open_drive(path)
 
 
-def commit_all(path: Path, message: str = "edit") -> None:
-    memory = (path / "MEMORY.md").read_text()
-    paths = [p.relative_to(path).as_posix() for p in path.rglob("*.md") if ".git" not in p.parts]
-    (path / "MEMORY.md").write_text(fmt.regenerate_index(memory, paths))
-    git("add", "-A", cwd=path)
-    git("commit", "-qm", message, "--no-verify", cwd=path)
-
-
-def ids(hits: list[idx.Hit]) -> list[str]:
+def ids(hits: list[recall_index.Hit]) -> list[str]:
     return [h.entry_id for h in hits]
 
 
@@ -45,31 +36,31 @@ PEOPLE = ("# People\n\n"
 
 def test_recall_returns_fields_and_counts_retrievals(new_drive) -> None:
     _path, drive = checkout(new_drive, {"people.md": PEOPLE})
-    hits = idx.recall(drive, "who owns pricing?")
+    hits = recall(drive, "who owns pricing?")
     assert ids(hits)[0] == "p-priya"
     top = hits[0]
     assert (top.text, top.path, top.line, top.source, top.added) == (
         "Priya owns pricing and design", "people.md", 4, "https://example.com/s/2", "2026-01-03")
     assert top.score > 0 and top.retrievals == 1
-    assert top.fact_id == idx.fact_id(idx.drive_id(drive), "p-priya")
-    assert idx.recall(drive, "pricing")[0].retrievals == 2
-    assert idx.recall(drive, "pricing", count=False)[0].retrievals == 2
-    assert idx.stats(idx.connection(drive)).retrievals == 2
+    assert top.fact_id == recall_index.fact_id(recall_index.drive_id(drive), "p-priya")
+    assert recall(drive, "pricing")[0].retrievals == 2
+    assert recall(drive, "pricing", count=False)[0].retrievals == 2
+    assert facts.stats(state.connection(drive.git_dir)).retrievals == 2
     # counting runs at synchronous=NORMAL; the connection goes back to FULL
-    assert idx.connection(drive).execute("PRAGMA synchronous").fetchone()[0] == 2
+    assert state.connection(drive.git_dir).execute("PRAGMA synchronous").fetchone()[0] == 2
 
 
 def test_fact_ids_and_drive_id(new_drive) -> None:
     _path, drive = checkout(new_drive, {"people.md": PEOPLE})
     root = git("rev-list", "--max-parents=0", "main", cwd=drive.workdir).stdout.decode().strip()
-    assert idx.drive_id(drive) == root
+    assert recall_index.drive_id(drive) == root
     assert git("config", "memgit.driveid", cwd=drive.workdir).stdout.decode().strip() == root
     import hashlib
 
     expected = "drive_" + hashlib.sha256(f"{root}\np-joe".encode()).hexdigest()
-    assert idx.fact_id(root, "p-joe") == expected
-    idx.reindex(drive)
-    row = idx.connection(drive).execute(
+    assert recall_index.fact_id(root, "p-joe") == expected
+    recall_index.reindex(drive)
+    row = state.connection(drive.git_dir).execute(
         "SELECT fact_id FROM facts WHERE entry_id = 'p-joe'").fetchone()
     assert row[0] == expected
 
@@ -77,11 +68,11 @@ def test_fact_ids_and_drive_id(new_drive) -> None:
 def test_query_syntax_is_never_interpreted(new_drive) -> None:
     _path, drive = checkout(new_drive, {"people.md": PEOPLE})
     for query in ['"unbalanced', "NEAR(joe sam)", "joe AND OR NOT", "*", "p-joe:", "(((", ""]:
-        hits = idx.recall(drive, query)
+        hits = recall(drive, query)
         assert all(h.path == "people.md" for h in hits)
     # a query of stop words only searches them as given
-    assert ids(idx.recall(drive, "and")) == ["p-priya"]
-    assert ids(idx.recall(drive, "joe AND OR NOT"))[0] == "p-joe"
+    assert ids(recall(drive, "and")) == ["p-priya"]
+    assert ids(recall(drive, "joe AND OR NOT"))[0] == "p-joe"
 
 
 def test_not_memory_is_never_recalled(new_drive) -> None:
@@ -98,51 +89,51 @@ def test_not_memory_is_never_recalled(new_drive) -> None:
         "twin/joe.md": f"# Twin\n\n- Zebra fact under twin [{src}]\n",
     }
     _path, drive = checkout(new_drive, files)
-    hits = idx.recall(drive, "zebra fact", limit=50)
+    hits = recall(drive, "zebra fact", limit=50)
     assert [h.text for h in hits] == ["Zebra fact active"]
-    stats = idx.stats(idx.connection(drive))
+    stats = facts.stats(state.connection(drive.git_dir))
     assert (stats.entries, stats.rows) == (1, 7)  # excluded entries are rows, not searchable
 
 
 def test_soft_retire_and_revive_keep_fact_id_and_counts(new_drive) -> None:
     path, drive = checkout(new_drive, {"people.md": PEOPLE})
     sam = fmt.deterministic_id("Sam is on call for the payments service", "imported:unknown")
-    assert ids(idx.recall(drive, "on call payments"))[0] == sam
-    idx.recall(drive, "Joe product team")
+    assert ids(recall(drive, "on call payments"))[0] == sam
+    recall(drive, "Joe product team")
     original = (path / "people.md").read_text()
     (path / "people.md").write_text(original.replace(PEOPLE.splitlines()[2] + "\n", ""))
     commit_all(path, "remove joe")
-    assert "p-joe" not in ids(idx.recall(drive, "Joe product team", count=False))
-    row = idx.connection(drive).execute(
+    assert "p-joe" not in ids(recall(drive, "Joe product team", count=False))
+    row = state.connection(drive.git_dir).execute(
         "SELECT valid_until, retrievals FROM facts WHERE entry_id = 'p-joe'").fetchone()
     assert row[0] is not None and row[1] == 1
     (path / "people.md").write_text(original.replace("Joe leads", "Joe now leads"))
     commit_all(path, "joe is back, edited")
-    hit = idx.recall(drive, "Joe product team")[0]
+    hit = recall(drive, "Joe product team")[0]
     assert (hit.entry_id, hit.text, hit.retrievals) == ("p-joe", "Joe now leads the product team",
                                                         2)
-    row = idx.connection(drive).execute(
+    row = state.connection(drive.git_dir).execute(
         "SELECT valid_until FROM facts WHERE entry_id = 'p-joe'").fetchone()
     assert row[0] is None
 
 
 def test_incremental_after_a_commit_full_after_a_rewrite(new_drive) -> None:
     path, drive = checkout(new_drive, {"people.md": PEOPLE, "other.md": "# Other\n"})
-    assert idx.reindex(drive).mode == "full"
-    assert idx.reindex(drive).mode == "current"
+    assert recall_index.reindex(drive).mode == "full"
+    assert recall_index.reindex(drive).mode == "current"
     with open(path / "other.md", "a") as fh:
         fh.write("\n- Walrus facts are rare [source: imported:unknown]\n")
     commit_all(path)
-    result = idx.reindex(drive)
+    result = recall_index.reindex(drive)
     assert (result.mode, result.changed_paths, result.inserted) == ("incremental",
                                                                     ["other.md"], 1)
     git("commit", "-q", "--amend", "-m", "rewritten", cwd=path)  # the indexed commit is gone
     with open(path / "other.md", "a") as fh:
         fh.write("- Narwhal facts too [source: imported:unknown]\n")
     commit_all(path)
-    result = idx.reindex(drive)
+    result = recall_index.reindex(drive)
     assert result.mode == "full" and result.inserted == 1 and result.retired == 0
-    assert idx.reindex(drive, full=True).mode == "full"
+    assert recall_index.reindex(drive, full=True).mode == "full"
 
 
 def test_a_stale_index_is_repaired_on_the_next_read(tmp_path: Path) -> None:
@@ -155,17 +146,17 @@ def test_a_stale_index_is_repaired_on_the_next_read(tmp_path: Path) -> None:
         fh.write("- Beavers build dams [source: imported:unknown]\n")
     git("commit", "-qam", "by hand", cwd=clone)
     git("push", "-q", "origin", "main", cwd=clone)  # no hooks installed: the index is stale
-    conn = idx.connection(drive)
-    assert idx.stats(conn).indexed_rev != ref_target(drive, "refs/heads/main")
-    assert [h.text for h in idx.recall(drive, "beavers")] == ["Beavers build dams"]
-    assert idx.stats(conn).indexed_rev == ref_target(drive, "refs/heads/main")
+    conn = state.connection(drive.git_dir)
+    assert facts.stats(conn).indexed_rev != ref_target(drive, "refs/heads/main")
+    assert [h.text for h in recall(drive, "beavers")] == ["Beavers build dams"]
+    assert facts.stats(conn).indexed_rev == ref_target(drive, "refs/heads/main")
 
 
 def test_deleting_the_database_rebuilds_same_ids_counts_reset(tmp_path: Path) -> None:
     init_bare(tmp_path / "d.git", {"MEMORY.md": fmt.initial_memory().encode()}, "Create")
     drive = open_drive(tmp_path / "d.git")
     commit_facts(drive, ["Otters hold hands", NewFact("Beavers build dams", topic="animals")])
-    before = {h.entry_id: h.fact_id for h in idx.recall(drive, "otters beavers", limit=10)}
+    before = {h.entry_id: h.fact_id for h in recall(drive, "otters beavers", limit=10)}
     assert len(before) == 2
     for suffix in ("", "-wal", "-shm"):
         Path(str(state.state_path(drive.git_dir)) + suffix).unlink(missing_ok=True)
@@ -178,7 +169,7 @@ def test_deleting_the_database_rebuilds_same_ids_counts_reset(tmp_path: Path) ->
     # and in this process too (the cached connection notices the new file)
     for suffix in ("", "-wal", "-shm"):
         Path(str(state.state_path(drive.git_dir)) + suffix).unlink(missing_ok=True)
-    hits = idx.recall(drive, "otters beavers", limit=10)
+    hits = recall(drive, "otters beavers", limit=10)
     assert {h.entry_id: h.fact_id for h in hits} == before
     assert {h.retrievals for h in hits} == {1}
 
@@ -187,25 +178,25 @@ def test_forget_entries_and_remap_revisions(tmp_path: Path) -> None:
     init_bare(tmp_path / "d.git", {"MEMORY.md": fmt.initial_memory().encode()}, "Create")
     drive = open_drive(tmp_path / "d.git")
     added = commit_facts(drive, ["Otters hold hands", "Beavers build dams"]).added
-    conn = idx.connection(drive)
-    assert idx.forget_entries(drive, [added[0].id, "m-unknown"]) == 1
+    conn = state.connection(drive.git_dir)
+    assert recall_index.forget_entries(drive, [added[0].id, "m-unknown"]) == 1
     assert conn.execute("SELECT count(*) FROM facts WHERE entry_id = ?",
                         (added[0].id,)).fetchone()[0] == 0
     assert conn.execute("SELECT count(*) FROM facts_fts WHERE facts_fts MATCH 'otters'"
                         ).fetchone()[0] == 0
-    head = idx.stats(conn).indexed_rev
+    head = facts.stats(conn).indexed_rev
     assert head is not None
-    idx.remap_revisions(drive, {head: "f" * 40})
-    assert idx.stats(conn).indexed_rev == "f" * 40
-    idx.remap_revisions(drive, {"0" * 40: "1" * 40})  # not the indexed one: dropped
-    assert idx.stats(conn).indexed_rev is None
-    assert idx.reindex(drive).mode == "full"
+    recall_index.remap_revisions(drive, {head: "f" * 40})
+    assert facts.stats(conn).indexed_rev == "f" * 40
+    recall_index.remap_revisions(drive, {"0" * 40: "1" * 40})  # not the indexed one: dropped
+    assert facts.stats(conn).indexed_rev is None
+    assert recall_index.reindex(drive).mode == "full"
 
 
 def test_post_receive_reindexes_after_a_push(tmp_path: Path) -> None:
-    pytest.importorskip("memgit.hooks")
     from memgit import events
-    from memgit.commands.init import create_drive
+    from memgit.drives import create_drive
+    from memgit.post_receive import wait_for_background
 
     create_drive(tmp_path / "d.git", bare=True)
     drive = open_drive(tmp_path / "d.git")
@@ -216,6 +207,8 @@ def test_post_receive_reindexes_after_a_push(tmp_path: Path) -> None:
     commit_all(clone, "pelicans")
     proc = git("push", "origin", "main", cwd=clone, check=False)
     assert proc.returncode == 0, proc.stderr.decode()
+    # post-receive reindexes in a process of its own, after the pusher has its answer
+    assert wait_for_background(drive.git_dir)
     conn = state.connect(drive.git_dir)
     try:
         assert state.get_meta(conn, "indexed_rev") == ref_target(drive, "refs/heads/main")
@@ -244,63 +237,74 @@ def test_cli_index_and_info(tmp_path: Path) -> None:
 # --- recall quality on the labelled set ----------------------------------------------------
 
 
-def evaluate(drive: Drive) -> tuple[float, float]:
-    """recall@5 (share of relevant entries in the top 5) and MRR over the labelled queries."""
+# Queries whose relevant entries are not all in the top 5 today (measured 2026-11-30:
+# recall@5 70/76 = 0.921, MRR 0.8168; docs/index.md). A miss that starts to hit fails
+# the test until it leaves this list: the floors only go up.
+KNOWN_MISSES = frozenset({
+    "billing go-live date",
+    "how much does the Team plan cost",
+    "which cloud region is production in",
+    "dietary restrictions for dinner reservations",
+    "can I message Joe on Saturday",
+    "what language should I reply in",
+})
+MRR_FLOOR = 0.8167
+
+
+def evaluate(drive: Drive) -> tuple[set[str], float]:
+    """The queries with a relevant entry outside the top 5, and the MRR over all queries."""
     queries = json.loads((RECALL_DATA / "queries.json").read_text())
-    assert len(queries) >= 50
-    total_recall = total_rr = 0.0
+    assert len(queries) == 76
+    misses: set[str] = set()
+    total_rr = 0.0
     for item in queries:
-        ranked = [h.entry_id for h in idx.recall(drive, item["query"], 10, count=False)]
+        ranked = [h.entry_id for h in recall(drive, item["query"], 10, count=False)]
         relevant = set(item["relevant"])
-        total_recall += len(relevant & set(ranked[:5])) / len(relevant)
+        if not relevant <= set(ranked[:5]):
+            misses.add(item["query"])
         rank = next((i for i, e in enumerate(ranked, start=1) if e in relevant), None)
         total_rr += 1 / rank if rank else 0.0
-    return total_recall / len(queries), total_rr / len(queries)
+    return misses, total_rr / len(queries)
 
 
 def test_recall_quality_on_the_labelled_set(tmp_path: Path) -> None:
-    shutil.copytree(RECALL_DATA / "drive", tmp_path / "drive")
-    git("init", "-q", "-b", "main", cwd=tmp_path / "drive")
-    git("add", "-A", cwd=tmp_path / "drive")
-    git("commit", "-qm", "labelled drive", cwd=tmp_path / "drive")
-    drive = open_drive(tmp_path / "drive")
+    drive = open_drive(committed_copy(RECALL_DATA / "drive", tmp_path / "drive"))
     labelled = {i for q in json.loads((RECALL_DATA / "queries.json").read_text())
                 for i in q["relevant"]}
     present = {e.id for p in (tmp_path / "drive").rglob("*.md")
                for _l, e in fmt.parse_document(p.name, p.read_text()).entries()}
     assert labelled <= present  # every label names a real entry
-    recall_at_5, mrr = evaluate(drive)
-    # docs/index.md reports the measured figures (0.92 / 0.82); these floors may only go up
-    assert recall_at_5 >= 0.92
-    assert mrr >= 0.81
+    misses, mrr = evaluate(drive)
+    assert misses == KNOWN_MISSES
+    assert mrr >= MRR_FLOOR
 
 
 def test_very_common_terms_are_dropped_on_large_drives(tmp_path: Path) -> None:
     lines = ["# Big\n\n"] + [f"- Shared word and item number {i} [source: imported:unknown; "
                                 f"id: big-{i}]\n" for i in range(1200)]
     lines.append("- Shared word with the unicorn [source: imported:unknown; id: big-rare]\n")
-    memory = fmt.regenerate_index(fmt.initial_memory(), ["MEMORY.md", "big.md"])
+    memory = fmt.regenerate_index_section(fmt.initial_memory(), ["MEMORY.md", "big.md"])
     init_bare(tmp_path / "d.git", {"MEMORY.md": memory.encode(),
                                    "big.md": "".join(lines).encode()}, "Create")
     drive = open_drive(tmp_path / "d.git")
     # "shared" matches every entry: it is dropped when the query has a rarer word
-    assert ids(idx.recall(drive, "shared unicorn", count=False)) == ["big-rare"]
-    assert len(idx.recall(drive, "shared", count=False)) == 5  # alone, it is kept
-    assert ids(idx.recall(drive, "shared item 7", count=False))[0] == "big-7"
+    assert ids(recall(drive, "shared unicorn", count=False)) == ["big-rare"]
+    assert len(recall(drive, "shared", count=False)) == 5  # alone, it is kept
+    assert ids(recall(drive, "shared item 7", count=False))[0] == "big-7"
 
 
 def test_one_word_in_most_entries_returns_the_newest_matches(tmp_path) -> None:
     """A query of one very common word takes the newest matches, not a full BM25 sort."""
     from memgit import format as fmt
-    from memgit import index as idx
-    from memgit.repo import init_bare, open_drive
+    from memgit.git.repository import init_bare, open_drive
 
     lines = [f"- The fact number {i} about the team [source: imported:unknown; id: m-t{i:05}]\n"
              for i in range(1200)]
-    files = {"MEMORY.md": fmt.regenerate_index("# M\n\n## Index\n", ["MEMORY.md", "a.md"]).encode(),
+    memory = fmt.regenerate_index_section("# M\n\n## Index\n", ["MEMORY.md", "a.md"])
+    files = {"MEMORY.md": memory.encode(),
              "a.md": ("# A\n\n" + "".join(lines)).encode()}
     drive = open_drive(init_bare(tmp_path / "d.git", files, "many").git_dir)
-    hits = idx.recall(drive, "team", limit=3, count=False)
+    hits = recall(drive, "team", limit=3, count=False)
     assert {h.entry_id for h in hits} == {"m-t01199", "m-t01198", "m-t01197"}
-    rare = idx.recall(drive, "number 7 team", limit=1, count=False)
+    rare = recall(drive, "number 7 team", limit=1, count=False)
     assert rare and "team" in rare[0].text

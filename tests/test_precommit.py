@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 from conftest import ROOT, git
 
 pytestmark = pytest.mark.skipif(
-    subprocess.run(["pre-commit", "--version"], capture_output=True).returncode != 0,
+    shutil.which("pre-commit") is None,
     reason="pre-commit is not installed (pip install -e '.[test]')")
 
 
@@ -77,7 +78,7 @@ def index_for(d: Path, *paths: str) -> None:
     from memgit import format as fmt
 
     memory = (d / "MEMORY.md").read_text()
-    (d / "MEMORY.md").write_text(fmt.regenerate_index(memory, ["MEMORY.md", *paths]))
+    (d / "MEMORY.md").write_text(fmt.regenerate_index_section(memory, ["MEMORY.md", *paths]))
 
 
 def test_clean_commit_goes_through(checkout: Path) -> None:

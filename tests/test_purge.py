@@ -1,6 +1,7 @@
 """memgit purge: real repositories, git-filter-repo as the reference, real pre-receive.
 
-The drive histories come from bench/bench_purge.py's generator (git fast-import):
+The drive histories come from tests/history_support.py's generator (git fast-import,
+shared with bench/bench_purge.py):
 merges, an annotated and a lightweight tag, refs/memgit/, odd time zones, a Latin-1
 message, a message quoting the purged text, an empty commit, a commit that only
 edits the purged entry, an id-less entry, and a fenced bullet carrying the id.
@@ -8,31 +9,26 @@ edits the purged entry, an id-less entry, and a fenced bullet carrying the id.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT, git, memgit
+import history_support
+from conftest import git, memgit
 from memgit import format as fmt
 from memgit.errors import ConflictError, NotADriveError, RepoError, UsageError
+from memgit.git.repository import open_drive
+from memgit.git.rewrite import write_pack
 from memgit.policy import PurgeRegistry, text_digest
-from memgit.purge import apply_purge, plan_purge, purge, remove_entry_lines, scrub_message
-from memgit.repo import open_drive, write_pack
+from memgit.purge import apply_purge, plan_purge, purge
+from memgit.purge_text import remove_entry_lines, scrub_message
 
-_spec = importlib.util.spec_from_file_location("bench_purge", ROOT / "bench" / "bench_purge.py")
-assert _spec is not None and _spec.loader is not None
-bench = importlib.util.module_from_spec(_spec)
-sys.modules["bench_purge"] = bench  # dataclasses look their module up there
-_spec.loader.exec_module(bench)
-
-TARGET = bench.TARGET_ID
+TARGET = history_support.TARGET_ID
 SOURCE = "https://example.com/sessions/1"
 
 
@@ -43,7 +39,7 @@ def history(tmp_path_factory: pytest.TempPathFactory):
     env_before = dict(os.environ)
     os.environ.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
     try:
-        made = bench.generate_history(path, 150, files=6, file_bytes=1500, odd=True,
+        made = history_support.generate_history(path, 150, files=6, file_bytes=1500, odd=True,
                                       target_edits=8)
     finally:
         os.environ.clear()
@@ -90,8 +86,8 @@ def test_same_commits_as_filter_repo(history, tmp_path: Path) -> None:
     proc = cli_purge(ours, *ids)
     assert proc.returncode == 0, proc.stderr.decode()
     summary = json.loads(proc.stdout)
-    bench.run_filter_repo(theirs, ids, texts)
-    bench.run_filter_repo(again, ids, texts)
+    history_support.run_filter_repo(theirs, ids, texts)
+    history_support.run_filter_repo(again, ids, texts)
     assert refs(theirs) == refs(again), "filter-repo is reproducible run to run"
     assert refs(ours) == refs(theirs)
     ours_list = git("rev-list", "--all", "--topo-order", cwd=ours).stdout.split()
@@ -416,7 +412,7 @@ def test_written_pack_is_valid_git(tmp_path: Path) -> None:
     git("init", "-q", "--bare", str(repo), cwd=tmp_path)
     base = b"".join(b"line %d of a long file\n" % i for i in range(400))
     versions = [base.replace(b"line %d " % i, b"LINE %d " % i) for i in range(0, 120, 2)]
-    from memgit.repo import object_id
+    from memgit.git.raw import object_id
 
     objects = [("blob", object_id("blob", v), v) for v in versions]
     objects.append(("blob", object_id("blob", b""), b""))
@@ -477,7 +473,8 @@ def test_verification_finds_a_later_copy_under_another_id(new_drive) -> None:
     (work / "b.md").write_text("# B\n\n" + fmt.format_entry(text, SOURCE, "2026-01-02",
                                                            "m-01copy00000000000000000") + "\n")
     memory = (work / "MEMORY.md").read_text()
-    (work / "MEMORY.md").write_text(fmt.regenerate_index(memory, ["MEMORY.md", "a.md", "b.md"]))
+    paths = ["MEMORY.md", "a.md", "b.md"]
+    (work / "MEMORY.md").write_text(fmt.regenerate_index_section(memory, paths))
     git("add", "-A", cwd=work)
     git("commit", "-qm", "Remember 1 entry", cwd=work)
     (work / "b.md").write_text("# B\n\n")
@@ -490,7 +487,7 @@ def test_verification_finds_a_later_copy_under_another_id(new_drive) -> None:
 
 
 def test_pre_receive_refuses_the_purged_entry_afterwards(tmp_path: Path) -> None:
-    from memgit.commands.init import create_drive
+    from memgit.drives import create_drive
 
     server = tmp_path / "server.git"
     create_drive(server, bare=True)
@@ -580,11 +577,10 @@ def test_the_recall_index_keeps_no_purged_text(new_drive) -> None:
                  "Lunch is at noon on Fridays"):
         proc = memgit("remember", text, "--source", "imported:unknown", cwd=work)
         assert proc.returncode == 0, proc.stderr.decode()
-    found = json.loads(memgit("recall", "flowerpot", "--json", cwd=work).stdout)
-    hits = found if isinstance(found, list) else found["results"]
+    hits = json.loads(memgit("recall", "flowerpot", "--json", cwd=work).stdout)
     entry_id = hits[0]["entry_id"]
     assert cli_purge(work, entry_id).returncode == 0
-    assert json.loads(memgit("recall", "flowerpot", "--json", cwd=work).stdout) in ([], {})
+    assert json.loads(memgit("recall", "flowerpot", "--json", cwd=work).stdout) == []
     for path in (work / ".git").rglob("*"):
         if path.is_file() and "objects" not in path.parts:
             assert b"flowerpot" not in path.read_bytes(), path

@@ -7,26 +7,20 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, memgit
+from conftest import bare_drive, git, memgit
 from memgit import format as fmt
-from memgit import index as idx
 from memgit.errors import UsageError
+from memgit.git.repository import open_drive
 from memgit.lint import lint_rev
 from memgit.policy import Policy
 from memgit.questions import answer, ask, board, resolve
-from memgit.repo import Drive, init_bare, open_drive
+from memgit.read_path import recall
 
 CTX = multiprocessing.get_context("fork")
 
 
-def bare(tmp_path: Path) -> Drive:
-    init_bare(tmp_path / "team.git", {"MEMORY.md": fmt.initial_memory("Team").encode()},
-              "Create")
-    return open_drive(tmp_path / "team.git")
-
-
 def test_ask_answer_resolve(tmp_path: Path) -> None:
-    drive = bare(tmp_path)
+    drive = bare_drive(tmp_path / "team.git", "Team")
     q1 = ask(drive, "When is the billing launch?", source="claude-code:session/9").added[0].id
     q2 = ask(drive, "Who owns search?").added[0].id
     a1 = answer(drive, q1, "On 2026-10-15").added[0].id
@@ -43,12 +37,12 @@ def test_ask_answer_resolve(tmp_path: Path) -> None:
     assert [(q.id, q.status, len(q.answers)) for q in board(drive)] == [
         (q1, "resolved", 2), (q2, "open", 0)]
     assert "questions" not in git("show", "main:MEMORY.md", cwd=drive.git_dir).stdout.decode()
-    assert idx.recall(drive, "billing launch relaunch search") == []  # the board is not memory
+    assert recall(drive, "billing launch relaunch search") == []  # the board is not memory
     assert lint_rev(drive, "main", Policy()) == []
 
 
 def test_answer_or_resolve_an_unknown_question(tmp_path: Path) -> None:
-    drive = bare(tmp_path)
+    drive = bare_drive(tmp_path / "team.git", "Team")
     with pytest.raises(UsageError, match="no question"):
         answer(drive, "m-nope", "text")
     with pytest.raises(UsageError, match="no question"):
@@ -56,7 +50,7 @@ def test_answer_or_resolve_an_unknown_question(tmp_path: Path) -> None:
 
 
 def test_same_answer_to_two_questions_is_not_a_duplicate(tmp_path: Path) -> None:
-    drive = bare(tmp_path)
+    drive = bare_drive(tmp_path / "team.git", "Team")
     q1 = ask(drive, "Is staging up?").added[0].id
     q2 = ask(drive, "Is production up?").added[0].id
     assert answer(drive, q1, "Yes").status == "committed"
@@ -78,7 +72,7 @@ def _answerer(path: str, worker: int, count: int, questions: list[str]) -> None:
 
 
 def test_concurrent_askers_and_answerers_lose_no_line(tmp_path: Path) -> None:
-    drive = bare(tmp_path)
+    drive = bare_drive(tmp_path / "team.git", "Team")
     seeds = [ask(drive, f"Seed question {i}?").added[0].id for i in range(3)]
     procs = [CTX.Process(target=_asker, args=(str(drive.git_dir), w, 12)) for w in range(2)]
     procs += [CTX.Process(target=_answerer, args=(str(drive.git_dir), w, 12, seeds))
@@ -99,7 +93,7 @@ def test_concurrent_askers_and_answerers_lose_no_line(tmp_path: Path) -> None:
 
 
 def test_cli_board(tmp_path: Path) -> None:
-    drive = bare(tmp_path)
+    drive = bare_drive(tmp_path / "team.git", "Team")
     proc = memgit("-C", str(drive.git_dir), "ask", "Who reviews vendors?")
     assert proc.returncode == 0, proc.stderr
     qid = proc.stdout.decode().split("+ ")[1].split()[0]

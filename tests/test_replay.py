@@ -14,7 +14,7 @@ from memgit.replay import (
     EntryConflictError,
     MoveEntry,
     SetLayout,
-    apply_ops,
+    apply_replay_ops,
     compute_ops,
     entry_map,
     op_dict,
@@ -30,7 +30,7 @@ WORDS = ["alpha", "beta", "gamma", "delta", "joe", "likes", "tea", "ships", "on"
 def drive_tree(files: dict[str, str]) -> dict[str, str]:
     """A tree in the drive format: MEMORY.md's Index current."""
     out = dict(files)
-    out[fmt.MEMORY_FILE] = fmt.regenerate_index(out[fmt.MEMORY_FILE], list(out))
+    out[fmt.MEMORY_FILE] = fmt.regenerate_index_section(out[fmt.MEMORY_FILE], list(out))
     return out
 
 
@@ -99,12 +99,12 @@ def has_conflict_marker(tree: dict[str, str]) -> bool:
 def test_diff_applied_gives_target(pair: tuple[dict[str, str], dict[str, str]]) -> None:
     a, b = pair
     ops = compute_ops(a, b)
-    result = apply_ops(a, ops)
+    result = apply_replay_ops(a, ops)
     assert result.tree == b
     assert result.conflicts == []
     # Told which paths changed (as a git tree diff would), the same result.
     changed = [p for p in set(a) | set(b) if a.get(p) != b.get(p)]
-    assert apply_ops(a, compute_ops(a, b, changed)).tree == b
+    assert apply_replay_ops(a, compute_ops(a, b, changed)).tree == b
 
 
 @SETTINGS
@@ -123,9 +123,9 @@ def test_changed_paths_only_gives_the_same_ops(data: st.DataObject) -> None:
 def test_applying_to_the_result_is_idempotent(pair: tuple[dict[str, str], dict[str, str]]) -> None:
     a, b = pair
     ops = compute_ops(a, b)
-    assert apply_ops(b, ops).tree == b
-    once = apply_ops(a, ops).tree
-    assert apply_ops(once, ops).tree == b
+    assert apply_replay_ops(b, ops).tree == b
+    once = apply_replay_ops(a, ops).tree
+    assert apply_replay_ops(once, ops).tree == b
 
 
 @st.composite
@@ -147,7 +147,7 @@ def test_applying_elsewhere_loses_and_duplicates_nothing(trio: tuple[dict[str, s
     touch survives unchanged, every entry b added is there, no new duplicate."""
     a, b, c = trio
     ops = compute_ops(a, b)
-    result = apply_ops(c, ops, on_conflict=policy, when=1, theirs_when=lambda _k: 2).tree
+    result = apply_replay_ops(c, ops, on_conflict=policy, when=1, theirs_when=lambda _k: 2).tree
     touched = {op.id for op in ops}
     before, after = entry_map(c), entry_map(result)
     for entry_id, value in before.items():
@@ -217,8 +217,8 @@ def disjoint_changes(draw: st.DrawFn):
 def test_ops_on_different_ids_commute(case) -> None:
     a, b1, b2 = case
     ops1, ops2 = compute_ops(a, b1), compute_ops(a, b2)
-    one_two = apply_ops(apply_ops(a, ops1).tree, ops2)
-    two_one = apply_ops(apply_ops(a, ops2).tree, ops1)
+    one_two = apply_replay_ops(apply_replay_ops(a, ops1).tree, ops2)
+    two_one = apply_replay_ops(apply_replay_ops(a, ops2).tree, ops1)
     assert one_two.conflicts == [] and two_one.conflicts == []
     assert entry_map(one_two.tree) == entry_map(two_one.tree)
     # Both sides' changes are there: the edits, the deletes, the adds.
@@ -252,7 +252,7 @@ def with_line(tree: dict[str, str], old: str, new: str | None) -> dict[str, str]
 def test_edit_edit_conflict_follows_policy(policy: str, mine_newer: bool, winner: str) -> None:
     mine = with_line(BASE, "- tea [id: m-1]", "- green tea [id: m-1]")
     theirs = with_line(BASE, "- tea [id: m-1]", "- black tea [id: m-1]")
-    result = apply_ops(theirs, compute_ops(BASE, mine), on_conflict=policy,
+    result = apply_replay_ops(theirs, compute_ops(BASE, mine), on_conflict=policy,
                        when=200 if mine_newer else 100,
                        theirs_when=lambda key: 150 if key == "m-1" else None)
     expected = "- green tea [id: m-1]" if winner == "mine" else "- black tea [id: m-1]"
@@ -266,7 +266,7 @@ def test_fail_policy_raises_and_names_the_entry() -> None:
     mine = with_line(BASE, "- tea [id: m-1]", "- green tea [id: m-1]")
     theirs = with_line(BASE, "- tea [id: m-1]", "- black tea [id: m-1]")
     with pytest.raises(EntryConflictError) as info:
-        apply_ops(theirs, compute_ops(BASE, mine), on_conflict="fail")
+        apply_replay_ops(theirs, compute_ops(BASE, mine), on_conflict="fail")
     assert "m-1" in info.value.message and info.value.conflict.kind == "edit-edit"
 
 
@@ -274,7 +274,7 @@ def test_fail_policy_raises_and_names_the_entry() -> None:
 def test_edit_of_an_entry_deleted_on_the_server(policy: str, kept: bool) -> None:
     mine = with_line(BASE, "- tea [id: m-1]", "- green tea [id: m-1]")
     theirs = with_line(BASE, "- tea [id: m-1]", None)
-    result = apply_ops(theirs, compute_ops(BASE, mine), on_conflict=policy)
+    result = apply_replay_ops(theirs, compute_ops(BASE, mine), on_conflict=policy)
     entries = entry_map(result.tree)
     assert ("m-1" in entries) is kept
     if kept:
@@ -286,7 +286,7 @@ def test_edit_of_an_entry_deleted_on_the_server(policy: str, kept: bool) -> None
 def test_delete_of_an_entry_edited_on_the_server(policy: str, deleted: bool) -> None:
     mine = with_line(BASE, "- ships friday [id: m-2]", None)
     theirs = with_line(BASE, "- ships friday [id: m-2]", "- ships monday [id: m-2]")
-    result = apply_ops(theirs, compute_ops(BASE, mine), on_conflict=policy)
+    result = apply_replay_ops(theirs, compute_ops(BASE, mine), on_conflict=policy)
     assert ("m-2" not in entry_map(result.tree)) is deleted
 
 
@@ -297,7 +297,7 @@ def test_layout_change_keeps_entries_the_server_added() -> None:
                        "- standup at nine [id: m-3]\n- retro on friday [id: m-4]")
     ops = compute_ops(BASE, mine)
     assert [type(op) for op in ops] == [SetLayout]
-    result = apply_ops(theirs, ops)
+    result = apply_replay_ops(theirs, ops)
     assert result.tree["work.md"] == ("# Work and meetings\n\nIntro.\n\n"
                                       "- standup at nine [id: m-3]\n"
                                       "- retro on friday [id: m-4]\n")
@@ -307,9 +307,9 @@ def test_layout_change_keeps_entries_the_server_added() -> None:
 def test_new_file_and_index_regenerated_on_a_moved_server() -> None:
     mine = drive_tree({**BASE, "home.md": "# Home\n\n- cat named Rex [id: m-9]\n"})
     theirs = drive_tree({**BASE, "trips.md": "# Trips\n"})
-    result = apply_ops(theirs, compute_ops(BASE, mine)).tree
+    result = apply_replay_ops(theirs, compute_ops(BASE, mine)).tree
     assert result["home.md"] == mine["home.md"] and "trips.md" in result
-    assert fmt.index_is_current(result["MEMORY.md"], list(result))
+    assert fmt.index_section_is_current(result["MEMORY.md"], list(result))
     assert "- [[home]]" in result["MEMORY.md"] and "- [[trips]]" in result["MEMORY.md"]
 
 
@@ -328,14 +328,14 @@ def test_idless_edit_is_delete_plus_add_and_move_keeps_id() -> None:
                for op in ops)
     assert {"kind": "move", "path": "work.md", "id": "m-1", "from": "MEMORY.md"} in \
         [op_dict(op) for op in ops]
-    assert apply_ops(a, ops).tree == b
+    assert apply_replay_ops(a, ops).tree == b
 
 
 def test_removed_file_survives_when_the_server_added_to_it() -> None:
     mine = drive_tree({k: v for k, v in BASE.items() if k != "work.md"})
     theirs = with_line(BASE, "- standup at nine [id: m-3]",
                        "- standup at nine [id: m-3]\n- retro [id: m-4]")
-    result = apply_ops(theirs, compute_ops(BASE, mine))
+    result = apply_replay_ops(theirs, compute_ops(BASE, mine))
     assert entry_map(result.tree) == {
         "m-1": ("MEMORY.md", "- tea [id: m-1]"),
         "m-2": ("MEMORY.md", "- ships friday [id: m-2]"),

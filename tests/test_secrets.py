@@ -144,11 +144,11 @@ GH = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
         ("key id AKIAZ3Q4W5E6R7T8Y2U4 for backups", "AWS access key ID"),
         ("ASIAZ3Q4W5E6R7T8Y2U4 from STS", "AWS access key ID"),
         (
-            "aws_secret_access_key = wJalrXUtnFEMIK7MDENGbPxRfiCY1234567890ab",
+            "aws_secret_access_key = wJalrXUtnFEMIK7MDENGbPxRfiCY8k2Qz5Lm7v3R",
             "AWS secret access key",
         ),
         (
-            "AKIAZ3Q4W5E6R7T8Y2U4 / wJalrXUtnFEMIK7MDENGbPxRfiCY1234567890ab",
+            "AKIAZ3Q4W5E6R7T8Y2U4 / wJalrXUtnFEMIK7MDENGbPxRfiCY8k2Qz5Lm7v3R",
             "AWS secret access key",
         ),
     ],
@@ -165,9 +165,10 @@ def test_aws_documentation_example_is_allowed():
 
 
 def test_aws_secret_needs_context():
-    # a 40-char base64 run alone, or a git hash next to "aws", is not a secret key
-    assert scan_text("blob wJalrXUtnFEMIK7MDENGbPxRfiCY1234567890ab in the tree") == []
+    # a git hash next to "aws" is not a secret key; a 40-character base64 run alone is
+    # reported as a generic API token (issue 11), not as an AWS key
     assert scan_text("aws deploy at commit 3f2a9c1b7e4d5f60718293a4b5c6d7e8f9012345") == []
+    assert kinds("blob wJalrXUtnFEMIK7MDENGbPxRfiCY8k2Qz5Lm7v3R in the tree") == ["API token"]
 
 
 @pytest.mark.parametrize(
@@ -205,14 +206,14 @@ def test_placeholder_tokens_are_not_flagged():
         ),
         ("MTIzNDU2Nzg5MDEyMzQ1Njc4.GaB3dE.aB3dE5fG7hJ9kL1mN3pQ5rS7tU9", "Discord bot token"),
         ("1234567890:AAaB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3", "Telegram bot token"),
-        ("SK0123456789abcdef0123456789abcdef", "Twilio API key"),
-        ("AC0123456789abcdef0123456789abcdef", "Twilio account SID"),
+        ("SK7f3a9c1e5b2d8f4a6c0e9b1d3f5a7c2e", "Twilio API key"),
+        ("AC7f3a9c1e5b2d8f4a6c0e9b1d3f5a7c2e", "Twilio account SID"),
         (
             "SG.aB3dE5fG7hJ9kL1mN3pQ5r.aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5bC7dE9f",
             "SendGrid API key",
         ),
-        ("key-0123456789abcdef0123456789abcdef", "Mailgun API key"),
-        ("0123456789abcdef0123456789abcdef-us14", "Mailchimp API key"),
+        ("key-7f3a9c1e5b2d8f4a6c0e9b1d3f5a7c2e", "Mailgun API key"),
+        ("7f3a9c1e5b2d8f4a6c0e9b1d3f5a7c2e-us14", "Mailchimp API key"),
     ],
 )
 def test_messaging(text, kind):
@@ -226,17 +227,17 @@ def test_messaging(text, kind):
         ("rk_live_aB3dE5fG7hJ9kL1mN3pQ5rS7", "Stripe restricted key"),
         ("pk_live_aB3dE5fG7hJ9kL1mN3pQ5rS7", "Stripe publishable key"),
         ("sq0csp-aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5bC7dE9f", "Square access token"),
-        ("shpat_0123456789abcdef0123456789abcdef", "Shopify token"),
+        ("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", "Shopify token"),
         ("sk-proj-" + "aB3dE5fG7h" * 8, "OpenAI API key"),
         ("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", "OpenAI API key"),
         ("sk-ant-api03-" + "aB3dE5fG7h-" * 9 + "AA", "Anthropic API key"),
         ("AIzaSyaB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3", "Google API key"),
-        ("hf_aBcDeFgHiJkLmNoPqRsTuVwXyZaBcDeFgH", "Hugging Face token"),
-        ("dop_v1_" + "0123456789abcdef" * 4, "DigitalOcean token"),
+        ("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", "Hugging Face token"),
+        ("dop_v1_" + "7f3a9c1e5b2d8f4a6c0e9b1d3f5a7c2e" * 2, "DigitalOcean token"),
         ("HRKU-AA" + "aB3dE5fG7h" * 6, "Heroku API key"),
         ("npm_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5", "npm token"),
         ("pypi-AgEIcHlwaS5vcmc" + "aB3dE5fG7h" * 7, "PyPI token"),
-        ("dapi0123456789abcdef0123456789abcdef", "Databricks token"),
+        ("dapi7f3a9c1e5b2d8f4a6c0e9b1d3f5a7c2e", "Databricks token"),
         ("hvs." + "aB3dE5fG7h" * 10, "HashiCorp Vault token"),
         (
             "AGE-SECRET-KEY-1QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7LQPZRY9X8GF2TVDW0S3JN54KHCE6M",
@@ -347,7 +348,7 @@ def test_url_token_is_reported_by_its_provider():
         ),
         ("Authorization: Bearer aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1", "bearer token", None),
         (
-            "Authorization: token 0123456789abcdef0123456789abcdef01234567",
+            "Authorization: token 7f3a9c1e5b2d8f4a6c0e9b1d3f5a7c2e1b4d6f8a",
             "Authorization header credential",
             None,
         ),
@@ -393,9 +394,9 @@ def test_headers_negative(text):
             "Zy3vj50HmDpaCthkEMbIQh",
         ),
         (
-            "api_key: 4f9c2e0123456789abcdef0123456789",
+            "api_key: 4f9c2e7f3a9c1e5b2d8f4a6c0e9b1d3f",
             "API key assignment",
-            "4f9c2e0123456789abcdef0123456789",
+            "4f9c2e7f3a9c1e5b2d8f4a6c0e9b1d3f",
         ),
         ("X-API-Key: T3nmadBR5gqWHeRKaAQfOTYV", "API key assignment", "T3nmadBR5gqWHeRKaAQfOTYV"),
         ("secret=OTJw4qzJTkuJwxETAWnfhikt", "secret assignment", "OTJw4qzJTkuJwxETAWnfhikt"),
@@ -576,24 +577,14 @@ def test_long_lines_stay_linear(chunk):
     text = chunk * (40_000 // len(chunk))
     start = time.perf_counter()
     scan_text(text)
-    assert time.perf_counter() - start < 1.0, chunk
+    assert time.perf_counter() - start < 2.0, chunk  # quadratic would take minutes
 
 
 def test_import_is_light():
     code = (
-        "import sys, memgit.secrets as s; "
+        "import sys, memgit.secrets as s, memgit.secrets.values as v; "
         "assert 'detect_secrets' not in sys.modules; assert 'requests' not in sys.modules; "
-        "assert s._compiled is None"
+        "assert 'betterleaks' not in sys.modules; "
+        "assert s._compiled == {} and v._RX == {}, 'a regex was compiled at import'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
-
-
-def test_ordinary_drive_throughput(corpus_module):
-    """15,000 ordinary lines (about 2 MiB): a generous bound, the bench has the figures."""
-    drive = corpus_module.ordinary_drive(15_000)
-    scan_text("warm up")
-    start = time.perf_counter()
-    found = scan_lines(drive)
-    elapsed = time.perf_counter() - start
-    assert found == []
-    assert elapsed < 1.5, elapsed

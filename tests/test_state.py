@@ -11,6 +11,7 @@ import pytest
 
 from memgit import state
 from memgit.errors import RepoError
+from memgit.state import pending
 
 CTX = multiprocessing.get_context("fork")
 
@@ -51,7 +52,7 @@ def test_an_older_schema_is_migrated_forward(tmp_path: Path) -> None:
     raw.close()
     with state.opened(tmp_path) as conn:
         assert state.schema_version(conn) == len(state.MIGRATIONS)
-        assert state.pending_count(conn) == 0
+        assert pending.count(conn) == 0
 
 
 def test_immediate_rolls_back_on_error(tmp_path: Path) -> None:

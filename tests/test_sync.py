@@ -14,14 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, memgit
+from conftest import commit_all, git, head_entries, memgit
 from memgit import format as fmt
-from memgit.commands.clone import clone_drive
-from memgit.commands.init import create_drive
-from memgit.commands.status import sync_status
-from memgit.errors import UsageError
-from memgit.replay import entry_map
-from memgit.repo import open_drive, tree_texts
+from memgit.drives import clone_drive, create_drive
+from memgit.errors import SyncAuthError, UsageError
+from memgit.git.repository import open_drive, tree_texts
 from memgit.sync import (
     LAST_SYNCED,
     SYNC_SOURCE,
@@ -29,6 +26,7 @@ from memgit.sync import (
     SyncRefusedError,
     parse_push,
     sync,
+    sync_status,
 )
 
 SOURCE = "https://example.com/sessions/1"
@@ -43,19 +41,6 @@ def server(tmp_path: Path, name: str = "server.git") -> Path:
     create_drive(path, bare=True)
     assert (path / "hooks" / "pre-receive").exists()
     return path
-
-
-def commit(work: Path, message: str, date: str | None = None) -> str:
-    memory = (work / fmt.MEMORY_FILE).read_text()
-    paths = [str(p.relative_to(work)) for p in work.rglob("*.md") if ".git" not in p.parts]
-    (work / fmt.MEMORY_FILE).write_text(fmt.regenerate_index(memory, paths))
-    git("add", "-A", cwd=work)
-    env = dict(os.environ)
-    if date:
-        env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
-    subprocess.run(["git", "commit", "-q", "--no-verify", "-m", message], cwd=work, env=env,
-                   check=True, capture_output=True)
-    return git("rev-parse", "HEAD", cwd=work).stdout.decode().strip()
 
 
 def add(work: Path, text: str, path: str = fmt.MEMORY_FILE, entry_id: str | None = None) -> str:
@@ -88,20 +73,6 @@ def set_text(work: Path, entry_id: str, text: str | None) -> None:
         full.write_text("".join(out))
 
 
-def entries(work: Path) -> dict[str, tuple[str, str]]:
-    drive = open_drive(work)
-    head = drive.head_commit()
-    assert head is not None
-    return entry_map(tree_texts(drive, str(head.tree_id)))
-
-
-def server_entries(bare: Path) -> dict[str, tuple[str, str]]:
-    drive = open_drive(bare)
-    head = drive.head_commit()
-    assert head is not None
-    return entry_map(tree_texts(drive, str(head.tree_id)))
-
-
 def texts(mapping: dict[str, tuple[str, str]]) -> dict[str, str]:
     return {k: fmt.parse_entry(v[1]).text for k, v in mapping.items()}  # type: ignore[union-attr]
 
@@ -117,7 +88,7 @@ def assert_clean_drive(work: Path) -> None:
     head_commit = drive.head_commit()
     assert head_commit is not None
     tree = tree_texts(drive, str(head_commit.tree_id))
-    assert fmt.index_is_current(tree[fmt.MEMORY_FILE], list(tree))
+    assert fmt.index_section_is_current(tree[fmt.MEMORY_FILE], list(tree))
     for text in tree.values():
         for line in text.splitlines():
             assert not line.startswith(("<<<<<<<", "=======", ">>>>>>>"))
@@ -137,14 +108,14 @@ def test_two_offline_agents_both_end_with_all_entries(tmp_path: Path) -> None:
     a = clone_drive(bare.as_uri(), tmp_path / "a")
     b = clone_drive(bare.as_uri(), tmp_path / "b")
     ids = [add(a, "Joe leads the product team")]
-    commit(a, "agent a: 1 entry")
+    commit_all(a, "agent a: 1 entry")
     ids.append(add(a, "payments launch is in March", "projects/payments.md"))
-    commit(a, "agent a: topic file")
+    commit_all(a, "agent a: topic file")
     ids.append(add(b, "Joe prefers tea"))
-    commit(b, "agent b: 1 entry")
+    commit_all(b, "agent b: 1 entry")
     ids.append(add(b, "the team meets on Mondays", "team.md"))
     ids.append(add(b, "standups are at nine", "team.md"))
-    commit(b, "agent b: team file")
+    commit_all(b, "agent b: team file")
 
     first = sync(open_drive(a))
     assert [local for local, _server in first.pushed] == [
@@ -157,9 +128,9 @@ def test_two_offline_agents_both_end_with_all_entries(tmp_path: Path) -> None:
     assert git("log", "-2", "--format=%an|%ae|%ad|%B", "main", cwd=bare).stdout == b_commits
     sync(open_drive(a))
 
-    want = server_entries(bare)
+    want = head_entries(bare)
     assert set(want) == set(ids)
-    assert entries(a) == entries(b) == want
+    assert head_entries(a) == head_entries(b) == want
     for work in (a, b):
         assert_clean_drive(work)
         assert head(work) == head(bare, "main")
@@ -176,9 +147,9 @@ def test_status_counts_waiting_commits_and_last_sync(tmp_path: Path) -> None:
     before = sync_status(open_drive(a), "origin")
     assert before["waiting_commits"] == 0 and before["last_sync"] is None
     add(a, "one")
-    commit(a, "one")
+    commit_all(a, "one")
     add(a, "two")
-    commit(a, "two")
+    commit_all(a, "two")
     assert sync_status(open_drive(a), "origin")["waiting_commits"] == 2
     sync(open_drive(a))
     after = sync_status(open_drive(a), "origin")
@@ -202,25 +173,25 @@ def test_on_conflict_choices(tmp_path: Path, policy: str, b_is_newer: bool,
     seed = clone_drive(bare.as_uri(), tmp_path / "seed")
     entry_id = add(seed, "Joe drinks coffee")
     other = add(seed, "Joe lives in Berlin")
-    commit(seed, "seed")
+    commit_all(seed, "seed")
     sync(open_drive(seed))
     a = clone_drive(bare.as_uri(), tmp_path / "a")
     b = clone_drive(bare.as_uri(), tmp_path / "b")
     set_text(a, entry_id, "Joe drinks green tea")
-    commit(a, "a edits", date="2026-01-05T10:00:00Z" if b_is_newer else "2026-01-05T12:00:00Z")
+    commit_all(a, "a edits", date="2026-01-05T10:00:00Z" if b_is_newer else "2026-01-05T12:00:00Z")
     set_text(b, entry_id, "Joe drinks black tea")
     set_text(b, other, "Joe lives in Hamburg")
-    commit(b, "b edits", date="2026-01-05T11:00:00Z")
+    commit_all(b, "b edits", date="2026-01-05T11:00:00Z")
     sync(open_drive(a))
     report = sync(open_drive(b), on_conflict=policy)
     expected = "Joe drinks green tea" if winner == "a" else "Joe drinks black tea"
-    final = texts(server_entries(bare))
+    final = texts(head_entries(bare))
     assert final[entry_id] == expected
     assert final[other] == "Joe lives in Hamburg"  # the other edit lands either way
     assert [(c.key, c.kind, c.winner) for c in report.conflicts] == [
         (entry_id, "edit-edit", "local" if winner == "b" else "server")]
     sync(open_drive(a))
-    assert entries(a) == entries(b) == server_entries(bare)
+    assert head_entries(a) == head_entries(b) == head_entries(bare)
     assert_clean_drive(b)
 
 
@@ -228,24 +199,24 @@ def test_on_conflict_fail_stops_and_changes_nothing(tmp_path: Path) -> None:
     bare = server(tmp_path)
     seed = clone_drive(bare.as_uri(), tmp_path / "seed")
     entry_id = add(seed, "Joe drinks coffee")
-    commit(seed, "seed")
+    commit_all(seed, "seed")
     sync(open_drive(seed))
     a = clone_drive(bare.as_uri(), tmp_path / "a")
     b = clone_drive(bare.as_uri(), tmp_path / "b")
     set_text(a, entry_id, "Joe drinks green tea")
-    commit(a, "a edits")
+    commit_all(a, "a edits")
     set_text(b, entry_id, "Joe drinks black tea")
-    b_head = commit(b, "b edits")
+    b_head = commit_all(b, "b edits")
     sync(open_drive(a))
     server_head = head(bare, "main")
     proc = memgit("sync", "--on-conflict", "fail", cwd=b)
     assert proc.returncode == 3
     assert entry_id in proc.stderr.decode()
     assert head(b) == b_head and head(bare, "main") == server_head
-    assert texts(entries(b))[entry_id] == "Joe drinks black tea"
+    assert texts(head_entries(b))[entry_id] == "Joe drinks black tea"
     # A later sync with another choice goes through.
     assert memgit("sync", "--on-conflict", "server", cwd=b).returncode == 0
-    assert texts(server_entries(bare))[entry_id] == "Joe drinks green tea"
+    assert texts(head_entries(bare))[entry_id] == "Joe drinks green tea"
 
 
 # --- refusals, races, interruptions -------------------------------------------------------
@@ -256,18 +227,18 @@ def test_policy_refusal_stops_with_the_servers_message_and_keeps_local_work(
     bare = server(tmp_path)
     a = clone_drive(bare.as_uri(), tmp_path / "a")
     good = add(a, "Joe leads the product team")
-    commit(a, "good")
+    commit_all(a, "good")
     add(a, f"deploy token is {SECRET}")
-    bad_head = commit(a, "oops: a secret (hooks bypassed)")
+    bad_head = commit_all(a, "oops: a secret (hooks bypassed)")
     add(a, "after the bad one")
-    local_head = commit(a, "after")
+    local_head = commit_all(a, "after")
     proc = memgit("sync", cwd=a)
     err = proc.stderr.decode()
     assert proc.returncode == 1
     assert "MG401" in err and "refused" in err and bad_head[:10] in err
     assert SECRET not in err and SECRET not in proc.stdout.decode()
     # The good commit before it landed; the local branch and files are untouched.
-    assert set(server_entries(bare)) == {good}
+    assert set(head_entries(bare)) == {good}
     assert head(a) == local_head
     assert git("status", "--porcelain", cwd=a).stdout == b""
     # Not retried in a loop: the same refusal again, nothing new on the server.
@@ -282,9 +253,9 @@ def test_push_race_replays_once_on_the_new_head(tmp_path: Path) -> None:
     a = clone_drive(bare.as_uri(), tmp_path / "a")
     c = clone_drive(bare.as_uri(), tmp_path / "c")
     mine = add(a, "mine")
-    commit(a, "mine")
+    commit_all(a, "mine")
     theirs = add(c, "theirs")
-    commit(c, "theirs")
+    commit_all(c, "theirs")
     calls = []
 
     def meanwhile(msg: str) -> None:
@@ -295,8 +266,8 @@ def test_push_race_replays_once_on_the_new_head(tmp_path: Path) -> None:
 
     report = sync(open_drive(a), progress=meanwhile)
     assert report.races == 1 and len(report.pushed) == 1
-    assert set(server_entries(bare)) == {mine, theirs}
-    assert entries(a) == server_entries(bare)
+    assert set(head_entries(bare)) == {mine, theirs}
+    assert head_entries(a) == head_entries(bare)
     server_reflog_forward_only(bare)
 
 
@@ -306,12 +277,12 @@ def test_interrupted_sync_resumes_without_duplicates(tmp_path: Path, marks_lost:
     a = clone_drive(bare.as_uri(), tmp_path / "a")
     b = clone_drive(bare.as_uri(), tmp_path / "b")
     add(a, "from a")
-    commit(a, "a")
+    commit_all(a, "a")
     sync(open_drive(a))
     ids = []
     for n in range(3):
         ids.append(add(b, f"b fact {n}"))
-        commit(b, f"b {n}")
+        commit_all(b, f"b {n}")
     before = (head(b, LAST_SYNCED), None)
 
     def killed(msg: str) -> None:
@@ -320,21 +291,21 @@ def test_interrupted_sync_resumes_without_duplicates(tmp_path: Path, marks_lost:
 
     with pytest.raises(KeyboardInterrupt):
         sync(open_drive(b), progress=killed)
-    assert len(server_entries(bare)) == 3  # a's + two of b's
+    assert len(head_entries(bare)) == 3  # a's + two of b's
     if marks_lost:
         # Killed after a push but before the marks were written: the resumed
         # sync replays commits already on the server, which must change nothing.
         git("update-ref", LAST_SYNCED, before[0], cwd=b)
         git("update-ref", "-d", SYNC_SOURCE, cwd=b)
     report = sync(open_drive(b))
-    final = server_entries(bare)
+    final = head_entries(bare)
     assert set(ids) <= set(final) and len(final) == 4
     lines = [v[1] for v in final.values()]
     assert len(lines) == len(set(lines))
     memory = tree_texts(open_drive(bare), str(open_drive(bare).head_commit().tree_id))  # type: ignore[union-attr]
     assert sum(text.count("b fact") for text in memory.values()) == 3
     assert (len(report.skipped) == 2) is marks_lost
-    assert entries(b) == final
+    assert head_entries(b) == final
     assert_clean_drive(b)
 
 
@@ -345,33 +316,33 @@ def test_offline_drive_syncs_when_a_remote_is_added_later(tmp_path: Path) -> Non
     bare = server(tmp_path)
     seed = clone_drive(bare.as_uri(), tmp_path / "seed")
     theirs = add(seed, "server side fact")
-    commit(seed, "server")
+    commit_all(seed, "server")
     sync(open_drive(seed))
     local = tmp_path / "offline"
     create_drive(local, bare=False)
     mine = [add(local, "offline fact one"), add(local, "offline topic fact", "notes.md")]
-    commit(local, "offline work")
+    commit_all(local, "offline work")
     assert sync_status(open_drive(local), "origin")["remote_url"] is None
     proc = memgit("sync", cwd=local)
     assert proc.returncode == 2 and "no remote" in proc.stderr.decode()
     git("remote", "add", "origin", bare.as_uri(), cwd=local)
     report = sync(open_drive(local))
-    assert set(server_entries(bare)) == {theirs, *mine}
-    assert entries(local) == server_entries(bare)
+    assert set(head_entries(bare)) == {theirs, *mine}
+    assert head_entries(local) == head_entries(bare)
     # Its work lands as one commit ("Create drive" replays to nothing, or is the
     # very same commit when both drives were made in the same second).
     assert len(report.pushed) == 1 and report.conflicts == []
     assert git("log", "-1", "--format=%s", "main", cwd=bare).stdout == b"offline work\n"
     assert_clean_drive(local)
     sync(open_drive(seed))
-    assert entries(seed) == entries(local)
+    assert head_entries(seed) == head_entries(local)
 
 
 def test_bad_input_is_refused_and_changes_nothing(tmp_path: Path) -> None:
     bare = server(tmp_path)
     a = clone_drive(bare.as_uri(), tmp_path / "a")
     add(a, "waiting")
-    local_head = commit(a, "waiting")
+    local_head = commit_all(a, "waiting")
 
     # uncommitted edits
     (a / "MEMORY.md").write_text((a / "MEMORY.md").read_text() + "\nstray\n")
@@ -461,29 +432,28 @@ def test_sync_over_smart_http(http_git_server, tmp_path: Path) -> None:
     a = clone_drive(url, tmp_path / "a")
     b = clone_drive(url, tmp_path / "b")
     ids = [add(a, "over http from a")]
-    commit(a, "a")
+    commit_all(a, "a")
     ids.append(add(b, "over http from b"))
-    commit(b, "b")
+    commit_all(b, "b")
     sync(open_drive(a))
     sync(open_drive(b))
     sync(open_drive(a))
-    assert set(server_entries(bare)) == set(ids)
-    assert entries(a) == entries(b) == server_entries(bare)
+    assert set(head_entries(bare)) == set(ids)
+    assert head_entries(a) == head_entries(b) == head_entries(bare)
     # A refusal over HTTP (HTTP 200 with the refusal inside the protocol).
     add(b, f"token {SECRET}")
-    local_head = commit(b, "secret")
+    local_head = commit_all(b, "secret")
     with pytest.raises(SyncRefusedError) as info:
         sync(open_drive(b))
     assert "MG401" in info.value.server_message
-    assert head(b) == local_head and set(server_entries(bare)) == set(ids)
+    assert head(b) == local_head and set(head_entries(bare)) == set(ids)
     # Wrong credentials: an authentication failure, not a refusal.
     bad = url.replace(http_git_server.passwords["writer"], "wrong")
     git("remote", "add", "badauth", bad, cwd=a)
     add(a, "never pushed")
-    commit(a, "x")
-    with pytest.raises(Exception) as denied:
+    commit_all(a, "x")
+    with pytest.raises(SyncAuthError):
         sync(open_drive(a), remote="badauth")
-    assert type(denied.value).__name__ == "SyncAuthError"
 
 
 # --- a purge on the server ----------------------------------------------------------------
@@ -512,13 +482,13 @@ def test_purge_on_the_server_reaches_every_client(tmp_path: Path) -> None:
     a = clone_drive(bare.as_uri(), tmp_path / "a")
     purged = add(a, "Joe's home address is 12 Elm Street")
     kept = add(a, "Joe likes sailing", "hobbies.md")
-    commit(a, "two entries")
+    commit_all(a, "two entries")
     sync(open_drive(a))
     b = clone_drive(bare.as_uri(), tmp_path / "b")
     # b works offline: a new entry, and an edit of the entry about to be purged.
     mine = add(b, "Joe plays chess", "hobbies.md")
     set_text(b, purged, "Joe's home address is 12 Elm Street, flat 3")
-    commit(b, "b offline work")
+    commit_all(b, "b offline work")
     assert objects_containing(open_drive(b).git_dir, private)
 
     purge(open_drive(bare), [purged])
@@ -526,8 +496,8 @@ def test_purge_on_the_server_reaches_every_client(tmp_path: Path) -> None:
 
     report = sync(open_drive(b))
     assert report.rewritten and purged in report.dropped
-    assert set(server_entries(bare)) == {kept, mine}
-    assert entries(b) == server_entries(bare)
+    assert set(head_entries(bare)) == {kept, mine}
+    assert head_entries(b) == head_entries(bare)
     assert_clean_drive(b)
     assert not objects_containing(open_drive(b).git_dir, private)
     assert git("fsck", "--no-dangling", cwd=b).returncode == 0
@@ -535,7 +505,7 @@ def test_purge_on_the_server_reaches_every_client(tmp_path: Path) -> None:
     # a made no new work: it takes the rewritten history and prunes too.
     report_a = sync(open_drive(a))
     assert report_a.rewritten and report_a.pushed == []
-    assert entries(a) == server_entries(bare)
+    assert head_entries(a) == head_entries(bare)
     assert not objects_containing(open_drive(a).git_dir, private)
 
     # The purged entry cannot come back: the server refuses it, sync drops it.
@@ -543,10 +513,10 @@ def test_purge_on_the_server_reaches_every_client(tmp_path: Path) -> None:
     memory = (a / "MEMORY.md").read_text().replace(fmt.INDEX_HEADING,
                                                    line + "\n\n" + fmt.INDEX_HEADING)
     (a / "MEMORY.md").write_text(memory)
-    commit(a, "put it back")
+    commit_all(a, "put it back")
     again = sync(open_drive(a))
     assert purged in again.dropped
-    assert purged not in server_entries(bare)
+    assert purged not in head_entries(bare)
     assert not objects_containing(bare, private)
     assert not objects_containing(open_drive(a).git_dir, private)
 
@@ -595,7 +565,7 @@ def three_agents(tmp: Path, bare: Path, url: str, plan) -> None:
             sync(open_drive(work))
             server_heads.append(head(bare, "main"))
             continue
-        mine = sorted(entries(work))
+        mine = sorted(head_entries(work))
         if action == "add" or not mine:
             added.add(add(work, f"fact {n} from agent {who}", path))
         elif action == "edit":
@@ -604,14 +574,14 @@ def three_agents(tmp: Path, bare: Path, url: str, plan) -> None:
             target = mine[pick % len(mine)]
             deleted.add(target)
             set_text(work, target, None)
-        commit(work, f"step {n}")
+        commit_all(work, f"step {n}")
     for _round in range(2):
         for work in agents:
             sync(open_drive(work))
             server_heads.append(head(bare, "main"))
-    final = server_entries(bare)
+    final = head_entries(bare)
     for work in agents:
-        assert entries(work) == final
+        assert head_entries(work) == final
         assert_clean_drive(work)
     assert added - deleted <= set(final)  # nothing lost
     tree = tree_texts(open_drive(bare), str(open_drive(bare).head_commit().tree_id))  # type: ignore[union-attr]
@@ -628,34 +598,34 @@ def test_batched_sync_keeps_one_server_commit_per_local_commit(tmp_path: Path) -
     a = clone_drive(bare.as_uri(), tmp_path / "a")
     b = clone_drive(bare.as_uri(), tmp_path / "b")
     add(a, "a moves the server")
-    commit(a, "a")
+    commit_all(a, "a")
     sync(open_drive(a))
     ids = []
     for n in range(5):
         ids.append(add(b, f"b fact {n}", "b.md"))
-        commit(b, f"b {n}")
+        commit_all(b, f"b {n}")
     proc = memgit("sync", "--batch", "3", "--json", cwd=b)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert len(report["pushed"]) == 5
     subjects = git("log", "--format=%s", "main", cwd=bare).stdout.decode().splitlines()
     assert subjects[:6] == ["b 4", "b 3", "b 2", "b 1", "b 0", "a"]
-    assert set(ids) <= set(server_entries(bare)) and entries(b) == server_entries(bare)
+    assert set(ids) <= set(head_entries(bare)) and head_entries(b) == head_entries(bare)
 
 
 def test_refused_batch_falls_back_to_one_commit_at_a_time(tmp_path: Path) -> None:
     bare = server(tmp_path)
     a = clone_drive(bare.as_uri(), tmp_path / "a")
     good = [add(a, "good one")]
-    commit(a, "good 1")
+    commit_all(a, "good 1")
     good.append(add(a, "good two"))
-    commit(a, "good 2")
+    commit_all(a, "good 2")
     add(a, f"token {SECRET}")
-    bad = commit(a, "bad")
+    bad = commit_all(a, "bad")
     with pytest.raises(SyncRefusedError) as info:
         sync(open_drive(a), batch=10)
     assert info.value.commit == bad and "MG401" in info.value.server_message
-    assert set(server_entries(bare)) == set(good)
+    assert set(head_entries(bare)) == set(good)
     assert head(a) == bad
 
 
@@ -669,29 +639,32 @@ def test_sync_killed_during_pushes_resumes_without_duplicates(tmp_path: Path) ->
     a = clone_drive(bare.as_uri(), tmp_path / "a")
     b = clone_drive(bare.as_uri(), tmp_path / "b")
     add(a, "from a")
-    commit(a, "a")
+    commit_all(a, "a")
     sync(open_drive(a))
     moved = head(bare, "main")
     ids = []
     for n in range(4):
         ids.append(add(b, f"b fact {n}"))
-        commit(b, f"b {n}")
+        commit_all(b, f"b {n}")
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
     proc = subprocess.Popen([sys.executable, "-m", "memgit", "sync"], cwd=b, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
     deadline = time.monotonic() + 60
     while head(bare, "main") == moved and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.005)
-    proc.send_signal(signal.SIGKILL)
+    # the whole process group, as when an agent is killed: a `git push` child left running
+    # would race the next sync's fetch for refs/remotes/origin/main
+    os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    landed = len(server_entries(bare)) - 1
+    landed = len(head_entries(bare)) - 1
     assert 1 <= landed <= 4
     sync(open_drive(b))
-    final = server_entries(bare)
+    final = head_entries(bare)
     assert set(ids) <= set(final) and len(final) == 5
     tree = tree_texts(open_drive(bare), str(open_drive(bare).head_commit().tree_id))  # type: ignore[union-attr]
     assert sum(text.count("b fact") for text in tree.values()) == 4
-    assert entries(b) == final
+    assert head_entries(b) == final
     assert_clean_drive(b)
 
 
@@ -702,7 +675,7 @@ def test_demo_sync_two_offline_agents_end_with_all_entries(tmp_path: Path, capsy
     out = capsys.readouterr().out
     assert "edit-edit" in out and "each hold 4 entries" in out
     a, b = tmp_path / "demo" / "agent-a", tmp_path / "demo" / "agent-b"
-    assert entries(a) == entries(b) == server_entries(tmp_path / "demo" / "server.git")
+    assert head_entries(a) == head_entries(b) == head_entries(tmp_path / "demo" / "server.git")
     assert_clean_drive(a)
 
 
@@ -712,9 +685,9 @@ def test_offline_drive_publishes_to_an_empty_server(tmp_path: Path) -> None:
     local = tmp_path / "offline"
     create_drive(local, bare=False)
     mine = add(local, "written before any server existed")
-    local_head = commit(local, "offline work")
+    local_head = commit_all(local, "offline work")
     git("remote", "add", "origin", empty.as_uri(), cwd=local)
     report = sync(open_drive(local))
     assert head(empty, "main") == local_head  # pushed as they are, history kept
-    assert len(report.pushed) == 2 and set(server_entries(empty)) == {mine}
+    assert len(report.pushed) == 2 and set(head_entries(empty)) == {mine}
     assert sync_status(open_drive(local), "origin")["waiting_commits"] == 0

@@ -11,44 +11,30 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, memgit
+from conftest import bare_drive, entry_ids_at, git, memgit
 from memgit import events, state
 from memgit import format as fmt
-from memgit import index as idx
 from memgit.errors import RefusedError, UsageError
+from memgit.git.repository import Drive, cas_ref, open_drive, ref_target
 from memgit.lint import lint_rev
 from memgit.policy import Policy, PurgeRegistry, text_digest
-from memgit.repo import Drive, cas_ref, init_bare, open_drive, ref_target
-from memgit.writer import NewFact, commit_facts, retry_pending, today
+from memgit.read_path import recall
+from memgit.state import pending
+from memgit.write_ops import NewFact, today
+from memgit.writer import commit_facts, retry_pending
 
 GITHUB_TOKEN = "ghp_1a2B3c4D5e6F7g8H9i0JkLmNoPqRsTuVwXyZ12"
-
-
-def bare(tmp_path: Path, name: str = "drive.git") -> Drive:
-    init_bare(tmp_path / name, {"MEMORY.md": fmt.initial_memory("Memory: Joe").encode()},
-              "Create drive")
-    return open_drive(tmp_path / name)
 
 
 def show(drive: Drive, path: str, rev: str = "main") -> str:
     return git("show", f"{rev}:{path}", cwd=drive.git_dir).stdout.decode()
 
 
-def entry_ids(drive: Drive, rev: str = "main") -> list[str]:
-    """Every entry id in the tree at ``rev``, read with plain git."""
-    names = git("ls-tree", "-r", "--name-only", rev, cwd=drive.git_dir).stdout.decode().split()
-    ids: list[str] = []
-    for name in names:
-        doc = fmt.parse_document(name, show(drive, name, rev))
-        ids.extend(e.id for _l, e in doc.entries())
-    return ids
-
-
 # --- adding -----------------------------------------------------------------------------
 
 
 def test_adds_default_topic_with_id_date_and_source(tmp_path: Path) -> None:
-    drive = bare(tmp_path)
+    drive = bare_drive(tmp_path / "drive.git", "Memory: Joe")
     result = commit_facts(drive, ["Joe leads the product team"], message="Remember")
     assert result.status == "committed"
     (added,) = result.added
@@ -66,7 +52,7 @@ def test_adds_default_topic_with_id_date_and_source(tmp_path: Path) -> None:
 
 
 def test_topic_source_and_memory_entry_point(tmp_path: Path) -> None:
-    drive = bare(tmp_path)
+    drive = bare_drive(tmp_path / "drive.git", "Memory: Joe")
     result = commit_facts(drive, [
         NewFact("Payments launch on 2026-10-15", "https://example.com/s/1", "projects/payments"),
         NewFact("Joe prefers short answers", "claude-code:session/42", "MEMORY.md"),
@@ -83,7 +69,7 @@ def test_topic_source_and_memory_entry_point(tmp_path: Path) -> None:
 
 
 def test_commit_message_names_counts_and_ids_never_text(tmp_path: Path) -> None:
-    drive = bare(tmp_path)
+    drive = bare_drive(tmp_path / "drive.git", "Memory: Joe")
     first = commit_facts(drive, ["The staging database is called orca"], message="Remember")
     second = commit_facts(drive, ["The prod database is called whale"],
                           retire=[first.added[0].id])
@@ -96,7 +82,7 @@ def test_commit_message_names_counts_and_ids_never_text(tmp_path: Path) -> None:
 
 
 def test_skips_empty_credentials_duplicates_and_bad_sources(tmp_path: Path) -> None:
-    drive = bare(tmp_path)
+    drive = bare_drive(tmp_path / "drive.git", "Memory: Joe")
     commit_facts(drive, ["Joe leads the product team"])
     result = commit_facts(drive, [
         "   ",
@@ -115,7 +101,7 @@ def test_skips_empty_credentials_duplicates_and_bad_sources(tmp_path: Path) -> N
 
 
 def test_policy_errors_on_own_lines_skip_only_that_entry(tmp_path: Path) -> None:
-    drive = bare(tmp_path)
+    drive = bare_drive(tmp_path / "drive.git", "Memory: Joe")
     result = commit_facts(drive, ["Use <b>bold</b> here", "Plain fact"])
     assert [s.reason for s in result.skipped] == ["policy"]
     assert result.skipped[0].detail.startswith("MG303 raw-html")
@@ -124,7 +110,7 @@ def test_policy_errors_on_own_lines_skip_only_that_entry(tmp_path: Path) -> None
 
 
 def test_refuses_a_write_the_policy_refuses_as_a_whole(tmp_path: Path) -> None:
-    drive = bare(tmp_path)
+    drive = bare_drive(tmp_path / "drive.git", "Memory: Joe")
     (drive.git_dir / "memgit.yaml").write_text("limits: {drive_bytes: 200}\n")
     head = ref_target(drive, "refs/heads/main")
     with pytest.raises(RefusedError) as caught:
@@ -134,7 +120,7 @@ def test_refuses_a_write_the_policy_refuses_as_a_whole(tmp_path: Path) -> None:
 
 
 def test_purged_text_is_skipped(tmp_path: Path) -> None:
-    drive = bare(tmp_path)
+    drive = bare_drive(tmp_path / "drive.git", "Memory: Joe")
     PurgeRegistry.append(drive.git_dir, [("m-0000000000000000000000000x",
                                           text_digest("The old wifi password is gone"))],
                          "2026-01-01")
@@ -147,7 +133,7 @@ def test_purged_text_is_skipped(tmp_path: Path) -> None:
 
 
 def test_retire_and_edit_by_id(tmp_path: Path) -> None:
-    drive = bare(tmp_path)
+    drive = bare_drive(tmp_path / "drive.git", "Memory: Joe")
     added = commit_facts(drive, ["One", "Two", "Three"]).added
     result = commit_facts(drive, [], retire=[added[0].id, "m-doesnotexist"],
                           edits={added[1].id: "Two, edited"})
@@ -177,7 +163,7 @@ def test_edit_of_an_idless_entry_stamps_its_id(new_drive) -> None:
 
 
 def test_nothing_to_do_makes_no_commit(tmp_path: Path) -> None:
-    drive = bare(tmp_path)
+    drive = bare_drive(tmp_path / "drive.git", "Memory: Joe")
     head = ref_target(drive, "refs/heads/main")
     result = commit_facts(drive, ["", "  "])
     assert result.status == "unchanged" and len(result.skipped) == 2
@@ -188,7 +174,7 @@ def test_nothing_to_do_makes_no_commit(tmp_path: Path) -> None:
 
 
 def test_cas_ref_refuses_a_stale_old_value(tmp_path: Path) -> None:
-    drive = bare(tmp_path)
+    drive = bare_drive(tmp_path / "drive.git", "Memory: Joe")
     head = ref_target(drive, "refs/heads/main")
     assert head is not None
     commit_facts(drive, ["moves the branch"])
@@ -199,7 +185,7 @@ def test_cas_ref_refuses_a_stale_old_value(tmp_path: Path) -> None:
 
 
 def test_writes_on_top_of_a_plain_git_push(tmp_path: Path) -> None:
-    drive = bare(tmp_path)
+    drive = bare_drive(tmp_path / "drive.git", "Memory: Joe")
     first = commit_facts(drive, ["First"]).added[0]
     clone = tmp_path / "clone"
     git("clone", "-q", str(drive.git_dir), str(clone), cwd=tmp_path)
@@ -255,7 +241,7 @@ def hold_write_lock(drive: Drive) -> int:
 
 
 def test_a_failed_commit_is_queued_and_lands_on_the_next_read(tmp_path: Path) -> None:
-    drive = bare(tmp_path)
+    drive = bare_drive(tmp_path / "drive.git", "Memory: Joe")
     git("config", "memgit.writeLockTimeout", "0.2", cwd=drive.git_dir)
     drive = open_drive(drive.git_dir)
     fd = hold_write_lock(drive)
@@ -265,19 +251,19 @@ def test_a_failed_commit_is_queued_and_lands_on_the_next_read(tmp_path: Path) ->
         os.close(fd)
     assert result.status == "queued" and result.pending
     queued_id = result.added[0].id
-    assert queued_id not in entry_ids(drive)
+    assert queued_id not in entry_ids_at(drive.git_dir)
     with state.opened(drive.git_dir) as conn:
-        assert state.pending_count(conn) == 1
+        assert pending.count(conn) == 1
     assert events.counts(drive.git_dir)["commit_failed"] == 1
-    hits = idx.recall(drive, "lock held")  # a read retries the queue first
+    hits = recall(drive, "lock held")  # a read retries the queue first
     assert [h.entry_id for h in hits] == [queued_id]
-    assert queued_id in entry_ids(drive)
+    assert queued_id in entry_ids_at(drive.git_dir)
     with state.opened(drive.git_dir) as conn:
-        assert state.pending_count(conn) == 0
+        assert pending.count(conn) == 0
 
 
 def test_queued_writes_keep_their_order_and_a_refused_retry_is_counted(tmp_path: Path) -> None:
-    drive = bare(tmp_path)
+    drive = bare_drive(tmp_path / "drive.git", "Memory: Joe")
     git("config", "memgit.writeLockTimeout", "0.2", cwd=drive.git_dir)
     drive = open_drive(drive.git_dir)
     fd = hold_write_lock(drive)
@@ -289,19 +275,20 @@ def test_queued_writes_keep_their_order_and_a_refused_retry_is_counted(tmp_path:
     assert (first.status, second.status) == ("queued", "queued")
     (drive.git_dir / "memgit.yaml").write_text("limits: {drive_bytes: 300}\n")
     assert retry_pending(drive) == 1  # the big one is refused now, the small one lands
-    assert entry_ids(drive) == [second.added[0].id]
+    assert entry_ids_at(drive.git_dir) == [second.added[0].id]
     assert events.counts(drive.git_dir)["pending_retry_failed"] == 1
     (drive.git_dir / "memgit.yaml").unlink()
     result = commit_facts(drive, ["next write"])  # drains the queue before writing
     assert result.status == "committed"
-    assert set(entry_ids(drive)) == {first.added[0].id, second.added[0].id, result.added[0].id}
+    assert set(entry_ids_at(drive.git_dir)) == {first.added[0].id, second.added[0].id,
+                                                result.added[0].id}
 
 
 # --- the CLI ------------------------------------------------------------------------------
 
 
 def test_cli_remember_forget_edit(tmp_path: Path) -> None:
-    drive = bare(tmp_path)
+    drive = bare_drive(tmp_path / "drive.git", "Memory: Joe")
     proc = memgit("-C", str(drive.git_dir), "remember", "--json", "--topic", "people",
                   "--source", "claude-code:session/7", "Joe leads the product team")
     assert proc.returncode == 0, proc.stderr
@@ -315,7 +302,7 @@ def test_cli_remember_forget_edit(tmp_path: Path) -> None:
     assert "platform" in show(drive, "people.md")
     proc = memgit("-C", str(drive.git_dir), "forget", entry_id)
     assert proc.returncode == 0 and re.search(rb"- " + entry_id.encode(), proc.stdout)
-    assert entry_id not in entry_ids(drive)
+    assert entry_id not in entry_ids_at(drive.git_dir)
     proc = memgit("-C", str(drive.git_dir), "remember", f"key {GITHUB_TOKEN}")
     assert proc.returncode == 1 and GITHUB_TOKEN.encode() not in proc.stdout + proc.stderr
     assert b"credential" in proc.stdout
@@ -333,7 +320,7 @@ def test_demo_writer_steps(new_drive) -> None:
 
 
 def test_topics_that_would_clobber_a_file_or_folder_are_skipped(tmp_path: Path) -> None:
-    drive = bare(tmp_path)
+    drive = bare_drive(tmp_path / "drive.git", "Memory: Joe")
     commit_facts(drive, [NewFact("In a folder", topic="archive.md/old"), NewFact("Plain")])
     result = commit_facts(drive, [NewFact("Under a file", topic="notes.md/deeper"),
                                   NewFact("Over a folder", topic="archive.md"),
@@ -346,7 +333,7 @@ def test_topics_that_would_clobber_a_file_or_folder_are_skipped(tmp_path: Path) 
 
 
 def test_reserved_topics_are_skipped_and_the_board_still_writes(tmp_path: Path) -> None:
-    drive = bare(tmp_path)
+    drive = bare_drive(tmp_path / "drive.git", "Memory: Joe")
     result = commit_facts(drive, [NewFact("Twin text", topic="twin/me"),
                                   NewFact("A receipt", topic="imports/r1"),
                                   NewFact("Not a question", topic="questions"),

@@ -14,10 +14,11 @@ import subprocess
 import time
 from pathlib import Path
 
-from conftest import git
-from memgit import format as fmt
-from memgit import index as idx
-from memgit.repo import Drive, init_bare, open_drive, ref_target
+from conftest import bare_drive, entry_ids_at, git
+from memgit import state
+from memgit.git.repository import Drive, open_drive, ref_target
+from memgit.read_path import recall
+from memgit.state import facts
 from memgit.writer import commit_facts, retry_pending
 
 CTX = multiprocessing.get_context("fork")
@@ -25,22 +26,8 @@ WORKERS = 8
 PER_WORKER = 50
 
 
-def bare(tmp_path: Path) -> Drive:
-    init_bare(tmp_path / "drive.git", {"MEMORY.md": fmt.initial_memory().encode()}, "Create")
-    return open_drive(tmp_path / "drive.git")
-
-
-def head_entries(drive: Drive) -> list[str]:
-    names = git("ls-tree", "-r", "--name-only", "main", cwd=drive.git_dir).stdout.decode()
-    ids: list[str] = []
-    for name in names.split():
-        text = git("show", f"main:{name}", cwd=drive.git_dir).stdout.decode()
-        ids.extend(e.id for _l, e in fmt.parse_document(name, text).entries())
-    return ids
-
-
 def indexed_entries(drive: Drive) -> set[str]:
-    conn = idx.connection(drive)
+    conn = state.connection(drive.git_dir)
     return {r[0] for r in conn.execute("SELECT entry_id FROM facts WHERE valid_until IS NULL")}
 
 
@@ -60,7 +47,7 @@ def _worker(path: str, worker: int, out: str) -> None:
 
 
 def test_eight_processes_fifty_writes_each(tmp_path: Path) -> None:
-    drive = bare(tmp_path)
+    drive = bare_drive(tmp_path / "drive.git")
     outs = [tmp_path / f"worker{w}.txt" for w in range(WORKERS)]
     procs = [CTX.Process(target=_worker, args=(str(drive.git_dir), w, str(outs[w])))
              for w in range(WORKERS)]
@@ -74,8 +61,8 @@ def test_eight_processes_fifty_writes_each(tmp_path: Path) -> None:
     assert retry_pending(drive) == 0  # writes queued under contention (if any) land now
     head = ref_target(drive, "refs/heads/main")
     # the last writer's commit reindexed: the index agrees with the head without a repair
-    assert idx.stats(idx.connection(drive)).indexed_rev == head
-    in_drive = head_entries(drive)
+    assert facts.stats(state.connection(drive.git_dir)).indexed_rev == head
+    in_drive = entry_ids_at(drive.git_dir)
     assert len(in_drive) == len(set(in_drive)) == WORKERS * PER_WORKER
     assert set(in_drive) == set(acknowledged)
     assert indexed_entries(drive) == set(in_drive)
@@ -98,15 +85,28 @@ def _crash_writer(path: str, ack: str, start: int) -> None:
         i += 1
 
 
+def _lines(path: Path) -> int:
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
 def test_sigkill_at_random_points_loses_no_acknowledged_write(tmp_path: Path) -> None:
-    drive = bare(tmp_path)
+    drive = bare_drive(tmp_path / "drive.git")
     ack = tmp_path / "acknowledged.txt"
     rng = random.Random(20260903)
     for round_ in range(50):
+        acks_before = _lines(ack)
         proc = CTX.Process(target=_crash_writer, args=(str(drive.git_dir), str(ack),
                                                        round_ * 10_000))
         proc.start()
-        time.sleep(rng.uniform(0.02, 0.25))
+        if round_ % 2:
+            # every other round waits for one acknowledged write first, so the test
+            # never depends on how fast the machine is; the kill point is random still
+            deadline = time.monotonic() + 120
+            while _lines(ack) == acks_before and time.monotonic() < deadline:
+                time.sleep(0.005)
+            time.sleep(rng.uniform(0.0, 0.05))
+        else:
+            time.sleep(rng.uniform(0.02, 0.25))
         os.kill(proc.pid, signal.SIGKILL)
         proc.join()
         assert proc.exitcode == -signal.SIGKILL
@@ -118,11 +118,12 @@ def test_sigkill_at_random_points_loses_no_acknowledged_write(tmp_path: Path) ->
     # the next write drains the pending queue; the next read repairs the index
     final = commit_facts(open_drive(drive.git_dir), ["After the crashes"])
     assert final.status == "committed"
-    in_drive = set(head_entries(drive))
+    in_drive = set(entry_ids_at(drive.git_dir))
     missing = [i for i in acknowledged if i not in in_drive]
     assert missing == []
-    hits = idx.recall(drive, "Crash test fact", limit=1000, count=False)
+    hits = recall(drive, "Crash test fact", limit=1000, count=False)
     assert {h.entry_id for h in hits} >= set(acknowledged)
-    assert idx.stats(idx.connection(drive)).indexed_rev == ref_target(drive, "refs/heads/main")
+    conn = state.connection(drive.git_dir)
+    assert facts.stats(conn).indexed_rev == ref_target(drive, "refs/heads/main")
     assert indexed_entries(drive) == in_drive
     assert fsck(drive).returncode == 0

@@ -1,18 +1,24 @@
 """The click entry point: a thin group; each command lives in commands/<name>.py.
 
 Commands are imported only when they run, so a hook that has nothing to do
-starts fast (docs/performance.md).
+starts fast (docs/performance.md). :func:`main` is the one error handler: a
+``MemgitError`` prints its code, message and hint; anything else is a bug and
+prints ``MG000 internal error`` in one line (the traceback with ``--debug`` or
+``MEMGIT_DEBUG=1``). Exit statuses: 0 clean or done, 1 violations found (or
+nothing matched), 2 a usage or input error, 3 an internal error or a conflict
+(the message says which), 130 interrupted.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Any
 
 import click
 
-from .errors import MemgitError
+from .errors import INTERNAL_EXIT, MemgitError, error_lines, internal_error_lines
 
 # name -> (module under memgit.commands, short help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -57,9 +63,19 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
+_debug = {"on": False}
+
+
+def _set_debug(_ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    _debug["on"] = _debug["on"] or value
+    return value
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-C", "directory", metavar="PATH", default=None,
               help="Run as if memgit was started in PATH (like git -C).")
+@click.option("--debug", is_flag=True, is_eager=True, expose_value=False, callback=_set_debug,
+              help="Print the traceback of an internal error (or set MEMGIT_DEBUG=1).")
 @click.version_option(package_name="memgit")
 @click.pass_context
 def cli(ctx: click.Context, directory: str | None) -> None:
@@ -68,12 +84,19 @@ def cli(ctx: click.Context, directory: str | None) -> None:
 
 
 def print_error(err: MemgitError) -> None:
-    click.echo(f"memgit: error {err.code}: {err.message}", err=True)
-    if err.hint:
-        click.echo(f"  hint: {err.hint}", err=True)
+    for line in error_lines(err):
+        click.echo(line, err=True)
+
+
+def print_internal_error(exc: BaseException) -> None:
+    debug = _debug["on"] or os.environ.get("MEMGIT_DEBUG") == "1"
+    for line in internal_error_lines(exc, debug=debug):
+        click.echo(line, err=True)
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line; the one place where errors become messages and exit statuses."""
+    _debug["on"] = False
     try:
         result: Any = cli.main(args=argv, prog_name="memgit", standalone_mode=False)
     except MemgitError as err:
@@ -89,6 +112,12 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except BrokenPipeError:
         return 1
+    except KeyboardInterrupt:
+        click.echo("memgit: interrupted", err=True)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the one handler of unexpected errors
+        print_internal_error(exc)
+        return INTERNAL_EXIT
     return result if isinstance(result, int) else 0
 
 

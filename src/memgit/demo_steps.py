@@ -11,9 +11,10 @@ from pathlib import Path
 
 import click
 
+from .git.repository import open_drive
 from .questions import answer, ask, board, resolve
-from .repo import open_drive
-from .writer import NewFact, commit_facts, result_lines
+from .write_ops import NewFact, result_lines
+from .writer import commit_facts
 
 _TOKEN = "ghp_" + "1a2B3c4D5e6F7g8H9i0JkLmNoPqRsTuVwXyZ12"  # a made-up, well-formed token
 
@@ -29,8 +30,9 @@ def _echo_result(lines: list[str]) -> None:
 
 def demo_writer(target: Path) -> bool:
     """Remember, skip, recall, edit, forget and use the questions board on ``target``."""
-    from . import events
-    from . import index as idx
+    from . import events, state
+    from .read_path import recall
+    from .state import facts
 
     drive = open_drive(target)
     ok = True
@@ -59,7 +61,7 @@ def demo_writer(target: Path) -> bool:
     _step("Recall: memgit recall (SQLite FTS5, BM25; retrievals counted)")
     for query in ("who leads search ranking", "which region does search run in"):
         click.echo(f"$ memgit recall '{query}'")
-        hits = idx.recall(drive, query, limit=3)
+        hits = recall(drive, query, limit=3)
         for hit in hits:
             click.echo(f"  {hit.path}:{hit.line}: {hit.text}  [{hit.entry_id}; "
                        f"score {hit.score:.2f}]")
@@ -71,7 +73,7 @@ def demo_writer(target: Path) -> bool:
                           edits={marco: "Marco is the tech lead for search and ranking"})
     _echo_result(result_lines(edited))
     ok &= edited.retired == [stack] and edited.edited == [marco]
-    ok &= not any(h.entry_id == stack for h in idx.recall(drive, "OpenSearch", count=False))
+    ok &= not any(h.entry_id == stack for h in recall(drive, "OpenSearch", count=False))
 
     _step("Questions board: ask, answer, resolve (questions.md, never recalled)")
     question = ask(drive, "When does the search A/B test end?", source="claude-code:session/51")
@@ -87,7 +89,7 @@ def demo_writer(target: Path) -> bool:
 
     _step("memgit info / memgit metrics")
     counts = events.counts(drive.git_dir)
-    stats = idx.stats(idx.connection(drive))
+    stats = facts.stats(state.connection(drive.git_dir))
     click.echo(f"  entries indexed: {stats.entries}; retrievals: {stats.retrievals}; "
                f"commits by the writer: {counts['commit']}")
     ok &= counts["commit"] >= 5 and stats.indexed_rev is not None

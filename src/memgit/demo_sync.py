@@ -14,8 +14,8 @@ from pathlib import Path
 
 import click
 
+from .git.repository import commit_tree_id, open_drive, ref_target, tree_texts
 from .replay import entry_map
-from .repo import commit_tree_id, open_drive, ref_target, tree_texts
 
 
 def _step(title: str) -> None:
@@ -30,10 +30,10 @@ def _entries(path: Path) -> dict[str, tuple[str, str]]:
 
 
 def demo_sync(base: Path) -> bool:
-    from .commands.clone import clone_drive
-    from .commands.init import create_drive
+    from .drives import clone_drive, create_drive
     from .sync import sync
-    from .writer import NewFact, commit_facts
+    from .write_ops import NewFact
+    from .writer import commit_facts
 
     _step("Sync: two agents work offline, then memgit sync (replay, never force)")
     server = base / "server.git"

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 
 class MemgitError(Exception):
-    """An error a user can act on: a message, a hint, a stable code and an exit status."""
+    """An error a user can act on: a message, a hint, a stable code and an exit status.
+
+    Exit statuses (cli.main): 0 clean or done, 1 violations found, 2 a usage or input
+    error (the default here), 3 an internal error (MG000, printed by cli.main for any
+    exception that is not a MemgitError) or a conflict (MG006).
+    """
 
     code = "MG000"
     exit_code = 2
@@ -53,10 +58,30 @@ class SyncNetworkError(RepoError):
     code = "MG011"
 
 
+class StateDatabaseError(MemgitError):
+    """The state database file is damaged or is not a SQLite database at all."""
+
+    code = "MG013"
+
+
 class PluginError(MemgitError):
     """A plugin is unknown, cannot be loaded, or does not have its kind's shape."""
 
     code = "MG012"
+
+
+class EmbedderError(MemgitError):
+    """An embedder failed: its endpoint is down or answered wrongly, or its model is missing.
+
+    ``status`` is the endpoint's HTTP status when it answered with one. Recall treats
+    this error as "no semantic ranking now" and falls back to lexical recall.
+    """
+
+    code = "MG014"
+
+    def __init__(self, message: str, hint: str = "", status: int | None = None) -> None:
+        super().__init__(message, hint)
+        self.status = status
 
 
 class ConflictError(MemgitError):
@@ -75,3 +100,34 @@ class RefusedError(MemgitError):
     def __init__(self, message: str, violations: list | None = None, hint: str = "") -> None:
         super().__init__(message, hint)
         self.violations = violations or []
+
+
+def error_lines(err: MemgitError) -> list[str]:
+    """What a command prints for a MemgitError: its code and message, then its hint."""
+    lines = [f"memgit: error {err.code}: {err.message}"]
+    if err.hint:
+        lines.append(f"  hint: {err.hint}")
+    return lines
+
+
+def internal_error_lines(exc: BaseException, *, debug: bool) -> list[str]:
+    """What a command prints for an exception memgit did not expect (MG000, exit 3): one
+    line naming it, the traceback only when ``debug``, a hint to report it."""
+    first = str(exc).strip().splitlines()
+    detail = f"{type(exc).__name__}: {first[0]}" if first else type(exc).__name__
+    lines = [f"memgit: error MG000 internal error: {detail}"]
+    if debug:
+        import traceback
+
+        lines.append("".join(traceback.format_exception(exc)).rstrip("\n"))
+        lines.append("  hint: memgit did not expect this (a bug, or damage it does not "
+                     "recognise): please report it with the traceback above and the command "
+                     "you ran")
+    else:
+        lines.append("  hint: memgit did not expect this (a bug, or damage it does not "
+                     "recognise): please report it with the command you ran (rerun with "
+                     "--debug or MEMGIT_DEBUG=1 for the traceback)")
+    return lines
+
+
+INTERNAL_EXIT = 3

@@ -1,23 +1,23 @@
 """Event counters per drive, and their Prometheus text (``memgit metrics``).
 
-Each drive counts its own events in its state database (state.py), one row per
-event name, incremented in one ``BEGIN IMMEDIATE`` transaction so concurrent
-hooks and writers never lose a count. Cheap to import (no pygit2): the git
+Each drive counts its own events in its state database (state.counters), one
+row per event name, incremented in one ``BEGIN IMMEDIATE`` transaction so
+concurrent hooks and writers never lose a count. Cheap to import (no pygit2): the git
 hooks call :func:`record`.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import math
-import sqlite3
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from . import state
+from .errors import MemgitError
+from .state import counters
 
-# The events of SPEC section 3, always exported (0 until they happen).
+# The events of docs/spec.md, section 3, always exported (0 until they happen).
 EVENTS: tuple[str, ...] = (
     "commit", "commit_failed", "pending_retry_failed", "push_accepted", "push_refused",
     "dream_applied", "dream_failed", "dream_no_changes", "purge", "near_limit",
@@ -36,10 +36,6 @@ _HELP = {
 }
 
 
-def _now() -> str:
-    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def record(git_dir: Path, name: str, n: int = 1) -> bool:
     """Add ``n`` to the counter ``name`` of the drive in ``git_dir``.
 
@@ -48,12 +44,12 @@ def record(git_dir: Path, name: str, n: int = 1) -> bool:
     """
     try:
         conn = state.connect(Path(git_dir))
-    except (sqlite3.Error, OSError) as exc:
+    except (state.Error, OSError, MemgitError) as exc:
         print(f"memgit: warning: could not count event {name}: {exc}", file=sys.stderr)
         return False
     try:
-        record_with(conn, name, n)
-    except sqlite3.Error as exc:
+        counters.add(conn, name, n)
+    except state.Error as exc:
         print(f"memgit: warning: could not count event {name}: {exc}", file=sys.stderr)
         return False
     finally:
@@ -61,28 +57,15 @@ def record(git_dir: Path, name: str, n: int = 1) -> bool:
     return True
 
 
-def record_with(conn: sqlite3.Connection, name: str, n: int = 1) -> None:
-    """Count an event on an open state connection (inside or outside a transaction)."""
-    sql = ("INSERT INTO events (name, count, updated) VALUES (?, ?, ?) "
-           "ON CONFLICT (name) DO UPDATE SET count = count + excluded.count, "
-           "updated = excluded.updated")
-    if conn.in_transaction:
-        conn.execute(sql, (name, n, _now()))
-        return
-    with state.immediate(conn):
-        conn.execute(sql, (name, n, _now()))
-
-
 def counts(git_dir: Path) -> dict[str, int]:
-    """Every counter of the drive; the events of SPEC section 3 are always present."""
+    """Every counter of the drive; the events of docs/spec.md section 3 are always present."""
     with state.opened(Path(git_dir)) as conn:
         return counts_with(conn)
 
 
-def counts_with(conn: sqlite3.Connection) -> dict[str, int]:
+def counts_with(conn: state.Connection) -> dict[str, int]:
     out = dict.fromkeys(EVENTS, 0)
-    for name, count in conn.execute("SELECT name, count FROM events ORDER BY name"):
-        out[str(name)] = int(count)
+    out.update(counters.read(conn))
     return out
 
 

@@ -224,7 +224,7 @@ class Line:
     eol: str
     entry: Entry | None = None
     in_fence: bool = False
-    in_index: bool = False
+    in_index_section: bool = False
 
 
 @dataclass
@@ -263,7 +263,7 @@ def parse_document(path: str, text: str) -> Document:
     """Parse a Markdown drive file. Bullets in fenced code and Index links are not entries."""
     doc = Document(path)
     fence: str | None = None
-    in_index = False
+    in_index_section = False
     is_memory = path == MEMORY_FILE
     for number, (content, eol) in enumerate(split_lines(text), start=1):
         fence_match = _FENCE_RE.match(content)
@@ -271,23 +271,23 @@ def parse_document(path: str, text: str) -> Document:
             closing = fence_match is not None and fence_match.group(1)[0] == fence[0] \
                 and len(fence_match.group(1)) >= len(fence) \
                 and not content[fence_match.end():].strip()
-            doc.lines.append(Line(number, content, eol, None, True, in_index))
+            doc.lines.append(Line(number, content, eol, None, True, in_index_section))
             if closing:
                 fence = None
             continue
         if fence_match is not None:
             fence = fence_match.group(1)
-            doc.lines.append(Line(number, content, eol, None, True, in_index))
+            doc.lines.append(Line(number, content, eol, None, True, in_index_section))
             continue
         heading = _HEADING_RE.match(content)
         if heading is not None and is_memory:
             level = len(heading.group(1))
             if content.rstrip() == INDEX_HEADING:
-                in_index = True
+                in_index_section = True
             elif level <= 2:
-                in_index = False
-        entry = None if in_index else parse_entry(content)
-        doc.lines.append(Line(number, content, eol, entry, False, in_index))
+                in_index_section = False
+        entry = None if in_index_section else parse_entry(content)
+        doc.lines.append(Line(number, content, eol, entry, False, in_index_section))
     return doc
 
 
@@ -314,7 +314,7 @@ def is_reserved(path: str) -> bool:
     return path in RESERVED_FILES or path.startswith(RESERVED_DIRS)
 
 
-def index_paths(paths: Iterable[str]) -> list[str]:
+def index_section_paths(paths: Iterable[str]) -> list[str]:
     """Link targets the Index must list: every Markdown file but MEMORY.md and reserved ones."""
     targets = [
         p[:-3]
@@ -324,10 +324,10 @@ def index_paths(paths: Iterable[str]) -> list[str]:
     return sorted(targets)
 
 
-_INDEX_LINE_RE = re.compile(r"[ \t]*[-*][ \t]+\[\[([^\[\]]+)\]\](.*)\Z")
+_INDEX_SECTION_LINE_RE = re.compile(r"[ \t]*[-*][ \t]+\[\[([^\[\]]+)\]\](.*)\Z")
 
 
-def _index_span(lines: Sequence[tuple[str, str]]) -> tuple[int, int] | None:
+def _index_section_span(lines: Sequence[tuple[str, str]]) -> tuple[int, int] | None:
     """(heading line, end line exclusive) of the ``## Index`` section, outside fences."""
     fence: str | None = None
     start: int | None = None
@@ -352,17 +352,17 @@ def _index_span(lines: Sequence[tuple[str, str]]) -> tuple[int, int] | None:
     return start, len(lines)
 
 
-def regenerate_index(memory_text: str, paths: Iterable[str]) -> str:
+def regenerate_index_section(memory_text: str, paths: Iterable[str]) -> str:
     """MEMORY.md with its ``## Index`` listing exactly the drive's topic files.
 
     Descriptions after a link are kept; other lines of the section stay where
     they are; the generated list takes the place of the first old link line.
     A missing section is appended at the end.
     """
-    targets = index_paths(paths)
+    targets = index_section_paths(paths)
     lines = split_lines(memory_text)
     eol = "\r\n" if lines and lines[0][1] == "\r\n" else "\n"
-    span = _index_span(lines)
+    span = _index_section_span(lines)
     if span is None:
         out = memory_text
         if out and not out.endswith("\n"):
@@ -377,7 +377,7 @@ def regenerate_index(memory_text: str, paths: Iterable[str]) -> str:
     kept: list[tuple[str, str]] = []
     insert_at: int | None = None
     for content, line_eol in lines[start + 1 : end]:
-        m = _INDEX_LINE_RE.match(content)
+        m = _INDEX_SECTION_LINE_RE.match(content)
         if m:
             target = m.group(1).strip()
             if target.endswith(".md"):
@@ -403,8 +403,8 @@ def regenerate_index(memory_text: str, paths: Iterable[str]) -> str:
     return "".join(c + e for c, e in new_lines)
 
 
-def index_is_current(memory_text: str, paths: Iterable[str]) -> bool:
-    return regenerate_index(memory_text, paths) == memory_text
+def index_section_is_current(memory_text: str, paths: Iterable[str]) -> bool:
+    return regenerate_index_section(memory_text, paths) == memory_text
 
 
 def initial_memory(title: str = "Memory") -> str:

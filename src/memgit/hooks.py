@@ -27,13 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import HookConflictError
-from .repo import config_get, config_set, hooks_dir
+from .errors import HookConflictError, UsageError
+from .git.plumbing import config_get, config_set, find_repository, hooks_dir
 
 if TYPE_CHECKING:
-    from .repo import Drive
+    from .git.repository import Drive
 
-HOOK_VERSION = 1
+HOOK_VERSION = 2  # 2: the entry point is memgit.server_hook; post-receive detaches
 HOOKS = ("pre-receive", "post-receive")
 MARKER = "# memgit-hook:"
 CHAIN_SUFFIX = ".memgit-chained"
@@ -48,7 +48,7 @@ SERVER_CONFIG: dict[str, str] = {
 
 _PURPOSE = {
     "pre-receive": "refuse pushes the drive policy does not allow",
-    "post-receive": "count accepted pushes and update the drive's index",
+    "post-receive": "count accepted pushes and update the recall index, detached",
 }
 
 
@@ -72,7 +72,7 @@ def import_paths() -> list[str]:
 
 def _entry_code(paths: Sequence[str] | None, call: str) -> str:
     prefix = f"sys.path[:0] = {json.dumps(list(paths))}; " if paths else ""
-    return f"import sys; {prefix}from memgit.receive import hook_main; {call}"
+    return f"import sys; {prefix}from memgit.server_hook import hook_main; {call}"
 
 
 def hook_argv(python: str, paths: Sequence[str]) -> list[str]:
@@ -152,6 +152,23 @@ def probe(argv: Sequence[str]) -> str | None:
 def python_can_run_hooks(python: str, paths: tuple[str, ...]) -> str | None:
     """None when the hook command for ``python`` and ``paths`` can import memgit."""
     return probe(hook_argv(python, paths))
+
+
+def bare_repository(path: Path) -> Path:
+    """The git directory of the bare repository at ``path`` (which must be that repository
+    itself, not a folder inside one); UsageError otherwise."""
+    found = find_repository(path) if path.is_dir() else None
+    if found is None:
+        raise UsageError(f"{path} is not a git repository", "name a bare repository")
+    git_dir, bare = found
+    if not bare:
+        raise UsageError(f"{path} is not a bare repository",
+                         "server hooks belong in the bare repository people push to; "
+                         "a checkout uses the pre-commit hooks (.pre-commit-hooks.yaml)")
+    if git_dir.resolve() != path.resolve():
+        raise UsageError(f"{path} is not a git repository (it is inside {git_dir})",
+                         "name the bare repository itself")
+    return git_dir
 
 
 def configure_server(drive: Drive) -> None:

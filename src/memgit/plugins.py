@@ -38,7 +38,10 @@ GROUPS: dict[str, str] = {
 # kind -> name -> "module:factory", memgit's own plugins
 BUILTIN: dict[str, dict[str, str]] = {
     "model": {},
-    "embedder": {},
+    "embedder": {
+        "local": "memgit.embedders.local:make",
+        "openai": "memgit.embedders.openai_api:make",
+    },
     "agent": {},
 }
 

@@ -19,73 +19,17 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from . import format as fmt
 from .errors import PolicyFileError
+from .git.modes import MODE_COMMIT, MODE_EXEC, MODE_FILE, MODE_LINK
+from .rules import RULES
 
 ERROR = "error"
 WARNING = "warning"
-
-# code -> (name, hint). The codes are stable: tools and docs refer to them.
-RULES: dict[str, tuple[str, str]] = {
-    # entries
-    "MG101": ("source-scheme", "use https://..., /?session=ID, TOOL:session/ID, "
-              "TOOL:observation/ID or imported:unknown"),
-    "MG102": ("date-invalid", "write added as a real date YYYY-MM-DD"),
-    "MG103": ("id-duplicate", "give each entry its own id (memgit remember stamps new ones)"),
-    "MG104": ("metadata-malformed", "end the line with [key: value; key: value], keys in "
-              "lowercase, values without ; [ ]"),
-    "MG105": ("entry-multiline", "keep each entry on one bullet line"),
-    "MG106": ("id-invalid", "ids use letters, digits, '.', '_', ':' and '-' (at most 128)"),
-    "MG107": ("value-invalid", "use an allowed value for this key"),
-    # files
-    "MG201": ("file-type", "a drive holds Markdown (.md) files only; use profile: amr for others"),
-    "MG202": ("symlink", "replace the symlink by a regular file"),
-    "MG203": ("submodule", "remove the submodule; a drive holds its own files"),
-    "MG204": ("executable", "git update-index --chmod=-x PATH (mode must be 100644)"),
-    "MG205": ("file-size", "split the file into topic files below the limit"),
-    "MG206": ("drive-size", "remove or shorten entries, or raise limits.drive_bytes"),
-    "MG207": ("file-count", "merge small topic files, or raise limits.files"),
-    "MG208": ("path-invalid", "use a relative path without '..', '.git' or control characters"),
-    "MG209": ("path-nfc", "rename the file to its NFC-normalised form"),
-    "MG210": ("path-case-collision", "rename one of the files; paths must differ in more "
-              "than letter case"),
-    "MG211": ("path-length", "shorten the path to at most 255 bytes"),
-    "MG212": ("file-folder-collision", "rename the file or the folder"),
-    "MG213": ("reserved-path", "questions.md is written by memgit ask/answer/resolve; twin/ and "
-              "imports/ by server-side memgit; choose another topic"),
-    "MG290": ("near-limit", "the drive is close to a limit; consolidate before it is reached"),
-    # content
-    "MG301": ("utf8-invalid", "save the file as UTF-8 text"),
-    "MG302": ("nul-byte", "remove the NUL byte; a drive holds text only"),
-    "MG303": ("raw-html", "write Markdown instead of HTML, or put it in `code`"),
-    "MG304": ("image", "link to the image with a normal link instead of embedding it"),
-    "MG305": ("transcript", "store the facts learned, not the transcript or log itself"),
-    "MG306": ("conflict-marker", "resolve the merge conflict and remove the markers"),
-    # secrets
-    "MG401": ("secret", "remove the credential, rotate it, and store where it lives instead"),
-    # structure
-    "MG501": ("memory-missing", "create MEMORY.md at the drive root (memgit init)"),
-    "MG502": ("index-stale", "run: memgit lint --fix (regenerates the ## Index of MEMORY.md)"),
-    "MG503": ("link-missing", "create the linked file or fix the [[path]]"),
-    "MG504": ("link-md-suffix", "omit .md in [[path]] links to Markdown files"),
-    "MG505": ("memory-size", "keep MEMORY.md short: move entries to topic files"),
-    # pushes
-    "MG601": ("protected-path", "twin/ is written by server-side memgit only; drop the change"),
-    "MG602": ("branch", "push to the drive's main branch only"),
-    "MG603": ("ref-delete", "deleting refs is not allowed on a drive"),
-    "MG604": ("non-fast-forward", "fetch, rebase or run memgit sync, then push without --force"),
-    "MG605": ("too-many-commits", "push in smaller batches"),
-    "MG606": ("purged-id", "this entry was purged from the drive; it may not return"),
-    "MG607": ("purged-text", "this text was purged from the drive; it may not return"),
-    "MG608": ("object-missing", "the push references objects it does not contain; push again"),
-    "MG609": ("server-error", "ask the drive's admin to check the server-side setup"),
-    "MG610": ("purge-running", "a purge is rewriting this drive's history; push again when it "
-              "is done (memgit sync replays your work onto the new history)"),
-}
 
 KNOWN_KEYS = ("source", "added", "id", "status", "scope", "memory_type", "kind",
               "parent", "supersedes")
@@ -150,29 +94,168 @@ class Violation:
 
 @dataclass(frozen=True)
 class Policy:
+    """What may land on a drive. Hashable: the writer and lint cache verdicts per policy.
+
+    A limit is a field with ``metadata={"limit": ...}``: adding one is one line here
+    (memgit.yaml's ``limits:`` accepts it at once, as a positive integer). A key of
+    memgit.yaml is one row of :data:`SECTIONS`.
+    """
+
     profile: str = "drive"
     branch: str = "main"
-    file_bytes: int = 65536
-    drive_bytes: int = 2 * 1024 * 1024
-    files: int = 256
-    push_commits: int = 200
-    memory_bytes: int = 4096
-    path_bytes: int = 255
+    file_bytes: int = field(default=65536, metadata={"limit": "bytes per file"})
+    drive_bytes: int = field(default=2 * 1024 * 1024,
+                             metadata={"limit": "bytes per drive (blob sizes at a commit)"})
+    files: int = field(default=256, metadata={"limit": "files per drive"})
+    push_commits: int = field(default=200, metadata={"limit": "new commits per push"})
+    memory_bytes: int = field(default=4096, metadata={"limit": "bytes of MEMORY.md (warning)"})
+    path_bytes: int = field(default=255, metadata={"limit": "bytes per path"})
     near_limit: float = 0.8
     protected: tuple[str, ...] = ("twin/",)
     timezone: str = "UTC"
     extensions: tuple[str, ...] = (".md",)
     strict_drive_rules: bool = True  # False under profile amr
     deep_secrets: bool = False  # secrets: deep adds detect-secrets' own plugins
+    secret_rules: tuple[Any, ...] = ()  # secrets: {extra_rules: [...]} (memgit.secrets.Rule)
+    # (key, value) of memgit.yaml sections without a field of their own; see setting()
+    settings: tuple[tuple[str, Any], ...] = ()
 
     @property
     def branch_ref(self) -> str:
         return "refs/heads/" + self.branch
 
+    def setting(self, key: str, default: Any = None) -> Any:
+        """The parsed value of memgit.yaml section ``key`` (one without a Policy field)."""
+        return dict(self.settings).get(key, default)
 
-_LIMIT_KEYS = {"file_bytes", "drive_bytes", "files", "push_commits", "memory_bytes", "path_bytes"}
-_TOP_KEYS = {"profile", "branch", "limits", "protected", "timezone", "extensions", "near_limit",
-             "secrets"}
+
+LIMITS: tuple[str, ...] = tuple(f.name for f in fields(Policy) if "limit" in f.metadata)
+
+Parser = Callable[[Any, str], Mapping[str, Any]]
+"""A section's parser: (its value in memgit.yaml, where the policy came from) -> the
+Policy fields it sets (``{"settings": value}`` for a section without a field of its
+own). Mistakes raise PolicyFileError naming the key and how to fix it."""
+
+
+def frozen(value: Any) -> Any:
+    """A parsed YAML value made hashable (mappings and lists become tuples), so a
+    section's value can live in a Policy."""
+    if isinstance(value, Mapping):
+        return tuple(sorted((str(k), frozen(v)) for k, v in value.items()))
+    if isinstance(value, list | tuple):
+        return tuple(frozen(v) for v in value)
+    return value
+
+
+def _profile(value: Any, origin: str) -> Mapping[str, Any]:
+    if value not in ("drive", "amr"):
+        raise PolicyFileError(f"{origin}: profile must be 'drive' or 'amr', not {value!r}",
+                              "write profile: drive (the default) or profile: amr")
+    if value == "amr":
+        return {"profile": value, "extensions": (), "strict_drive_rules": False}
+    return {"profile": value}
+
+
+def _branch(value: Any, origin: str) -> Mapping[str, Any]:
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z0-9._/-]+", value) \
+            or value.startswith("refs/"):
+        raise PolicyFileError(f"{origin}: branch must be a branch name such as main",
+                              "write branch: main")
+    return {"branch": value}
+
+
+def _limits(value: Any, origin: str) -> Mapping[str, Any]:
+    value = value or {}
+    if not isinstance(value, Mapping):
+        raise PolicyFileError(f"{origin}: limits must be a mapping", "limits: {files: 256}")
+    out: dict[str, int] = {}
+    for key, number in value.items():
+        if key not in LIMITS:
+            raise PolicyFileError(f"{origin}: unknown limit {key!r}",
+                                  f"allowed limits: {', '.join(sorted(LIMITS))}")
+        if not isinstance(number, int) or isinstance(number, bool) or number <= 0:
+            raise PolicyFileError(f"{origin}: limits.{key} must be a positive integer",
+                                  f"for example limits: {{{key}: 100}}")
+        out[key] = number
+    return out
+
+
+def _protected(value: Any, origin: str) -> Mapping[str, Any]:
+    if not isinstance(value, list) or not all(isinstance(p, str) and p for p in value):
+        raise PolicyFileError(f"{origin}: protected must be a list of path prefixes",
+                              "protected: [twin/]")
+    return {"protected": tuple(value)}
+
+
+def _extensions(value: Any, origin: str) -> Mapping[str, Any]:
+    if not isinstance(value, list) or not all(isinstance(e, str) and e.startswith(".")
+                                               for e in value):
+        raise PolicyFileError(f"{origin}: extensions must be a list like ['.md']",
+                              "extensions: ['.md']")
+    return {"extensions": tuple(value)}
+
+
+def _near_limit(value: Any, origin: str) -> Mapping[str, Any]:
+    if not isinstance(value, int | float) or not 0 < value <= 1:
+        raise PolicyFileError(f"{origin}: near_limit must be a fraction in (0, 1]",
+                              "near_limit: 0.8")
+    return {"near_limit": float(value)}
+
+
+def _secrets(value: Any, origin: str) -> Mapping[str, Any]:
+    """``secrets: fast|deep`` or ``secrets: {mode: fast|deep, extra_rules: [...]}``."""
+    hint = ("secrets: fast (memgit's rules) or deep (plus detect-secrets), or "
+            "{mode: fast, extra_rules: [{id, kind, regex, keywords}]}")
+    if isinstance(value, Mapping):
+        unknown = set(value) - {"mode", "extra_rules"}
+        if unknown:
+            raise PolicyFileError(f"{origin}: unknown key(s) under secrets: "
+                                  f"{', '.join(sorted(map(str, unknown)))}", hint)
+        mode = value.get("mode", "fast")
+        items = value.get("extra_rules", []) or []
+    else:
+        mode, items = value, []
+    if mode not in ("fast", "deep"):
+        raise PolicyFileError(f"{origin}: secrets must be 'fast' or 'deep', not {mode!r}", hint)
+    if not items:
+        return {"deep_secrets": mode == "deep", "secret_rules": ()}
+    from .secrets import RuleError, extra_rules_from_config
+
+    try:
+        rules = extra_rules_from_config(items)
+    except RuleError as exc:
+        raise PolicyFileError(f"{origin}: secrets.extra_rules: {exc}",
+                              "see docs/security.md, 'Extra rules'") from exc
+    return {"deep_secrets": mode == "deep", "secret_rules": rules}
+
+
+def _timezone(value: Any, origin: str) -> Mapping[str, Any]:
+    if not isinstance(value, str):
+        raise PolicyFileError(f"{origin}: timezone must be a name such as Europe/Berlin",
+                              "timezone: UTC")
+    try:
+        import zoneinfo
+
+        zoneinfo.ZoneInfo(value)
+    except Exception as exc:
+        raise PolicyFileError(f"{origin}: unknown timezone {value!r}",
+                              "use an IANA name such as UTC or Europe/Berlin") from exc
+    return {"timezone": value}
+
+
+# Every key of memgit.yaml and its parser, applied in this order to the keys present
+# (profile first: amr sets defaults that extensions may override). Adding a key is one
+# row here (and its parser); an absent key keeps the Policy default.
+SECTIONS: dict[str, Parser] = {
+    "profile": _profile,
+    "branch": _branch,
+    "limits": _limits,
+    "protected": _protected,
+    "extensions": _extensions,
+    "near_limit": _near_limit,
+    "secrets": _secrets,
+    "timezone": _timezone,
+}
 
 
 def policy_from_mapping(data: Mapping[str, Any], origin: str = "policy") -> Policy:
@@ -180,70 +263,22 @@ def policy_from_mapping(data: Mapping[str, Any], origin: str = "policy") -> Poli
     if not isinstance(data, Mapping):
         raise PolicyFileError(f"{origin}: the policy must be a mapping of keys to values",
                               "see docs/policy.md for the keys")
-    unknown = set(data) - _TOP_KEYS
+    unknown = set(data) - set(SECTIONS)
     if unknown:
         raise PolicyFileError(f"{origin}: unknown key(s): {', '.join(sorted(map(str, unknown)))}",
-                              f"allowed keys: {', '.join(sorted(_TOP_KEYS))}")
-    profile = data.get("profile", "drive")
-    if profile not in ("drive", "amr"):
-        raise PolicyFileError(f"{origin}: profile must be 'drive' or 'amr', not {profile!r}",
-                              "write profile: drive (the default) or profile: amr")
-    kwargs: dict[str, Any] = {"profile": profile}
-    if profile == "amr":
-        kwargs.update(extensions=(), strict_drive_rules=False)
-    branch = data.get("branch", "main")
-    if not isinstance(branch, str) or not re.fullmatch(r"[A-Za-z0-9._/-]+", branch) \
-            or branch.startswith("refs/"):
-        raise PolicyFileError(f"{origin}: branch must be a branch name such as main",
-                              "write branch: main")
-    kwargs["branch"] = branch
-    limits = data.get("limits", {}) or {}
-    if not isinstance(limits, Mapping):
-        raise PolicyFileError(f"{origin}: limits must be a mapping", "limits: {files: 256}")
-    for key, value in limits.items():
-        if key not in _LIMIT_KEYS:
-            raise PolicyFileError(f"{origin}: unknown limit {key!r}",
-                                  f"allowed limits: {', '.join(sorted(_LIMIT_KEYS))}")
-        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-            raise PolicyFileError(f"{origin}: limits.{key} must be a positive integer",
-                                  f"for example limits: {{{key}: 100}}")
-        kwargs[key] = value
-    if "protected" in data:
-        prot = data["protected"]
-        if not isinstance(prot, list) or not all(isinstance(p, str) and p for p in prot):
-            raise PolicyFileError(f"{origin}: protected must be a list of path prefixes",
-                                  "protected: [twin/]")
-        kwargs["protected"] = tuple(prot)
-    if "extensions" in data:
-        ext = data["extensions"]
-        if not isinstance(ext, list) or not all(isinstance(e, str) and e.startswith(".")
-                                                 for e in ext):
-            raise PolicyFileError(f"{origin}: extensions must be a list like ['.md']",
-                                  "extensions: ['.md']")
-        kwargs["extensions"] = tuple(ext)
-    if "near_limit" in data:
-        nl = data["near_limit"]
-        if not isinstance(nl, int | float) or not 0 < nl <= 1:
-            raise PolicyFileError(f"{origin}: near_limit must be a fraction in (0, 1]",
-                                  "near_limit: 0.8")
-        kwargs["near_limit"] = float(nl)
-    scanner = data.get("secrets", "fast")
-    if scanner not in ("fast", "deep"):
-        raise PolicyFileError(f"{origin}: secrets must be 'fast' or 'deep', not {scanner!r}",
-                              "secrets: fast (memgit's rules) or deep (plus detect-secrets)")
-    kwargs["deep_secrets"] = scanner == "deep"
-    tz = data.get("timezone", "UTC")
-    if not isinstance(tz, str):
-        raise PolicyFileError(f"{origin}: timezone must be a name such as Europe/Berlin",
-                              "timezone: UTC")
-    try:
-        import zoneinfo
-
-        zoneinfo.ZoneInfo(tz)
-    except Exception as exc:
-        raise PolicyFileError(f"{origin}: unknown timezone {tz!r}",
-                              "use an IANA name such as UTC or Europe/Berlin") from exc
-    kwargs["timezone"] = tz
+                              f"allowed keys: {', '.join(sorted(SECTIONS))}")
+    kwargs: dict[str, Any] = {}
+    settings: dict[str, Any] = {}
+    for key, parse in SECTIONS.items():
+        if key not in data:
+            continue
+        for name, value in parse(data[key], origin).items():
+            if name == "settings":
+                settings[key] = frozen(value)
+            else:
+                kwargs[name] = value
+    if settings:
+        kwargs["settings"] = tuple(sorted(settings.items()))
     return Policy(**kwargs)
 
 
@@ -297,13 +332,6 @@ def text_digest(text: str) -> str:
 
 
 # --- paths ------------------------------------------------------------------------
-
-MODE_FILE = 0o100644
-MODE_EXEC = 0o100755
-MODE_LINK = 0o120000
-MODE_COMMIT = 0o160000
-MODE_TREE = 0o040000
-
 
 def check_path(path: str, mode: int, policy: Policy) -> list[Violation]:
     """Rules on one tree entry that need no content."""
@@ -393,7 +421,7 @@ def check_blob(path: str, data: bytes, policy: Policy, *,
     facts.text = text
     if is_markdown:
         _check_markdown(path, text, policy, facts)
-    _check_secrets(path, text, facts, scan, policy.deep_secrets)
+    _check_secrets(path, text, facts, scan, policy)
     return facts
 
 
@@ -435,7 +463,7 @@ def _check_markdown(path: str, text: str, policy: Policy, facts: BlobFacts) -> N
         entry = line.entry
         if entry is None:
             if previous_entry and content[:1] in (" ", "\t") and content.strip() \
-                    and not line.in_index:
+                    and not line.in_index_section:
                 out.append(Violation("MG105", path, number,
                                      "an indented continuation line follows an entry"))
             previous_entry = False
@@ -486,18 +514,18 @@ def secret_kinds(line: str, policy: Policy) -> list[str]:
     from .secrets import scan_text, scan_text_deep
 
     scanner = scan_text_deep if policy.deep_secrets else scan_text
-    return [f.kind for f in scanner(line)]
+    return [f.kind for f in scanner(line, policy.secret_rules)]
 
 
 def _check_secrets(path: str, text: str, facts: BlobFacts, scan: SecretFilter | None,
-                   deep: bool) -> None:
+                   policy: Policy) -> None:
     from .secrets import scan_text, scan_text_deep
 
-    scanner = scan_text_deep if deep else scan_text
+    scanner = scan_text_deep if policy.deep_secrets else scan_text
     for number, (content, _eol) in enumerate(fmt.split_lines(text), start=1):
         if scan is not None and not scan(number, content):
             continue
-        for finding in scanner(content):
+        for finding in scanner(content, policy.secret_rules):
             facts.violations.append(Violation(
                 "MG401", path, number, f"possible credential: {finding.kind}"))
             break
@@ -550,8 +578,8 @@ def check_tree(items: Sequence[TreeItem], facts: Mapping[str, BlobFacts], policy
             out.append(Violation("MG505", fmt.MEMORY_FILE, 0,
                                  f"{size} bytes, keep it under {policy.memory_bytes}",
                                  ERROR if strict else WARNING))
-        if policy.strict_drive_rules and not fmt.index_is_current(memory.text, paths):
-            out.append(Violation("MG502", fmt.MEMORY_FILE, _index_line(memory.text),
+        if policy.strict_drive_rules and not fmt.index_section_is_current(memory.text, paths):
+            out.append(Violation("MG502", fmt.MEMORY_FILE, _index_section_line(memory.text),
                                  "the ## Index does not list exactly the drive's topic files"))
     # links and ids across files
     seen: dict[str, tuple[str, int]] = {}
@@ -577,7 +605,7 @@ def check_tree(items: Sequence[TreeItem], facts: Mapping[str, BlobFacts], policy
     return out
 
 
-def _index_line(memory_text: str) -> int:
+def _index_section_line(memory_text: str) -> int:
     for number, (content, _e) in enumerate(fmt.split_lines(memory_text), start=1):
         if content.rstrip() == fmt.INDEX_HEADING:
             return number

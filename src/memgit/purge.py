@@ -20,150 +20,59 @@ import datetime as _dt
 import re
 import threading
 import time
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import events, recall_index
 from . import format as fmt
-from . import repo as gitrepo
 from .errors import ConflictError, NotADriveError, RepoError, UsageError
+from .git.plumbing import object_count, refs_snapshot, topo_commits
+from .git.raw import (
+    ObjectReader,
+    TreeCache,
+    TreeEntry,
+    is_regular,
+    is_tree,
+    join_object,
+    object_key,
+    split_object,
+    tree_entries,
+)
+from .git.repository import Drive, head_branch
+from .git.rewrite import (
+    drop_transient_heads,
+    expire_reflogs_and_prune,
+    remove_pack,
+    repository_oddities,
+    update_refs_atomically,
+    write_pack,
+)
+from .git.worktree import move_checkout, worktree_changes
 from .policy import (
     ID_RE,
     PURGE_LOCK_FILE,
     PurgeRegistry,
     find_policy,
-    text_digest,
-    text_key,
+)
+from .purge_text import (
+    FOLDS_TO_ASCII_BYTES,
+    Checker,
+    Progress,
+    Removed,
+    key_words,
+    longest_first,
+    no_progress,
+    remove_entry_lines,
+    scrub_message,
+    strip_tag_signature,
+    text_digest_of,
+    verify_purged,
 )
 
-Progress = Callable[[str, int, int], None]
-"""Called with (phase, done, total) while a purge runs."""
-
-PURGED = b"[purged]"
 _DETERMINISTIC_RE = re.compile(r"entry-[0-9a-f]{16}\Z")
 _BULLET_BYTES_RE = re.compile(rb"[ \t]*[-*][ \t]+\S")
 _SIGNATURE_HEADERS = (b"gpgsig ", b"gpgsig-sha256 ", b"mergetag ")
-_TAG_SIGNATURES = (b"-----BEGIN PGP SIGNATURE-----", b"-----BEGIN SSH SIGNATURE-----",
-                   b"-----BEGIN SIGNED MESSAGE-----")
-_TREE_MODES = (b"40000", b"040000")  # git writes 40000; a few old tools wrote 040000
-
-
-# --- lines ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Removed:
-    """One removed line: the entry id and its text."""
-
-    entry_id: str
-    text: str
-
-
-def remove_entry_lines(data: bytes, ids: frozenset[str], needles: Iterable[str]
-                       ) -> tuple[bytes, list[Removed]] | None:
-    """``data`` without the lines that are entries whose id is in ``ids``.
-
-    The definition is path-independent and line-based: decode as UTF-8 (bytes
-    that are not UTF-8 kept as they are), parse like ``format.parse_document``
-    does for a topic file (bullets inside code fences are not entries), drop
-    each entry line whose ``.id`` is purged, with its line terminator.
-    ``needles`` are strings every such line must contain (explicit ids, texts
-    of id-less entries): only lines holding one are parsed, unless the file
-    has a code fence, which needs the whole document. None when nothing changes.
-    """
-    text = data.decode("utf-8", "surrogateescape")
-    spans: list[tuple[int, int, Removed]] = []  # (start, end with eol, what)
-    if "```" in text or "~~~" in text:
-        pos = 0
-        for line in fmt.parse_document("", text).lines:
-            end = pos + len(line.content) + len(line.eol)
-            entry = line.entry
-            if entry is not None and entry.id in ids:
-                spans.append((pos, end, Removed(entry.id, entry.text)))
-            pos = end
-    else:
-        starts: set[int] = set()
-        for needle in needles:
-            at = text.find(needle)
-            while at >= 0:
-                starts.add(text.rfind("\n", 0, at) + 1)
-                at = text.find(needle, at + len(needle))
-        for start in sorted(starts):
-            nl = text.find("\n", start)
-            end = len(text) if nl < 0 else nl + 1
-            content = text[start:end].rstrip("\n") if nl >= 0 else text[start:end]
-            if nl >= 0 and content.endswith("\r"):
-                content = content[:-1]  # "\r\n" ends the line, as format.split_lines reads it
-            entry = fmt.parse_entry(content)
-            if entry is not None and entry.id in ids:
-                spans.append((start, end, Removed(entry.id, entry.text)))
-    if not spans:
-        return None
-    kept: list[str] = []
-    pos = 0
-    for start, end, _what in spans:
-        kept.append(text[pos:start])
-        pos = end
-    kept.append(text[pos:])
-    return "".join(kept).encode("utf-8", "surrogateescape"), [s[2] for s in spans]
-
-
-def scrub_message(message: bytes, texts: list[bytes]) -> bytes:
-    """Each purged text found verbatim becomes ``[purged]``, longest texts first.
-
-    ``texts`` must already be sorted by (-len, text) (see ``_sorted_texts``).
-    """
-    for text in texts:
-        if text in message:
-            message = message.replace(text, PURGED)
-    return message
-
-
-def _sorted_texts(texts: Iterable[str]) -> list[bytes]:
-    raw = {t.encode("utf-8", "surrogateescape") for t in texts if t}
-    return sorted(raw, key=lambda t: (-len(t), t))
-
-
-# Non-ASCII characters whose case folding is ASCII letters (K, long s, sharp s, the
-# Latin ligatures), as UTF-8: a file holding one is parsed whatever the prefilter says.
-_FOLDS_TO_ASCII = ("\u212a", "\u017f", "\u00df", "\u1e9e", "\ufb00", "\ufb01", "\ufb02",
-                   "\ufb03", "\ufb04", "\ufb05", "\ufb06")
-_FOLDS_TO_ASCII_BYTES = tuple(c.encode() for c in _FOLDS_TO_ASCII)
-
-
-def _key_words(texts: Iterable[str]) -> list[bytes] | None:
-    """A prefilter for "holds an entry whose text key is one of these": the longest
-    ASCII word of each text key, to look for in the lower-cased bytes (for ASCII,
-    casefold is lower; files with characters that fold to ASCII are parsed anyway).
-    None when some text has no ASCII word: parse everything."""
-    out: set[bytes] = set()
-    for text in texts:
-        ascii_words = [w for w in text_key(text).split() if w.isascii()]
-        if not ascii_words:
-            return None
-        out.add(max(ascii_words, key=len).encode())
-    return sorted(out)
-
-
-def _digest(text: str) -> str:
-    try:
-        return text_digest(text)
-    except UnicodeEncodeError:  # undecodable bytes: digest them as they are
-        import hashlib
-
-        return hashlib.sha256(text_key(text).encode("utf-8", "surrogateescape")).hexdigest()
-
-
-def strip_tag_signature(message: bytes) -> bytes:
-    """A tag message without the signature git appends to it."""
-    cut = len(message)
-    for marker in _TAG_SIGNATURES:
-        at = message.find(b"\n" + marker)
-        if at >= 0:
-            cut = min(cut, at + 1)
-        elif message.startswith(marker):
-            cut = 0
-    return message[:cut]
 
 
 # --- the plan ------------------------------------------------------------------------
@@ -254,18 +163,18 @@ class _Scan:
     a tree entry's id is then a slice of the tree, with no conversion.
     """
 
-    def __init__(self, drive: gitrepo.Drive, ids: list[str], progress: Progress) -> None:
+    def __init__(self, drive: Drive, ids: list[str], progress: Progress) -> None:
         self.drive = drive
         self.git_dir = drive.git_dir
         self.ids = frozenset(ids)
         self.progress = progress
-        self.reader = gitrepo.ObjectReader(self.git_dir)
+        self.reader = ObjectReader(self.git_dir)
+        self.trees = TreeCache(self.reader)
         self.needles: list[str] = list(ids)
         # deterministic ids are found by parsing id-less bullets until each is seen once
         self.unresolved = {i for i in ids if _DETERMINISTIC_RE.match(i)}
         self.seen_lines: set[bytes] = set()
         self.commit_raw: dict[str, bytes] = {}  # hex id -> raw commit
-        self.tree_raw: dict[bytes, bytes] = {}
         self.blob_order: list[bytes] = []
         self.scanned: list[str] = []  # hex ids of every blob read, in reading order
         self.head_holders: list[str] = []  # kept blobs holding the head of a purged text
@@ -288,8 +197,7 @@ class _Scan:
         """(hex id, content) of each object, in order, with progress every 2,000."""
         total = len(oids)
         done = 0
-        for oid, (_kind, data) in zip(oids, gitrepo.stream_objects(self.git_dir, oids),
-                                      strict=False):
+        for oid, (_kind, data) in zip(oids, self.reader.stream(oids), strict=False):
             yield oid, data
             done += 1
             if done % 2000 == 0:
@@ -299,27 +207,22 @@ class _Scan:
     def read_trees(self, roots: list[bytes]) -> None:
         """Read every tree reachable from ``roots`` (one per commit, oldest first), level
         by level; list the blobs in the order of the first commit that holds them."""
-        tree_raw = self.tree_raw
         first: dict[bytes, int] = {}  # tree or blob -> index of the first commit with it
         for number, root in enumerate(roots):
             first.setdefault(root, number)
-        level = list(dict.fromkeys(roots))
-        while level:
-            following: list[bytes] = []
-            for hex_id, raw in self.read_chunks([t.hex() for t in level], "reading trees"):
-                oid = bytes.fromhex(hex_id)
-                tree_raw[oid] = raw
-                when = first[oid]
-                for mode, _name, child in gitrepo.tree_entries(raw):
-                    if mode in _TREE_MODES:
-                        if child not in tree_raw:
-                            following.append(child)
-                    elif not mode.startswith(b"100"):
-                        continue  # a symlink or a submodule: no lines to purge
-                    if first.get(child, when + 1) > when:
-                        first[child] = when
-            level = [t for t in dict.fromkeys(following) if t not in tree_raw]
-        blobs = [oid for oid in first if oid not in tree_raw]
+
+        def visit(oid: bytes, entries: list[TreeEntry]) -> None:
+            when = first[oid]
+            for mode, _name, child in entries:
+                if not is_tree(mode) and not is_regular(mode):
+                    continue  # a symlink or a submodule: no lines to purge
+                if first.get(child, when + 1) > when:
+                    first[child] = when
+
+        self.trees.prefetch(roots, visit=visit,
+                            progress=lambda done, total: self.progress("reading trees", done,
+                                                                       total))
+        blobs = [oid for oid in first if oid not in self.trees.raw]
         blobs.sort(key=first.__getitem__)  # stable: ties keep their discovery order
         self.blob_order = blobs
 
@@ -378,7 +281,7 @@ class _Scan:
     def add(self, kind: str, raw: bytes, path: bytes | None = None) -> bytes:
         """Store a new object; with ``path``, remember it as the delta base for the
         next version written at that path (the pack stores that one as a delta)."""
-        oid = gitrepo.object_key(kind, raw)
+        oid = object_key(kind, raw)
         if oid not in self.new_objects:
             self.new_objects[oid] = (kind, raw)
             if path is not None:
@@ -395,11 +298,11 @@ class _Scan:
         if done is not None:
             return done
         tree_map, blob_new = self.tree_map, self.blob_new
-        entries = gitrepo.tree_entries(self.tree_raw[oid])
+        entries = self.trees.entries(oid)
         rebuilt: list[tuple[bytes, bytes, bytes]] | None = None
         changes: list[tuple[str, bytes]] = []
         for i, (mode, name, child) in enumerate(entries):
-            if mode in _TREE_MODES:
+            if is_tree(mode):
                 if tree_map.get(child) == child:
                     continue  # a subtree already known to stay as it is
                 new = self.map_tree(child, path + name + b"/")
@@ -407,7 +310,7 @@ class _Scan:
                     continue
                 prefix = name.decode("utf-8", "surrogateescape") + "/"
                 changes += [(prefix + p, b) for p, b in self.tree_changes[child]]
-            elif child in blob_new and mode.startswith(b"100"):
+            elif child in blob_new and is_regular(mode):
                 new = self.add("blob", blob_new[child], path + name)
                 changes.append((name.decode("utf-8", "surrogateescape"), child))
             else:
@@ -428,22 +331,18 @@ class _Scan:
     def files(self, tree: bytes, *, rewritten: bool, prefix: str = "") -> list[tuple[str, bytes]]:
         """(path, blob id) of the regular files of a tree, before or after the rewrite."""
         new = self.new_objects.get(tree) if rewritten else None
-        raw = new[1] if new is not None else self.tree_raw[tree]
+        entries = tree_entries(new[1]) if new is not None else self.trees.entries(tree)
         out: list[tuple[str, bytes]] = []
-        for mode, name_bytes, child in gitrepo.tree_entries(raw):
+        for mode, name_bytes, child in entries:
             name = name_bytes.decode("utf-8", "surrogateescape")
-            if mode in _TREE_MODES:
+            if is_tree(mode):
                 out.extend(self.files(child, rewritten=rewritten, prefix=prefix + name + "/"))
-            elif mode.startswith(b"100"):
+            elif is_regular(mode):
                 out.append((prefix + name, child))
         return out
 
 
-def _no_progress(phase: str, done: int, total: int) -> None:
-    return None
-
-
-def _drive_branch(drive: gitrepo.Drive) -> str:
+def _drive_branch(drive: Drive) -> str:
     policy = find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
     head = drive.head_commit(policy.branch)
     if head is None:
@@ -467,12 +366,12 @@ def check_ids(ids: Iterable[str]) -> list[str]:
     return out
 
 
-def plan_purge(drive: gitrepo.Drive, ids: Iterable[str], *,
-               progress: Progress = _no_progress) -> PurgePlan:
+def plan_purge(drive: Drive, ids: Iterable[str], *,
+               progress: Progress = no_progress) -> PurgePlan:
     """Read the history and compute the rewrite; nothing is written."""
     wanted = check_ids(ids)
     branch_ref = _drive_branch(drive)
-    oddities = gitrepo.repository_oddities(drive.git_dir)
+    oddities = repository_oddities(drive.git_dir)
     if oddities:
         raise RepoError(f"cannot purge {drive.root}: {'; '.join(oddities)}",
                         "purge a plain full repository (the server's bare drive), with no "
@@ -495,7 +394,7 @@ def plan_purge(drive: gitrepo.Drive, ids: Iterable[str], *,
     finally:
         scan.reader.close()
     if drive.workdir is not None and plan.checkout_trees is not None:
-        dirty = gitrepo.worktree_changes(drive, plan.checkout_paths, untracked=False)
+        dirty = worktree_changes(drive, plan.checkout_paths, untracked=False)
         if dirty:
             raise UsageError(f"uncommitted changes in files the purge rewrites: "
                              f"{', '.join(dirty[:5])}",
@@ -504,7 +403,7 @@ def plan_purge(drive: gitrepo.Drive, ids: Iterable[str], *,
 
 
 def _read_history(scan: _Scan, plan: PurgePlan) -> None:
-    refs = gitrepo.refs_snapshot(scan.git_dir)
+    refs = refs_snapshot(scan.git_dir)
     commit_tips: list[str] = []
     tree_tips: list[bytes] = []
     blob_tips: list[bytes] = []
@@ -521,13 +420,13 @@ def _read_history(scan: _Scan, plan: PurgePlan) -> None:
             got = scan.reader.read(oid)
             if got is None:
                 raise RepoError(f"tag object {oid} is missing", "run git fsck")
-            headers, message = gitrepo.split_object(got[1])
+            headers, message = split_object(got[1])
             target = next(h[7:].decode() for h in headers if h.startswith(b"object "))
             target_kind = next(h[5:].decode() for h in headers if h.startswith(b"type "))
             scan.tags[oid] = (headers, message, target, target_kind)
             pending.append((target, target_kind))
     scan.refs = refs
-    scan.commits = gitrepo.topo_commits(scan.git_dir, list(dict.fromkeys(commit_tips)))
+    scan.commits = topo_commits(scan.git_dir, list(dict.fromkeys(commit_tips)))
     plan.commits_total = len(scan.commits)
     plan.all_commits = [c for c, _p in scan.commits]
     roots: list[bytes] = []
@@ -545,7 +444,7 @@ def _read_history(scan: _Scan, plan: PurgePlan) -> None:
     scan.scan_blobs(first + blob_tips)
 
 
-def _check_found(scan: _Scan, plan: PurgePlan, drive: gitrepo.Drive) -> None:
+def _check_found(scan: _Scan, plan: PurgePlan, drive: Drive) -> None:
     found: set[str] = set()
     for removed in scan.blob_removed.values():
         found.update(r.entry_id for r in removed)
@@ -572,15 +471,15 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
     for removed in scan.blob_removed.values():
         plan.lines_removed += len(removed)
         for r in removed:
-            digests[r.entry_id].setdefault(_digest(r.text))
+            digests[r.entry_id].setdefault(text_digest_of(r.text))
             texts.setdefault(r.text)
     plan.digests = {i: list(d) for i, d in digests.items()}
     plan.texts = list(texts)
     plan.needles = list(scan.needles)
     plan.blobs_rewritten = len(scan.blob_new)
-    sorted_texts = _sorted_texts(plan.texts)
+    sorted_texts = longest_first(plan.texts)
     # Which messages quote a purged text: one search per text over all messages.
-    joined = b"\x00".join(gitrepo.split_object(raw)[1] for raw in scan.commit_raw.values())
+    joined = b"\x00".join(split_object(raw)[1] for raw in scan.commit_raw.values())
     quoting = [t for t in sorted_texts if t in joined]
     commit_map = plan.commit_map
     changed_by: dict[str, set[tuple[str, bytes]]] = {}
@@ -598,7 +497,7 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
             pos += 48
         new_parents = [commit_map.get(p, p) for p in parents]
         if quoting:
-            message = gitrepo.split_object(raw)[1]
+            message = split_object(raw)[1]
             new_message = scrub_message(message, quoting)
         else:
             message = new_message = b""
@@ -622,14 +521,14 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
                                                for h in _SIGNATURE_HEADERS):
             new_raw = new_head + raw[pos:]
         else:
-            all_headers, own_message = gitrepo.split_object(raw)
+            all_headers, own_message = split_object(raw)
             kept = all_headers[1 + len(parents):]
             if any(h.startswith(_SIGNATURE_HEADERS) for h in kept):
                 plan.signatures_dropped += 1
                 kept = [h for h in kept if not h.startswith(_SIGNATURE_HEADERS)]
             if new_message != message:
                 plan.messages_scrubbed += 1
-            new_raw = new_head + gitrepo.join_object(kept, new_message if quoting
+            new_raw = new_head + join_object(kept, new_message if quoting
                                                      else own_message)
         commit_map[oid] = scan.add("commit", new_raw).hex()
         plan.commits_rewritten += 1
@@ -665,7 +564,7 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
         stripped = strip_tag_signature(new_message)
         if stripped != new_message or len(kept) + 1 != len(headers):
             plan.signatures_dropped += 1
-        new = scan.add("tag", gitrepo.join_object([b"object " + new_target.encode()] + kept,
+        new = scan.add("tag", join_object([b"object " + new_target.encode()] + kept,
                                                   stripped)).hex()
         tag_map[oid] = new
         return new
@@ -682,12 +581,12 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
     for commit in scan.commit_raw:
         checked[commit] = True  # its message was searched for every purged text above
     for commit in commit_map:
-        if quoting and any(t in gitrepo.split_object(scan.commit_raw[commit])[1]
+        if quoting and any(t in split_object(scan.commit_raw[commit])[1]
                            for t in quoting):
             checked[commit] = False  # its message quoted a purged text
     for tag in tag_map:
         checked[tag] = not any(t in scan.tags[tag][1] for t in sorted_texts)
-    for tree in scan.tree_raw:
+    for tree in scan.trees.raw:
         checked[tree.hex()] = True  # names and ids only
     for key in scan.scanned:
         checked[key] = bytes.fromhex(key) not in scan.blob_new
@@ -708,7 +607,7 @@ def _checkout_move(scan: _Scan, plan: PurgePlan) -> None:
     """The (old, new) tree of the checked-out branch, when a checkout's HEAD moves."""
     if scan.drive.workdir is None:
         return
-    head = gitrepo.head_branch(scan.drive) or "HEAD"
+    head = head_branch(scan.drive) or "HEAD"
     for name, new, old in plan.ref_updates:
         if name == head and old in scan.commit_raw:
             old_tree, new_tree = _commit_tree(scan, old), _commit_tree(scan, new)
@@ -730,17 +629,17 @@ def _check_head_duplicates(scan: _Scan, plan: PurgePlan) -> None:
              if p.endswith(".md")]
     missing = [b.hex() for _p, b in files if b not in scan.new_objects]
     contents = dict(scan.read_chunks(missing, "checking the head")) if missing else {}
-    words = _key_words(plan.texts)
+    words = key_words(plan.texts)
     clashes: list[str] = []
     for path, oid in files:
         data = scan.new_objects[oid][1] if oid in scan.new_objects else contents[oid.hex()]
-        if words is not None and not any(c in data for c in _FOLDS_TO_ASCII_BYTES):
+        if words is not None and not any(c in data for c in FOLDS_TO_ASCII_BYTES):
             lowered = data.lower()
             if not any(w in lowered for w in words):
                 continue
         text = data.decode("utf-8", "surrogateescape")
         for _line, entry in fmt.parse_document(path, text).entries():
-            if entry.id not in scan.ids and _digest(entry.text) in wanted:
+            if entry.id not in scan.ids and text_digest_of(entry.text) in wanted:
                 clashes.append(f"{entry.id} in {path}")
     if clashes:
         raise UsageError("entries kept at the head hold the same text as a purged entry: "
@@ -752,7 +651,7 @@ def _check_head_duplicates(scan: _Scan, plan: PurgePlan) -> None:
 # --- applying ------------------------------------------------------------------------
 
 
-def apply_purge(drive: gitrepo.Drive, plan: PurgePlan, *, progress: Progress = _no_progress,
+def apply_purge(drive: Drive, plan: PurgePlan, *, progress: Progress = no_progress,
                 today: str | None = None) -> PurgeResult:
     """Write the plan's objects, move the refs (compare-and-swap), record, prune, verify."""
     started = time.perf_counter()
@@ -786,35 +685,35 @@ def _hold_lock(git_dir: Path) -> Path:
     return path
 
 
-def _apply_locked(drive: gitrepo.Drive, plan: PurgePlan, progress: Progress,
+def _apply_locked(drive: Drive, plan: PurgePlan, progress: Progress,
                   today: str | None, started: float) -> PurgeResult:
     result = PurgeResult(plan)
     git_dir = drive.git_dir
-    before = gitrepo.object_count(git_dir)
+    before = object_count(git_dir)
     clock = time.perf_counter()
     progress("writing objects", 0, len(plan.objects))
-    pack = gitrepo.write_pack(git_dir, plan.objects, plan.bases) if plan.objects else None
+    pack = write_pack(git_dir, plan.objects, plan.bases) if plan.objects else None
     result.objects_written = len(plan.objects)
     progress("writing objects", len(plan.objects), len(plan.objects))
     plan.phases["write"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    failed = gitrepo.update_refs_atomically(git_dir, plan.ref_updates,
+    failed = update_refs_atomically(git_dir, plan.ref_updates,
                                             f"memgit purge {' '.join(plan.ids)}")
     if failed is not None:
         if pack is not None:
-            gitrepo.remove_pack(pack)
+            remove_pack(pack)
         raise ConflictError(f"a ref moved while the purge ran (a push landed?): {failed}; "
                             "nothing was changed", "run memgit purge again")
-    gitrepo.drop_transient_heads(git_dir)
+    drop_transient_heads(git_dir)
     if drive.workdir is not None and plan.checkout_trees is not None:
-        gitrepo.move_checkout(drive, *plan.checkout_trees)
+        move_checkout(drive, *plan.checkout_trees)
     policy = find_policy(None, git_dir, drive.config_value("memgit.policy"))
     date = today or _today(policy.timezone)
     rows = [(i, d) for i in plan.ids for d in plan.digests.get(i, [])]
     PurgeRegistry.append(git_dir, rows, date)
     plan.phases["refs"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    checker = _Checker(plan.ids, plan.needles, plan.texts)
+    checker = Checker(plan.ids, plan.needles, plan.texts)
     # Pruning is git's work (a repack); meanwhile the blobs kept from the old history
     # are searched for entries holding a purged text under another id, the one check
     # the scan could not make (it learned the texts only at its end). git readers and
@@ -824,7 +723,7 @@ def _apply_locked(drive: gitrepo.Drive, plan: PurgePlan, progress: Progress,
 
     def prune() -> None:
         try:
-            gitrepo.expire_reflogs_and_prune(git_dir)
+            expire_reflogs_and_prune(git_dir)
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread
             pruned.append(exc)
 
@@ -838,7 +737,7 @@ def _apply_locked(drive: gitrepo.Drive, plan: PurgePlan, progress: Progress,
     if pruned:
         raise pruned[0]
     progress("pruning", 1, 1)
-    result.objects_pruned = max(0, before + len(plan.objects) - gitrepo.object_count(git_dir))
+    result.objects_pruned = max(0, before + len(plan.objects) - object_count(git_dir))
     plan.phases["prune"] = time.perf_counter() - clock
     clock = time.perf_counter()
     known = dict(plan.checked)
@@ -850,7 +749,7 @@ def _apply_locked(drive: gitrepo.Drive, plan: PurgePlan, progress: Progress,
                                             progress=progress)
     plan.phases["verify"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    result.notes += _update_index(drive, plan)
+    _update_index(drive, plan)
     plan.phases["index"] = time.perf_counter() - clock
     result.seconds = time.perf_counter() - started
     return result
@@ -862,125 +761,16 @@ def _today(zone: str) -> str:
     return _dt.datetime.now(zoneinfo.ZoneInfo(zone)).date().isoformat()
 
 
-class _Checker:
-    """What "a purged entry survived" means, for one object's content."""
-
-    def __init__(self, ids: list[str], needles: list[str], texts: list[str]) -> None:
-        self.ids = frozenset(ids)
-        self.needles = list(needles)  # every purged line holds one (ids, id-less texts)
-        self.needle_bytes = [n.encode("utf-8", "surrogateescape") for n in needles]
-        self.texts = _sorted_texts(texts)
-        self.keys = {text_key(t) for t in texts}
-        # One search per distinct 16-byte head stands for all texts starting with it
-        # (the versions of an edited entry mostly share their beginning).
-        self.heads = sorted({t[:16] for t in self.texts})
-
-    def problems(self, oid: str, kind: str, data: bytes, *, ids: bool = True) -> list[str]:
-        out: list[str] = []
-        if kind == "blob":
-            if ids and any(n in data for n in self.needle_bytes) and \
-                    remove_entry_lines(data, self.ids, self.needles) is not None:
-                out.append(f"blob {oid} (an entry with a purged id)")
-            if any(h in data for h in self.heads):
-                for entry_id in _entries_with_texts(data, self.texts, self.keys):
-                    out.append(f"blob {oid} (entry {entry_id} holds a purged text: "
-                               "purge it too)")
-        elif kind in ("commit", "tag"):
-            message = gitrepo.split_object(data)[1]
-            if any(t in message for t in self.texts):
-                out.append(f"{kind} {oid} (its message quotes a purged text)")
-        return out
-
-    def kept_blobs(self, git_dir: Path, oids: list[str], progress: Progress) -> list[str]:
-        """Search blobs already cleared of purged ids for entries holding a purged text."""
-        out: list[str] = []
-        heads = self.heads
-        for done, (oid, (_kind, data)) in enumerate(
-                zip(oids, gitrepo.stream_objects(git_dir, oids), strict=True), start=1):
-            for head in heads:
-                if head in data:
-                    out += self.problems(oid, "blob", data, ids=False)
-                    break
-            if done % 2000 == 0:
-                progress("checking kept files", done, len(oids))
-        return out
-
-
-def verify_purged(git_dir: Path, checker: _Checker, known: dict[str, bool] | None = None,
-                  problems: list[str] | None = None, *,
-                  progress: Progress = _no_progress) -> int:
-    """Account for every object in the repository (loose and packed, reachable or
-    not) and fail loudly if a purged entry survived: an entry line with a purged
-    id, an entry whose text is a purged text, or a commit or tag message quoting
-    one. An object id is its content's hash, so ``known`` (id -> clean) vouches
-    for objects this run has already checked; every other object is read now.
-    Returns the number of objects in the repository."""
-    bad = list(problems or [])
-    known = known or {}
-    listed = gitrepo.all_object_ids(git_dir)
-    unknown: list[tuple[str, str]] = []
-    for oid, kind in listed:
-        state = known.get(oid)
-        if state is None:
-            if kind != "tree":  # a tree holds names and ids only
-                unknown.append((oid, kind))
-        elif not state:
-            bad.append(f"{kind} {oid} (an old object that held purged data survived)")
-    oids = [o for o, _k in unknown]
-    for done, (oid, (kind_bytes, data)) in enumerate(
-            zip(oids, gitrepo.stream_objects(git_dir, oids), strict=True), start=1):
-        bad += checker.problems(oid, kind_bytes.decode(), data)
-        if done % 20000 == 0:
-            progress("verifying", done, len(oids))
-    if bad:
-        raise RepoError("VERIFICATION FAILED: purged data is still in the repository: "
-                        + "; ".join(bad[:10]) + (" ..." if len(bad) > 10 else ""),
-                        "look for .keep packs or a concurrent writer; purge the ids named; "
-                        "see docs/purge.md")
-    return len(listed)
-
-
-def _entries_with_texts(data: bytes, texts: list[bytes], keys: set[str]) -> list[str]:
-    """Ids of entries in ``data`` whose text is one of ``texts`` (compared as text keys)."""
-    out: list[str] = []
-    text = data.decode("utf-8", "surrogateescape")
-    for needle in texts:
-        if needle not in data:
-            continue
-        for _line, entry in fmt.parse_document("", text).entries():
-            if text_key(entry.text) in keys:
-                out.append(entry.id)
-        break
-    return out
-
-
-def _update_index(drive: gitrepo.Drive, plan: PurgePlan) -> list[str]:
+def _update_index(drive: Drive, plan: PurgePlan) -> None:
     """Delete the purged entries' index rows, remap stored revisions, count the event."""
-    notes: list[str] = []
-    try:
-        from . import index as index_mod
-    except ImportError:
-        index_mod = None  # type: ignore[assignment]
-    forget = getattr(index_mod, "forget_entries", None)
-    remap = getattr(index_mod, "remap_revisions", None)
-    if forget is None or remap is None:
-        notes.append("the recall index was not updated (memgit.index has no "
-                     "forget_entries/remap_revisions); it repairs itself on the next read")
-    else:
-        forget(drive, list(plan.ids))
-        # commits before the first purged line keep their ids: map them to themselves
-        remap(drive, {c: plan.commit_map.get(c, c) for c in plan.all_commits})
-    try:
-        from . import events
-    except ImportError:
-        notes.append("the purge event was not counted (memgit.events is missing)")
-    else:
-        events.record(drive.git_dir, "purge")
-    return notes
+    recall_index.forget_entries(drive, list(plan.ids))
+    # commits before the first purged line keep their ids: map them to themselves
+    recall_index.remap_revisions(drive, {c: plan.commit_map.get(c, c) for c in plan.all_commits})
+    events.record(drive.git_dir, "purge")
 
 
-def purge(drive: gitrepo.Drive, ids: Iterable[str], *, dry_run: bool = False,
-          progress: Progress = _no_progress, today: str | None = None) -> PurgeResult:
+def purge(drive: Drive, ids: Iterable[str], *, dry_run: bool = False,
+          progress: Progress = no_progress, today: str | None = None) -> PurgeResult:
     """Plan and (unless ``dry_run``) apply a purge of ``ids``."""
     started = time.perf_counter()
     plan = plan_purge(drive, ids, progress=progress)

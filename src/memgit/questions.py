@@ -3,9 +3,9 @@
 A question is an entry ``[...; kind: question; status: open]``; an answer is an
 entry ``[...; kind: answer; parent: QID]`` written, indented, right after its
 question and the answers before it; resolving sets ``status: resolved``.
-Every change goes through the writer (writer.apply_ops), so it re-reads the
+Every change goes through the writer (writer.apply_write_ops), so it re-reads the
 head and retries on conflict: concurrent askers and answerers never lose each
-other's lines. Board entries are never indexed for recall (SPEC section 3).
+other's lines. Board entries are never indexed for recall (docs/spec.md, section 3).
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 
 from . import format as fmt
 from .errors import UsageError
+from .git.repository import Drive, file_at, read_blob, ref_target
 from .policy import Policy, find_policy
-from .repo import Drive, file_at, read_blob, ref_target
-from .writer import NewFact, Op, Skipped, WriteResult, apply_ops, prepare_add, today
+from .write_ops import NewFact, Skipped, WriteOp, WriteResult, prepare_add, today
+from .writer import apply_write_ops
 
 BOARD = fmt.QUESTIONS_FILE
 ANSWER_INDENT = "  "
@@ -56,10 +57,10 @@ def board(drive: Drive, policy: Policy | None = None) -> list[Question]:
     return list(questions.values())
 
 
-def _single(drive: Drive, op: Op | Skipped, message: str, policy: Policy) -> WriteResult:
+def _single(drive: Drive, op: WriteOp | Skipped, message: str, policy: Policy) -> WriteResult:
     if isinstance(op, Skipped):
         return WriteResult("unchanged", skipped=[op])
-    return apply_ops(drive, [op], message, policy=policy)
+    return apply_write_ops(drive, [op], message, policy=policy)
 
 
 def ask(drive: Drive, text: str, *, source: str | None = None,
@@ -79,8 +80,8 @@ def answer(drive: Drive, question_id: str, text: str, *, source: str | None = No
     op = prepare_add(NewFact(text, source, BOARD), 0, policy, today(policy),
                      allow_reserved=True, extra=(("kind", "answer"), ("parent", question_id)),
                      after=question_id, dedupe=False)
-    if isinstance(op, Op):
-        op = Op(op.kind, op.id, path=op.path, line=ANSWER_INDENT + op.line, after=op.after,
+    if isinstance(op, WriteOp):
+        op = WriteOp(op.kind, op.id, path=op.path, line=ANSWER_INDENT + op.line, after=op.after,
                 dedupe=False, ref=op.ref)
     return _single(drive, op, "Answer a question", policy)
 
@@ -89,7 +90,7 @@ def resolve(drive: Drive, question_id: str, *, policy: Policy | None = None) -> 
     """Mark question ``question_id`` resolved."""
     policy = _policy(drive, policy)
     _require_question(drive, question_id, policy)
-    op = Op("set", question_id, key="status", value="resolved", ref=0)
+    op = WriteOp("set", question_id, key="status", value="resolved", ref=0)
     return _single(drive, op, "Resolve a question", policy)
 
 

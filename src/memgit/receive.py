@@ -1,9 +1,10 @@
-"""pre-receive and post-receive: ref updates -> new commits -> new blobs -> policy.
+"""pre-receive: ref updates -> new commits -> new blobs -> policy.
 
 git runs ``hooks/pre-receive`` after it has received a push into a quarantine
 directory and before any ref moves; a non-zero exit makes git refuse every ref
 of the push and delete the quarantine. This module is what that hook runs
-(``hooks/pre-receive`` -> :func:`hook_main`). It
+(``hooks/pre-receive`` -> memgit.server_hook.hook_main -> :func:`run_pre_receive`).
+It
 
 * reads ``OLD NEW REF`` lines from stdin (anything else: refused, MG609);
 * judges each ref update (``policy.check_update``: branch, delete,
@@ -27,8 +28,9 @@ to commits x drive size. The tree rules still see them (sizes, paths, the
 Index); for duplicate ids, an old file is parsed only if it may hold an id the
 push introduces (docs/server.md, "What the hook judges").
 
-Objects are read with ``git cat-file`` and ``git rev-list`` children (repo.py)
-that inherit the quarantine environment; no pygit2, no database, no network.
+Objects are read with ``git cat-file`` and ``git rev-list`` children (memgit.git's
+hook-safe layers: plumbing, raw) that inherit the quarantine environment; no
+pygit2, no database, no network.
 The hook never writes a ref or an object. Every failure of the hook itself
 (bad stdin, no quarantine, unreadable policy or registry, a crash) refuses the
 push with MG609: a push is never accepted by accident.
@@ -46,12 +48,20 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from . import format as fmt
 from .errors import MemgitError
+from .git.modes import MODE_COMMIT, MODE_EXEC, MODE_FILE
+from .git.plumbing import (
+    ObjectMissingError,
+    PushCommit,
+    config_get,
+    push_is_ancestor,
+    push_new_commits,
+    start_new_commits,
+    start_plumbing,
+)
+from .git.raw import LaterRead, ObjectReader, TreeCache, is_tree
+from .hook_io import RefUpdate, ServerSideError, clean, parse_updates, server_error_lines
 from .policy import (
     ERROR,
-    MODE_COMMIT,
-    MODE_EXEC,
-    MODE_FILE,
-    MODE_TREE,
     BlobFacts,
     Policy,
     PurgeRegistry,
@@ -66,90 +76,15 @@ from .policy import (
     check_update,
     find_policy,
 )
-from .repo import (
-    LaterRead,
-    ObjectMissingError,
-    ObjectReader,
-    PushCommit,
-    TreeRow,
-    config_get,
-    parse_tree,
-    push_is_ancestor,
-    push_new_commits,
-    start_new_commits,
-    start_plumbing,
-)
 
 if TYPE_CHECKING:
     from subprocess import Popen
 
-    from .repo import Drive
-
-HOOK_NAMES = ("pre-receive", "post-receive")
 SHORT = 10  # hex digits of a commit id in messages
-_ZERO = "0"
 _BLOB_MODES = (MODE_FILE, MODE_EXEC)
 
 
-class ServerSideError(MemgitError):
-    """The hook cannot judge the push (its input, the setup, the repository)."""
-
-    code = "MG609"
-    exit_code = 1
-
-
 # --- input ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RefUpdate:
-    """One ``OLD NEW REF`` line of the hook's stdin."""
-
-    old: str
-    new: str
-    ref: str
-
-    @property
-    def is_delete(self) -> bool:
-        return set(self.new) == {_ZERO}
-
-    @property
-    def is_create(self) -> bool:
-        return set(self.old) == {_ZERO}
-
-
-def _is_oid(value: str) -> bool:
-    return len(value) in (40, 64) and all(c in "0123456789abcdef" for c in value)
-
-
-def parse_updates(data: bytes) -> list[RefUpdate]:
-    """Parse the hook's stdin; anything but well-formed ``OLD NEW REF`` lines is refused."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ServerSideError("the hook's input is not text",
-                              "git feeds pre-receive 'OLD NEW REF' lines") from exc
-    updates: list[RefUpdate] = []
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line:
-            continue
-        parts = line.split(" ")
-        if len(parts) != 3 or not _is_oid(parts[0]) or not _is_oid(parts[1]) \
-                or len(parts[0]) != len(parts[1]) or not parts[2].startswith("refs/") \
-                or any(c.isspace() or ord(c) < 32 for c in parts[2]):
-            raise ServerSideError(f"line {number} of the hook's input is not 'OLD NEW REF'",
-                                  "the hook must be run by git receive-pack")
-        updates.append(RefUpdate(*parts))
-    if not updates:
-        raise ServerSideError("the hook's input names no ref update",
-                              "the hook must be run by git receive-pack")
-    return updates
-
-
-def hook_git_dir() -> Path:
-    """The repository a hook runs for: GIT_DIR if git set it, else the working directory
-    (git runs receive-pack hooks inside the git directory)."""
-    return Path(os.environ.get("GIT_DIR") or ".").absolute()
 
 
 def check_quarantine(updates: Sequence[RefUpdate]) -> None:
@@ -202,7 +137,7 @@ def load_policy_and_registry(git_dir: Path, policy_file: str | None,
 # --- judging ----------------------------------------------------------------------
 
 
-class Row(NamedTuple):
+class TreeFile(NamedTuple):
     """One non-tree entry of a commit's tree, with its full path."""
 
     path: str
@@ -250,13 +185,12 @@ class PushJudge:
         self.registry = registry
         self.reader = reader
         self.verdict = Verdict()
-        self._oid_bytes = 20
-        self._flat: dict[tuple[str, str], tuple[Row, ...]] = {}  # (tree, prefix) -> rows
-        self._raw: dict[str, bytes] = {}  # prefetched objects: trees, then blobs
-        self._parsed: dict[str, list[TreeRow]] = {}  # tree -> its entries
-        self._trees: dict[str, tuple[Row, ...]] = {}  # commit -> rows of its tree
-        self._maps: dict[str, dict[str, Row]] = {}  # commit -> path -> row
-        self._old: set[Row] = set()  # rows of the old parents: judged when they landed
+        self._tree_cache = TreeCache(reader, missing_from="the push or the repository")
+        self._flat: dict[tuple[str, str], tuple[TreeFile, ...]] = {}  # (tree, prefix) -> rows
+        self._raw: dict[str, bytes] = {}  # prefetched commits and blobs
+        self._trees: dict[str, tuple[TreeFile, ...]] = {}  # commit -> rows of its tree
+        self._maps: dict[str, dict[str, TreeFile]] = {}  # commit -> path -> row
+        self._old: set[TreeFile] = set()  # rows of the old parents: judged when they landed
         self._sizes: dict[str, int] = {}
         self._facts: dict[tuple[str, str], BlobFacts] = {}  # (blob, path) -> facts
         self._lean: dict[tuple[str, str], BlobFacts] = {}  # the same without links
@@ -284,38 +218,20 @@ class PushJudge:
             raise ObjectMissingError(f"{oid[:SHORT]} is a {got[0]}, not a {kind}", "")
         return got[1]
 
-    def _prefetch_trees(self, trees: Iterable[str]) -> None:
-        """Read trees level by level, each level in one batch of requests to cat-file
-        (one round trip per object would cost more than parsing them)."""
-        pending = [t for t in dict.fromkeys(trees) if t not in self._raw]
-        while pending:
-            nxt: list[str] = []
-            for oid, got in self.reader.read_many(pending).items():
-                if got is None or got[0] != "tree":
-                    continue  # _object reports it when the tree is needed
-                self._raw[oid] = got[1]
-                entries = self._parsed[oid] = parse_tree(got[1], self._oid_bytes)
-                nxt.extend(e.oid for e in entries
-                           if e.mode == MODE_TREE and e.oid not in self._raw)
-            pending = list(dict.fromkeys(nxt))
-
-    def flat_tree(self, tree: str, prefix: str = "") -> tuple[Row, ...]:
+    def flat_tree(self, tree: str, prefix: str = "") -> tuple[TreeFile, ...]:
         """Every non-tree entry below ``tree`` (subtrees cached by id and prefix)."""
         key = (tree, prefix)
         cached = self._flat.get(key)
         if cached is not None:
             return cached
-        rows: list[Row] = []
-        entries = self._parsed.get(tree)
-        if entries is None:
-            entries = self._parsed[tree] = parse_tree(self._object(tree, "tree"),
-                                                      self._oid_bytes)
-        for entry in entries:
-            path = prefix + entry.name
-            if entry.mode == MODE_TREE:
-                rows.extend(self.flat_tree(entry.oid, path + "/"))
+        rows: list[TreeFile] = []
+        for mode, name, child in self._tree_cache.entries(bytes.fromhex(tree)):
+            # names are UTF-8; undecodable bytes are kept as surrogate escapes
+            path = prefix + name.decode("utf-8", "surrogateescape")
+            if is_tree(mode):
+                rows.extend(self.flat_tree(child.hex(), path + "/"))
             else:
-                rows.append(Row(path, entry.mode, entry.oid))
+                rows.append(TreeFile(path, int(mode, 8), child.hex()))
         result = tuple(rows)
         self._flat[key] = result
         return result
@@ -327,7 +243,7 @@ class PushJudge:
             raise ObjectMissingError(f"commit {oid[:SHORT]} has no tree line", "")
         return first[5:].decode()
 
-    def _map(self, commit: str) -> dict[str, Row]:
+    def _map(self, commit: str) -> dict[str, TreeFile]:
         found = self._maps.get(commit)
         if found is None:
             found = self._maps[commit] = {r.path: r for r in self._trees[commit]}
@@ -337,7 +253,7 @@ class PushJudge:
 
     def judge(self, updates: Sequence[RefUpdate]) -> Verdict:
         if updates:
-            self._oid_bytes = len(updates[0].new) // 2
+            self._tree_cache.oid_bytes = len(updates[0].new) // 2
         commits: dict[str, PushCommit] = {}
         tips: set[str] = set()
         # every rev-list starts now, side by side with the first cat-file answers
@@ -419,8 +335,9 @@ class PushJudge:
         for oid, got in self.reader.read_many(old_parents).items():
             if got is not None and got[0] == "commit":
                 self._raw[oid] = got[1]
-        self._prefetch_trees([c.tree for c in commits]
-                             + [self._commit_tree(p) for p in old_parents if p in self._raw])
+        self._tree_cache.prefetch(bytes.fromhex(t) for t in
+                                  [c.tree for c in commits]
+                                  + [self._commit_tree(p) for p in old_parents if p in self._raw])
         for commit in commits:
             verdict.subjects[commit.oid] = commit.subject
             try:
@@ -482,7 +399,7 @@ class PushJudge:
 
     # blobs -------------------------------------------------------------------------
 
-    def _readable(self, row: Row) -> bool:
+    def _readable(self, row: TreeFile) -> bool:
         """Content over the per-file limit is not read: check_tree refuses it by size."""
         return row.mode in _BLOB_MODES and 0 <= self._sizes.get(row.oid, -1) \
             <= self.policy.file_bytes
@@ -540,7 +457,7 @@ class PushJudge:
             self._facts[(row.oid, row.path)] = facts
             self._introduce(facts, seen)
 
-    def _lines(self, row: Row, contents: dict[str, bytes]) -> set[str]:
+    def _lines(self, row: TreeFile, contents: dict[str, bytes]) -> set[str]:
         facts = self._facts.get((row.oid, row.path))
         if facts is not None and facts.text is not None:
             text = facts.text
@@ -597,7 +514,7 @@ class PushJudge:
             self._facts[(r.oid, r.path)] = check_blob(r.path, contents[r.oid], self.policy,
                                                       scan=_scan_nothing)
 
-    def _old_in_push(self, commits: list[PushCommit]) -> list[Row]:
+    def _old_in_push(self, commits: list[PushCommit]) -> list[TreeFile]:
         """Files of the new commits' trees that were already in the repository."""
         return sorted({r for c in commits for r in self._trees[c.oid]
                        if r in self._old and self._readable(r)
@@ -619,7 +536,7 @@ class PushJudge:
         first = self._map(commit.parents[0]) if commit.parents else {}
         out: list[Violation] = []
         items: list[TreeItem] = []
-        changed: list[Row] = []
+        changed: list[TreeFile] = []
         for row in rows:
             items.append(TreeItem(row.path, row.mode, max(self._sizes.get(row.oid, 0), 0)))
             if first.get(row.path) != row:
@@ -649,7 +566,7 @@ class PushJudge:
             elif tip:
                 self.verdict.findings.append(Finding(v, commit=commit.oid))
 
-    def _tree_facts(self, rows: tuple[Row, ...], changed: list[Row], *, tip: bool,
+    def _tree_facts(self, rows: tuple[TreeFile, ...], changed: list[TreeFile], *, tip: bool,
                     same_paths: bool) -> dict[str, BlobFacts]:
         """The facts check_tree gets for one commit.
 
@@ -662,14 +579,14 @@ class PushJudge:
         """
         if tip:
             return {r.path: f for r in rows if (f := self._facts.get((r.oid, r.path)))}
-        wanted: dict[str, Row] = {r.path: r for r in changed}
+        wanted: dict[str, TreeFile] = {r.path: r for r in changed}
         present = {(r.oid, r.path) for r in rows} if changed else set()
         for row in changed:
             facts = self._facts.get((row.oid, row.path))
             for entry_id, _line in facts.ids if facts is not None else ():
                 for key in self._ids.get(entry_id, ()):
                     if key in present:
-                        wanted.setdefault(key[1], Row(key[1], 0, key[0]))
+                        wanted.setdefault(key[1], TreeFile(key[1], 0, key[0]))
         out: dict[str, BlobFacts] = {}
         for path, row in wanted.items():
             key = (row.oid, path)
@@ -690,7 +607,7 @@ class PushJudge:
             lean = self._lean[key] = replace(self._facts[key], links=[])
         return lean
 
-    def _changes(self, commit: PushCommit, rows: tuple[Row, ...]) -> list[Violation]:
+    def _changes(self, commit: PushCommit, rows: tuple[TreeFile, ...]) -> list[Violation]:
         """check_change on the paths that differ from every parent (a merge's own changes)."""
         mine = self._map(commit.oid)
         changed: set[str] | None = None
@@ -769,42 +686,25 @@ TIMING = _Timing()
 # --- output -------------------------------------------------------------------------
 
 
-def _clean(text: str, limit: int = 300) -> str:
-    """Printable text only (no terminal escapes from paths or subjects), cut to ``limit``."""
-    out = []
-    for ch in text:
-        code = ord(ch)
-        if code < 32 or code == 127 or 0x80 <= code < 0xA0:
-            out.append(f"\\x{code:02x}")
-        elif 0xDC80 <= code <= 0xDCFF:  # an undecodable byte kept by surrogateescape
-            out.append(f"\\x{code - 0xDC00:02x}")
-        elif code in (0x200E, 0x200F) or 0x202A <= code <= 0x202E or 0x2066 <= code <= 0x2069:
-            out.append(f"\\u{code:04x}")  # bidi controls could reorder what is shown
-        else:
-            out.append(ch)
-    cleaned = "".join(out)
-    return cleaned if len(cleaned) <= limit else cleaned[: limit - 3] + "..."
-
-
 def _subject(subject: str) -> str:
     """A commit subject fit to print: cleaned, and withheld when it looks like a secret."""
     from .secrets import scan_text
 
     if scan_text(subject):
         return "(subject not shown: it may hold a credential)"
-    return _clean(subject, 72)
+    return clean(subject, 72)
 
 
 def _violation_lines(finding: Finding) -> list[str]:
     v = finding.violation
-    where = _clean(v.path) if v.path else "(drive)"
+    where = clean(v.path) if v.path else "(drive)"
     if v.line:
         where += f":{v.line}"
     tag = "" if v.severity == ERROR else " (warning)"
     more = ""
     if finding.more:
         more = f" (also in {finding.more} later commit{'s' if finding.more != 1 else ''})"
-    return [f"  {where}: {v.code} {v.name}{tag}: {_clean(v.message)}{more}",
+    return [f"  {where}: {v.code} {v.name}{tag}: {clean(v.message)}{more}",
             f"    hint: {v.hint}"]
 
 
@@ -822,7 +722,7 @@ def report(verdict: Verdict) -> list[str]:
     for (ref, commit), items in groups.items():
         lines.append("")
         if ref:
-            lines.append(_clean(ref))
+            lines.append(clean(ref))
         elif commit:
             subject = _subject(verdict.subjects.get(commit, ""))
             lines.append(f"commit {commit[:SHORT]} {subject}")
@@ -832,7 +732,7 @@ def report(verdict: Verdict) -> list[str]:
             lines.extend(_violation_lines(f))
     for note in verdict.notes:
         lines.append("")
-        lines.append(f"memgit: note: {_clean(note)}")
+        lines.append(f"memgit: note: {clean(note)}")
     lines.append("")
     e, w = len(errors), len(warnings)
     counts = (f"{e} error{'s' if e != 1 else ''}, {w} warning{'s' if w != 1 else ''}")
@@ -841,16 +741,6 @@ def report(verdict: Verdict) -> list[str]:
                      "(fix them and push again)")
     else:
         lines.append(f"memgit: push accepted with {counts}")
-    return lines
-
-
-def server_error_lines(err: MemgitError) -> list[str]:
-    lines = ["memgit: push refused: the server cannot check it",
-             f"memgit: error MG609 server-error: {_clean(err.message, 500)}"]
-    if err.hint:
-        lines.append(f"  hint: {_clean(err.hint)}")
-    lines.append("  hint: ask the drive's admin to check the server-side setup "
-                 "(this is not a problem with your push)")
     return lines
 
 
@@ -908,94 +798,3 @@ def _record_quietly(git_dir: Path, name: str) -> None:
         _record(git_dir, name)
     except Exception as exc:  # the refusal stands whatever the counter does
         print(f"memgit: warning: could not count event {name}: {exc}", file=sys.stderr)
-
-
-def post_receive(drive: Drive, updates: Sequence[RefUpdate]) -> None:
-    """Work after git has moved the refs of an accepted push.
-
-    Counts the push; the index helper hangs the reindex of the drive's branch here.
-    """
-    _record(drive.git_dir, "push_accepted")
-    from .index import reindex
-
-    reindex(drive)  # from the branch head git just moved, not from the pushed ids
-
-
-def run_post_receive(git_dir: Path, stdin: bytes) -> tuple[int, list[str]]:
-    """post-receive cannot undo a push: problems are reported, the status is always 0."""
-    try:
-        updates = parse_updates(stdin)
-        from .repo import open_drive
-
-        post_receive(open_drive(git_dir), updates)
-    except Exception as exc:
-        message = exc.message if isinstance(exc, MemgitError) else f"{type(exc).__name__}: {exc}"
-        return 0, [f"memgit: warning: post-receive failed: {_clean(message)}"]
-    return 0, []
-
-
-def run_chained(chain: str | None, stdin: bytes) -> int:
-    """Run the hook memgit was installed in front of (``install-hooks --chain``), with the
-    same stdin. Like git, a missing or non-executable hook is not run."""
-    if not chain or not os.path.isfile(chain) or not os.access(chain, os.X_OK):
-        return 0
-    import subprocess
-
-    sys.stderr.flush()
-    return subprocess.run([chain], input=stdin).returncode
-
-
-def _emit(lines: Sequence[str]) -> None:
-    if lines:
-        data = "".join(line + "\n" for line in lines)
-        sys.stderr.buffer.write(data.encode("utf-8", "backslashreplace"))
-        sys.stderr.flush()
-
-
-def run_hook(name: str, stdin: bytes, git_dir: Path, *, policy_file: str | None = None,
-             chain: str | None = None) -> int:
-    """Run hook ``name`` for ``git_dir``: print, then run the chained hook if any."""
-    if name == "pre-receive":
-        status, lines = run_pre_receive(git_dir, stdin, policy_file=policy_file)
-        _emit(lines)
-        if status != 0:
-            return status
-        return run_chained(chain, stdin)
-    if name == "post-receive":
-        status, lines = run_post_receive(git_dir, stdin)
-        _emit(lines)
-        chained = run_chained(chain, stdin)
-        return status or chained
-    _emit([f"memgit: unknown hook {_clean(name)!r}; expected one of {', '.join(HOOK_NAMES)}"])
-    return 2
-
-
-def hook_main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the installed hook scripts (no click: every import costs the push).
-
-    ``hook_main(["pre-receive", "--chain", PATH, "--policy", FILE])``.
-    """
-    args = list(sys.argv[1:] if argv is None else argv)
-    name = args.pop(0) if args else ""
-    if name == "--version":  # install-hooks --check: can this command import memgit?
-        from . import __version__
-
-        print(f"memgit {__version__}")
-        return 0
-    options: dict[str, str] = {}
-    while args:
-        flag = args.pop(0)
-        if flag not in ("--chain", "--policy") or not args:
-            if name == "pre-receive":
-                _emit(server_error_lines(ServerSideError(
-                    f"the hook script passes an unknown argument {flag!r}",
-                    "reinstall the hooks: memgit install-hooks --server REPO")))
-                return 1
-            continue
-        options[flag] = args.pop(0)
-    try:
-        stdin = sys.stdin.buffer.read() if sys.stdin is not None else b""
-    except OSError:
-        stdin = b""
-    return run_hook(name, stdin, hook_git_dir(), policy_file=options.get("--policy"),
-                    chain=options.get("--chain"))

@@ -1,8 +1,9 @@
-"""Entry operations between two trees, and applying them to any tree.
+"""Replay operations: the entry operations between two trees, and applying them to any tree.
 
-A tree here is a plain mapping ``path -> text`` (the repo.py functions in its
-``# --- replay ---`` section convert git trees to and from it), so this module
-is pure: no git, no I/O.
+A tree here is a plain mapping ``path -> text`` (memgit.git.repository's
+``tree_texts`` and ``tree_from_texts`` convert git trees to and from it), so this
+module is pure: no git, no I/O. The writer's operations (memgit.writer.WriteOp)
+are another thing: requests to add, retire or edit entries at the branch head.
 
 ``compute_ops(a, b)`` lists what changed from ``a`` to ``b``:
 
@@ -16,7 +17,7 @@ is pure: no git, no I/O.
   template's text lines are taken and the entries are the target's own, so a
   layout change never loses or duplicates an entry that someone else wrote.
 
-``apply_ops(tree, ops)`` applies them to any tree. ``apply_ops(a,
+``apply_replay_ops(tree, ops)`` applies them to any tree. ``apply_replay_ops(a,
 compute_ops(a, b)) == b`` for trees in the drive format (MEMORY.md's Index
 current): the layout operations are computed by simulating the entry
 operations and describing whatever still differs. An operation whose target
@@ -26,7 +27,7 @@ by the ``on_conflict`` policy: ``local`` (this operation wins), ``server``
 ``fail`` (raise :class:`EntryConflictError`). Applying an operation whose
 result is already there does nothing, so a replay that is repeated never
 duplicates an entry. No conflict marker is ever written: a line is either the
-local one or the server's one. The Index of MEMORY.md is regenerated last.
+local one or the server's one. The Index section of MEMORY.md is regenerated last.
 """
 
 from __future__ import annotations
@@ -112,15 +113,15 @@ class SetLayout:
         return "file:" + self.path
 
 
-Op = AddEntry | EditEntry | DeleteEntry | MoveEntry | SetLayout
+ReplayOp = AddEntry | EditEntry | DeleteEntry | MoveEntry | SetLayout
 
 
-def op_key(op: Op) -> str:
+def op_key(op: ReplayOp) -> str:
     """What an operation touches: an entry id, or ``file:PATH`` for a layout."""
     return op.id
 
 
-def op_dict(op: Op) -> dict[str, Any]:
+def op_dict(op: ReplayOp) -> dict[str, Any]:
     """A JSON-friendly summary (kind, path, id; never entry text)."""
     out: dict[str, Any] = {"kind": op.kind, "path": op.path, "id": op_key(op)}
     if isinstance(op, MoveEntry):
@@ -337,16 +338,16 @@ def _signature(path: str, lines: Sequence[_Ln]) -> tuple[str, ...]:
     that lacks a final newline gives its last line one, and the blank lines
     around an added entry are no change of the file's text worth a conflict."""
     out: list[str] = []
-    in_index = False
+    in_index_section = False
     for ln in lines:
         if ln.id is not None or _is_blank(ln):
             continue
         if path == fmt.MEMORY_FILE:
             if ln.content.rstrip() == fmt.INDEX_HEADING:
-                in_index = True
+                in_index_section = True
             elif ln.content.startswith(("# ", "## ")):
-                in_index = False
-            elif in_index and ln.content.lstrip().startswith(("- [[", "* [[")):
+                in_index_section = False
+            elif in_index_section and ln.content.lstrip().startswith(("- [[", "* [[")):
                 continue  # regenerated on every write: never a conflict
         out.append(ln.content)
     return tuple(out)
@@ -361,7 +362,7 @@ def _template(lines: Sequence[_Ln]) -> tuple[Item, ...]:
 
 
 def compute_ops(a: Mapping[str, str], b: Mapping[str, str],
-                changed: Iterable[str] | None = None) -> list[Op]:
+                changed: Iterable[str] | None = None) -> list[ReplayOp]:
     """The operations that turn tree ``a`` into tree ``b``.
 
     ``changed``, when given, names the paths that differ (a git tree diff
@@ -402,14 +403,14 @@ def _mentioned_ids(text: str) -> frozenset[str]:
 
 
 def _compute(a: Mapping[str, str], b: Mapping[str, str], wa: _Work, wb: _Work,
-             others: list[str]) -> list[Op]:
-    ops: list[Op] = []
+             others: list[str]) -> list[ReplayOp]:
+    ops: list[ReplayOp] = []
     before = {ln.id: (path, ln) for path, lines in wa.files.items() for ln in lines if ln.id}
     for path in sorted(wa.files):
         for ln in wa.files[path]:
             if ln.id is not None and ln.id not in wb.where:
                 ops.append(DeleteEntry(path, ln.id, ln.content))
-    placed: list[Op] = []
+    placed: list[ReplayOp] = []
     for path in sorted(wb.files):
         lines = wb.files[path]
         for i, ln in enumerate(lines):
@@ -462,9 +463,9 @@ class _Resolver:
         return choice == "local"
 
 
-def apply_ops(tree: Mapping[str, str], ops: Sequence[Op], *, on_conflict: str = "local",
-              when: int | None = None,
-              theirs_when: Callable[[str], int | None] | None = None) -> Applied:
+def apply_replay_ops(tree: Mapping[str, str], ops: Sequence[ReplayOp], *,
+                     on_conflict: str = "local", when: int | None = None,
+                     theirs_when: Callable[[str], int | None] | None = None) -> Applied:
     """Apply ``ops`` to ``tree`` (not modified); conflicts resolved by ``on_conflict``.
 
     ``when`` is the time of the local change (for ``newest``); ``theirs_when(key)``
@@ -474,7 +475,7 @@ def apply_ops(tree: Mapping[str, str], ops: Sequence[Op], *, on_conflict: str = 
     return _apply(tree, ops, _Resolver(on_conflict, when, theirs_when), ())
 
 
-def _apply(tree: Mapping[str, str], ops: Sequence[Op], resolver: _Resolver,
+def _apply(tree: Mapping[str, str], ops: Sequence[ReplayOp], resolver: _Resolver,
            other_paths: Iterable[str]) -> Applied:
     work = _Work(tree)
     for op in ops:
@@ -484,12 +485,12 @@ def _apply(tree: Mapping[str, str], ops: Sequence[Op], resolver: _Resolver,
             _apply_entry_op(work, op, resolver)
     out = work.tree()
     if fmt.MEMORY_FILE in out:
-        out[fmt.MEMORY_FILE] = fmt.regenerate_index(out[fmt.MEMORY_FILE],
+        out[fmt.MEMORY_FILE] = fmt.regenerate_index_section(out[fmt.MEMORY_FILE],
                                                     [*out, *other_paths])
     return Applied(out, resolver.conflicts)
 
 
-def _apply_entry_op(work: _Work, op: Op, resolver: _Resolver) -> None:
+def _apply_entry_op(work: _Work, op: ReplayOp, resolver: _Resolver) -> None:
     found = work.find(op.id)
     if isinstance(op, DeleteEntry):
         if found is None:

@@ -49,31 +49,28 @@ from .errors import (
     SyncNetworkError,
     UsageError,
 )
-from .policy import find_policy
-from .replay import CONFLICT_CHOICES, Conflict, Op, apply_ops, compute_ops, entry_map
-from .repo import (
+from .git.plumbing import config_set
+from .git.remote import fetch_branch, push_commit, remote_url
+from .git.repository import (
     Drive,
     changed_files,
     commit_info,
     commit_tree_id,
-    config_set,
     delete_ref,
-    expire_reflogs_and_prune,
-    fetch_branch,
     first_parent_chain,
     head_branch,
     is_ancestor,
     merge_base,
-    push_commit,
     ref_target,
-    remote_url,
     replay_commit,
     set_ref,
-    switch_branch_to,
     tree_from_texts,
     tree_texts,
-    worktree_changes,
 )
+from .git.rewrite import expire_reflogs_and_prune
+from .git.worktree import switch_branch_to, worktree_changes
+from .policy import find_policy
+from .replay import CONFLICT_CHOICES, Conflict, ReplayOp, apply_replay_ops, compute_ops, entry_map
 
 BRANCH = "main"  # what memgit clone checks out; a drive's policy may name another
 
@@ -463,12 +460,12 @@ def _sync_commit(state: _State, commit: str, target: str | None) -> str | None:
 def _replay(state: _State, commit: str, parent: str | None, target: str | None) -> str | None:
     """The commit's operations applied on ``target``; None when nothing changes."""
     drive = state.drive
-    ops: list[Op] = _commit_ops(state, parent, commit)
+    ops: list[ReplayOp] = _commit_ops(state, parent, commit)
     kept = [op for op in ops if op.id not in state.drop]
     state.report.dropped.extend(op.id for op in ops if op.id in state.drop)
     base = state.tree_of(target)
     info = commit_info(drive, commit)
-    applied = apply_ops(base, kept, on_conflict=state.on_conflict, when=info.author_time,
+    applied = apply_replay_ops(base, kept, on_conflict=state.on_conflict, when=info.author_time,
                         theirs_when=_theirs_when(state, target))
     # A conflict with an identical resolution is reported once, at the first attempt.
     for conflict in applied.conflicts:
@@ -481,7 +478,7 @@ def _replay(state: _State, commit: str, parent: str | None, target: str | None) 
     return replay_commit(drive, commit, tree, [target] if target is not None else [])
 
 
-def _commit_ops(state: _State, parent: str | None, commit: str) -> list[Op]:
+def _commit_ops(state: _State, parent: str | None, commit: str) -> list[ReplayOp]:
     """The entry operations ``commit`` made against ``parent``."""
     changed = None
     if parent is not None:
@@ -554,3 +551,25 @@ def _finish(state: _State, local_head: str, target: str | None) -> None:
         # a purged entry back: neither is reachable any more, so prune it.
         delete_ref(drive, "ORIG_HEAD")
         expire_reflogs_and_prune(drive.git_dir)
+
+
+# --- status ------------------------------------------------------------------------------
+
+
+def sync_status(drive: Drive, remote: str = "origin") -> dict[str, Any]:
+    """What ``memgit status`` shows (no network: as of the last fetch)."""
+    if drive.workdir is None:
+        raise UsageError("memgit status describes a checkout, not a bare repository",
+                         "use memgit info on a server drive")
+    raw = drive.config_value(LAST_SYNC_CONFIG)
+    last = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(raw))) \
+        if raw and raw.isdigit() else None
+    return {
+        "branch": drive_branch(drive),
+        "head": ref_target(drive, f"refs/heads/{drive_branch(drive)}"),
+        "remote": remote,
+        "remote_url": remote_url(drive, remote),
+        "waiting_commits": len(waiting_commits(drive, remote)),
+        "last_synced_commit": ref_target(drive, LAST_SYNCED),
+        "last_sync": last,
+    }

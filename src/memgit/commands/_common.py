@@ -8,8 +8,9 @@ from typing import Any
 
 import click
 
-from ..policy import ERROR, Policy, Violation, find_policy
-from ..repo import Drive, open_drive
+from ..git.repository import Drive, open_drive
+from ..lint import report_lines
+from ..policy import Policy, Violation, find_policy
 
 policy_option = click.option("--policy", "policy_file", metavar="FILE", default=None,
                              help="Policy YAML file (default: memgit.yaml in the git "
@@ -35,30 +36,13 @@ def print_violations(violations: Iterable[Violation], as_json: bool, *,
     if as_json:
         click.echo(json.dumps([v.as_dict() for v in items], indent=2, ensure_ascii=False))
         return
-    current: str | None = None
-    for v in items:
-        if v.path != current:
-            if current is not None:
-                click.echo("", err=err)
-            current = v.path
-        tag = "" if v.severity == ERROR else " (warning)"
-        click.echo(v.format().replace(f" {v.name}:", f" {v.name}{tag}:", 1), err=err)
-        click.echo(f"  hint: {v.hint}", err=err)
-
-
-def summary(violations: Iterable[Violation]) -> str:
-    items = list(violations)
-    errors = sum(1 for v in items if v.severity == ERROR)
-    warnings = len(items) - errors
-    files = len({v.path for v in items})
-    return (f"{errors} error{'s' if errors != 1 else ''}, "
-            f"{warnings} warning{'s' if warnings != 1 else ''} in {files} "
-            f"file{'s' if files != 1 else ''}")
+    for line in report_lines(items):
+        click.echo(line, err=err)
 
 
 def report_write(result: Any, as_json: bool) -> int:
     """Print a writer result (text lines or JSON); the exit status the writer gives it."""
-    from ..writer import exit_status, result_lines
+    from ..write_ops import exit_status, result_lines
 
     if as_json:
         click.echo(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))

@@ -1,6 +1,6 @@
 """memgit hook: run a server hook by hand or from a hook script (pre-receive, post-receive).
 
-The installed scripts call memgit.receive.hook_main directly (no click import, which
+The installed scripts call memgit.server_hook.hook_main directly (no click import, which
 every push would pay for); this command is the same code for people and other hook
 managers: ``memgit hook pre-receive < updates``.
 """
@@ -12,7 +12,8 @@ from pathlib import Path
 
 import click
 
-from ..receive import HOOK_NAMES, hook_git_dir, run_hook
+from ..hook_io import hook_git_dir
+from ..server_hook import HOOK_NAMES, run_hook
 from ._common import ctx_directory, policy_option
 
 

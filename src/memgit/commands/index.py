@@ -8,7 +8,8 @@ from dataclasses import asdict
 
 import click
 
-from ..index import ensure_current, reindex
+from ..read_path import catch_up
+from ..recall_index import reindex
 from ._common import drive_from_ctx, policy_for, policy_option
 
 
@@ -23,7 +24,7 @@ def command(ctx: click.Context, rebuild: bool, as_json: bool, policy_file: str |
     policy = policy_for(drive, policy_file)
     started = time.perf_counter()
     # a read like any other: retries pending writes and repairs first
-    result = ensure_current(drive, policy=policy)
+    result = catch_up(drive, policy=policy)
     if rebuild:
         result = reindex(drive, full=True, policy=policy)
     elapsed = time.perf_counter() - started

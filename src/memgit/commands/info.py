@@ -3,49 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import click
 
-from .. import events, state
-from .. import index as idx
-from ..policy import MODE_EXEC, MODE_FILE, Policy
-from ..repo import Drive, commit_tree_id, ref_target, tree_files
+from ..overview import drive_info
 from ._common import drive_from_ctx, policy_for, policy_option
-
-
-def drive_info(drive: Drive, policy: Policy) -> dict[str, Any]:
-    """Everything `memgit info` shows, as a dict (after the read-path repair)."""
-    conn = idx.connection(drive)
-    repaired = idx.ensure_current(drive, policy=policy, conn=conn)
-    head = ref_target(drive, policy.branch_ref)
-    files = tree_files(drive, commit_tree_id(drive, head)) if head else []
-    size = sum(f.size for f in files if f.mode in (MODE_FILE, MODE_EXEC))
-    stats = idx.stats(conn)
-    pending = conn.execute("SELECT seq, created, attempts, last_error FROM pending "
-                           "ORDER BY seq").fetchall()
-    return {
-        "drive": str(drive.root),
-        "bare": drive.workdir is None,
-        "drive_id": stats.drive_id,
-        "branch": policy.branch_ref,
-        "head": head,
-        "indexed_revision": stats.indexed_rev,
-        "index_repaired": repaired.mode not in ("current", "empty"),
-        "entries": stats.entries,
-        "rows": stats.rows,
-        "retired": stats.retired,
-        "retrievals": stats.retrievals,
-        "drive_bytes": size,
-        "drive_bytes_limit": policy.drive_bytes,
-        "files": len(files),
-        "files_limit": policy.files,
-        "pending_writes": len(pending),
-        "pending": [{"seq": s, "created": c, "attempts": a, "last_error": e}
-                    for s, c, a, e in pending],
-        "events": events.counts_with(conn),
-        "state_db": str(state.state_path(drive.git_dir)),
-    }
 
 
 def _pct(used: int, limit: int) -> str:

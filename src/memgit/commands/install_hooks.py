@@ -7,25 +7,9 @@ from pathlib import Path
 import click
 
 from ..errors import UsageError
-from ..hooks import configure_server, install_server_hooks, server_status
-from ..repo import find_repository, open_drive
+from ..git.repository import open_drive
+from ..hooks import bare_repository, configure_server, install_server_hooks, server_status
 from ._common import ctx_directory
-
-
-def _git_dir(base: Path, repo: str) -> Path:
-    path = (base / repo).absolute()
-    found = find_repository(path) if path.is_dir() else None
-    if found is None:
-        raise UsageError(f"{path} is not a git repository", "name a bare repository")
-    git_dir, bare = found
-    if not bare:
-        raise UsageError(f"{path} is not a bare repository",
-                         "server hooks belong in the bare repository people push to; "
-                         "a checkout uses the pre-commit hooks (.pre-commit-hooks.yaml)")
-    if git_dir.resolve() != path.resolve():
-        raise UsageError(f"{path} is not a git repository (it is inside {git_dir})",
-                         "name the bare repository itself")
-    return git_dir
 
 
 @click.command("install-hooks")
@@ -48,7 +32,7 @@ def command(ctx: click.Context, repos: tuple[str, ...], server: bool, chain: boo
         raise UsageError("--check changes nothing, so --chain has no meaning with it",
                          "drop --chain")
     base = Path(ctx_directory(ctx) or ".")
-    git_dirs = [_git_dir(base, r) for r in (repos or (".",))]
+    git_dirs = [bare_repository((base / r).absolute()) for r in (repos or (".",))]
     if check:
         failed = 0
         for git_dir in git_dirs:

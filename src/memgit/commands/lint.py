@@ -8,9 +8,16 @@ from pathlib import Path
 import click
 
 from ..errors import UsageError
-from ..lint import fix_index, lint_index, lint_rev, lint_worktree, relative_paths
+from ..lint import (
+    fix_index_section,
+    lint_rev,
+    lint_staged,
+    lint_worktree,
+    relative_paths,
+    summary,
+)
 from ..policy import ERROR, RULES
-from ._common import drive_from_ctx, policy_for, policy_option, print_violations, summary
+from ._common import drive_from_ctx, policy_for, policy_option, print_violations
 
 
 @click.command("lint")
@@ -43,17 +50,21 @@ def command(ctx: click.Context, paths: tuple[str, ...], rev: str | None, cached:
                          "see docs/rules.md for the codes")
     fixed = False
     if fix:
-        fixed = fix_index(drive)
+        fixed = fix_index_section(drive.workdir)
     if rev is not None:
         violations = lint_rev(drive, rev, policy, strict=strict)
     elif cached:
-        violations = lint_index(drive, policy, strict=strict)
+        if drive.workdir is None:
+            raise UsageError("--cached judges a checkout's staged files; a bare repository "
+                             "has none", "lint a commit instead: memgit lint --rev main")
+        violations = lint_staged(drive.git_dir, drive.workdir, policy, strict=strict)
     else:
-        violations = lint_worktree(drive, policy, strict=strict)
+        violations = lint_worktree(drive.git_dir, drive.workdir, policy, strict=strict)
     if select:
         violations = [v for v in violations if v.code in select]
     if paths and rev is None:
-        wanted = relative_paths(drive, paths, Path(os.getcwd()))
+        assert drive.workdir is not None
+        wanted = relative_paths(drive.workdir, paths, Path(os.getcwd()))
         violations = [v for v in violations if v.path in wanted or not v.path
                       or v.path == "MEMORY.md"]
     print_violations(violations, as_json)

@@ -10,8 +10,8 @@ from typing import Any
 import click
 
 from ..errors import UsageError
+from ..git.repository import open_drive
 from ..purge import PurgePlan, PurgeResult, apply_purge, plan_purge
-from ..repo import open_drive
 from ._common import ctx_directory
 
 

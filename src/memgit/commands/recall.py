@@ -7,7 +7,7 @@ import json
 import click
 
 from ..errors import UsageError
-from ..index import recall
+from ..read_path import recall
 from ._common import drive_from_ctx, policy_for, policy_option
 
 

@@ -7,7 +7,8 @@ import sys
 import click
 
 from ..errors import UsageError
-from ..writer import NewFact, commit_facts
+from ..write_ops import NewFact
+from ..writer import commit_facts
 from ._common import drive_from_ctx, policy_for, policy_option, report_write
 
 

@@ -2,35 +2,12 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
-from typing import Any
 
 import click
 
-from ..errors import UsageError
-from ..repo import Drive, ref_target, remote_url
-from ..sync import LAST_SYNC_CONFIG, LAST_SYNCED, drive_branch, waiting_commits
+from ..sync import sync_status
 from ._common import drive_from_ctx
-
-
-def sync_status(drive: Drive, remote: str) -> dict[str, Any]:
-    """What `memgit status` shows (no network: as of the last fetch)."""
-    if drive.workdir is None:
-        raise UsageError("memgit status describes a checkout, not a bare repository",
-                         "use memgit info on a server drive")
-    raw = drive.config_value(LAST_SYNC_CONFIG)
-    last = dt.datetime.fromtimestamp(int(raw), dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ") \
-        if raw and raw.isdigit() else None
-    return {
-        "branch": drive_branch(drive),
-        "head": ref_target(drive, f"refs/heads/{drive_branch(drive)}"),
-        "remote": remote,
-        "remote_url": remote_url(drive, remote),
-        "waiting_commits": len(waiting_commits(drive, remote)),
-        "last_synced_commit": ref_target(drive, LAST_SYNCED),
-        "last_sync": last,
-    }
 
 
 @click.command("status")

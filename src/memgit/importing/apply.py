@@ -13,7 +13,7 @@
    ``imports/`` is reserved for memgit's own writes; the receipt is written
    the way the questions board writes ``questions.md`` (``allow_reserved``),
    and its lines carry ``memory_type: not_memory`` so recall never returns them.
-4. ``writer.apply_ops`` commits entries, receipt and the regenerated Index in
+4. ``writer.apply_write_ops`` commits entries, receipt and the regenerated Index in
    one commit with compare-and-swap, and reindexes.
 
 ``dry_run`` stops before step 4 and changes nothing.
@@ -26,10 +26,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .. import format as fmt
-from .. import index as idx
+from .. import state
+from ..git.repository import Drive, ref_target
 from ..policy import Policy, find_policy, source_allowed, text_digest
-from ..repo import Drive, ref_target
-from ..writer import NewFact, Op, Skipped, WriteResult, apply_ops, prepare_add, today
+from ..read_path import catch_up
+from ..state import facts
+from ..write_ops import NewFact, Skipped, WriteOp, WriteResult, prepare_add, today
+from ..writer import apply_write_ops
 from .plan import Item, Plan, line_extras
 
 RECEIPT_DIR = "imports/"
@@ -66,7 +69,7 @@ def apply_plan(drive: Drive, plan: Plan, *, dry_run: bool = False, policy: Polic
     result = ApplyResult("dry-run" if dry_run else "unchanged", counts=plan.counts())
     items = plan.entries()
     progress(f"preparing {len(items)} entries")
-    ops: list[Op] = []
+    ops: list[WriteOp] = []
     origin: dict[int, Item] = {}
     for number, item in enumerate(items):
         prepared = _prepare(item, number, plan, policy, date)
@@ -87,11 +90,11 @@ def apply_plan(drive: Drive, plan: Plan, *, dry_run: bool = False, policy: Polic
         return result
     progress(f"committing {len(new_ops)} entries")
     message = f"Import {plan.tool} {plan.name}: {len(new_ops)} entries"
-    written = apply_ops(drive, new_ops + receipt_ops, message, policy=policy)
+    written = apply_write_ops(drive, new_ops + receipt_ops, message, policy=policy)
     return _report(result, written, new_ops, origin)
 
 
-def _prepare(item: Item, number: int, plan: Plan, policy: Policy, date: str) -> Op | Skipped:
+def _prepare(item: Item, number: int, plan: Plan, policy: Policy, date: str) -> WriteOp | Skipped:
     source = item.source
     extras = line_extras(item)
     if not source_allowed(source):
@@ -106,7 +109,7 @@ def _prepare(item: Item, number: int, plan: Plan, policy: Policy, date: str) -> 
     if entry is None:
         return prepared
     line = entry.with_meta("id", own_id).serialise()
-    return Op("add", own_id, path=prepared.path, line=line, ref=number)
+    return WriteOp("add", own_id, path=prepared.path, line=line, ref=number)
 
 
 def _value(text: str) -> str:
@@ -114,17 +117,17 @@ def _value(text: str) -> str:
     return "".join(text.translate(table).split()) or "unknown"
 
 
-def _not_in_drive(drive: Drive, ops: list[Op], policy: Policy) -> list[Op]:
+def _not_in_drive(drive: Drive, ops: list[WriteOp], policy: Policy) -> list[WriteOp]:
     """The operations whose text (and id) the drive does not have yet, each text once."""
     if ref_target(drive, policy.branch_ref) is None:
         return ops  # the writer names the missing branch
-    conn = idx.connection(drive)
-    idx.ensure_current(drive, policy=policy, conn=conn)
+    conn = state.connection(drive.git_dir)
+    catch_up(drive, policy=policy, conn=conn)
     digests = {op.id: text_digest(fmt.parse_entry(op.line).text)  # type: ignore[union-attr]
                for op in ops}
-    present = idx.present_digests(conn, digests.values())
-    located = idx.locate(conn, [op.id for op in ops])
-    out: list[Op] = []
+    present = facts.present_digests(conn, digests.values())
+    located = facts.locate(conn, [op.id for op in ops])
+    out: list[WriteOp] = []
     seen: set[str] = set()
     for op in ops:
         digest = digests[op.id]
@@ -135,8 +138,8 @@ def _not_in_drive(drive: Drive, ops: list[Op], policy: Policy) -> list[Op]:
     return out
 
 
-def _receipt(plan: Plan, ops: list[Op], result: ApplyResult, policy: Policy,
-             date: str) -> list[Op]:
+def _receipt(plan: Plan, ops: list[WriteOp], result: ApplyResult, policy: Policy,
+             date: str) -> list[WriteOp]:
     """The receipt's lines: one of counts, then the created ids, IDS_PER_LINE a line."""
     path = f"{RECEIPT_DIR}{date}-{plan.name}.md"
     counts = result.counts
@@ -147,19 +150,19 @@ def _receipt(plan: Plan, ops: list[Op], result: ApplyResult, policy: Policy,
     ids = [op.id for op in ops]
     for start in range(0, len(ids), IDS_PER_LINE):
         texts.append("Created " + ", ".join(ids[start:start + IDS_PER_LINE]))
-    out: list[Op] = []
+    out: list[WriteOp] = []
     for number, text in enumerate(texts):
         prepared = prepare_add(NewFact(text, "imported:unknown", path), 100000 + number, policy,
                                date, allow_reserved=True, dedupe=False,
                                extra=(("memory_type", "not_memory"),))
-        if isinstance(prepared, Op):
+        if isinstance(prepared, WriteOp):
             out.append(prepared)
         else:
             result.warnings.append(f"receipt line {number + 1} not written: {prepared.detail}")
     return out
 
 
-def _report(result: ApplyResult, written: WriteResult, ops: list[Op],
+def _report(result: ApplyResult, written: WriteResult, ops: list[WriteOp],
             origin: dict[int, Item]) -> ApplyResult:
     result.status = written.status
     result.commit = written.commit

@@ -29,7 +29,7 @@ from typing import Any
 from .. import format as fmt
 from ..errors import UsageError
 from ..policy import ERROR, Policy, check_blob, check_topic, secret_kinds, text_digest
-from ..writer import NewFact, Skipped, clean_text, prepare_add
+from ..write_ops import NewFact, Skipped, clean_text, prepare_add
 from . import readers
 from .markdown import ENTRY, REFUSED, STRUCTURE, VERBATIM, Piece
 
@@ -285,7 +285,9 @@ class _Builder:
     def _pieces(self, rel: str, reading: readers.FileReading, topic: str,
                 refused: dict[int, str]) -> None:
         for piece in reading.pieces:
-            reasons = [refused[n] for n in range(piece.line, piece.end + 1) if n in refused]
+            # the JSON around a mem0 memory never reaches the drive: not refused
+            reasons = [refused[n] for n in range(piece.line, piece.end + 1) if n in refused] \
+                if piece.reason != "JSON" else []
             if reasons:
                 self.plan.items.append(Item(rel, piece.line, piece.end, REFUSED, reasons[0]))
                 continue

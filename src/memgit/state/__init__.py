@@ -1,10 +1,16 @@
-"""The state database: SQLite at ``<git dir>/memgit/state.sqlite``.
+"""The state database: SQLite at ``<git dir>/memgit/state.sqlite``; all of memgit's SQL.
 
-It holds the index (facts and their full-text table), the pending-write queue
-and the event counters. Everything in it but the pending queue can be deleted
-and rebuilt from the drive at any time (docs/index.md); the pending queue holds
-acknowledged writes that did not reach the drive yet, so deleting the file
-while ``memgit info`` shows ``pending_writes`` > 0 loses them.
+It holds the recall index (facts and their full-text table), the pending-write
+queue and the event counters. Everything in it but the pending queue can be
+deleted and rebuilt from the drive at any time (docs/index.md); the pending
+queue holds acknowledged writes that did not reach the drive yet, so deleting
+the file while ``memgit info`` shows ``pending_writes`` > 0 loses them.
+
+This package is the only code that speaks SQL: the database itself here (file,
+connections and their per-process cache, migrations, transactions, meta
+values), the tables in ``state.pending`` (the pending-write queue),
+``state.facts`` (the recall index's rows) and ``state.counters`` (the event
+counters). Nothing else imports sqlite3.
 
 Settings, on every connection: WAL journal (readers never block the one
 writer), ``synchronous=FULL`` (a committed transaction survives power loss),
@@ -19,12 +25,17 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import RepoError
+from ..errors import RepoError, StateDatabaseError
+
+Connection = sqlite3.Connection
+Error = sqlite3.Error  # any failure of the database
+OperationalError = sqlite3.OperationalError  # locked, disk full, I/O: worth a retry
 
 STATE_DIR = "memgit"
 STATE_FILE = "state.sqlite"
@@ -119,6 +130,16 @@ def connect(git_dir: Path, *, migrate: bool = True) -> sqlite3.Connection:
                     _migrate(conn)
         conn.execute("PRAGMA synchronous = FULL")
         conn.execute("PRAGMA foreign_keys = ON")
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        if type(exc) is not sqlite3.DatabaseError:
+            raise  # locked, I/O, ...: not damage (OperationalError and friends)
+        # "file is not a database", "database disk image is malformed"
+        raise StateDatabaseError(
+            f"the state database {path} is damaged ({exc})",
+            f"move it aside (mv {path} {path}.damaged) and run memgit index --rebuild: the "
+            "recall index and counters are rebuilt from the drive (writes still pending in "
+            "the damaged file are lost)") from exc
     except BaseException:
         conn.close()
         raise
@@ -218,5 +239,49 @@ def delete_meta(conn: sqlite3.Connection, key: str) -> None:
     conn.execute("DELETE FROM meta WHERE key = ?", (key,))
 
 
-def pending_count(conn: sqlite3.Connection) -> int:
-    return int(conn.execute("SELECT count(*) FROM pending").fetchone()[0])
+def utc_now(*, micro: bool = False) -> str:
+    """The time as the state database stores it: UTC, ``2026-01-02T03:04:05Z`` (with
+    microseconds for the recall index's rows)."""
+    import datetime as _dt
+
+    fmt = "%Y-%m-%dT%H:%M:%S.%fZ" if micro else "%Y-%m-%dT%H:%M:%SZ"
+    return _dt.datetime.now(_dt.UTC).strftime(fmt)
+
+
+# --- the process's connections ----------------------------------------------------------
+
+_conn_lock = threading.Lock()
+_connections: dict[tuple[int, str], tuple[sqlite3.Connection, int]] = {}
+
+
+def connection(git_dir: Path) -> sqlite3.Connection:
+    """The process's connection to the drive's state database (opened once).
+
+    A database file deleted or replaced since it was opened is noticed (inode
+    check) and reopened, so "delete state.sqlite" works in a running process too.
+    The key holds the process id: a forked child never uses its parent's connection.
+    """
+    key = (os.getpid(), str(git_dir))
+    path = state_path(git_dir)
+    with _conn_lock:
+        cached = _connections.get(key)
+        if cached is not None:
+            conn, inode = cached
+            try:
+                current = os.stat(path).st_ino
+            except FileNotFoundError:
+                current = -1
+            if current == inode:
+                return conn
+            conn.close()
+            del _connections[key]
+        conn = connect(git_dir)
+        _connections[key] = (conn, os.stat(path).st_ino)
+        return conn
+
+
+def close_connections() -> None:
+    with _conn_lock:
+        for conn, _inode in _connections.values():
+            conn.close()
+        _connections.clear()

@@ -1,0 +1,365 @@
+"""Raw git objects without pygit2: the one reader, the one tree parser, the one tree cache.
+
+pre-receive imports no pygit2 (the import alone costs more than the whole
+validation of a small push; docs/performance.md), and the history rewriter reads
+through ``git cat-file --batch`` because it is eight times faster than libgit2 on
+long delta chains (bench_purge). Both read here:
+
+* :class:`ObjectReader` is the one ``git cat-file --batch`` (and ``--batch-check``)
+  reader: batched requests on one long-lived process, a streamed read of very
+  many objects in order, and a read that runs while the caller works on;
+* :func:`tree_entries` is the one parser of raw tree objects;
+* :class:`TreeCache` reads the trees below some roots level by level, each level
+  in one batch of requests (one round trip per object would cost more than
+  parsing them), for pre-receive (a push) and purge (a whole history).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import IO
+
+from ..errors import RepoError
+from .plumbing import ObjectMissingError, plumbing_argv
+
+TreeEntry = tuple[bytes, bytes, bytes]
+"""One entry of a raw tree: (mode as octal digits, name, raw object id)."""
+
+TREE_MODES = (b"40000", b"040000")  # git writes 40000; a few old tools wrote 040000
+
+_TREE_PATTERNS: dict[int, tuple[re.Pattern[bytes], re.Pattern[bytes]]] = {}
+
+
+def tree_entries(raw: bytes, oid_bytes: int = 20) -> list[TreeEntry]:
+    """(mode, name, id) of every entry of a raw tree object: ``MODE SP NAME NUL ID``
+    repeated, ids of ``oid_bytes`` bytes (20 for SHA-1, 32 for SHA-256)."""
+    patterns = _TREE_PATTERNS.get(oid_bytes)
+    if patterns is None:
+        patterns = _TREE_PATTERNS[oid_bytes] = (
+            re.compile(rb"([0-7]+) ([^\x00]*)\x00(.{%d})" % oid_bytes, re.S),
+            re.compile(rb"(?:[0-7]+ [^\x00]*\x00.{%d})*" % oid_bytes, re.S))
+    entry, whole = patterns
+    if whole.fullmatch(raw) is None:  # one C pass proves findall sees every entry
+        raise RepoError("a tree object is malformed", "run git fsck")
+    return entry.findall(raw)
+
+
+def is_tree(mode: bytes) -> bool:
+    return mode in TREE_MODES
+
+
+def is_regular(mode: bytes) -> bool:
+    """A regular file, executable or not (100644, 100755)."""
+    return mode.startswith(b"100")
+
+
+# --- object ids and headers ---------------------------------------------------------------
+
+
+def object_key(kind: str, raw: bytes) -> bytes:
+    """The SHA-1 object id git gives ``raw`` as an object of ``kind``, as 20 raw bytes."""
+    digest = hashlib.sha1(b"%s %d\x00" % (kind.encode(), len(raw)))
+    digest.update(raw)
+    return digest.digest()
+
+
+def object_id(kind: str, raw: bytes) -> str:
+    """The same id in hex."""
+    return object_key(kind, raw).hex()
+
+
+def split_object(raw: bytes) -> tuple[list[bytes], bytes]:
+    """A commit or tag as (header lines, continuation lines kept with their header; message)."""
+    head, sep, message = raw.partition(b"\n\n")
+    if not sep:  # no message at all: git writes the blank line anyway, tolerate its absence
+        head, message = raw.rstrip(b"\n"), b""
+    headers: list[bytes] = []
+    for line in head.split(b"\n"):
+        if line.startswith(b" ") and headers:
+            headers[-1] += b"\n" + line  # a continuation (gpgsig, mergetag) of the header above
+        else:
+            headers.append(line)
+    return headers, message
+
+
+def join_object(headers: list[bytes], message: bytes) -> bytes:
+    return b"\n".join(headers) + b"\n\n" + message
+
+
+# --- the reader -----------------------------------------------------------------------------
+
+
+def _cat_file(git_dir: Path, *args: str, stdin: int | None = None,
+              stdout: int | IO[bytes] = subprocess.PIPE) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(plumbing_argv(git_dir, "cat-file", *args),
+                            stdin=stdin if stdin is not None else subprocess.DEVNULL,
+                            stdout=stdout, stderr=subprocess.DEVNULL)
+
+
+def _header(line: bytes) -> tuple[str, int] | None:
+    """(type, size) from a ``cat-file`` answer line; None for ``<oid> missing``."""
+    parts = line.split()
+    if len(parts) == 2 and parts[1] == b"missing":
+        return None
+    if len(parts) != 3:
+        raise RepoError(f"git cat-file answered {line[:80]!r}", "")
+    return parts[1].decode(), int(parts[2])
+
+
+class ObjectReader:
+    """``git cat-file --batch`` and ``--batch-check`` for one repository, each started
+    on first use and kept until :meth:`close`. Requests go in chunks that fit an
+    empty pipe, and all answers of a chunk are read before the next is written, so
+    neither side can block the other."""
+
+    _CHUNK_BYTES = 32768  # well below the 64 KiB pipe buffer
+
+    def __init__(self, git_dir: Path) -> None:
+        self.git_dir = git_dir
+        self._procs: dict[str, subprocess.Popen[bytes]] = {}
+
+    def start(self) -> None:
+        """Start both processes now, so that they start while the caller works on."""
+        self._proc("--batch")
+        self._proc("--batch-check")
+
+    def _proc(self, flag: str) -> subprocess.Popen[bytes]:
+        proc = self._procs.get(flag)
+        if proc is None:
+            proc = _cat_file(self.git_dir, flag, stdin=subprocess.PIPE)
+            self._procs[flag] = proc
+        return proc
+
+    def _ask(self, flag: str, oids: Iterable[str]
+             ) -> Iterator[tuple[str, tuple[str, int] | None, bytes]]:
+        """(id, (type, size) or None when missing, content or b"") for each distinct id."""
+        unique = list(dict.fromkeys(oids))
+        if not unique:
+            return
+        proc = self._proc(flag)
+        assert proc.stdin is not None and proc.stdout is not None
+        with_data = flag == "--batch"
+        per_chunk = max(1, self._CHUNK_BYTES // (len(unique[0]) + 1))
+        for start in range(0, len(unique), per_chunk):
+            chunk = unique[start:start + per_chunk]
+            try:
+                proc.stdin.write("".join(o + "\n" for o in chunk).encode())
+                proc.stdin.flush()
+            except BrokenPipeError as exc:
+                raise RepoError("git cat-file stopped unexpectedly", "") from exc
+            for oid in chunk:
+                found = _header(proc.stdout.readline())
+                data = b""
+                if found is not None and with_data:
+                    data = proc.stdout.read(found[1] + 1)[:-1]
+                    if len(data) != found[1]:
+                        raise RepoError("git cat-file output ended early", "")
+                yield oid, found, data
+
+    def iter_many(self, oids: Iterable[str]) -> Iterator[tuple[str, tuple[str, bytes] | None]]:
+        """(id, (type, content)) of each distinct id, None for an object that is not
+        there, a chunk of requests at a time."""
+        for oid, found, data in self._ask("--batch", oids):
+            yield oid, (found[0], data) if found is not None else None
+
+    def read_many(self, oids: Iterable[str]) -> dict[str, tuple[str, bytes] | None]:
+        """oid -> (type, content), None for an object that is not there."""
+        return dict(self.iter_many(oids))
+
+    def read(self, oid: str) -> tuple[str, bytes] | None:
+        return self.read_many([oid])[oid]
+
+    def info_many(self, oids: Iterable[str]) -> dict[str, tuple[str, int] | None]:
+        """oid -> (type, size) without reading content, None for a missing object."""
+        return {oid: found for oid, found, _data in self._ask("--batch-check", oids)}
+
+    def read_later(self, oids: Iterable[str]) -> LaterRead:
+        """Start reading ``oids`` in another ``git cat-file --batch`` whose output goes to
+        an anonymous in-memory file: git inflates while the caller works on (no thread,
+        and no pipe that could fill up)."""
+        return LaterRead(self.git_dir, list(dict.fromkeys(oids)))
+
+    def stream(self, oids: list[str]) -> Iterator[tuple[bytes, bytes]]:
+        """(type, content) of each object of ``oids`` in that order, streamed from a
+        ``cat-file`` of its own: a thread writes the requests while the caller reads
+        the answers, so git inflates the next object while Python looks at the last
+        one, and nothing is held beyond the object being yielded. For reading very
+        many objects (a whole history); a missing object raises RepoError."""
+        import threading
+
+        proc = _cat_file(self.git_dir, "--batch", stdin=subprocess.PIPE)
+        assert proc.stdin is not None and proc.stdout is not None
+        requests = proc.stdin
+
+        def feed() -> None:
+            try:
+                for start in range(0, len(oids), 4096):
+                    requests.write("".join(o + "\n" for o in oids[start:start + 4096]).encode())
+                requests.close()
+            except (BrokenPipeError, ValueError):
+                pass  # the reader stopped early and closed the pipe
+
+        feeder = threading.Thread(target=feed, daemon=True)
+        feeder.start()
+        read, readline = proc.stdout.read, proc.stdout.readline
+        try:
+            for oid in oids:
+                header = readline().split()
+                if len(header) != 3:
+                    raise RepoError(f"object {oid} is missing from the repository",
+                                    "run git fsck; a history rewrite needs every object")
+                data = read(int(header[2]))
+                read(1)
+                yield header[1], data
+        finally:
+            proc.stdout.close()
+            proc.kill()
+            proc.wait()
+            feeder.join()
+
+    def close(self) -> None:
+        for proc in self._procs.values():
+            try:
+                if proc.stdin is not None:
+                    proc.stdin.close()
+            except BrokenPipeError:
+                pass
+            if proc.stdout is not None:
+                proc.stdout.close()
+            proc.wait()
+        self._procs.clear()
+
+    def __enter__(self) -> ObjectReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class LaterRead:
+    """See :meth:`ObjectReader.read_later`."""
+
+    def __init__(self, git_dir: Path, oids: list[str]) -> None:
+        self.oids = oids
+        self._out = _scratch_file()
+        self._proc: subprocess.Popen[bytes] | None = None
+        if not oids:
+            return
+        self._proc = _cat_file(git_dir, "--batch", stdin=subprocess.PIPE, stdout=self._out)
+        assert self._proc.stdin is not None
+        # the requests may exceed a pipe's buffer: git reads them as it goes, and its
+        # output goes to a file, so writing them all cannot block for good
+        self._proc.stdin.write("".join(o + "\n" for o in oids).encode())
+        self._proc.stdin.close()
+
+    def close(self) -> None:
+        """Stop reading (when the result is not needed after all)."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait()
+        self._out.close()
+
+    def result(self) -> dict[str, tuple[str, bytes] | None]:
+        try:
+            if self._proc is None:
+                return {}
+            if self._proc.wait() != 0:
+                raise RepoError("git cat-file failed", "")
+            self._out.seek(0)
+            data = self._out.read()
+        finally:
+            self._out.close()
+        out: dict[str, tuple[str, bytes] | None] = {}
+        pos = 0
+        for oid in self.oids:
+            eol = data.index(b"\n", pos)
+            found = _header(data[pos:eol])
+            pos = eol + 1
+            if found is None:
+                out[oid] = None
+                continue
+            out[oid] = (found[0], data[pos:pos + found[1]])
+            pos += found[1] + 1
+        return out
+
+
+def _scratch_file():  # type: ignore[no-untyped-def]
+    """An unnamed read-write file: memfd on Linux (no file system needed), else a
+    temporary file."""
+    if hasattr(os, "memfd_create"):
+        try:
+            return os.fdopen(os.memfd_create("memgit-objects"), "w+b")
+        except OSError:
+            pass
+    import tempfile
+
+    return tempfile.TemporaryFile()
+
+
+# --- the tree cache ----------------------------------------------------------------------
+
+
+Progress = Callable[[int, int], None]
+"""Called with (objects read, objects in this level) while a level is read."""
+
+
+class TreeCache:
+    """Raw tree objects by raw id, read level by level through an :class:`ObjectReader`.
+
+    :meth:`prefetch` reads every tree below some roots: the roots in one batch, then
+    all their subtrees not read yet in the next, and so on, so a push or a whole
+    history costs one batch of requests per folder depth. :meth:`entries` parses a
+    tree (reading it on a miss). Trees are immutable, so the cache never goes stale.
+    """
+
+    def __init__(self, reader: ObjectReader, oid_bytes: int = 20, *,
+                 missing_from: str = "the repository") -> None:
+        self.reader = reader
+        self.oid_bytes = oid_bytes
+        self.missing_from = missing_from  # where a missing tree should have been, for messages
+        self.raw: dict[bytes, bytes] = {}
+
+    def prefetch(self, roots: Iterable[bytes], *,
+                 visit: Callable[[bytes, list[TreeEntry]], None] | None = None,
+                 progress: Progress | None = None) -> None:
+        """Read the trees below ``roots``; ``visit(tree id, entries)`` sees each tree
+        read, parents before children. A tree that is not there (or is not a tree) is
+        skipped: :meth:`entries` reports it when it is needed."""
+        level = [t for t in dict.fromkeys(roots) if t not in self.raw]
+        while level:
+            following: list[bytes] = []
+            done = 0
+            for hex_id, got in self.reader.iter_many(t.hex() for t in level):
+                done += 1
+                if progress is not None and done % 2000 == 0:
+                    progress(done, len(level))
+                if got is None or got[0] != "tree":
+                    continue
+                oid = bytes.fromhex(hex_id)
+                self.raw[oid] = got[1]
+                entries = tree_entries(got[1], self.oid_bytes)
+                if visit is not None:
+                    visit(oid, entries)
+                following.extend(child for mode, _name, child in entries
+                                 if mode in TREE_MODES and child not in self.raw)
+            if progress is not None:
+                progress(len(level), len(level))
+            level = [t for t in dict.fromkeys(following) if t not in self.raw]
+
+    def entries(self, oid: bytes) -> list[TreeEntry]:
+        """The entries of tree ``oid``; ObjectMissingError when it is not in the repository."""
+        raw = self.raw.get(oid)
+        if raw is None:
+            got = self.reader.read(oid.hex())
+            if got is None:
+                raise ObjectMissingError(f"tree {oid.hex()[:10]} is not in {self.missing_from}",
+                                         "run git fsck")
+            if got[0] != "tree":
+                raise ObjectMissingError(f"{oid.hex()[:10]} is a {got[0]}, not a tree", "")
+            raw = self.raw[oid] = got[1]
+        return tree_entries(raw, self.oid_bytes)

@@ -1,0 +1,55 @@
+"""The network: fetch, push and clone with the user's ``git``.
+
+The user's git is used on purpose: their credential helpers, ssh config and
+proxies apply. No prompt may block a headless agent, so git fails instead of
+asking for a user name, a password or an ssh host key confirmation. None of
+these raise on a failed network operation: callers read the exit status and
+git's message (memgit.sync turns them into errors that say what to do).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from .plumbing import git
+from .repository import Drive
+
+
+def _network_env() -> dict[str, str]:
+    return dict(os.environ, GIT_TERMINAL_PROMPT="0",
+                GIT_SSH_COMMAND=os.environ.get("GIT_SSH_COMMAND", "ssh -o BatchMode=yes"))
+
+
+def remote_url(drive: Drive, remote: str) -> str | None:
+    proc = git("remote", "get-url", remote, cwd=drive.root, check=False)
+    return proc.stdout.decode().strip() if proc.returncode == 0 else None
+
+
+def fetch_branch(drive: Drive, remote: str, branch: str,
+                 into: str) -> subprocess.CompletedProcess:
+    """``git fetch REMOTE +refs/heads/BRANCH:INTO`` with the user's git; not checked.
+
+    The ``+`` lets ``into`` (a private tracking ref) follow a rewritten server
+    history; nothing else of the checkout changes.
+    """
+    return git("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", remote,
+               f"+refs/heads/{branch}:{into}", cwd=drive.root, env=_network_env(), check=False)
+
+
+def push_commit(drive: Drive, remote: str, oid: str,
+                branch: str) -> subprocess.CompletedProcess:
+    """``git push --porcelain REMOTE OID:refs/heads/BRANCH`` (never forced); not checked.
+
+    Without ``+`` or ``--force`` git refuses locally or the server refuses any
+    update that is not a fast-forward.
+    """
+    return git("push", "--porcelain", "--no-verify", remote, f"{oid}:refs/heads/{branch}",
+               cwd=drive.root, env=_network_env(), check=False)
+
+
+def clone_repository(url: str, path: Path, branch: str) -> subprocess.CompletedProcess:
+    """``git clone --branch BRANCH URL PATH`` with the user's git; not checked."""
+    return git("clone", "--quiet", "--branch", branch, "--", url, str(path),
+               env=_network_env(), check=False)

@@ -1,0 +1,34 @@
+"""Provider formats recognised by a provider name next to a value of a known shape.
+
+The records live in ``provider_context.json`` (generated from secrets-patterns-db
+by tests/data/secrets/corpus_tools/gen_provider_context.py): a keyword (the provider's
+name as it appears in configuration) and the value's shape. A value counts when
+it follows the keyword within 40 characters and looks generated (``token_like``).
+Every record is one ``Rule`` keyed by its keyword, so the shared prefilter
+dispatches only the providers named on a line.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .rules import Rule
+
+CONTEXT_KIND = "provider credential"
+
+
+def load_context_formats() -> tuple[Rule, ...]:
+    data = json.loads((Path(__file__).parent / "provider_context.json").read_text("utf-8"))
+    out = []
+    for rec in data["formats"]:
+        regex = (
+            r"(?i:" + rec["keyword"] + r")[^\n]{0,40}?(?<![A-Za-z0-9])(?P<s>" + rec["value"]
+            + r")(?![A-Za-z0-9])"
+        )
+        out.append(Rule(
+            id="ctx-" + rec["id"], kind=CONTEXT_KIND, regex=regex,
+            keywords=(rec["keyword"].lower(),), word_keywords=True, group="s", check="token_like",
+            doc="secrets-patterns-db: " + rec["kind"],
+        ))
+    return tuple(out)

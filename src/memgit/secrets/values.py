@@ -1,0 +1,282 @@
+"""Value tests shared by every rule: the one placeholder filter, entropy, randomness.
+
+A rule finds *where* a credential could be; these functions decide whether the
+value found there is one. ``is_placeholder`` runs on every finding of every
+rule (built-in, structural or a drive's extra rules), so documentation
+placeholders are judged the same way everywhere.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable
+from functools import lru_cache
+
+_RX: dict[tuple[str, int], re.Pattern[str]] = {}
+
+
+def rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """Compile on first use: importing the scanner compiles no regex."""
+    key = (pattern, flags)
+    compiled = _RX.get(key)
+    if compiled is None:
+        compiled = _RX[key] = re.compile(pattern, flags)
+    return compiled
+
+
+_CLOG = [0.0] + [c * math.log2(c) for c in range(1, 4097)]
+
+
+def entropy(s: str) -> float:
+    """Shannon entropy in bits per character."""
+    n = len(s)
+    if not n:
+        return 0.0
+    counts = Counter(s).values()
+    if n > 4096:
+        return math.log2(n) - sum(c * math.log2(c) for c in counts) / n
+    return math.log2(n) - sum(map(_CLOG.__getitem__, counts)) / n
+
+
+_NO_UPPER = str.maketrans("", "", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_NO_LOWER = str.maketrans("", "", "abcdefghijklmnopqrstuvwxyz")
+_NO_DIGIT = str.maketrans("", "", "0123456789")
+
+
+def classes(s: str) -> tuple[int, int, int]:
+    """(uppercase, lowercase, digits) counts of an ASCII string, at C speed."""
+    n = len(s)
+    return n - len(s.translate(_NO_UPPER)), n - len(s.translate(_NO_LOWER)), \
+        n - len(s.translate(_NO_DIGIT))
+
+
+def varied(s: str, minimum: int = 6) -> bool:
+    return len(set(s)) >= minimum
+
+
+_TEMPLATE = r"""^(?:
+        \$\(.*                            # $(command)
+      | \$[A-Za-z_][A-Za-z0-9_]*          # $VAR
+      | \{[A-Za-z0-9_. -]*\}              # {name}
+      | %[A-Za-z0-9_]+%                   # %VAR%
+      | %(?:\([A-Za-z0-9_]*\))?[sd]       # %s, %(name)s
+      | [*xX\u2022.\u2026#0-]+            # ****, xxxx, ..., ####, 0000
+      | \[?(?:redacted|hidden|masked|removed|omitted|snip(?:ped)?|placeholder
+             |not[ _-]?set|none|null|nil|empty|unset|tbd|todo|n/?a|changeme|change[_-]me)\]?
+      | (?:your|my|the|some|an?|insert|enter|put)[_-][A-Za-z0-9_-]+   # your_token_here
+      | [A-Za-z_-]*(?:_here|-here|here)   # token_here
+    )$"""
+# Template syntax anywhere in the value: <password>, Bearer <jwt>, ${VAR}, {{ x }}
+_TEMPLATE_INSIDE = r"<[^<>]{0,60}>|\$\{|\{\{"
+# Words that mark a documentation example wherever they sit in the value.
+_MARKERS = (
+    "example", "placeholder", "dummy", "sample", "redacted", "your_", "your-", "yourkey",
+    "yourtoken", "xxxxx", "changeme", "fake", "replace", "insert", "*****",
+    "test_key",
+    "testkey", "mytoken", "mykey", "mysecret", "mypassword", "secret123",
+)
+_MARKER_RX = "|".join(re.escape(m) for m in _MARKERS)
+_TEMPLATE_FLAGS = re.VERBOSE | re.IGNORECASE
+_PREFIX = r"^[A-Za-z][A-Za-z0-9]{0,11}(?:[_.-][A-Za-z0-9]{1,8}){0,2}[_.-]"
+
+
+def body_of(value: str) -> str:
+    """The value without a documented-looking prefix (``ghp_``, ``sk-ant-api03-``)."""
+    m = rx(_PREFIX).match(value)
+    return value[m.end() :] if m and len(value) - m.end() >= 8 else value
+
+
+_RUNS = ("abcdefghijklmnopqrstuvwxyz", "0123456789", "qwertyuiop", "asdfghjkl",
+         "zyxwvutsrqponmlkjihgfedcba", "9876543210")
+
+
+def trie_regex(words: Iterable[str], tails: dict[str, str] | None = None) -> str:
+    """An alternation of literals shaped as a trie (one branch tested per position);
+    a word listed in `tails` counts only when its tail regex follows it."""
+    tails = tails or {}
+    trie: dict[str, dict] = {}
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {"": tails.get(word, "")}  # type: ignore[dict-item]
+
+    def build(node: dict[str, dict]) -> str:
+        alts = [re.escape(ch) + build(child) for ch, child in sorted(node.items()) if ch]
+        end = node.get("")
+        if end is not None:
+            ahead: str = end[""]  # type: ignore[assignment]
+            alts.append("(?=" + ahead + ")" if ahead else "")
+        if len(alts) == 1:
+            return alts[0]
+        return "(?:" + "|".join(alts) + ")"
+
+    return build(trie)
+
+
+# six characters in keyboard or alphabet order, or one character six times: typed, not generated
+_WINDOWS = frozenset(run[i : i + 6] for run in _RUNS for i in range(len(run) - 5))
+
+
+_SEQ_GATE: list[re.Pattern[str]] = []
+
+
+def _sequential(s: str) -> bool:
+    """Typed rather than generated: alphabet or keyboard runs and repeated characters
+    make up at least half of the value (or all but a few characters of a short one)."""
+    if len(s) < 8:
+        return False
+    low = s.lower()
+    if not _SEQ_GATE:
+        _SEQ_GATE.append(re.compile(trie_regex(_WINDOWS) + r"|(.)\1{3}"))
+    if _SEQ_GATE[0].search(low) is None:
+        return False  # the common case, one C-level scan
+    marked: set[int] = set()
+    for w in _WINDOWS:
+        at = low.find(w)
+        while at >= 0:
+            marked.update(range(at, at + 6))
+            at = low.find(w, at + 1)
+    for m in rx(r"(.)\1{3,}").finditer(low):
+        marked.update(range(m.start(), m.end()))
+    return len(marked) >= max(6, 0.5 * len(low)) or len(low) - len(marked) < 6
+
+
+@lru_cache(maxsize=4096)
+def is_placeholder(value: str) -> bool:
+    """True for documentation placeholders and templates, never for a real value.
+
+    Covers ``<TOKEN>``, ``${VAR}``, ``{{ x }}``, ``$VAR``, ``%s``, runs of
+    ``x``/``X``/``0``/``#``/``*``, ``EXAMPLE`` keys, ``your_token_here``,
+    ``redacted``, sequential alphabets (``abcdefghijklmnop``), bodies of one
+    or two distinct characters (``sha256~XXXX``, ``ghp_0000...``).
+    """
+    v = value.strip().strip("\"'`")
+    if not v:
+        return True
+    if rx(_TEMPLATE, _TEMPLATE_FLAGS).match(v) or rx(_TEMPLATE_INSIDE).search(v):
+        return True
+    low = v.lower()
+    if rx(_MARKER_RX).search(low):
+        return True
+    body = body_of(v)
+    core = rx(r"[^A-Za-z0-9]").sub("", body)
+    if len(core) >= 6 and len(set(core.lower())) <= 3:
+        return True  # XXXXXXXX, 0000aaaa, sha256~XXXX
+    if _sequential(core):
+        return True
+    return bool(rx(r"(?i)(?:x{4,}|0{6,}|\*{3,}|#{4,}|\.{3}|…)").search(body))
+
+
+# --- references: values that name where a secret lives instead of being one ---
+
+_REFERENCE_PREFIXES = (
+    "http://", "https://", "vault:", "vault://", "op://", "env:", "env.", "arn:", "ssm:",
+    "secretsmanager:", "secret:", "keychain:", "keyring:", "file:", "/", "~/", "./", "../",
+    "$", "%", "@", "&", "!", "*", "process.env", "os.environ", "os.getenv", "secrets.",
+)
+_DOTTED_IDENT = r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$"
+_ENV_NAME = r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$"
+_VERSION = r"^[vV]?\d+(?:\.\d+)+(?:[-+.][A-Za-z0-9.]+)?$"
+_DATE = r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?Z?)?$"
+_JOINED_WORDS = r"^[A-Za-z]+(?:[-_.][A-Za-z]+)*$"
+CONFIG_WORDS = frozenset(
+    """true false yes no on off none null nil required optional enabled disabled
+    unset empty auto default prompt env file stdin hidden masked redacted ask
+    keychain keyring vault string str bytes int bool text value secret password
+    passwd token apikey api_key key undefined unknown variable param params
+    argument args kwargs self this""".split()
+)
+TECH_TERMS = frozenset(
+    """sha1 sha256 sha384 sha512 md5 oauth1 oauth2 base32 base64 utf8 utf16 ipv4 ipv6
+    x86_64 aes128 aes256 http1 http2 http3 rfc6750 rfc7617 hs256 rs256 es256 ed25519
+    pbkdf2 argon2 argon2id bcrypt2 sha3 s3 2fa mfa2 totp6 gpt4 gpt4o tls13 tls12
+    p256 secp256k1 secp256r1 curve25519 x25519 pkcs1 pkcs8 pkcs12 pem2""".split()
+)
+
+
+def is_reference(v: str) -> bool:
+    low = v.lower()
+    if low.startswith(_REFERENCE_PREFIXES):
+        return True
+    if ("(" in v or "[" in v or "{" in v) and rx(r"[A-Za-z_][\w.]*[(\[]|\{").search(v):
+        return True  # a call, an index or a template: os.getenv("X"), cfg["key"], {name}
+    if rx(_ENV_NAME).match(v):
+        return True
+    return bool(rx(_DOTTED_IDENT).match(v)) and not any(c.isdigit() for c in v)
+
+
+@lru_cache(maxsize=4096)
+def is_boring(v: str) -> bool:
+    """Placeholders, references, numbers, dates, versions, configuration words."""
+    if not v or is_placeholder(v) or is_reference(v):
+        return True
+    if (v.isdigit() and len(v) < 20) or rx(_DATE).match(v) or rx(_VERSION).match(v):
+        return True
+    return v.lower() in CONFIG_WORDS
+
+
+@lru_cache(maxsize=4096)
+def looks_random(v: str) -> bool:
+    """For a value after a keyword in prose (``password: X``, ``token is X``)."""
+    if len(v) < 6 or is_boring(v) or v.lower() in TECH_TERMS:
+        return False
+    has_digit = any(c.isdigit() for c in v)
+    has_alpha = any(c.isalpha() for c in v)
+    n_kinds = (has_digit + any(c.isupper() for c in v) + any(c.islower() for c in v)
+               + any(not c.isalnum() for c in v))
+    if len(v) >= 8 and n_kinds >= 3 and entropy(v) >= 3.0 and " " not in v:
+        # qILXZlbtI-NI99, Tr0ub4dor&3 but not 2FA-enforced, Q3-Roadmap, OAuth2-Proxy
+        digits = sum(map(str.isdigit, v))
+        flips = len(rx(r"[a-z][A-Z]|[A-Z][a-z](?=[A-Z])").findall(v))
+        if digits >= 2 or flips >= 2:
+            return True
+    if has_digit and has_alpha:
+        # "hunter2", "Zx81!kq0", "s3cr3t-Pa55" but not "2FA-enforced", "Q1-2026"
+        return any(
+            len(seg) >= 5 and any(c.isdigit() for c in seg) and any(c.isalpha() for c in seg)
+            for seg in rx(r"[-_./]").split(v)
+        )
+    if not has_alpha:
+        return False
+    if any(not (c.isalnum() or c in "-_.") for c in v):
+        return True  # hunter!!, p@ss, aB+/cd...
+    if rx(_JOINED_WORDS).match(v):
+        letters = v.replace("-", "").replace("_", "").replace(".", "")
+        return (
+            len(letters) >= 16
+            and not letters.islower()
+            and not letters.isupper()
+            and entropy(letters) >= 3.5
+            and sum(1 for a, b in zip(letters, letters[1:], strict=False)
+                    if a.islower() and b.isupper()) >= 3
+        )
+    return False
+
+
+def literal_ok(v: str) -> bool:
+    """For a value that is plainly assigned (``passwd=X``, ``token: "X"``)."""
+    return len(v) >= 5 and not is_boring(v) and not (v.isalpha() and len(set(v)) == 1)
+
+
+@lru_cache(maxsize=4096)
+def token_like(v: str, min_len: int = 16) -> bool:
+    """A generated credential: long enough, varied, mixed character classes or high entropy.
+
+    Used where the context already says "credential" (``*_token = X``, a provider
+    name next to the value): hex, base32, base64 and mixed-case alphanumerics pass;
+    words, identifiers in snake_case, UUID-free ids and paths do not.
+    """
+    core = rx(r"[^A-Za-z0-9]").sub("", v)
+    if len(core) < min_len or is_boring(v) or not varied(core, 8):
+        return False
+    if rx(r"^[a-z]+(?:[_-][a-z]+)+$").match(v) or rx(r"^[A-Z][a-z]+(?:[A-Z][a-z]+)+$").match(v):
+        return False  # snake_case / CamelCase identifiers
+    upper, lower, digits = classes(core)
+    n_kinds = (digits > 0) + (upper > 0) + (lower > 0)
+    ent = entropy(core)
+    if n_kinds >= 2 and ent >= 3.0:
+        return digits > 0 or (upper >= 2 and lower >= 2 and ent >= 3.8)
+    return ent >= 3.6 and len(core) >= 24

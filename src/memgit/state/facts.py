@@ -1,0 +1,298 @@
+"""The recall index's tables: ``facts`` (one row per entry) and ``facts_fts`` (FTS5).
+
+memgit.recall_index decides what the rows are (from the drive's files) and when
+they change; this module stores them, retires and revives them, searches them
+with BM25 and counts retrievals. Rows outside the full-text table (``indexed``
+0) are kept so the writer finds entries by id, but recall never returns them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from . import Connection, get_meta, immediate, utc_now
+
+
+class FactRow(NamedTuple):
+    """One entry of the drive as the recall index stores it."""
+
+    fact_id: str
+    entry_id: str
+    path: str
+    line: int
+    text: str
+    source: str
+    added: str
+    digest: str
+    indexed: int  # 1: searchable; 0: kept for lookups by id only
+
+
+class StoredRow(NamedTuple):
+    """A row as it is in the database: its rowid, its content, when it was retired."""
+
+    rowid: int
+    row: FactRow
+    valid_until: str | None
+
+
+class SyncCounts(NamedTuple):
+    inserted: int
+    updated: int
+    retired: int
+
+
+class FoundRow(NamedTuple):
+    """One search result: the row's fields, its BM25 score (lower is better), its rowid."""
+
+    entry_id: str
+    text: str
+    path: str
+    line: int
+    source: str
+    added: str
+    score: float
+    fact_id: str
+    retrievals: int
+    rowid: int
+
+
+@dataclass(frozen=True)
+class IndexStats:
+    indexed_rev: str | None
+    indexed_at: str | None
+    drive_id: str | None
+    entries: int  # searchable entries
+    rows: int  # present rows, searchable or not
+    retired: int
+    retrievals: int
+
+
+def topic_words(path: str) -> str:
+    """The path as words for the full-text ``topic`` column: projects/payments.md ->
+    'projects payments'."""
+    stem = path[:-3] if path.endswith(".md") else path
+    return re.sub(r"[/_.-]+", " ", stem).strip()
+
+
+def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
+
+
+# --- reading and writing rows ------------------------------------------------------------
+
+_STORED_SQL = ("SELECT id, fact_id, entry_id, path, line, text, source, added, digest, "
+               "indexed, valid_until FROM facts")
+
+
+def _stored(r: tuple) -> StoredRow:
+    return StoredRow(r[0], FactRow(*r[1:10]), r[10])
+
+
+def stored_rows(conn: Connection) -> dict[str, StoredRow]:
+    """Every row, present or retired, by fact id."""
+    return {r[1]: _stored(r) for r in conn.execute(_STORED_SQL)}
+
+
+def present_rows_in(conn: Connection, paths: list[str]) -> dict[str, StoredRow]:
+    """The present rows of the files ``paths``, by fact id."""
+    out: dict[str, StoredRow] = {}
+    for chunk in _chunks(paths, 500):
+        marks = ",".join("?" * len(chunk))
+        for r in conn.execute(f"{_STORED_SQL} WHERE valid_until IS NULL AND path IN ({marks})",
+                              chunk):
+            out[r[1]] = _stored(r)
+    return out
+
+
+def clear(conn: Connection) -> None:
+    """Delete every row (another drive id means other fact ids: start over)."""
+    conn.execute("DELETE FROM facts")
+    conn.execute("DELETE FROM facts_fts")
+
+
+def retire_all(conn: Connection) -> None:
+    conn.execute("UPDATE facts SET valid_until = ? WHERE valid_until IS NULL",
+                 (utc_now(micro=True),))
+    conn.execute("DELETE FROM facts_fts")
+
+
+def sync_rows(conn: Connection, new: Mapping[str, FactRow], old: Mapping[str, StoredRow], *,
+              look_up_others: bool, now: str) -> SyncCounts:
+    """Make the rows in scope (``old``) match ``new``: retire what left, revive what
+    came back, update what changed, insert what is new. Rows outside the scope that
+    ``new`` names are looked up by fact id when ``look_up_others``."""
+    retire = [o for fid, o in old.items() if fid not in new and o.valid_until is None]
+    if retire:
+        conn.executemany("UPDATE facts SET valid_until = ? WHERE id = ?",
+                         [(now, o.rowid) for o in retire])
+        conn.executemany("DELETE FROM facts_fts WHERE rowid = ?",
+                         [(o.rowid,) for o in retire if o.row.indexed])
+    inserts: list[FactRow] = []
+    fts_add: list[tuple[int, str, str]] = []
+    fts_del: list[tuple[int]] = []
+    updates: list[tuple] = []
+    for fid, row in new.items():
+        prev = old.get(fid)
+        if prev is None and look_up_others:
+            found = conn.execute(f"{_STORED_SQL} WHERE fact_id = ?", (fid,)).fetchone()
+            prev = _stored(found) if found is not None else None
+        if prev is None:
+            inserts.append(row)
+            continue
+        active = prev.valid_until is None
+        if active and prev.row == row:
+            continue
+        updates.append((row.entry_id, row.path, row.line, row.text, row.source, row.added,
+                        row.digest, row.indexed, now if not active else None, prev.rowid))
+        was_searchable = active and prev.row.indexed
+        same_words = prev.row.text == row.text and prev.row.path == row.path
+        if was_searchable and (not row.indexed or not same_words):
+            fts_del.append((prev.rowid,))
+        if row.indexed and not (was_searchable and same_words):
+            fts_add.append((prev.rowid, row.text, topic_words(row.path)))
+    if updates:
+        conn.executemany(
+            "UPDATE facts SET entry_id = ?, path = ?, line = ?, text = ?, source = ?, "
+            "added = ?, digest = ?, indexed = ?, valid_from = coalesce(?, valid_from), "
+            "valid_until = NULL WHERE id = ?", updates)
+    if fts_del:
+        conn.executemany("DELETE FROM facts_fts WHERE rowid = ?", fts_del)
+    if inserts:
+        cur = conn.execute("SELECT coalesce(max(id), 0) FROM facts")
+        next_id = int(cur.fetchone()[0]) + 1
+        rows = []
+        for offset, row in enumerate(inserts):
+            rowid = next_id + offset
+            rows.append((rowid, *row, now))
+            if row.indexed:
+                fts_add.append((rowid, row.text, topic_words(row.path)))
+        conn.executemany(
+            "INSERT INTO facts (id, fact_id, entry_id, path, line, text, source, added, digest, "
+            "indexed, valid_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    if fts_add:
+        conn.executemany("INSERT INTO facts_fts (rowid, text, topic) VALUES (?, ?, ?)", fts_add)
+    return SyncCounts(len(inserts), len(updates), len(retire))
+
+
+def delete_entries(conn: Connection, entry_ids: Iterable[str]) -> int:
+    """Delete the rows (and full-text rows) of these entries for good; returns rows deleted.
+
+    Unlike a soft retire, nothing of the entry stays in the database file.
+    """
+    wanted = list(dict.fromkeys(entry_ids))
+    deleted = 0
+    # A plain DELETE leaves the bytes in freed pages and FTS5 keeps the words in
+    # its segments until they merge: secure_delete zeroes freed pages, the FTS5
+    # 'optimize' command rewrites the segments, VACUUM rebuilds the file, and a
+    # TRUNCATE checkpoint empties the WAL, which holds copies of old pages.
+    conn.execute("PRAGMA secure_delete = ON")
+    with immediate(conn):
+        for chunk in _chunks(wanted, 500):
+            marks = ",".join("?" * len(chunk))
+            rowids = [r[0] for r in conn.execute(
+                f"SELECT id FROM facts WHERE entry_id IN ({marks})", chunk)]
+            conn.executemany("DELETE FROM facts_fts WHERE rowid = ?", [(r,) for r in rowids])
+            conn.executemany("DELETE FROM facts WHERE id = ?", [(r,) for r in rowids])
+            deleted += len(rowids)
+        conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('optimize')")
+    conn.execute("VACUUM")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return deleted
+
+
+# --- lookups for the writer ---------------------------------------------------------------
+
+
+def locate(conn: Connection, entry_ids: Iterable[str]) -> dict[str, str]:
+    """entry id -> path of the present entries among ``entry_ids``."""
+    return _present_by(conn, "entry_id", "path", entry_ids)
+
+
+def present_digests(conn: Connection, digests: Iterable[str]) -> dict[str, str]:
+    """text digest -> entry id of present entries with that text."""
+    return _present_by(conn, "digest", "entry_id", digests)
+
+
+def _present_by(conn: Connection, key: str, value: str,
+                wanted: Iterable[str]) -> dict[str, str]:
+    """``key -> value`` of present rows whose ``key`` is in ``wanted`` (first row wins)."""
+    items = list(dict.fromkeys(wanted))
+    out: dict[str, str] = {}
+    for chunk in _chunks(items, 500):
+        marks = ",".join("?" * len(chunk))
+        for k, v in conn.execute(f"SELECT {key}, {value} FROM facts WHERE valid_until IS NULL "
+                                 f"AND {key} IN ({marks})", chunk):
+            out.setdefault(k, v)
+    return out
+
+
+def stats(conn: Connection) -> IndexStats:
+    searchable, present, retired, retrievals = conn.execute(
+        "SELECT coalesce(sum(indexed AND valid_until IS NULL), 0), "
+        "coalesce(sum(valid_until IS NULL), 0), coalesce(sum(valid_until IS NOT NULL), 0), "
+        "coalesce(sum(retrievals), 0) FROM facts").fetchone()
+    return IndexStats(get_meta(conn, "indexed_rev"), get_meta(conn, "indexed_at"),
+                      get_meta(conn, "drive_id"), int(searchable), int(present),
+                      int(retired), int(retrievals))
+
+
+# --- search --------------------------------------------------------------------------------
+
+
+def searchable_count(conn: Connection) -> int:
+    return int(conn.execute("SELECT count(*) FROM facts_fts").fetchone()[0])
+
+
+def match_count(conn: Connection, expression: str) -> int:
+    """How many searchable rows match an FTS5 expression."""
+    return int(conn.execute("SELECT count(*) FROM facts_fts WHERE facts_fts MATCH ?",
+                            (expression,)).fetchone()[0])
+
+
+# Rank inside the full-text table first and join only the top rows: joining
+# every match before sorting costs a facts lookup per match (3x slower at p50
+# on a 15,000-entry drive, bench/bench_recall.py).
+_RANKED_SQL = (
+    "SELECT f.entry_id, f.text, f.path, f.line, f.source, f.added, r.score, f.fact_id, "
+    "f.retrievals, f.id FROM (SELECT rowid, bm25(facts_fts, 1.0, 0.4) AS score "
+    "FROM facts_fts WHERE facts_fts MATCH ? ORDER BY score LIMIT ?) AS r "
+    "JOIN facts f ON f.id = r.rowid ORDER BY r.score, f.id")
+# A single term found in a large share of the drive carries almost no ranking
+# information, and BM25 would score every match (6 ms for "the" on 15,000
+# entries): take the newest matches instead, which FTS5 reads in rowid order
+# and stops after ``limit``; they are still scored with BM25 for the output.
+_NEWEST_SQL = (
+    "SELECT f.entry_id, f.text, f.path, f.line, f.source, f.added, r.score, f.fact_id, "
+    "f.retrievals, f.id FROM (SELECT rowid, bm25(facts_fts, 1.0, 0.4) AS score "
+    "FROM facts_fts WHERE facts_fts MATCH ? ORDER BY rowid DESC LIMIT ?) AS r "
+    "JOIN facts f ON f.id = r.rowid ORDER BY r.score, f.id")
+
+
+def search(conn: Connection, expression: str, limit: int, *,
+           newest: bool = False) -> list[FoundRow]:
+    """The ``limit`` best rows for an FTS5 expression (BM25 over text and topic); with
+    ``newest``, the newest matches instead of the best."""
+    sql = _NEWEST_SQL if newest else _RANKED_SQL
+    return [FoundRow(*r) for r in conn.execute(sql, (expression, limit))]
+
+
+def count_retrievals(conn: Connection, rowids: list[int]) -> None:
+    """One transaction, committed without waiting for the disk.
+
+    The only write memgit makes at ``synchronous=NORMAL``: in WAL mode a power
+    loss can then lose the last few counts (never corrupt the file), and an fsync
+    per recall would be most of its time (3 ms of 4, bench_recall.py). Counts
+    are cache data: a rebuild resets them anyway (docs/index.md).
+    """
+    now = utc_now(micro=True)
+    conn.execute("PRAGMA synchronous = NORMAL")
+    try:
+        with immediate(conn):
+            conn.executemany("UPDATE facts SET retrievals = retrievals + 1, "
+                             "last_retrieved = ? WHERE id = ?", [(now, rid) for rid in rowids])
+    finally:
+        conn.execute("PRAGMA synchronous = FULL")

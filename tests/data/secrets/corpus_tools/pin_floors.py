@@ -1,0 +1,63 @@
+"""Measure memgit's default scanner on every corpus set and write what the tests pin.
+
+    python tests/data/secrets/corpus_tools/pin_floors.py
+
+Writes tests/data/secrets/known_misses.json: per set (tuning, evaluation,
+independent, regression), the measured recall and false-positive rate and the
+exact lines missed and falsely flagged. tests/test_secrets_corpus.py fails when a
+line outside these lists is missed or flagged, or when a figure drops below the
+pinned one. Run it after a deliberate change of the rules and review the diff.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(DATA.parents[2] / "src"))
+
+from memgit.secrets import scan_text  # noqa: E402
+
+
+def sets() -> dict[str, list[dict]]:
+    dev = [json.loads(x) for x in (DATA / "dev" / "lines.jsonl").read_text().splitlines()]
+    ind = [json.loads(x) for x in (DATA / "independent" / "lines.jsonl").read_text().splitlines()]
+    reg = [dict(json.loads(x), label="pos")
+           for x in (DATA / "positives.jsonl").read_text().splitlines()]
+    reg += [dict(json.loads(x), label="neg")
+            for x in (DATA / "negatives.jsonl").read_text().splitlines()]
+    return {
+        "tuning": [r for r in dev if r["split"] == "tune"],
+        "evaluation": [r for r in dev if r["split"] == "eval"],
+        "independent": ind,
+        "regression": reg,
+    }
+
+
+def measure(recs: list[dict]) -> dict:
+    pos = [r for r in recs if r["label"] == "pos"]
+    neg = [r for r in recs if r["label"] == "neg"]
+    missed = sorted(r["line"] for r in pos if not scan_text(r["line"]))
+    flagged = sorted(r["line"] for r in neg if scan_text(r["line"]))
+    return {
+        "recall": round(1 - len(missed) / len(pos), 4),
+        "fp_rate": round(len(flagged) / len(neg), 4),
+        "positives": len(pos),
+        "negatives": len(neg),
+        "missed": missed,
+        "false_positives": flagged,
+    }
+
+
+def main() -> None:
+    out = {name: measure(recs) for name, recs in sets().items()}
+    (DATA / "known_misses.json").write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
+    for name, m in out.items():
+        print(f"{name:12} recall {m['recall']:.4f} ({m['positives']})  "
+              f"fp {m['fp_rate']:.4f} ({m['negatives']})")
+
+
+if __name__ == "__main__":
+    main()
