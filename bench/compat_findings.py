@@ -5,7 +5,7 @@ Run: python bench/compat_findings.py
 For every real sample (tests/data/realworld/<kind>/<sample>/) copied into a git
 repository, prints:
   * lint findings under `profile: amr` and under the drive profile, by rule code;
-  * where format.py's reading differs from CommonMark's (importing.blocks, checked
+  * where format.py's reading differs from CommonMark's (memgit.blocks, checked
     against markdown-it-py): entries read inside front matter, inside code blocks
     (e.g. a fence indented four spaces in a list item), list items it does not see
     (`+` bullets, ordered items), `[[...]]` links taken from inside code spans,
@@ -28,7 +28,7 @@ from pathlib import Path
 from memgit import format as fmt
 from memgit import recall_index, state
 from memgit.git.repository import open_drive
-from memgit.importing import blocks as bl
+from memgit import blocks as bl
 from memgit.importing.plan import build_plan
 from memgit.lint import lint_worktree
 from memgit.policy import Policy, policy_from_mapping
@@ -88,7 +88,7 @@ def misreadings(path: Path) -> Counter[str]:
         rel = md.relative_to(path).as_posix()
         text = md.read_text(encoding="utf-8")
         entries = {line.number for line, _ in fmt.parse_document(rel, text).entries()}
-        blocks = bl.read_blocks(text)
+        blocks = fmt.read_blocks(text)
         front = {n for b in blocks if b.kind == bl.FRONT_MATTER
                  for n in range(b.start, b.end + 1)}
         code = {n for b in blocks if b.kind in (bl.FENCE, bl.CODE, bl.HTML)

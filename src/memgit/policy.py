@@ -46,7 +46,6 @@ _SOURCE_RES = (
 _HTML_RE = re.compile(
     r"<!--|<(?:[A-Za-z][A-Za-z0-9-]*)(?:\s[^<>]*)?/?>|</[A-Za-z][A-Za-z0-9-]*\s*>")
 _IMAGE_RE = re.compile(r"!\[[^\]]*\](?:\([^)]*\)|\[[^\]]*\])")
-_CODE_SPAN_RE = re.compile(r"(`+)(?:(?!\1).)+?\1")
 _SPEAKER_RE = re.compile(
     r"[ \t]*(?:[-*>][ \t]+)?(?:\*\*)?(User|Assistant|Human|AI|System|Model|Bot)(?:\*\*)?[ \t]*:",
     re.I)
@@ -425,10 +424,6 @@ def check_blob(path: str, data: bytes, policy: Policy, *,
     return facts
 
 
-def _strip_code_spans(text: str) -> str:
-    return _CODE_SPAN_RE.sub("", text) if "`" in text else text
-
-
 def _check_markdown(path: str, text: str, policy: Policy, facts: BlobFacts) -> None:
     doc = fmt.parse_document(path, text)
     out = facts.violations
@@ -443,13 +438,13 @@ def _check_markdown(path: str, text: str, policy: Policy, facts: BlobFacts) -> N
             markers.append(number)
         elif content.rstrip() == "=======":
             separators.append(number)
-        if line.in_fence:
+        if line.in_code or line.in_front_matter:
             previous_entry = False
             continue
         for target in fmt.iter_links(content):
             facts.links.append((target, number))
         if policy.strict_drive_rules:
-            prose = _strip_code_spans(content)
+            prose = fmt.strip_code_spans(content)
             if "<" in prose and _HTML_RE.search(prose):
                 out.append(Violation("MG303", path, number, "raw HTML is not allowed"))
             if "![" in prose and _IMAGE_RE.search(prose):

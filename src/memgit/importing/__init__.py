@@ -7,8 +7,8 @@ changing it; ``apply.apply_plan(drive, plan)`` writes the plan's entries
 through the writer as one commit with a receipt under ``imports/``.
 docs/import.md describes the plan format; docs/compat.md what was measured.
 
-The names below load their module on first use, so that ``importing.blocks``
-(the CommonMark block reader, which needs only format.py) stays cheap to import.
+The names below load their module on first use, so that importing one part
+(the readers, say) does not load the writer.
 """
 
 from __future__ import annotations

@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .. import blocks as bl
 from .. import format as fmt
-from . import blocks as bl
 
 ENTRY = "entry"
 REFUSED = "refused"
@@ -147,7 +147,7 @@ def read_markdown(text: str) -> list[Piece]:
     trail = _Trail()
     subjects: dict[int, str] = {}  # id(ListItem) -> the subject it gives its children
     pieces: list[Piece] = []
-    for block in bl.read_blocks(text):
+    for block in fmt.read_blocks(text):
         if block.kind in _STRUCTURE_REASONS:
             pieces.append(Piece(block.start, block.end, STRUCTURE, _STRUCTURE_REASONS[block.kind]))
         elif block.kind == bl.HEADING:

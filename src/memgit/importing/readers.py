@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import blocks as bl
 from .. import format as fmt
-from . import blocks as bl
 from .markdown import ENTRY, STRUCTURE, Piece, plain, read_markdown
 
 TOOLS = ("amr", "claude-code", "letta", "openclaw", "cline", "basic-memory", "mem0", "plain")
@@ -64,7 +64,7 @@ class FileReading:
 
 def front_matter(text: str) -> dict[str, Any]:
     """The parsed YAML front matter (empty when absent or not a mapping)."""
-    raw = bl.front_matter_text(text)
+    raw = fmt.front_matter_text(text)
     if raw is None:
         return {}
     import yaml
@@ -102,7 +102,7 @@ def _title(meta: dict[str, Any], text: str) -> str:
         value = meta.get(key)
         if isinstance(value, str) and value.strip():
             return value.strip()
-    for block in bl.read_blocks(text):
+    for block in fmt.read_blocks(text):
         if block.kind == bl.HEADING and block.level == 1 and block.lines:
             return plain(block.lines[0])
     return ""
@@ -130,7 +130,7 @@ def _index_section(text: str, pieces: list[Piece]) -> None:
     """The root MEMORY.md's ``## Index`` links are the drive's own Index, made anew."""
     start: int | None = None
     end = 0
-    for block in bl.read_blocks(text):
+    for block in fmt.read_blocks(text):
         if block.kind != bl.HEADING:
             continue
         if start is None and block.level == 2 and block.lines \

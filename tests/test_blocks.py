@@ -1,4 +1,4 @@
-"""importing/blocks.py: CommonMark block structure, checked against markdown-it-py.
+"""memgit.blocks: CommonMark block structure, checked against markdown-it-py.
 
 markdown-it-py (the reference Python CommonMark parser, a test dependency) is
 the independent oracle: on every real sample file, and on generated documents,
@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from memgit.importing import blocks as bl
+from memgit import blocks as bl
+from memgit import format as fmt
 
 REALWORLD = Path(__file__).parent / "data" / "realworld"
 SAMPLE_FILES = sorted(p for p in REALWORLD.rglob("*.md") if p.name not in ("ORIGIN.md",
@@ -43,7 +44,7 @@ def oracle(text: str) -> tuple[set[tuple[str, int, int]], set[int]]:
 def ours(text: str) -> tuple[set[tuple[str, int, int]], set[int]]:
     leaves: set[tuple[str, int, int]] = set()
     items: set[int] = set()
-    for block in bl.read_blocks(text):
+    for block in fmt.read_blocks(text):
         if block.kind not in (bl.BLANK, bl.EMPTY_ITEM, bl.LINK_DEF):
             leaves.add((block.kind, block.start, block.end))
         item = block.item
@@ -68,7 +69,7 @@ def test_real_samples_read_as_markdown_it_reads_them(path: Path) -> None:
 def test_every_line_is_in_exactly_one_block(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     covered: list[int] = []
-    for block in bl.read_blocks(text):
+    for block in fmt.read_blocks(text):
         assert block.start <= block.end
         covered.extend(range(block.start, block.end + 1))
     assert covered == list(range(1, text.count("\n") + 1 + (not text.endswith("\n"))))
@@ -97,7 +98,7 @@ def test_a_fence_inside_a_list_item_hides_its_bullets() -> None:
     # the fence is indented four spaces: format.py's fence rule (at most three) misses it
     text = "- example:\n\n    ```\n    - not an entry\n    ```\n- after\n"
     assert ours(text) == oracle(text)
-    blocks = bl.read_blocks(text)
+    blocks = fmt.read_blocks(text)
     fence = next(b for b in blocks if b.kind == bl.FENCE)
     assert (fence.start, fence.end, fence.lines) == (3, 5, ["- not an entry"])
     assert fence.item is not None and fence.item.line == 1
@@ -106,14 +107,14 @@ def test_a_fence_inside_a_list_item_hides_its_bullets() -> None:
 
 def test_front_matter_is_one_block_and_its_list_is_not_items() -> None:
     text = "---\ntitle: x\ntags:\n- branding\n- design\n---\n\n- real item\n"
-    blocks = bl.read_blocks(text)
+    blocks = fmt.read_blocks(text)
     assert (blocks[0].kind, blocks[0].start, blocks[0].end) == (bl.FRONT_MATTER, 1, 6)
     assert [b.start for b in blocks if b.item is not None] == [8]
-    assert bl.front_matter_text(text) == "title: x\ntags:\n- branding\n- design"
+    assert fmt.front_matter_text(text) == "title: x\ntags:\n- branding\n- design"
 
 
 def test_an_unclosed_front_matter_is_a_thematic_break() -> None:
-    blocks = bl.read_blocks("---\ntitle: x\n")
+    blocks = fmt.read_blocks("---\ntitle: x\n")
     assert blocks[0].kind == bl.THEMATIC
 
 
@@ -121,7 +122,7 @@ def test_where_cmark_and_markdown_it_differ_the_reader_follows_cmark() -> None:
     # cmark-gfm 0.29 (GitHub's renderer) reads this as one list item whose paragraph
     # runs over the 4-space lines (lazy continuation); markdown-it-py ends the item.
     text = "   - three\n    ```\n    code\n- [ ] todo\n"
-    blocks = bl.read_blocks(text)
+    blocks = fmt.read_blocks(text)
     assert [(b.kind, b.start, b.end) for b in blocks] == [(bl.PARAGRAPH, 1, 3),
                                                           (bl.PARAGRAPH, 4, 4)]
     assert oracle(text)[0] != ours(text)[0]
@@ -129,5 +130,5 @@ def test_where_cmark_and_markdown_it_differ_the_reader_follows_cmark() -> None:
 
 def test_tabs_and_crlf_do_not_break_the_structure() -> None:
     text = "-\tone\r\n\t- two\r\n\r\n```\r\n- code\r\n```\r\n"
-    kinds = [(b.kind, b.start) for b in bl.read_blocks(text) if b.kind != bl.BLANK]
+    kinds = [(b.kind, b.start) for b in fmt.read_blocks(text) if b.kind != bl.BLANK]
     assert kinds == [(bl.PARAGRAPH, 1), (bl.PARAGRAPH, 2), (bl.FENCE, 4)]

@@ -1,6 +1,7 @@
-"""CommonMark block structure of one Markdown file, for import (not for hooks).
+"""CommonMark block structure of a Markdown file: the one block reader of memgit.
 
-``read_blocks(text)`` splits a file into leaf blocks with their line ranges,
+``read_lines(lines)`` splits a file (its lines, as ``format.split_lines`` cuts
+them; ``format.read_blocks(text)`` does both) into leaf blocks with their line ranges,
 following CommonMark's container rules closely enough for memory files:
 block quotes and list items (bullet and ordered) nest by indentation, and
 inside them the usual leaves are found: ATX and setext headings, thematic
@@ -12,16 +13,17 @@ belongs to exactly one block (blank lines are blocks too), so a caller can say
 what becomes of each line.
 
 The reader never raises on arbitrary text. Tabs count to the next multiple of
-four columns, as CommonMark says. docs/compat.md lists where it is measured
-against markdown-it-py (the reference implementation).
+four columns, as CommonMark says. format.parse_document marks front matter and
+code lines with it (so the hooks use it: it imports nothing of memgit), and the
+importer reads every block. docs/compat.md lists where it is measured against
+markdown-it-py (the reference implementation, tests/test_blocks.py).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-
-from .. import format as fmt
 
 PARAGRAPH = "paragraph"
 HEADING = "heading"
@@ -105,7 +107,7 @@ def _indent(s: str) -> int:
     return len(s) - len(s.lstrip(" "))
 
 
-def split_front_matter(lines: list[str]) -> int:
+def split_front_matter(lines: Sequence[str]) -> int:
     """Number of lines of YAML front matter at the top (0 when there is none)."""
     if not lines or lines[0].rstrip() != "---":
         return 0
@@ -460,24 +462,14 @@ def _cells(row: str) -> int:
     return len(re.split(r"(?<!\\)\|", inner))
 
 
-def read_blocks(text: str) -> list[Block]:
-    """The blocks of a Markdown file in line order (see the module docstring)."""
-    lines = [content for content, _eol in fmt.split_lines(text)]
+def read_lines(lines: Sequence[str]) -> list[Block]:
+    """The blocks of a Markdown file's lines (without terminators), in line order."""
     blocks: list[Block] = []
     front = split_front_matter(lines)
     if front:
-        blocks.append(Block(FRONT_MATTER, 1, front, lines[1:front - 1]))
+        blocks.append(Block(FRONT_MATTER, 1, front, list(lines[1:front - 1])))
     reader = _Reader()
     for number in range(front + 1, len(lines) + 1):
         reader.line(number, lines[number - 1])
     blocks.extend(reader.finish())
     return blocks
-
-
-def front_matter_text(text: str) -> str | None:
-    """The YAML between the front matter fences, or None when there is none."""
-    lines = [content for content, _eol in fmt.split_lines(text)]
-    front = split_front_matter(lines)
-    if not front:
-        return None
-    return "\n".join(lines[1:front - 1])
