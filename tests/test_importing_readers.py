@@ -119,14 +119,21 @@ def test_openclaw_daily_notes_date_their_entries() -> None:
     assert {i.added for i in plan.entries() if i.path == "MEMORY.md"} == {""}
 
 
-def test_letta_blocks_keep_their_paths_and_a_transcript_name_is_renamed() -> None:
+def test_letta_blocks_keep_their_paths_even_a_note_about_transcription() -> None:
     plan = build_plan(REALWORLD / "letta" / "emmabot")
     assert at(plan.items, "system/persona.md", 1).reason == "front matter"
-    renamed = {i.topic for i in plan.entries()
-               if i.path == "reference/gotchas/audio-transcription.md"}
-    assert renamed == {"reference/gotchas/audio-transkription.md"}
+    # the drive profile reads "transcript" as a word, so this note keeps its name
+    kept = {i.topic for i in plan.entries()
+            if i.path == "reference/gotchas/audio-transcription.md"}
+    assert kept == {"reference/gotchas/audio-transcription.md"}
     assert {i.topic for i in plan.entries() if i.path == "system/persona.md"} == \
         {"system/persona.md"}
+
+
+def test_a_topic_named_as_a_transcript_is_renamed(tmp_path: Path) -> None:
+    (tmp_path / "meeting-transcript.md").write_text("- The launch moved to May\n")
+    plan = build_plan(tmp_path, "plain")
+    assert {i.topic for i in plan.entries()} == {"meeting-transkript.md"}
 
 
 def test_mem0_memories_point_at_their_json_lines() -> None:

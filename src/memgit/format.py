@@ -487,5 +487,46 @@ def index_section_is_current(memory_text: str, paths: Iterable[str]) -> bool:
     return regenerate_index_section(memory_text, paths) == memory_text
 
 
+def index_section_difference(memory_text: str, paths: Iterable[str]) -> str:
+    """What is wrong with a stale Index section, in words: no section, the links
+    missing and extra, the first pair out of order, a repeated link, or (the same links
+    in order) lines not in ``- [[path]]`` form. Empty when the section is current."""
+    if index_section_is_current(memory_text, paths):
+        return ""
+    lines = split_lines(memory_text)
+    span = _index_section_span(lines)
+    if span is None:
+        return "MEMORY.md has no ## Index section"
+    listed: list[str] = []
+    for content, _eol in lines[span[0] + 1 : span[1]]:
+        m = _INDEX_SECTION_LINE_RE.match(content)
+        if m:
+            target = m.group(1).strip()
+            listed.append(target[:-3] if target.endswith(".md") else target)
+    wanted = index_section_paths(paths)
+    missing = [t for t in wanted if t not in listed]
+    extra = sorted({t for t in listed if t not in wanted})
+    parts = []
+    if missing:
+        parts.append("missing " + _links(missing))
+    if extra:
+        parts.append("not a topic file " + _links(extra))
+    if parts:
+        return "the ## Index does not list exactly the drive's topic files: " + "; ".join(parts)
+    repeated = next((t for i, t in enumerate(listed) if t in listed[:i]), None)
+    if repeated is not None:
+        return f"the ## Index lists [[{repeated}]] twice"
+    pair = next(((a, b) for a, b in zip(listed, listed[1:], strict=False) if a > b), None)
+    if pair is not None:
+        return f"the ## Index is not sorted by path: [[{pair[0]}]] comes before [[{pair[1]}]]"
+    return "the ## Index list is not in the form memgit writes (one '- [[path]]' line per " \
+        "file, together)"
+
+
+def _links(targets: list[str], most: int = 5) -> str:
+    shown = ", ".join(f"[[{t}]]" for t in targets[:most])
+    return shown + (f" and {len(targets) - most} more" if len(targets) > most else "")
+
+
 def initial_memory(title: str = "Memory") -> str:
     return f"# {title}\n\n{INDEX_HEADING}\n"

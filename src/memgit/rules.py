@@ -10,7 +10,8 @@ from __future__ import annotations
 RULES: dict[str, tuple[str, str]] = {
     # entries
     "MG101": ("source-scheme", "use https://..., /?session=ID, TOOL:session/ID, "
-              "TOOL:observation/ID or imported:unknown"),
+              "TOOL:observation/ID, imported:TOOL/PATH#LN or imported:unknown (profile amr "
+              "allows any source but javascript:, data:, vbscript:, file:)"),
     "MG102": ("date-invalid", "write added as a real date YYYY-MM-DD"),
     "MG103": ("id-duplicate", "give each entry its own id (memgit remember stamps new ones)"),
     "MG104": ("metadata-malformed", "end the line with [key: value; key: value], keys in "
@@ -18,6 +19,8 @@ RULES: dict[str, tuple[str, str]] = {
     "MG105": ("entry-multiline", "keep each entry on one bullet line"),
     "MG106": ("id-invalid", "ids use letters, digits, '.', '_', ':' and '-' (at most 128)"),
     "MG107": ("value-invalid", "use an allowed value for this key"),
+    "MG108": ("line-repeated", "the same id-less line twice is one fact written twice: "
+              "delete one copy (memgit forget ID removes every copy)"),
     # files
     "MG201": ("file-type", "a drive holds Markdown (.md) files only; use profile: amr for others"),
     "MG202": ("symlink", "replace the symlink by a regular file"),

@@ -147,9 +147,10 @@ def prepare_add(fact: NewFact | str, ref: int, policy: Policy, added: str, *,
         reason = "topic-reserved" if problems[0].code == "MG213" else "topic-invalid"
         return Skipped(ref, "", reason, f"{problems[0].code} {problems[0].message}")
     source = (fact.source or "").strip() or f"memgit:observation/{entry_id}"
-    if not source_allowed(source):
+    if not source_allowed(source, policy):
         return Skipped(ref, "", "source", "the source is not an allowed link or label "
-                       "(https://..., TOOL:session/ID, TOOL:observation/ID, imported:unknown)")
+                       "(https://..., TOOL:session/ID, TOOL:observation/ID, "
+                       "imported:TOOL/PATH#LN, imported:unknown)")
     line = fmt.format_entry(text, source, added, entry_id)
     entry = fmt.parse_entry(line)
     for key, value in extra:
