@@ -37,7 +37,8 @@ def create_drive(target: Path, *, bare: bool, title: str = "Memory") -> Path:
         if (target / fmt.MEMORY_FILE).exists() and ((target / ".git").exists() or bare):
             raise UsageError(f"{target} is already a drive", "nothing to do")
         raise UsageError(f"{target} is not empty and is not a drive",
-                         "choose an empty or new folder")
+                         f"choose an empty or new folder, or make a drive of it in place: "
+                         f"memgit init --adopt {target}")
     files = {fmt.MEMORY_FILE: fmt.initial_memory(title).encode()}
     message = "Create drive"
     if bare:
