@@ -308,3 +308,63 @@ def test_one_word_in_most_entries_returns_the_newest_matches(tmp_path) -> None:
     assert {h.entry_id for h in hits} == {"m-t01199", "m-t01198", "m-t01197"}
     rare = recall(drive, "number 7 team", limit=1, count=False)
     assert rare and "team" in rare[0].text
+
+
+# --- a branch that is not there (issue 12) --------------------------------------------------
+
+REALWORLD = Path(__file__).parent / "data" / "realworld"
+
+
+def on_master(tmp_path: Path) -> Path:
+    """A real Letta memory repository committed on master (no memgit policy)."""
+    path = tmp_path / "launchmate"
+    committed_copy(REALWORLD / "letta" / "launchmate", path)
+    git("branch", "-m", "main", "master", cwd=path)
+    return path
+
+
+def test_a_missing_branch_never_empties_the_index(tmp_path: Path) -> None:
+    path = tmp_path / "launchmate"
+    committed_copy(REALWORLD / "letta" / "launchmate", path)
+    drive = open_drive(path)
+    indexed = recall_index.ensure_current(drive)
+    rows = facts.stats(state.connection(drive.git_dir)).rows
+    assert indexed.mode == "full" and rows > 30
+    git("branch", "-m", "main", "master", cwd=path)
+    proc = memgit("-C", str(path), "recall", "launch")
+    assert proc.returncode == 2
+    assert "MG002" in proc.stderr.decode() and "no branch main (HEAD is master)" in \
+        proc.stderr.decode()
+    stats = facts.stats(state.connection(drive.git_dir))
+    assert (stats.rows, stats.retired) == (rows, 0)  # nothing retired
+    # following the branch, as the hint says, reads it again
+    (drive.git_dir / "memgit.yaml").write_text("branch: master\n")
+    proc = memgit("-C", str(path), "recall", "launch", "--json")
+    assert proc.returncode == 0 and json.loads(proc.stdout)
+
+
+def test_every_command_that_reads_the_branch_names_it_and_the_fix(tmp_path: Path) -> None:
+    path = on_master(tmp_path)
+    before = git("rev-parse", "master", cwd=path).stdout
+    for args in (["index"], ["recall", "launch"], ["info"], ["remember", "a new fact"],
+                 ["forget", "m-x"], ["edit", "m-x", "new text"], ["ask", "--list"],
+                 ["status"], ["metrics"], ["purge", "m-x", "--dry-run"],
+                 ["sync"]):
+        proc = memgit("-C", str(path), *args)
+        err = proc.stderr.decode()
+        assert proc.returncode == 2, (args, err)
+        assert "no branch main (HEAD is master)" in err, (args, err)
+        assert "branch: master" in err and "git branch -m master main" in err, (args, err)
+    assert git("rev-parse", "master", cwd=path).stdout == before  # nothing written
+    assert git("branch", "--list", cwd=path).stdout.decode().split() == ["*", "master"]
+
+
+def test_an_empty_repository_is_an_empty_drive_but_not_a_readable_one(tmp_path: Path) -> None:
+    path = tmp_path / "empty"
+    git("init", "-q", "-b", "main", str(path))
+    drive = open_drive(path)
+    assert recall_index.ensure_current(drive).mode == "empty"
+    proc = memgit("-C", str(path), "remember", "a fact")
+    assert proc.returncode == 2
+    assert "no branch main (the repository has no commit yet)" in proc.stderr.decode()
+    assert "memgit init --adopt" in proc.stderr.decode()

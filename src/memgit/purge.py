@@ -39,7 +39,7 @@ from .git.raw import (
     split_object,
     tree_entries,
 )
-from .git.repository import Drive, head_branch
+from .git.repository import Drive, head_branch, missing_branch
 from .git.rewrite import (
     drop_transient_heads,
     expire_reflogs_and_prune,
@@ -346,9 +346,7 @@ def _drive_branch(drive: Drive) -> str:
     policy = find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
     head = drive.head_commit(policy.branch)
     if head is None:
-        raise NotADriveError(f"{drive.root} has no branch {policy.branch}: it is not a drive",
-                             "run memgit purge in a drive (made by memgit init), or pass "
-                             "--repo PATH")
+        raise missing_branch(drive, policy.branch_ref)
     if fmt.MEMORY_FILE not in head.tree:
         raise NotADriveError(f"{drive.root} is not a drive: {policy.branch} has no "
                              f"{fmt.MEMORY_FILE}", "run memgit purge in a drive")

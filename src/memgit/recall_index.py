@@ -42,6 +42,8 @@ from .git.repository import (
     commit_tree_id,
     has_commit,
     is_ancestor,
+    local_branches,
+    missing_branch,
     read_blob,
     ref_target,
     root_commit,
@@ -79,7 +81,7 @@ class Hit:
 
 @dataclass
 class ReindexResult:
-    mode: str  # "current", "incremental", "full" or "empty" (no branch yet)
+    mode: str  # "current", "incremental", "full" or "empty" (no commit yet)
     head: str | None
     files: int = 0  # files parsed
     inserted: int = 0
@@ -188,10 +190,12 @@ def _reindex_locked(drive: Drive, conn: state.Connection, ref: str,
     head = ref_target(drive, ref)
     indexed = state.get_meta(conn, "indexed_rev")
     if head is None:
-        if indexed is not None:
-            facts.retire_all(conn)
-            state.delete_meta(conn, "indexed_rev")
-        return ReindexResult("empty", None)
+        # never empty the index because the branch is not there (a repository on
+        # master, a policy naming another branch): say so; only a repository without
+        # any commit, never indexed, is an empty drive
+        if indexed is None and not local_branches(drive):
+            return ReindexResult("empty", None)
+        raise missing_branch(drive, ref)
     did = drive_id(drive, head)
     if state.get_meta(conn, "drive_id") not in (None, did):
         facts.clear(conn)  # another drive id means other fact ids: start over

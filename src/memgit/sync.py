@@ -61,6 +61,7 @@ from .git.repository import (
     head_branch,
     is_ancestor,
     merge_base,
+    missing_branch,
     ref_target,
     replay_commit,
     set_ref,
@@ -231,6 +232,8 @@ def check_checkout(drive: Drive, remote: str) -> str:
         raise UsageError("memgit sync runs in a drive checkout, not a bare repository",
                          "clone the drive with memgit clone URL, then sync there")
     name = drive_branch(drive)
+    if ref_target(drive, f"refs/heads/{name}") is None:
+        raise missing_branch(drive, f"refs/heads/{name}")
     branch = head_branch(drive)
     if branch is None:
         raise UsageError("HEAD is detached", f"git switch {name}, then memgit sync")
@@ -238,8 +241,7 @@ def check_checkout(drive: Drive, remote: str) -> str:
         raise UsageError(f"the checked-out branch is {branch.removeprefix('refs/heads/')}, "
                          f"not {name}", f"git switch {name}, then memgit sync")
     head = ref_target(drive, branch)
-    if head is None:
-        raise UsageError(f"{name} has no commit yet", "memgit init creates a drive")
+    assert head is not None  # checked above: the branch exists
     if remote_url(drive, remote) is None:
         raise UsageError(f"no remote named {remote!r}",
                          f"git remote add {remote} URL (or pass --remote NAME)")
@@ -284,9 +286,10 @@ def fetch(drive: Drive, remote: str) -> str | None:
 
 def waiting_commits(drive: Drive, remote: str = "origin") -> list[str]:
     """Local commits not yet on the server (as far as the last sync knows)."""
-    head = ref_target(drive, f"refs/heads/{drive_branch(drive)}")
+    ref = f"refs/heads/{drive_branch(drive)}"
+    head = ref_target(drive, ref)
     if head is None:
-        return []
+        raise missing_branch(drive, ref)
     since = _since(drive, head, ref_target(drive, remote_head_ref(remote)))
     return first_parent_chain(drive, head, since)
 

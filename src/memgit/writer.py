@@ -49,6 +49,7 @@ from .git.repository import (
     create_commit,
     enable_fsync,
     head_branch,
+    missing_branch,
     ref_lock_age,
     ref_target,
 )
@@ -255,7 +256,7 @@ def _apply_locked(drive: Drive, conn: state.Connection, ops: list[WriteOp], mess
     for attempt in range(1, MAX_ATTEMPTS + 1):
         head = ref_target(drive, ref)
         if head is None:
-            raise UsageError(f"the drive has no branch {ref}", "create it with memgit init")
+            raise missing_branch(drive, ref)
         recall_index.ensure_current(drive, policy=policy, conn=conn)
         plan = plan_and_judge(drive, conn, head, ops, policy, registry)
         plan.result.attempts = attempt
