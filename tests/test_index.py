@@ -368,3 +368,35 @@ def test_an_empty_repository_is_an_empty_drive_but_not_a_readable_one(tmp_path: 
     assert proc.returncode == 2
     assert "no branch main (the repository has no commit yet)" in proc.stderr.decode()
     assert "memgit init --adopt" in proc.stderr.decode()
+
+
+def test_the_index_keeps_a_row_while_any_copy_of_the_line_exists(tmp_path: Path) -> None:
+    """Two files of a real Cline memory bank hold the same id-less line (one derived id,
+    one row); removing one copy keeps the row, on the other copy; removing both retires."""
+    path = committed_copy(REALWORLD / "cline" / "csv-date-expander", tmp_path / "bank")
+    drive = open_drive(path)
+    line = "Web UIとCLIツールの機能同期（必要であれば、特に列指定方法など）。"
+    entry = fmt.parse_entry(f"- {line}")
+    assert entry is not None
+    recall_index.ensure_current(drive)
+    conn = state.connection(drive.git_dir)
+    row = facts.present_rows_in(conn, ["memory-bank/activeContext.md"])
+    fid = recall_index.fact_id(recall_index.drive_id(drive), entry.id)
+    assert row[fid].row.line == 52  # the first copy, by path
+
+    def drop(name: str) -> None:
+        file = path / "memory-bank" / name
+        file.write_text("".join(ln for ln in file.read_text(encoding="utf-8")
+                                .splitlines(keepends=True) if line not in ln), encoding="utf-8")
+        git("commit", "-qam", f"drop from {name}", cwd=path)
+
+    drop("activeContext.md")
+    assert recall_index.ensure_current(drive).mode == "incremental"
+    stored = facts.stored_rows(conn)[fid]
+    assert (stored.valid_until, stored.row.path, stored.row.line) == \
+        (None, "memory-bank/progress.md", 66)
+    assert facts.locate(conn, [entry.id]) == {entry.id: "memory-bank/progress.md"}
+    drop("progress.md")
+    recall_index.ensure_current(drive)
+    assert facts.stored_rows(conn)[fid].valid_until is not None
+    assert facts.locate(conn, [entry.id]) == {}

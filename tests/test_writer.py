@@ -19,7 +19,7 @@ from memgit.git.repository import Drive, cas_ref, open_drive, ref_target
 from memgit.lint import lint_rev
 from memgit.policy import Policy, PurgeRegistry, text_digest
 from memgit.read_path import recall
-from memgit.state import pending
+from memgit.state import facts, pending
 from memgit.write_ops import NewFact, today
 from memgit.writer import commit_facts, retry_pending
 
@@ -362,3 +362,51 @@ def test_a_new_error_elsewhere_refuses_but_old_errors_do_not(new_drive) -> None:
         commit_facts(drive, [NewFact("Case twin", topic="Notes")])
     assert [v.code for v in caught.value.violations] == ["MG210"]
     assert ref_target(drive, "refs/heads/main") == head
+
+
+# --- an id-less line written twice (issue 12) -----------------------------------------------
+
+CLINE = Path(__file__).parent / "data" / "realworld" / "cline" / "csv-date-expander"
+# the same line, in two files of a real Cline memory bank (one nested, one not)
+REPEATED = "Web UIとCLIツールの機能同期（必要であれば、特に列指定方法など）。"
+
+
+def cline_drive(new_drive) -> tuple[Path, Drive, str]:
+    files = {f"memory-bank/{name}": (CLINE / "memory-bank" / name).read_text(encoding="utf-8")
+             for name in ("activeContext.md", "progress.md")}
+    path = new_drive(files)
+    entry = fmt.parse_entry(f"- {REPEATED}")
+    assert entry is not None
+    assert entry_ids_at(path / ".git").count(entry.id) == 2
+    return path, open_drive(path), entry.id
+
+
+def test_forget_of_a_derived_id_removes_every_copy(new_drive) -> None:
+    path, drive, entry_id = cline_drive(new_drive)
+    result = commit_facts(drive, (), [entry_id])
+    assert result.status == "committed" and result.retired == [entry_id]
+    assert result.warnings[0] == (f"{entry_id}: removed every copy of the line "
+                                  "(memory-bank/activeContext.md:52, "
+                                  "memory-bank/progress.md:66)")
+    # the bank repeats another line too, now at those line numbers: a warning, kept
+    assert result.warnings[1:] == ["memory-bank/progress.md:66: MG108 line-repeated: the same "
+                                   "line is also at memory-bank/activeContext.md:52"]
+    assert entry_id not in entry_ids_at(path / ".git")
+    for name in ("activeContext.md", "progress.md"):  # the checkout follows, nothing else moved
+        text = (path / "memory-bank" / name).read_text(encoding="utf-8")
+        original = (CLINE / "memory-bank" / name).read_text(encoding="utf-8")
+        assert REPEATED not in text
+        assert len(text.splitlines()) == len(original.splitlines()) - 1
+    conn = state.connection(drive.git_dir)
+    assert facts.locate(conn, [entry_id]) == {}  # the index row is retired
+
+
+def test_an_edit_of_a_line_written_twice_is_refused_with_the_copies(new_drive) -> None:
+    path, drive, entry_id = cline_drive(new_drive)
+    head = ref_target(drive, "refs/heads/main")
+    result = commit_facts(drive, (), edits={entry_id: "Keep the CLI and the web UI in step"})
+    assert result.status == "unchanged" and ref_target(drive, "refs/heads/main") == head
+    assert [(s.reason, s.detail) for s in result.skipped] == [(
+        "ambiguous", "the same line is at memory-bank/activeContext.md:52, "
+        f"memory-bank/progress.md:66: edit one copy by hand, or forget them all "
+        f"(memgit forget {entry_id})")]

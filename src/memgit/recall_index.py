@@ -238,6 +238,28 @@ def _collect(drive: Drive, did: str, files: Iterable[tuple[str, str]],
     return count
 
 
+def _keep_copies(drive: Drive, did: str, tree: str, changed: set[str],
+                 old: Mapping[str, facts.StoredRow], new: dict[str, FactRow]) -> None:
+    """An id-less line written twice has one derived id, hence one row: when the copy
+    the row points at leaves a changed file, the row stays (moved to another copy) while
+    an unchanged file still holds one. Only files holding the line's text are parsed."""
+    leaving = {fid: o.row for fid, o in old.items()
+               if fid not in new and o.valid_until is None and o.row.entry_id.startswith("entry-")}
+    if not leaving:
+        return
+    needles = {row.text.encode() for row in leaving.values()}
+    for entry in tree_files(drive, tree):
+        if entry.path in changed or not entry.path.endswith(".md") \
+                or entry.mode not in (MODE_FILE, MODE_EXEC):
+            continue
+        data = read_blob(drive, entry.oid)
+        if not any(needle in data for needle in needles):
+            continue
+        for row in file_rows(did, entry.path, data.decode("utf-8", "replace")):
+            if row.fact_id in leaving:
+                new.setdefault(row.fact_id, row)
+
+
 def _full(drive: Drive, conn: state.Connection, did: str, tree: str,
           now: str) -> ReindexResult:
     new: dict[str, FactRow] = {}
@@ -254,6 +276,7 @@ def _incremental(drive: Drive, conn: state.Connection, did: str, old_tree: str,
     new: dict[str, FactRow] = {}
     parsed = _collect(drive, did, [(p, oid) for p, oid in changes if oid is not None], new)
     old = facts.present_rows_in(conn, paths)
+    _keep_copies(drive, did, new_tree, set(paths), old, new)
     counts = facts.sync_rows(conn, new, old, look_up_others=True, now=now)
     return ReindexResult("incremental", None, parsed, *counts, changed_paths=paths)
 

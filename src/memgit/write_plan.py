@@ -155,8 +155,8 @@ def plan_and_judge(drive: Drive, conn: state.Connection, head: str, ops: list[Wr
                                {p: t.encode("utf-8") for p, t in plan.changes.items()})
         violations = _judge(drive, plan.tree, files, policy, registry)
         plan.near_limit = any(v.code == "MG290" for v in violations)
-        plan.result.warnings = [v.format() for v in violations if v.severity != ERROR
-                                and (v.path in plan.changes or not v.path)]
+        plan.result.warnings.extend(v.format() for v in violations if v.severity != ERROR
+                                    and (v.path in plan.changes or not v.path))
         errors = [v for v in violations if v.severity == ERROR]
         if not errors:
             return plan
@@ -276,9 +276,20 @@ def _plan(drive: Drive, conn: state.Connection, base_tree: str, ops: list[WriteO
         file, pos = found
         line = file.lines[pos]
         assert line.entry is not None
+        # an id-less line written twice: both copies have this (derived) id
+        copies = _copies(drive, base_tree, line.entry, load) \
+            if not line.entry.has_explicit_id else [found]
         if op.kind == "retire":
-            del file.lines[pos]
+            for copy_file, copy_pos in sorted(copies, key=lambda c: (c[0].path, -c[1])):
+                del copy_file.lines[copy_pos]
             result.retired.append(op.id)
+            if len(copies) > 1:
+                result.warnings.append(f"{op.id}: removed every copy of the line "
+                                       f"({_where(copies)})")
+        elif len(copies) > 1:
+            skipped.append(Skipped(op.ref, op.id, "ambiguous",
+                                   f"the same line is at {_where(copies)}: edit one copy by "
+                                   f"hand, or forget them all (memgit forget {op.id})"))
         elif op.kind == "edit":
             new_entry = line.entry.with_text(op.text)
             if not line.entry.has_explicit_id:
@@ -322,6 +333,28 @@ def _reparse(old: PlannedFile, text: str) -> PlannedFile:
 def _added(op: WriteOp, entry: fmt.Entry) -> Added:
     meta = entry.meta
     return Added(op.id, op.path, entry.text, meta.get("source", ""), meta.get("added", ""))
+
+
+def _copies(drive: Drive, base_tree: str, entry: fmt.Entry,
+            load: Callable[[str], PlannedFile | None]) -> list[tuple[PlannedFile, int]]:
+    """Every line of the drive with the derived id of ``entry`` (an id-less line): the
+    same text, source and date; only files holding the text are parsed."""
+    needle = entry.text.encode()
+    out: list[tuple[PlannedFile, int]] = []
+    for found in tree_files(drive, base_tree):
+        if not found.path.endswith(".md") or found.mode not in (MODE_FILE, MODE_EXEC) \
+                or needle not in read_blob(drive, found.oid):
+            continue
+        file = load(found.path)
+        if file is not None:
+            out.extend((file, n) for n, line in enumerate(file.lines)
+                       if line.entry is not None and line.entry.id == entry.id)
+    return out
+
+
+def _where(copies: list[tuple[PlannedFile, int]]) -> str:
+    return ", ".join(f"{f.path}:{n + 1}" for f, n in sorted(copies, key=lambda c: (c[0].path,
+                                                                                  c[1])))
 
 
 def _find(drive: Drive, base_tree: str, entry_id: str, located: Mapping[str, str],
