@@ -25,10 +25,10 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+from memgit import blocks as bl
 from memgit import format as fmt
 from memgit import recall_index, state
 from memgit.git.repository import open_drive
-from memgit import blocks as bl
 from memgit.importing.plan import build_plan
 from memgit.lint import lint_worktree
 from memgit.policy import Policy, policy_from_mapping

@@ -42,6 +42,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "clone": ("clone", "Clone a server drive, ready for memgit sync."),
     "status": ("status", "Show commits waiting for memgit sync and the last sync time."),
     "import": ("import_", "Adopt other tools' memory: import plan SOURCE, import apply PLAN."),
+    "observe": ("observe", "Keep one turn of a conversation for the next dream."),
+    "dream": ("dream", "Consolidate the drive (model or rules, checked in code); undo; status."),
+    "maintain": ("maintain", "Housekeeping steps that need no model (observation retention)."),
 }
 
 

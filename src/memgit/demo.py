@@ -117,6 +117,10 @@ def run_demo(base: Path) -> int:
 
     writer_ok = demo_writer(target)
 
+    from .demo_dream import demo_dream
+
+    dream_ok = demo_dream(target)
+
     from .demo_sync import demo_sync
 
     sync_dir = base / "sync"
@@ -125,11 +129,12 @@ def run_demo(base: Path) -> int:
     total = len(BAD_CASES)
     click.secho(f"\nDemo finished: good commit {'accepted' if ok else 'REFUSED'}, "
                 f"{caught} of {total} bad commits refused, writer, recall and board "
-                f"{'worked' if writer_ok else 'FAILED'}, offline sync "
+                f"{'worked' if writer_ok else 'FAILED'}, dream dry run and undo "
+                f"{'shown' if dream_ok else 'FAILED'}, offline sync "
                 f"{'converged' if sync_ok else 'FAILED'}, server refusal "
                 f"{'shown' if server_ok else 'FAILED'}. Folder: {base}", bold=True)
-    return 0 if ok and caught == total and not violations and writer_ok and sync_ok \
-        and server_ok else 1
+    return 0 if ok and caught == total and not violations and writer_ok and dream_ok \
+        and sync_ok and server_ok else 1
 
 
 def _demo_server_refusal(agent: Path, env: dict[str, str]) -> bool:

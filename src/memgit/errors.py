@@ -84,6 +84,19 @@ class EmbedderError(MemgitError):
         self.status = status
 
 
+class DreamFailedError(MemgitError):
+    """memgit dream failed: the model gave no usable answer, or the run could not finish."""
+
+    code = "MG030"
+
+
+class UndoRefusedError(MemgitError):
+    """memgit dream undo refused: lines that night touched were changed since."""
+
+    code = "MG031"
+    exit_code = 1
+
+
 class ConflictError(MemgitError):
     """The branch moved under us (compare-and-swap failed)."""
 

@@ -37,7 +37,7 @@ GROUPS: dict[str, str] = {
 
 # kind -> name -> "module:factory", memgit's own plugins
 BUILTIN: dict[str, dict[str, str]] = {
-    "model": {},
+    "model": {"openai": "memgit.dream.chat:make"},
     "embedder": {
         "local": "memgit.embedders.local:make",
         "openai": "memgit.embedders.openai_api:make",

@@ -167,6 +167,13 @@ def _timezone(value: Any, origin: str) -> Mapping[str, Any]:
     return {"timezone": value}
 
 
+def _dream(value: Any, origin: str) -> Mapping[str, Any]:
+    """``dream: {...}``: memgit dream's settings (docs/dream.md), kept as a DreamConfig."""
+    from .dream.config import check_section  # a leaf: imports errors only
+
+    return {"settings": check_section(value, origin)}
+
+
 # Every key of memgit.yaml and its parser, applied in this order to the keys present
 # (profile first: amr sets defaults that extensions may override). Adding a key is one
 # row here (and its parser); an absent key keeps the Policy default.
@@ -179,6 +186,7 @@ SECTIONS: dict[str, Parser] = {
     "near_limit": _near_limit,
     "secrets": _secrets,
     "timezone": _timezone,
+    "dream": _dream,
 }
 
 

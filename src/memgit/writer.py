@@ -1,8 +1,8 @@
 """The writer: the one path by which memgit writes memory (docs/spec.md, section 3).
 
-``commit_facts(drive, adds, retire, message)`` and the questions board build
-write operations (memgit.write_ops: add, retire, edit, set-metadata) and hand
-them to :func:`apply_write_ops`, which
+``commit_facts(drive, adds, retire, message)``, :func:`restore_files` and the
+questions board build write operations (memgit.write_ops: add, retire, edit,
+set-metadata, whole file) and hand them to :func:`apply_write_ops`, which
 
 1. takes the drive's write lock (``<git dir>/memgit/write.lock``, an
    ``flock``: memgit writers of one drive queue up instead of racing, and a
@@ -46,8 +46,10 @@ from .git.repository import (
     RefLockedError,
     break_ref_lock,
     cas_ref,
+    commit_tree_id,
     create_commit,
     enable_fsync,
+    file_at,
     head_branch,
     missing_branch,
     ref_lock_age,
@@ -56,18 +58,8 @@ from .git.repository import (
 from .git.worktree import checkout_state, update_checkout
 from .policy import Policy, PurgeRegistry, find_policy
 from .state import counters, pending
-from .write_ops import (
-    Added,
-    NewFact,
-    Skipped,
-    WriteOp,
-    WriteResult,
-    clean_text,
-    prepare_add,
-    prepare_edit,
-    today,
-)
-from .write_plan import Plan, plan_and_judge
+from .write_ops import Added, NewFact, WriteOp, WriteResult, clean_text, prepare_facts
+from .write_plan import Plan, encoded, plan_and_judge
 
 MAX_ATTEMPTS = 6
 WRITE_LOCK_TIMEOUT = 30.0  # seconds to wait for another memgit writer of the drive
@@ -87,25 +79,27 @@ def commit_facts(drive: Drive, adds: Sequence[NewFact | str], retire: Sequence[s
     UsageError when a checkout's touched files have uncommitted edits.
     """
     policy = policy or _policy(drive)
-    date = today(policy)
-    ops: list[WriteOp] = []
-    skipped: list[Skipped] = []
-    for number, fact in enumerate(adds):
-        prepared = prepare_add(fact, number, policy, date)
-        (ops if isinstance(prepared, WriteOp) else skipped).append(prepared)  # type: ignore[arg-type]
-    for number, entry_id in enumerate(retire, start=len(adds)):
-        ops.append(WriteOp("retire", entry_id.strip(), ref=number))
-    for number, (entry_id, text) in enumerate((edits or {}).items(),
-                                              start=len(adds) + len(retire)):
-        prepared_edit = prepare_edit(entry_id.strip(), text, number)
-        if isinstance(prepared_edit, WriteOp):
-            ops.append(prepared_edit)
-        else:
-            skipped.append(prepared_edit)
+    ops, skipped = prepare_facts(adds, retire, edits=edits, policy=policy)
     result = apply_write_ops(drive, ops, message, policy=policy)
     result.skipped = sorted(skipped + result.skipped, key=lambda s: s.ref)
     return result
 
+
+def restore_files(drive: Drive, base: str, texts: Mapping[str, str | None], message: str, *,
+                  policy: Policy | None = None) -> WriteResult:
+    """Give whole files new texts (None removes the file) as one commit, judged by the
+    policy like any write. ``texts`` were computed from commit ``base``: when any of
+    those files differs at the head from ``base``, every file operation is skipped
+    (reason ``changed``) and nothing is written."""
+    policy = policy or _policy(drive)
+    base_tree = commit_tree_id(drive, base)
+    ops = []
+    for number, (path, text) in enumerate(sorted(texts.items())):
+        entry = file_at(drive, base_tree, path)
+        ops.append(WriteOp("file", "file:" + path, path=path, text=text or "",
+                           key="" if text is not None else "remove",
+                           value=entry.oid if entry is not None else "", ref=number))
+    return apply_write_ops(drive, ops, message, policy=policy)
 
 
 # --- applying operations -------------------------------------------------------------------
@@ -301,7 +295,7 @@ def _after_commit(drive: Drive, conn: state.Connection, plan: Plan, policy: Poli
     """After the branch moved: nothing here may turn the write into a failure."""
     if checkout:
         try:
-            update_checkout(drive, {p: t.encode("utf-8") for p, t in plan.changes.items()})
+            update_checkout(drive, encoded(plan.changes))
         except Exception as exc:  # noqa: BLE001 - the commit stands; say how to catch up
             paths = " ".join(sorted(plan.changes))
             plan.result.warnings.append(
@@ -345,9 +339,12 @@ def _message(message: str, result: WriteResult) -> str:
     """Subject from the caller, then counts and ids (never entry text)."""
     counts = (f"+{len(result.added)} -{len(result.retired)} "
               f"~{len(result.edited) + len(result.updated)}")
+    if result.rewritten:
+        counts += f" files {len(result.rewritten)}"
     subject = clean_text(message) or "memgit: write"
     lines = [f"{subject}", "", f"memgit: {counts}"]
     for label, ids in (("Added", [a.id for a in result.added]), ("Retired", result.retired),
-                       ("Edited", result.edited), ("Updated", result.updated)):
+                       ("Edited", result.edited), ("Updated", result.updated),
+                       ("File", result.rewritten)):
         lines.extend(f"{label}: {i}" for i in ids)
     return "\n".join(lines) + "\n"

@@ -1,16 +1,19 @@
 """The state database: SQLite at ``<git dir>/memgit/state.sqlite``; all of memgit's SQL.
 
 It holds the recall index (facts and their full-text table), the pending-write
-queue and the event counters. Everything in it but the pending queue can be
-deleted and rebuilt from the drive at any time (docs/index.md); the pending
-queue holds acknowledged writes that did not reach the drive yet, so deleting
-the file while ``memgit info`` shows ``pending_writes`` > 0 loses them.
+queue, the event counters, the turns ``memgit observe`` keeps and the dream runs.
+The recall index can be deleted and rebuilt from the drive at any time
+(docs/index.md); the pending queue holds acknowledged writes that did not reach
+the drive yet, so deleting the file while ``memgit info`` shows ``pending_writes``
+> 0 loses them (and deleting it loses the observed turns, the dream reports and
+the counters too).
 
 This package is the only code that speaks SQL: the database itself here (file,
 connections and their per-process cache, migrations, transactions, meta
 values), the tables in ``state.pending`` (the pending-write queue),
-``state.facts`` (the recall index's rows) and ``state.counters`` (the event
-counters). Nothing else imports sqlite3.
+``state.facts`` (the recall index's rows), ``state.counters`` (the event
+counters), ``state.observations`` (observed turns) and ``state.dream`` (dream
+runs, their lease and reports). Nothing else imports sqlite3.
 
 Settings, on every connection: WAL journal (readers never block the one
 writer), ``synchronous=FULL`` (a committed transaction survives power loss),
@@ -30,8 +33,12 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import RepoError, StateDatabaseError
+
+if TYPE_CHECKING:
+    import datetime
 
 Connection = sqlite3.Connection
 Error = sqlite3.Error  # any failure of the database
@@ -82,6 +89,35 @@ MIGRATIONS: list[str] = [
     CREATE VIRTUAL TABLE facts_fts USING fts5 (
         text, topic, tokenize = 'porter unicode61 remove_diacritics 2'
     );
+    """,
+    # 2: memgit observe's turns (state/observations.py) and memgit dream's runs (state/dream.py)
+    """
+    CREATE TABLE observations (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        turn_id TEXT NOT NULL UNIQUE,
+        created TEXT NOT NULL,
+        session TEXT NOT NULL DEFAULT '',
+        role TEXT NOT NULL,
+        text TEXT NOT NULL
+    );
+    CREATE INDEX observations_created ON observations (created);
+    CREATE TABLE dream_runs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        day TEXT NOT NULL,
+        trigger TEXT NOT NULL,
+        status TEXT NOT NULL,
+        token TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        started TEXT NOT NULL,
+        heartbeat TEXT NOT NULL,
+        finished TEXT,
+        proposer TEXT NOT NULL DEFAULT '',
+        commit_id TEXT NOT NULL DEFAULT '',
+        error TEXT NOT NULL DEFAULT '',
+        report TEXT NOT NULL DEFAULT ''
+    );
+    CREATE INDEX dream_runs_day ON dream_runs (day);
     """,
 ]
 
@@ -239,13 +275,29 @@ def delete_meta(conn: sqlite3.Connection, key: str) -> None:
     conn.execute("DELETE FROM meta WHERE key = ?", (key,))
 
 
+STAMP = "%Y-%m-%dT%H:%M:%SZ"
+
+
 def utc_now(*, micro: bool = False) -> str:
     """The time as the state database stores it: UTC, ``2026-01-02T03:04:05Z`` (with
     microseconds for the recall index's rows)."""
     import datetime as _dt
 
-    fmt = "%Y-%m-%dT%H:%M:%S.%fZ" if micro else "%Y-%m-%dT%H:%M:%SZ"
-    return _dt.datetime.now(_dt.UTC).strftime(fmt)
+    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ" if micro else STAMP)
+
+
+def stamp(when: datetime.datetime) -> str:
+    """A given time as the state database stores it (``utc_now``'s form)."""
+    import datetime as _dt
+
+    return when.astimezone(_dt.UTC).strftime(STAMP)
+
+
+def parse_stamp(value: str) -> datetime.datetime:
+    """The time a stored stamp names (UTC)."""
+    import datetime as _dt
+
+    return _dt.datetime.strptime(value, STAMP).replace(tzinfo=_dt.UTC)
 
 
 # --- the process's connections ----------------------------------------------------------

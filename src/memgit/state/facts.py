@@ -217,6 +217,12 @@ def present_digests(conn: Connection, digests: Iterable[str]) -> dict[str, str]:
     return _present_by(conn, "digest", "entry_id", digests)
 
 
+def retrievals(conn: Connection, entry_ids: Iterable[str]) -> dict[str, int]:
+    """entry id -> how often recall returned it, for present entries among ``entry_ids``
+    (memgit dream shows the counts to its proposer)."""
+    return {k: int(v) for k, v in _present_by(conn, "entry_id", "retrievals", entry_ids).items()}
+
+
 def _present_by(conn: Connection, key: str, value: str,
                 wanted: Iterable[str]) -> dict[str, str]:
     """``key -> value`` of present rows whose ``key`` is in ``wanted`` (first row wins)."""
