@@ -19,12 +19,13 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from conftest import git, memgit
+from memgit import format as fmt
 from memgit.drives import create_drive
 from memgit.git.repository import open_drive
 from memgit.importing.apply import apply_plan
 from memgit.importing.plan import build_plan, load_plan
 from memgit.lint import lint_worktree
-from memgit.policy import ERROR, Policy
+from memgit.policy import ERROR, Policy, PurgeRegistry, text_digest
 
 REALWORLD = Path(__file__).parent / "data" / "realworld"
 SAMPLES = sorted(p for p in REALWORLD.glob("*/*") if p.is_dir())
@@ -106,6 +107,15 @@ def test_plan_and_apply_a_real_sample(sample: Path, tmp_path: Path) -> None:
                          if ".git" not in p.parts)
     for item in plan.entries():
         assert item.text in drive_text
+    # every verbatim item is kept as it was under imports/, or listed as left out
+    kept = {item["item"] for item in result.left_out}
+    for item in (i for i in plan.items if i.action == "verbatim"):
+        assert item.where in kept or item.text in drive_text, item.where
+    assert all(path.startswith(f"imports/{plan.created[:4]}") for path in result.kept)
+    for path in result.kept + [result.receipt]:  # never entries, never in the Index
+        text = (drive_path / path).read_text(encoding="utf-8")
+        assert list(fmt.parse_document(path, text).entries()) == []
+        assert path[:-3] not in (drive_path / "MEMORY.md").read_text(encoding="utf-8")
 
 
 def test_the_command_line_round_trip(tmp_path: Path) -> None:
@@ -271,3 +281,40 @@ def test_progress_shows_on_a_terminal_and_not_with_json(tmp_path: Path) -> None:
 
     assert b"reading 6/6 files" in run()
     assert run("--json") == b""
+
+
+def test_verbatim_blocks_are_kept_byte_for_byte_in_a_fence(tmp_path: Path) -> None:
+    sample = REALWORLD / "plain" / "portfolio"
+    plan = build_plan(sample)
+    blocks = [i for i in plan.items if i.action == "verbatim"]
+    assert {i.reason for i in blocks} >= {"code block"}
+    drive_path = new_drive(tmp_path)
+    result = apply_plan(open_drive(drive_path), plan)
+    assert result.kept and not result.left_out
+    for item in blocks:
+        source = (sample / item.path).read_text(encoding="utf-8").splitlines()
+        original = "\n".join(source[item.line - 1:item.end])
+        kept = (drive_path / f"imports/{plan.created}-{plan.name}/{item.path}")
+        text = kept.read_text(encoding="utf-8")
+        assert f"\n{original}\n" in text  # the lines as they were
+    receipt = (drive_path / result.receipt).read_text(encoding="utf-8")
+    assert all(path in receipt for path in result.kept)
+
+
+def test_the_receipt_lists_what_the_writer_really_created(tmp_path: Path) -> None:
+    """An entry the writer skips at apply time (its text was purged from this drive)
+    is neither counted nor listed as created."""
+    plan = build_plan(REALWORLD / "claude-code" / "episteme")
+    drive_path = new_drive(tmp_path)
+    drive = open_drive(drive_path)
+    purged = plan.entries()[0]
+    PurgeRegistry.append(drive.git_dir, [("m-purged", text_digest(purged.text))], "2026-01-01")
+    result = apply_plan(drive, plan)
+    assert len(result.created) == len(plan.entries()) - 1
+    assert [s["reason"] for s in result.skipped] == ["purged"]
+    receipt = (drive_path / result.receipt).read_text(encoding="utf-8")
+    assert f"Created {len(result.created)} entries." in receipt
+    listed = [i for line in receipt.split("## Created entries", 1)[1].splitlines()
+              for i in line.split(", ") if i]
+    assert listed == result.created
+    assert purged.text not in (drive_path / "MEMORY.md").read_text(encoding="utf-8")

@@ -208,7 +208,10 @@ def test_open_metadata_of_other_amr_writers_survives_the_drive_profile(tmp_path:
     result = apply_plan(open_drive(drive), plan)
     assert "m-01jd3xk8q7c9v2n4r6t8w0y1z3" in result.created
     memory = (drive / "MEMORY.md").read_text(encoding="utf-8")
-    assert "javascript:" not in memory and "thread/ab12cd34" not in memory
-    assert "- Prefers tea [source: imported:unknown; added: " in memory
-    assert "orig-kind: preference; context: Memory; origin: amr/MEMORY.md#L3]" in memory
+    # the drive profile's source is the import's provenance; another writer's own
+    # source is kept beside it, a dangerous one is dropped
+    assert "javascript:" not in memory
+    assert "- Prefers tea [source: imported:amr/MEMORY.md#L3; added: " in memory
+    assert "orig-source: thread/ab12cd34#m9; orig-kind: preference; context: Memory]" in memory
+    assert "- Click here [source: imported:amr/MEMORY.md#L5; added: " in memory
     assert "id: m-01jd3xk8q7c9v2n4r6t8w0y1z3;" in memory

@@ -26,6 +26,7 @@ from .git.repository import (
     build_tree,
     commit_tree_id,
     file_at,
+    missing_branch,
     path_blocked,
     read_blob,
     ref_target,
@@ -153,8 +154,17 @@ class Plan:
     near_limit: bool = False
 
 
+Finish = Callable[[WriteResult, Callable[[str], str]], list[WriteOp]]
+"""Operations that depend on what a write really does (memgit import's receipt lists
+the entries it created): called with the planned result of the other operations and a
+lookup of a path's blob id at the head ("" when absent), each time the write is
+planned (again after a policy skip, again on a new head), so what it returns always
+matches the commit; its operations are planned and judged with the others."""
+
+
 def plan_and_judge(drive: Drive, conn: state.Connection, head: str, ops: list[WriteOp],
-                    policy: Policy, registry: PurgeRegistry) -> Plan:
+                    policy: Policy, registry: PurgeRegistry,
+                    finish: Finish | None = None) -> Plan:
     """Plan; judge; skip the operations whose own lines the policy refuses; repeat.
 
     Errors the head already has (a drive pushed past the rules by hand) are not
@@ -162,8 +172,16 @@ def plan_and_judge(drive: Drive, conn: state.Connection, head: str, ops: list[Wr
     """
     base_tree = commit_tree_id(drive, head)
     blocked: dict[int, Violation] = {}
+
+    def oid_at(path: str) -> str:
+        found = file_at(drive, base_tree, path)
+        return found.oid if found is not None else ""
+
     while True:
         plan = _plan(drive, conn, base_tree, ops, blocked, registry)
+        extra = finish(plan.result, oid_at) if finish is not None else []
+        if extra:
+            plan = _plan(drive, conn, base_tree, ops + extra, blocked, registry)
         if not plan.changes:
             return plan
         files = plan.files
@@ -207,7 +225,8 @@ class Preview:
     changes: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
 
 
-def preview_write_ops(drive: Drive, ops: Sequence[WriteOp], *, policy: Policy) -> Preview:
+def preview_write_ops(drive: Drive, ops: Sequence[WriteOp], *, policy: Policy,
+                      finish: Finish | None = None) -> Preview:
     """Plan and judge ``ops`` against the branch head exactly as writer.apply_write_ops
     would, and commit nothing: no lock, no ref, no recall-index repair, no queue (the
     only trace is unreferenced blobs and trees that ``git gc`` removes). Raises
@@ -216,10 +235,9 @@ def preview_write_ops(drive: Drive, ops: Sequence[WriteOp], *, policy: Policy) -
         return Preview(WriteResult("unchanged"))
     head = ref_target(drive, policy.branch_ref)
     if head is None:
-        raise UsageError(f"the drive has no branch {policy.branch_ref}",
-                         "create it with memgit init")
+        raise missing_branch(drive, policy.branch_ref)
     plan = plan_and_judge(drive, state.connection(drive.git_dir), head, list(ops), policy,
-                          PurgeRegistry.load(drive.git_dir))
+                          PurgeRegistry.load(drive.git_dir), finish)
     plan.result.status = "planned" if plan.changes else "unchanged"
     changes = {path: (plan.files[path].original if plan.files[path].existed else None, text)
                for path, text in plan.changes.items()}

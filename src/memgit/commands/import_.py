@@ -87,6 +87,10 @@ def apply_command(ctx: click.Context, plan_file: Path, dry_run: bool, as_json: b
                 else "Dry run: " if dry_run else f"{result.status.capitalize()}: ")
         click.echo(f"{head}{verb} {len(result.created)} entries, {result.present} already in "
                    f"the drive" + (f"; receipt {result.receipt}" if result.receipt else ""))
+        if result.kept:
+            click.echo(f"  verbatim blocks kept in {', '.join(result.kept)}")
+        for item in result.left_out:
+            click.echo(f"  left out {item['item']}: {item['reason']} ({item['detail']})")
         for item in result.skipped:
             click.echo(f"  skipped {item['item']}: {item['reason']} ({item['detail']})")
         for warning in result.warnings:

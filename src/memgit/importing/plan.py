@@ -36,6 +36,7 @@ from .markdown import ENTRY, REFUSED, STRUCTURE, VERBATIM, Piece
 PLAN_FORMAT = "memgit-import-plan"
 PLAN_VERSION = 1
 MAX_FILE_BYTES = 1024 * 1024
+VERBATIM_MAX_BYTES = 32 * 1024  # a verbatim block larger than this is left out
 ACTIONS = (ENTRY, REFUSED, VERBATIM, STRUCTURE)
 # rule codes of an entry line that make it refused (never copied) or verbatim (left out)
 _REFUSE_CODES = ("MG401", "MG305", "MG606", "MG607")
@@ -244,14 +245,15 @@ class _Builder:
         except UnicodeDecodeError:
             self._whole(rel, 0, VERBATIM, "not UTF-8 text")
             return
-        lines = len(fmt.split_lines(text))
+        contents = [content for content, _eol in fmt.split_lines(text)]
+        lines = len(contents)
         refused = self._refused_lines(rel, data)
         if rel.endswith(readers.MARKDOWN_SUFFIXES):
             reading = readers.read_file(self.plan.tool, _md_path(rel), text)
             topic = self.topic_for(_md_path(rel))
             plan.files.append({"path": rel, "lines": lines, "kind": "markdown", "topic": topic,
                                **({"added": reading.added} if reading.added else {})})
-            self._pieces(rel, reading, topic, refused)
+            self._pieces(rel, reading, topic, refused, contents)
         elif self.plan.tool == "mem0" and rel.endswith(".json"):
             try:
                 reading = readers.read_mem0(rel, text)
@@ -259,13 +261,14 @@ class _Builder:
                 raise UsageError(str(exc), "export the memories with mem0's get_all, or "
                                  "choose another --from") from exc
             plan.files.append({"path": rel, "lines": lines, "kind": "mem0"})
-            self._pieces(rel, reading, "", refused)
+            self._pieces(rel, reading, "", refused, contents)
         else:
             plan.files.append({"path": rel, "lines": lines, "kind": "other"})
             if refused:
                 self._whole(rel, lines, REFUSED, min(refused.values()), add_file=False)
             else:
                 self._whole(rel, lines, VERBATIM, "not Markdown", add_file=False)
+                self.plan.items[-1].text = _verbatim_text(contents)
 
     def _whole(self, rel: str, lines: int, action: str, reason: str, *,
                add_file: bool = True) -> None:
@@ -283,7 +286,7 @@ class _Builder:
         return out
 
     def _pieces(self, rel: str, reading: readers.FileReading, topic: str,
-                refused: dict[int, str]) -> None:
+                refused: dict[int, str], contents: list[str]) -> None:
         for piece in reading.pieces:
             # the JSON around a mem0 memory never reaches the drive: not refused
             reasons = [refused[n] for n in range(piece.line, piece.end + 1) if n in refused] \
@@ -291,7 +294,11 @@ class _Builder:
             if reasons:
                 self.plan.items.append(Item(rel, piece.line, piece.end, REFUSED, reasons[0]))
                 continue
-            self.plan.items.append(self._item(rel, piece, topic, reading.added))
+            item = self._item(rel, piece, topic, reading.added)
+            if item.action == VERBATIM:
+                item.text = _verbatim_text(contents[piece.line - 1:piece.end])
+                item.context = _context_value(piece.context)
+            self.plan.items.append(item)
 
     def _item(self, rel: str, piece: Piece, topic: str, added: str) -> Item:
         item = Item(rel, piece.line, piece.end, piece.action, piece.reason)
@@ -422,6 +429,13 @@ class _Builder:
             .replace("id: m-0]", f"id: m-0; {key}: {value}]")
         return not any(v.severity == ERROR
                        for v in check_blob("x.md", line.encode(), self.policy).violations)
+
+
+def _verbatim_text(lines: list[str]) -> str:
+    """The source lines of a verbatim item, as they were, for apply to keep under
+    imports/ ("" when too large to keep: the item is then listed as left out)."""
+    text = "\n".join(lines)
+    return text if len(text.encode()) <= VERBATIM_MAX_BYTES else ""
 
 
 def _refuse(item: Item, reason: str) -> None:
