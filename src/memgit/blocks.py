@@ -57,6 +57,15 @@ _HTML_TAG7_RE = re.compile(
     r"(?:[^ \t\"'=<>`]+|'[^']*'|\"[^\"]*\"))?)*[ \t]*/?>|</[A-Za-z][A-Za-z0-9-]*[ \t]*>)[ \t]*\Z")
 
 
+def atx_heading(line: str) -> tuple[int, str] | None:
+    """(level, text) of an ATX heading line (``## Build & Deploy``), or None."""
+    s = _expand(line)
+    if _indent(s) > 3:
+        return None
+    m = _ATX_RE.match(s.lstrip(" "))
+    return (len(m.group(1)), (m.group(2) or "").strip()) if m else None
+
+
 @dataclass
 class ListItem:
     """One list item: where it starts, its marker, and its parent item."""

@@ -330,6 +330,25 @@ def parse_document(path: str, text: str) -> Document:
     return doc
 
 
+def heading_trails(doc: Document) -> dict[int, str]:
+    """line number -> the trail of ATX headings above each entry (``Project > Build &
+    Deploy``): where the entry sits, as the file's headings say."""
+    trail: list[tuple[int, str]] = []
+    out: dict[int, str] = {}
+    for line in doc.lines:
+        if line.entry is not None:
+            out[line.number] = " > ".join(text for _level, text in trail if text)
+            continue
+        if line.in_code or line.in_front_matter or "#" not in line.content:
+            continue
+        heading = bl.atx_heading(line.content)
+        if heading is not None:
+            while trail and trail[-1][0] >= heading[0]:
+                trail.pop()
+            trail.append(heading)
+    return out
+
+
 def code_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of the inline code spans of one line, as CommonMark finds them: a
     run of backticks opens one, the next run of the same length closes it; a backslash

@@ -108,15 +108,20 @@ def is_indexable(path: str, meta: Mapping[str, str]) -> bool:
 
 
 def file_rows(drive_id: str, path: str, text: str) -> Iterator[FactRow]:
-    """The rows of one Markdown file, in line order."""
+    """The rows of one Markdown file, in line order; each row's context is the heading
+    trail above the entry and its ``context`` key (memgit import writes the source's
+    trail there)."""
     doc = fmt.parse_document(path, text)
+    trails = fmt.heading_trails(doc)
     for line, entry in doc.entries():
         meta = entry.meta
         entry_id = entry.id
         body = entry.text
+        context = " > ".join(c for c in (trails.get(line.number, ""), meta.get("context", ""))
+                             if c)
         yield FactRow(fact_id(drive_id, entry_id), entry_id, path, line.number, body,
                       meta.get("source", ""), meta.get("added", ""), text_digest(body),
-                      1 if is_indexable(path, meta) else 0)
+                      1 if is_indexable(path, meta) else 0, context)
 
 
 # --- the drive id, the branch ----------------------------------------------------------
