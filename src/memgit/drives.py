@@ -44,10 +44,13 @@ def is_empty_dir(path: Path) -> bool:
     return path.is_dir() and not any(path.iterdir())
 
 
-def create_drive(target: Path, *, bare: bool, title: str = "Memory") -> Path:
+def create_drive(target: Path, *, bare: bool, title: str = "Memory",
+                 empty: bool = False) -> Path:
     """Create a drive at ``target`` (branch main, a MEMORY.md with ``# TITLE`` and
     ``## Index``, a first commit); ``bare``: a server drive with memgit's hooks and
-    git's receive checks. Refuses a folder that is not empty."""
+    git's receive checks; ``empty`` (with ``bare``): no commit at all, so that the first
+    push may bring an existing history (receive judges its tip by every rule, its
+    older commits by the history rules). Refuses a folder that is not empty."""
     if target.exists() and not target.is_dir():
         raise UsageError(f"{target} exists and is not a folder", "choose another path")
     if target.exists() and not is_empty_dir(target):
@@ -59,7 +62,7 @@ def create_drive(target: Path, *, bare: bool, title: str = "Memory") -> Path:
     files = {fmt.MEMORY_FILE: fmt.initial_memory(title).encode()}
     message = "Create drive"
     if bare:
-        drive = init_bare(target, files, message)
+        drive = init_bare(target, None if empty else files, message)
         from .hooks import configure_server, install_server_hooks
 
         configure_server(drive)

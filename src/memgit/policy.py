@@ -42,6 +42,14 @@ from .rules import RULES
 ERROR = "error"
 WARNING = "warning"
 
+# A first push to an empty server drive brings an existing history: its tip is judged by
+# every rule, its older commits only by these, what a clone of any old commit would
+# receive or do (docs/server.md, "Moving an existing history onto a server drive"):
+# credentials, purged entries, unsafe or clashing paths, symlinks, submodules, the
+# protected twin/, objects missing from the push.
+HISTORY_RULES = frozenset({"MG202", "MG203", "MG208", "MG209", "MG210", "MG211", "MG212",
+                           "MG401", "MG601", "MG606", "MG607", "MG608"})
+
 KNOWN_KEYS = ("source", "added", "id", "status", "scope", "memory_type", "kind",
               "parent", "supersedes")
 STATUS_VALUES = ("active", "proposed", "rejected", "open", "resolved")

@@ -19,18 +19,28 @@ from ._common import ctx_directory
 @click.option("--bare", is_flag=True, help="Create a bare server drive with the hooks installed.")
 @click.option("--adopt", is_flag=True, help="Make the memory repository (or folder) at PATH "
               "a drive in place, keeping its files and history.")
+@click.option("--empty", is_flag=True, help="With --bare: no first commit, so the first "
+              "push can bring an existing history (its tip judged by every rule).")
 @click.option("--title", default="Memory", show_default=True, help="The MEMORY.md heading.")
 @click.pass_context
-def command(ctx: click.Context, path: str | None, bare: bool, adopt: bool, title: str) -> int:
+def command(ctx: click.Context, path: str | None, bare: bool, adopt: bool, empty: bool,
+            title: str) -> int:
     """Create a drive in PATH (default: the current folder), or adopt one with --adopt."""
     base = Path(ctx_directory(ctx) or ".")
     target = (base / path).absolute() if path else base.absolute()
     if adopt:
-        if bare:
+        if bare or empty:
             raise UsageError("--adopt takes the repository as it is (bare or not)",
-                             "drop --bare")
+                             "drop --bare and --empty")
         return _adopt(target)
-    target = create_drive(target, bare=bare, title=title)
+    if empty and not bare:
+        raise UsageError("--empty makes a server drive for a first push", "add --bare")
+    target = create_drive(target, bare=bare, title=title, empty=empty)
+    if empty:
+        click.echo(f"Created an empty bare server drive in {target}: push an existing "
+                   "history to its branch main (the tip must pass the drive policy; older "
+                   "commits are checked for credentials, purged entries and paths)")
+        return 0
     kind = "bare server drive" if bare else "drive checkout"
     click.echo(f"Created {kind} in {target} (branch main, MEMORY.md with ## Index)")
     return 0

@@ -106,12 +106,14 @@ def read_blob(drive: Drive, oid: str) -> bytes:
 # --- creating repositories -----------------------------------------------------------
 
 
-def init_bare(path: Path, files: Mapping[str, bytes], message: str) -> Drive:
-    """A new bare repository whose main holds ``files``."""
+def init_bare(path: Path, files: Mapping[str, bytes] | None, message: str) -> Drive:
+    """A new bare repository whose main holds ``files`` (None: no commit, no ref)."""
     import pygit2
 
     repo = pygit2.init_repository(str(path), bare=True, initial_head="main")
     drive = Drive(repo, Path(repo.path).resolve(), None)
+    if files is None:
+        return drive
     builder = repo.TreeBuilder()
     for name, data in files.items():
         if "/" in name:
