@@ -318,3 +318,51 @@ def test_the_receipt_lists_what_the_writer_really_created(tmp_path: Path) -> Non
               for i in line.split(", ") if i]
     assert listed == result.created
     assert purged.text not in (drive_path / "MEMORY.md").read_text(encoding="utf-8")
+
+
+def bring_your_memory_commands() -> list[str]:
+    """The commands of the README's "Bring your memory" section, as written there."""
+    from conftest import ROOT
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Bring your memory", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    return [line for line in block.splitlines() if line.strip()]
+
+
+def test_the_readme_brings_a_claude_code_folder_to_a_server_drive(tmp_path: Path) -> None:
+    """The three commands, run as written (paths moved under tmp_path), on a real Claude
+    Code memory folder; then two agents clone the server drive, write and sync."""
+    import shlex
+
+    commands = bring_your_memory_commands()
+    assert len(commands) == 3 and all(c.startswith("memgit ") for c in commands)
+    folder = REALWORLD / "claude-code" / "portfolio"
+    server = tmp_path / "srv" / "memgit" / "me.git"
+    server.parent.mkdir(parents=True)
+    for command in commands:
+        command = command.replace("~/.claude/projects/-home-me-app/memory", str(folder))
+        command = command.replace("/srv/memgit/me.git", str(server))
+        proc = memgit(*shlex.split(command)[1:], cwd=tmp_path)
+        assert proc.returncode == 0, (command, proc.stdout, proc.stderr)
+    plan = load_plan(tmp_path / "memory-plan.json")
+    # a server drive with memgit's hooks, holding every planned entry, clean
+    assert memgit("install-hooks", "--check", str(server)).returncode == 0
+    proc = memgit("-C", str(server), "lint", "--rev", "main")
+    assert proc.returncode == 0, proc.stdout
+    agents = [tmp_path / "agent-a", tmp_path / "agent-b"]
+    for agent in agents:
+        assert memgit("clone", server.as_uri(), str(agent)).returncode == 0
+    hits = json.loads(memgit("-C", str(agents[0]), "recall", "bento grid", "--json").stdout)
+    assert hits and all(h["source"].startswith("imported:claude-code/") for h in hits)
+    texts = "".join(p.read_text(encoding="utf-8") for p in agents[0].rglob("*.md")
+                    if ".git" not in p.parts)
+    assert all(item.text in texts for item in plan.entries())
+    # the agents write and sync through the server drive's hooks
+    assert memgit("-C", str(agents[0]), "remember", "The bento grid ships in May",
+                  "--topic", "feedback_bento_grid").returncode == 0
+    assert memgit("-C", str(agents[0]), "sync").returncode == 0
+    assert memgit("-C", str(agents[1]), "sync").returncode == 0
+    hits = json.loads(memgit("-C", str(agents[1]), "recall", "bento ships May",
+                             "--json").stdout)
+    assert hits[0]["text"] == "The bento grid ships in May"
