@@ -28,7 +28,10 @@ from pathlib import Path
 from memgit import blocks as bl
 from memgit import format as fmt
 from memgit import recall_index, state
+from memgit.drives import create_drive
+from memgit.errors import MemgitError
 from memgit.git.repository import open_drive
+from memgit.importing.apply import apply_plan
 from memgit.importing.plan import build_plan
 from memgit.lint import lint_worktree
 from memgit.policy import Policy, policy_from_mapping
@@ -110,13 +113,16 @@ def misreadings(path: Path) -> Counter[str]:
                     "items in block quotes" if quoted else f"'{item.marker}' items")
             out[f"{kind} not read as entries"] += 1
         for number, line in enumerate(text.splitlines(), start=1):
-            if "[[" in line and any("[[" in m.group(0) for m in _SPAN_RE.finditer(line)) \
-                    and number not in code:
+            spans = [m.group(0) for m in _SPAN_RE.finditer(line) if "[[" in m.group(0)]
+            taken = list(fmt.iter_links(line))
+            if spans and number not in code and any(
+                    t in span for t in taken for span in spans):
                 out["[[..]] inside code spans taken as links"] += 1
         for _, entry in fmt.parse_document(rel, text).entries():
             if not entry.has_explicit_id:
                 derived[entry.id] += 1
-    out["id-less repeats (derived-id collisions)"] += sum(n - 1 for n in derived.values())
+    out["id-less repeats (one derived id: MG108, a warning)"] += \
+        sum(n - 1 for n in derived.values())
     return out
 
 
@@ -124,16 +130,34 @@ def _dirs(drive):  # type: ignore[no-untyped-def]
     return drive.git_dir, drive.workdir
 
 
-def master_entries(sample: Path, tmp: Path) -> tuple[int, int]:
-    """Indexed entries with the branch named main, and named master (default policy)."""
+def master_entries(sample: Path, tmp: Path) -> tuple[str, str]:
+    """Indexed entries with the branch named main, and named master (default policy):
+    a count, or the error code memgit answers with."""
     counts = []
     for branch in ("main", "master"):
         path = repo_of(sample, tmp / f"idx-{branch}", branch)
         drive = open_drive(path)
-        recall_index.ensure_current(drive, policy=DRIVE)
-        counts.append(facts.stats(state.connection(drive.git_dir)).rows)
+        try:
+            recall_index.ensure_current(drive, policy=DRIVE)
+        except MemgitError as exc:
+            counts.append(exc.code)
+            continue
+        counts.append(str(facts.stats(state.connection(drive.git_dir)).rows))
     state.close_connections()
     return counts[0], counts[1]
+
+
+def applied(source: Path, tmp: Path) -> str:
+    """Plan and apply into a new drive: entries created / verbatim kept / left out, and the
+    drive profile's errors on the result."""
+    drive_path = create_drive(tmp, bare=False)
+    drive = open_drive(drive_path)
+    result = apply_plan(drive, build_plan(source))
+    kept = len(result.kept)
+    errors = [v for v in lint_worktree(drive.git_dir, drive.workdir, DRIVE)
+              if v.severity == "error"]
+    return (f"{len(result.created)} / {kept} file(s) / {len(result.left_out)} / "
+            f"{len(errors)}")
 
 
 def fmt_counter(c: Counter[str]) -> str:
@@ -160,13 +184,14 @@ def main() -> None:
             found = Counter({k: v for k, v in misreadings(path).items() if v})
             print(f"| {name} | {fmt_counter(found)} |")
         print("\n| sample | import plan: entries / duplicates / refused / verbatim / "
-              "structure |")
-        print("|---|---|")
-        for name, sample, _path in rows:
+              "structure | import apply: created / verbatim kept in / left out / drive "
+              "errors after |")
+        print("|---|---|---|")
+        for n, (name, sample, _path) in enumerate(rows):
             source = next(sample.glob("*.json")) if sample.parent.name == "mem0" else sample
             c = build_plan(source).counts()
             print(f"| {name} | {c['entry']} / {c['duplicate']} / {c['refused']} / "
-                  f"{c['verbatim']} / {c['structure']} |")
+                  f"{c['verbatim']} / {c['structure']} | {applied(source, tmp / f'a{n}')} |")
         probes = repo_of(PROBES, tmp / "probes")
         for label, policy in (("amr", AMR), ("drive", DRIVE)):
             print(f"\nprobes under profile {label}:")

@@ -32,9 +32,12 @@ _THEMATIC_BREAK_RE = re.compile(r"[ \t]{0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*\Z")
 # last ``[`` is preceded by ``[`` and the group would end in ``]]``.
 _GROUP_RE = re.compile(r"\[([^\[\]]*)\]([ \t]*)\Z")
 _PAIR_RE = re.compile(r"[ \t]*([a-z][a-z0-9_-]*):(.*)\Z", re.S)
-# Lines that may start a code block or front matter: only a file holding one needs the
-# block reader (writer-made files rarely do, and the hooks parse every new file).
-_BLOCK_HINT_RE = re.compile(r"^(?: {0,3}\t| {4})|```|~~~|\A---", re.M)
+# What a file that may hold a code block or front matter contains: a fence, a line
+# indented four columns (a tab counts to the next four), or --- on top. Only such a file
+# needs the block reader (writer-made files rarely do, and the hooks parse every new
+# file); substring tests, since a regex over the whole text costs more than the parse.
+_BLOCK_HINTS = ("```", "~~~", "\n    ", "\n\t", "\n \t", "\n  \t", "\n   \t")
+_BLOCK_STARTS = ("---", "    ", "\t", " \t", "  \t", "   \t")
 _TICKS_RE = re.compile(r"`+")
 _LINK_RE = re.compile(r"\[\[([^\[\]|]+?)(?:\|[^\[\]]*)?\]\]")
 _HEADING_RE = re.compile(r"(#{1,6})[ \t]")
@@ -285,7 +288,7 @@ def structure_marks(text: str, contents: Sequence[str]) -> tuple[frozenset[int],
     first-line ``---`` and the next ``---`` or ``...`` line. Only a file that can hold
     either is given to the block reader.
     """
-    if _BLOCK_HINT_RE.search(text) is None:
+    if not needs_block_reader(text):
         return frozenset(), 0
     code: set[int] = set()
     front = 0
@@ -300,7 +303,7 @@ def structure_marks(text: str, contents: Sequence[str]) -> tuple[frozenset[int],
 def needs_block_reader(text: str) -> bool:
     """False when no line of ``text`` can be code or front matter: every bullet line is
     then an entry, and a caller may parse lines one by one (memgit.purge_text does)."""
-    return _BLOCK_HINT_RE.search(text) is not None
+    return text.startswith(_BLOCK_STARTS) or any(hint in text for hint in _BLOCK_HINTS)
 
 
 def parse_document(path: str, text: str) -> Document:
@@ -308,7 +311,8 @@ def parse_document(path: str, text: str) -> Document:
     Index links of MEMORY.md are not entries."""
     doc = Document(path)
     split = split_lines(text)
-    code, front = structure_marks(text, [content for content, _eol in split])
+    code, front = structure_marks(text, [content for content, _eol in split]) \
+        if needs_block_reader(text) else (frozenset(), 0)
     in_index_section = False
     is_memory = path == MEMORY_FILE
     for number, (content, eol) in enumerate(split, start=1):
