@@ -87,8 +87,10 @@ def cli(ctx: click.Context, directory: str | None) -> None:
 
 
 def print_error(err: MemgitError) -> None:
-    for line in error_lines(err):
-        click.echo(line, err=True)
+    from .policy import quote
+
+    for line in error_lines(err):  # a value an error quotes may hold a credential
+        click.echo(quote(line), err=True)
 
 
 def print_internal_error(exc: BaseException) -> None:

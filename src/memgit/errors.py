@@ -116,10 +116,13 @@ class RefusedError(MemgitError):
 
 
 def error_lines(err: MemgitError) -> list[str]:
-    """What a command prints for a MemgitError: its code and message, then its hint."""
-    lines = [f"memgit: error {err.code}: {err.message}"]
+    """What a command prints for a MemgitError: its code and message, then its hint,
+    control characters escaped (the callers redact possible credentials: policy.quote)."""
+    from .safe_text import printable
+
+    lines = [printable(f"memgit: error {err.code}: {err.message}")]
     if err.hint:
-        lines.append(f"  hint: {err.hint}")
+        lines.append(printable(f"  hint: {err.hint}"))
     return lines
 
 

@@ -7,17 +7,22 @@ can cache what is expensive:
 * ``check_path``    one tree entry (path, mode), no content;
 * ``check_blob``    one file's bytes; cacheable by blob id (``BlobFacts``);
 * ``check_tree``    a whole tree from paths, sizes and the facts of its blobs;
-* ``check_update``  a ref update of a push (branch, deletes, fast-forward, count)
-  and ``check_change`` the paths a commit changes (protected paths).
+* ``check_update``  a ref update of a push (branch, deletes, fast-forward, count),
+  ``check_push_size`` the bytes it brings, ``check_change`` the paths a commit
+  changes (protected paths) and ``check_commit`` what a commit says besides its tree
+  (message, author, committer).
 
 Each violation carries a stable code (``MG101``), a name, the path and line,
-a message and a one-line hint. Messages never contain a detected secret. The
-settings (the Policy record, memgit.yaml) live in memgit.policy_config and are
-re-exported here, so callers ask this one module.
+a message and a one-line hint. Messages never contain a detected secret: every
+value a message quotes goes through :func:`quote` (memgit.secrets.redact with the
+drive's extra rules). The settings (the Policy record, memgit.yaml) live in
+memgit.policy_config, the purge registry in memgit.registry; both are re-exported
+here, so callers ask this one module.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -29,6 +34,7 @@ from . import format as fmt
 from .git.modes import MODE_COMMIT, MODE_EXEC, MODE_FILE, MODE_LINK
 from .policy_config import (  # noqa: F401 - callers take the settings from here
     LIMITS,
+    PUSH_BYTES_FACTOR,
     SECTIONS,
     Parser,
     Policy,
@@ -37,7 +43,16 @@ from .policy_config import (  # noqa: F401 - callers take the settings from here
     load_policy_file,
     policy_from_mapping,
 )
+from .registry import (  # noqa: F401 - callers take the registry from here
+    PURGE_LOCK_FILE,
+    REGISTRY_FILE,
+    PurgeLock,
+    PurgeRegistry,
+    lease_seconds,
+    legacy_key,
+)
 from .rules import RULES
+from .safe_text import printable
 
 ERROR = "error"
 WARNING = "warning"
@@ -45,16 +60,17 @@ WARNING = "warning"
 # A first push to an empty server drive brings an existing history: its tip is judged by
 # every rule, its older commits only by these, what a clone of any old commit would
 # receive or do (docs/server.md, "Moving an existing history onto a server drive"):
-# credentials, purged entries, unsafe or clashing paths, symlinks, submodules, the
-# protected twin/, objects missing from the push.
+# credentials (in content, names and commits), purged entries, unsafe, hidden or
+# clashing paths, symlinks, submodules, the protected twin/, objects missing from the push.
 HISTORY_RULES = frozenset({"MG202", "MG203", "MG208", "MG209", "MG210", "MG211", "MG212",
-                           "MG401", "MG601", "MG606", "MG607", "MG608"})
+                           "MG214", "MG401", "MG402", "MG403", "MG601", "MG606", "MG607",
+                           "MG608"})
 
 KNOWN_KEYS = ("source", "added", "id", "status", "scope", "memory_type", "kind",
               "parent", "supersedes")
 STATUS_VALUES = ("active", "proposed", "rejected", "open", "resolved")
 KIND_VALUES = ("question", "answer")
-ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\Z")
+ID_RE = fmt.ID_RE
 
 _SOURCE_RES = (
     re.compile(r"https://[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(?::\d{1,5})?(?:[/?#]\S*)?\Z"),
@@ -84,7 +100,7 @@ _GROUPISH_RE = re.compile(r"\[[^\[\]]*\b(?:" + "|".join(KNOWN_KEYS) + r")\s*:[^\
 # a log's extension (.log, .log.1, a .log/ folder) or the word transcript(s), not
 # "transcription" (a note about speech-to-text is no transcript)
 _LOG_NAME_RE = re.compile(r"\.log(?:\.|/|\Z)|(?<![a-z0-9])transcripts?(?![a-z])")
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # C0, DEL and C1
 
 
 @dataclass(frozen=True)
@@ -104,20 +120,36 @@ class Violation:
     def hint(self) -> str:
         return RULES[self.code][1]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self, policy: Policy | None = None) -> dict[str, Any]:
+        """The violation as JSON values, path and message quoted (:func:`quote`)."""
         out = asdict(self)
+        out["path"], out["message"] = quote(self.path, policy), quote(self.message, policy)
         out["name"] = self.name
         out["hint"] = self.hint
         return out
 
-    def format(self) -> str:
-        where = self.path or "(drive)"
+    def format(self, policy: Policy | None = None) -> str:
+        """One line for a terminal: path and message quoted, control characters escaped
+        (``policy``: the drive's, whose extra secret rules the quoting uses)."""
+        where = quote(self.path, policy) if self.path else "(drive)"
         if self.line:
             where += f":{self.line}"
-        return f"{where}: {self.code} {self.name}: {self.message}"
+        return printable(f"{where}: {self.code} {self.name}: {quote(self.message, policy)}")
 
 
 # --- single values -----------------------------------------------------------------
+
+
+def quote(value: str, policy: Policy | None = None) -> str:
+    """``value`` fit to quote in a message: each possible credential in it replaced by
+    ``<redacted: KIND>`` (memgit.secrets.redact, with the drive's extra rules). Every
+    message that quotes a value (lint, pre-commit, pre-receive, the writer, sync,
+    purge) passes it through here."""
+    if not value:
+        return value
+    from .secrets import redact
+
+    return redact(value, policy.secret_rules if policy is not None else ())
 
 
 def source_allowed(source: str, policy: Policy | None = None) -> bool:
@@ -136,19 +168,7 @@ def source_scheme(source: str) -> str:
     return m.group(1).lower() if m else ""
 
 
-def quote(value: str, policy: Policy | None = None) -> str:
-    """``value`` fit to quote in a message: each possible credential in it replaced by
-    ``<redacted: KIND>`` (memgit.secrets.redact, with the drive's extra rules)."""
-    if not value:
-        return value
-    from .secrets import redact
-
-    return redact(value, policy.secret_rules if policy is not None else ())
-
-
-def text_key(text: str) -> str:
-    """The comparison form of an entry text: case-folded, whitespace collapsed."""
-    return " ".join(text.casefold().split())
+text_key = legacy_key  # the comparison form of an entry text (normalisation 1)
 
 
 def text_digest(text: str) -> str:
@@ -166,6 +186,14 @@ def check_path(path: str, mode: int, policy: Policy) -> list[Violation]:
     if (path.startswith("/") or any(p in ("", ".", "..") for p in parts)
             or any(p.lower() == ".git" for p in parts) or _CONTROL_RE.search(path)):
         out.append(Violation("MG208", path, 0, "the path is not a clean relative path"))
+    invisible = fmt.INVISIBLE_RE.search(path)
+    if invisible is not None:
+        out.append(Violation("MG214", path, 0, "the path holds an invisible character "
+                             f"(U+{ord(invisible.group()):04X})"))
+    kind = _name_secret(path, policy)
+    if kind:
+        out.append(Violation("MG402", path, 0, f"a file or folder name holds a possible "
+                             f"credential: {kind}"))
     # undecodable bytes arrive as surrogate escapes (the server side decodes names so)
     if unicodedata.normalize("NFC", path) != path or any("\udc80" <= c <= "\udcff"
                                                           for c in path):
@@ -193,12 +221,21 @@ def check_topic(path: str, policy: Policy, *, reserved_ok: bool = False) -> list
     path (twin/, imports/, questions.md) unless the caller is the one that owns it."""
     out = [v for v in check_path(path, MODE_FILE, policy) if v.severity == ERROR]
     if not reserved_ok and fmt.is_reserved(path):
-        out.append(Violation("MG213", path, 0, f"{path} is reserved for memgit's own use"))
+        out.append(Violation("MG213", path, 0,
+                             f"{quote(path, policy)} is reserved for memgit's own use"))
     return out
 
 
 def _is_transcript_name(path: str) -> bool:
     return _LOG_NAME_RE.search(path.lower()) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_secret(path: str, policy: Policy) -> str:
+    """The kind of a possible credential in a path's names ("" when none): the names are
+    scanned as words of one line, so a token cut by a '/' is not seen."""
+    kinds = secret_kinds(path.replace("/", " "), policy)
+    return kinds[0] if kinds else ""
 
 
 # --- blobs --------------------------------------------------------------------------
@@ -216,7 +253,7 @@ class BlobFacts:
     ids: list[tuple[str, int]] = field(default_factory=list)  # (entry id, line)
     explicit: set[int] = field(default_factory=set)  # lines whose id is written out
     links: list[tuple[str, int]] = field(default_factory=list)  # (target, line)
-    digests: list[tuple[str, int]] = field(default_factory=list)  # (text digest, line)
+    texts: list[tuple[str, int]] = field(default_factory=list)  # (entry text, line)
 
 
 SecretFilter = Callable[[int, str], bool]
@@ -244,9 +281,16 @@ def check_blob(path: str, data: bytes, policy: Policy, *,
         if is_markdown or policy.strict_drive_rules:
             out.append(Violation("MG301", path, line,
                                  f"invalid UTF-8 at byte {exc.start}"))
+        else:  # an other-file of profile amr may hold any bytes: its text is still scanned
+            _check_secrets(path, data.decode("utf-8", "replace"), facts, scan, policy)
         return facts
     facts.text = text
     if is_markdown:
+        stray = fmt.stray_line_break(text)
+        if stray >= 0:
+            out.append(Violation("MG307", path, text.count("\n", 0, stray) + 1,
+                                 f"U+{ord(text[stray]):04X} reads as a line break to "
+                                 "CommonMark or str.splitlines() but not to memgit"))
         _check_markdown(path, text, policy, facts)
     _check_secrets(path, text, facts, scan, policy)
     return facts
@@ -358,7 +402,7 @@ def _check_entry(path: str, number: int, entry: fmt.Entry, facts: BlobFacts,
     if entry.has_explicit_id:
         facts.explicit.add(number)
     facts.ids.append((entry.id, number))
-    facts.digests.append((text_digest(entry.text), number))
+    facts.texts.append((entry.text, number))
 
 
 def secret_kinds(line: str, policy: Policy) -> list[str]:
@@ -419,7 +463,7 @@ def check_tree(items: Sequence[TreeItem], facts: Mapping[str, BlobFacts], policy
         out.append(Violation("MG207", "", 0, f"{len(items)} files, limit {policy.files}"))
     elif len(items) > policy.files * policy.near_limit:
         out.append(Violation("MG290", "", 0, f"{len(items)} of {policy.files} files", WARNING))
-    out.extend(_collisions(paths))
+    out.extend(_collisions(paths, policy))
     # structure
     memory = facts.get(fmt.MEMORY_FILE)
     if fmt.MEMORY_FILE not in path_set:
@@ -442,12 +486,12 @@ def check_tree(items: Sequence[TreeItem], facts: Mapping[str, BlobFacts], policy
         for target, number in f.links:
             if target.endswith(".md"):
                 out.append(Violation("MG504", path, number,
-                                     f"[[{target}]] is written with .md",
+                                     f"[[{quote(target, policy)}]] is written with .md",
                                      ERROR if strict else WARNING))
             resolved = fmt.link_target_path(target, path_set)
             if resolved not in path_set:
-                out.append(Violation("MG503", path, number,
-                                     f"[[{target}]] points at a file that does not exist",
+                out.append(Violation("MG503", path, number, f"[[{quote(target, policy)}]] "
+                                     "points at a file that does not exist",
                                      ERROR if strict else WARNING))
         for entry_id, number in f.ids:
             explicit = number in f.explicit
@@ -455,14 +499,13 @@ def check_tree(items: Sequence[TreeItem], facts: Mapping[str, BlobFacts], policy
             if first is None:
                 seen[entry_id] = (path, number, explicit)
             elif explicit or first[2]:
-                out.append(Violation("MG103", path, number,
-                                     f"id {entry_id} is also used at {first[0]}:{first[1]}"))
+                out.append(Violation("MG103", path, number, f"id {quote(entry_id, policy)} is "
+                                     f"also used at {quote(first[0], policy)}:{first[1]}"))
             else:
                 # two id-less lines with the same text, source and date share their
                 # derived id: a repeated line, not two entries claiming one id
-                out.append(Violation("MG108", path, number,
-                                     f"the same line is also at {first[0]}:{first[1]}",
-                                     WARNING))
+                out.append(Violation("MG108", path, number, "the same line is also at "
+                                     f"{quote(first[0], policy)}:{first[1]}", WARNING))
     return out
 
 
@@ -473,22 +516,23 @@ def _index_section_line(memory_text: str) -> int:
     return 0
 
 
-def _collisions(paths: Iterable[str]) -> list[Violation]:
+def _collisions(paths: Iterable[str], policy: Policy) -> list[Violation]:
     out: list[Violation] = []
     folded: dict[str, str] = {}
     folders: dict[str, str] = {}
     for path in sorted(paths):
-        key = unicodedata.normalize("NFC", path).casefold()
+        key = fmt.fold_path(path)
         if key in folded and folded[key] != path:
-            out.append(Violation("MG210", path, 0, f"collides with {folded[key]} when case-folded"))
+            out.append(Violation("MG210", path, 0, f"collides with "
+                                 f"{quote(folded[key], policy)} when case-folded"))
         folded.setdefault(key, path)
         parts = key.split("/")
         for i in range(1, len(parts)):
             folders.setdefault("/".join(parts[:i]), "/".join(path.split("/")[:i]))
     for key, path in folded.items():
         if key in folders:
-            out.append(Violation("MG212", path, 0,
-                                 f"{path} is a file and {folders[key]}/ a folder"))
+            out.append(Violation("MG212", path, 0, f"{quote(path, policy)} is a file and "
+                                 f"{quote(folders[key], policy)}/ a folder"))
     return out
 
 
@@ -497,14 +541,17 @@ def _collisions(paths: Iterable[str]) -> list[Violation]:
 
 def check_update(ref: str, old: str, new: str, policy: Policy, *, fast_forward: bool,
                  new_commits: int, target_kind: str = "commit") -> list[Violation]:
-    """Rules on one ref update of a push (``target_kind``: what ``new`` names)."""
+    """Rules on one ref update of a push (``target_kind``: what ``new`` names). The ref
+    is quoted only in a refusal: an accepted push pays no secret scan for it."""
     if ref != policy.branch_ref:
-        return [Violation("MG602", "", 0, f"{ref} may not be updated; only {policy.branch_ref}")]
+        return [Violation("MG602", "", 0, f"{quote(ref, policy)} may not be updated; "
+                          f"only {policy.branch_ref}")]
     if set(new) == {"0"}:
-        return [Violation("MG603", "", 0, f"{ref} may not be deleted")]
+        return [Violation("MG603", "", 0, f"{quote(ref, policy)} may not be deleted")]
     if target_kind != "commit":
-        return [Violation("MG602", "", 0, f"{ref} would point at a {target_kind}, not a commit")]
-    out: list[Violation] = []
+        return [Violation("MG602", "", 0, f"{quote(ref, policy)} would point at a "
+                          f"{target_kind}, not a commit")]
+    out: list[Violation] = []  # from here on ref is the policy's own branch
     if set(old) != {"0"} and not fast_forward:
         out.append(Violation("MG604", "", 0, f"the update of {ref} is not a fast-forward"))
     if new_commits > policy.push_commits:
@@ -514,96 +561,82 @@ def check_update(ref: str, old: str, new: str, policy: Policy, *, fast_forward: 
 
 
 def check_change(changed_paths: Iterable[str], policy: Policy) -> list[Violation]:
-    """Rules on the set of paths a commit adds, modifies or deletes."""
-    return [Violation("MG601", p, 0, f"{p} is protected")
-            for p in changed_paths if p.startswith(policy.protected)]
+    """Rules on the set of paths a commit adds, modifies or deletes (protected prefixes
+    match in any letter case, with the fold of the collision rule)."""
+    protected = tuple(fmt.fold_path(p) for p in policy.protected)
+    return [Violation("MG601", p, 0, f"{quote(p, policy)} is protected")
+            for p in changed_paths if fmt.fold_path(p).startswith(protected)]
+
+
+def check_push_size(new_bytes: int, policy: Policy) -> list[Violation]:
+    """The bytes of new content a push asks memgit to read (counted from sizes alone)."""
+    if new_bytes > policy.push_limit:
+        return [Violation("MG611", "", 0, f"{new_bytes} bytes of new content, at most "
+                          f"{policy.push_limit} per push")]
+    return []
+
+
+def check_commit(message: str, people: Sequence[tuple[str, str]], policy: Policy,
+                 registry: PurgeRegistry | None = None) -> list[Violation]:
+    """Rules on what a commit says besides its tree: its message and ``people``
+    ((field, value) such as ("author name", "Ann")), scanned with the drive's secret
+    rules. Violations name the field and the message line, never the value."""
+    out: list[Violation] = []
+    for label, value in people:
+        kinds = secret_kinds(value, policy)
+        if kinds:
+            out.append(Violation("MG403", "", 0, f"the {label} holds a possible credential: "
+                                 f"{kinds[0]}"))
+    for number, (content, _eol) in enumerate(fmt.split_lines(message), start=1):
+        kinds = secret_kinds(content, policy)
+        if kinds:
+            out.append(Violation("MG403", "", 0, f"line {number} of the commit message holds "
+                                 f"a possible credential: {kinds[0]}"))
+    if registry:
+        lines = sorted({message.count("\n", 0, start) + 1
+                        for start, _end in registry.quoted(message)})
+        for number in lines:
+            out.append(Violation("MG607", "", 0, f"line {number} of the commit message quotes "
+                                 "a purged text"))
+    return out
 
 
 def check_purged(path: str, facts: BlobFacts, registry: PurgeRegistry) -> list[Violation]:
-    """Entries whose id or text digest is in the purge registry."""
+    """Entries whose id or text is in the purge registry (under any normalisation it used)."""
     if not registry:
         return []
     out: list[Violation] = []
     for entry_id, number in facts.ids:
         if entry_id in registry.ids:
-            out.append(Violation("MG606", path, number, f"entry {entry_id} was purged"))
-    for digest, number in facts.digests:
-        if digest in registry.digests:
+            out.append(Violation("MG606", path, number, f"entry {quote(entry_id)} was purged"))
+    for text, number in facts.texts:
+        if registry.holds_text(text):
             out.append(Violation("MG607", path, number, "the entry's text was purged"))
     return out
 
 
-# --- the purge registry ----------------------------------------------------------------
-
-REGISTRY_FILE = "memgit-purged"
-PURGE_LOCK_FILE = "memgit-purge.lock"
-
-
-def check_not_purging(git_dir: Path) -> list[Violation]:
+def check_not_purging(git_dir: Path, lease: float | None = None) -> list[Violation]:
     """No push lands while a purge rewrites history and prunes.
 
     ``git prune --expire=now`` would delete the objects of a push that git has
     moved out of quarantine but not yet referenced, so pushes wait for the purge.
+    A lock left by a purge whose process is gone (same host), or older than the
+    lease (``lease``, default memgit.purgeLease), no longer holds: a warning.
     """
-    if (git_dir / PURGE_LOCK_FILE).exists():
-        return [Violation("MG610", "", 0, "a purge is running on this drive")]
-    return []
+    lock = PurgeLock.read(git_dir)
+    if lock is None:
+        return []
+    if lease is None:
+        from .git.plumbing import config_get
+        from .registry import LEASE_CONFIG
 
-
-@dataclass
-class PurgeRegistry:
-    """``memgit-purged`` in the git directory: one line per purged id.
-
-    Format (docs/purge.md): ``<id> <sha256 of the text key> <YYYY-MM-DD>``,
-    separated by single spaces; ``#`` lines are comments. The digest is over
-    ``text_key(text)`` so the same words under a new id are refused too.
-    """
-
-    ids: set[str] = field(default_factory=set)
-    digests: set[str] = field(default_factory=set)
-
-    def __bool__(self) -> bool:
-        return bool(self.ids or self.digests)
-
-    @classmethod
-    def load(cls, git_dir: Path) -> PurgeRegistry:
-        from .errors import RegistryError
-
-        path = git_dir / REGISTRY_FILE
-        reg = cls()
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return reg
-        except (OSError, UnicodeDecodeError) as exc:
-            raise RegistryError(f"cannot read the purge registry {path}: {exc}",
-                                "restore memgit-purged from backup") from exc
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip() or line.startswith("#"):
-                continue
-            parts = line.split(" ")
-            if len(parts) < 2 or not ID_RE.match(parts[0]) \
-                    or not re.fullmatch(r"[0-9a-f]{64}", parts[1]):
-                raise RegistryError(f"{path}:{number}: malformed purge registry line",
-                                    "each line is: ID SHA256 [DATE]")
-            reg.ids.add(parts[0])
-            reg.digests.add(parts[1])
-        return reg
-
-    @staticmethod
-    def append(git_dir: Path, rows: Iterable[tuple[str, str]], date: str) -> None:
-        """Append (id, digest) rows durably."""
-        import os
-
-        path = git_dir / REGISTRY_FILE
-        data = "".join(f"{i} {d} {date}\n" for i, d in rows)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, data.encode())
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
+        lease = lease_seconds(config_get(git_dir, LEASE_CONFIG))
+    stale = lock.stale(lease)
+    if stale:
+        return [Violation("MG610", "", 0, f"a purge lock ({lock.describe()}) is ignored: "
+                          f"{stale}", WARNING)]
+    return [Violation("MG610", "", 0, f"a purge is running on this drive "
+                      f"({lock.describe()})")]
 
 
 def judge(items: Sequence[TreeItem], read: Callable[[str], bytes], policy: Policy, *,

@@ -15,6 +15,8 @@ from typing import Any
 
 from .errors import PolicyFileError
 
+PUSH_BYTES_FACTOR = 4  # the default limits.push_bytes: this many times drive_bytes
+
 
 @dataclass(frozen=True)
 class Policy:
@@ -34,6 +36,8 @@ class Policy:
     push_commits: int = field(default=200, metadata={"limit": "new commits per push"})
     memory_bytes: int = field(default=4096, metadata={"limit": "bytes of MEMORY.md (warning)"})
     path_bytes: int = field(default=255, metadata={"limit": "bytes per path"})
+    push_bytes: int = field(default=0, metadata={"limit": "bytes of new content per push "
+                                                 "(0: PUSH_BYTES_FACTOR x drive_bytes)"})
     near_limit: float = 0.8
     protected: tuple[str, ...] = ("twin/",)
     timezone: str = "UTC"
@@ -47,6 +51,11 @@ class Policy:
     @property
     def branch_ref(self) -> str:
         return "refs/heads/" + self.branch
+
+    @property
+    def push_limit(self) -> int:
+        """Bytes of new content one push may bring (limits.push_bytes)."""
+        return self.push_bytes or PUSH_BYTES_FACTOR * self.drive_bytes
 
     def setting(self, key: str, default: Any = None) -> Any:
         """The parsed value of memgit.yaml section ``key`` (one without a Policy field)."""

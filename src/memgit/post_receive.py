@@ -24,7 +24,8 @@ from __future__ import annotations
 import os
 import sys
 
-from .hook_io import clean, parse_updates
+from .hook_io import parse_updates
+from .safe_text import printable
 
 LOCK_FILE = "post-receive.lock"
 LOG_FILE = "post-receive.log"
@@ -43,7 +44,7 @@ def run_post_receive(git_dir: str | os.PathLike[str], stdin: bytes) -> tuple[int
         start_background(git_dir)
     except Exception as exc:
         message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
-        return 0, [f"memgit: warning: post-receive failed: {clean(message)}"]
+        return 0, [f"memgit: warning: post-receive failed: {printable(message, 300)}"]
     return 0, []
 
 
@@ -106,7 +107,7 @@ def _log(git_dir: str | os.PathLike[str], exc: BaseException) -> None:
     import time
 
     message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
-    line = f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {clean(message, 500)}\n"
+    line = f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {printable(message, 500)}\n"
     try:
         fd = os.open(os.path.join(_state_dir(git_dir), LOG_FILE),
                      os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)

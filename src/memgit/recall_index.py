@@ -395,9 +395,10 @@ def search(conn: state.Connection, query: str, limit: int = 5, *, count: bool = 
 # --- purge support ------------------------------------------------------------------------
 
 
-def forget_entries(drive: Drive, ids: Iterable[str]) -> int:
-    """Delete the index rows (and full-text rows) of purged entries; returns rows deleted."""
-    return facts.delete_entries(state.connection(drive.git_dir), ids)
+def forget_entries(drive: Drive, ids: Iterable[str], *, scrub: bool = True) -> int:
+    """Delete the index rows (and full-text rows) of purged entries; returns rows deleted
+    (``scrub=False``: leave the file as it is when no row was there)."""
+    return facts.delete_entries(state.connection(drive.git_dir), ids, scrub=scrub)
 
 
 def remap_revisions(drive: Drive, mapping: Mapping[str, str]) -> None:

@@ -18,8 +18,13 @@ It
 * scans for secrets only the lines that are new in the push (lines not present
   in the parent's version of the same file; by induction over the commits in
   topological order every line of the push is scanned once);
+* judges what each commit says besides its tree (``check_commit``: its message,
+  author and committer, for credentials and quoted purged texts);
+* counts the bytes of the new blobs from their sizes and refuses a push over
+  ``limits.push_bytes`` (``check_push_size``) before reading any content;
 * refuses purged ids and texts (``check_purged`` with the registry
-  ``memgit-purged`` of the git directory).
+  ``memgit-purged`` of the git directory), also in files a tip takes from an old
+  commit that the branch did not have (a merge of an old parent).
 
 Blobs that were already at the same path in the repository before the push
 (in a parent commit that is not new) were judged when they landed; they are
@@ -59,7 +64,7 @@ from .git.plumbing import (
     start_new_commits,
     start_plumbing,
 )
-from .git.raw import LaterRead, ObjectReader, TreeCache, is_tree
+from .git.raw import LaterRead, ObjectReader, TreeCache, commit_text, is_tree
 from .hook_io import RefUpdate, ServerSideError, parse_updates, server_error_lines
 from .policy import (
     ERROR,
@@ -71,9 +76,11 @@ from .policy import (
     Violation,
     check_blob,
     check_change,
+    check_commit,
     check_not_purging,
     check_path,
     check_purged,
+    check_push_size,
     check_tree,
     check_update,
     find_policy,
@@ -163,6 +170,8 @@ class PushJudge:
         self._trees: dict[str, tuple[TreeFile, ...]] = {}  # commit -> rows of its tree
         self._maps: dict[str, dict[str, TreeFile]] = {}  # commit -> path -> row
         self._old: set[TreeFile] = set()  # rows of the old parents: judged when they landed
+        self._old_tips: dict[str, str] = {}  # tip of a ref update -> the ref's old value
+        self._commit_raw: dict[str, bytes] = {}  # the new commits, read after their sizes
         self._sizes: dict[str, int] = {}
         self._facts: dict[tuple[str, str], BlobFacts] = {}  # (blob, path) -> facts
         self._lean: dict[tuple[str, str], BlobFacts] = {}  # the same without links
@@ -297,6 +306,8 @@ class PushJudge:
             return []
         if new_commits:
             tips.add(new_commits[-1].oid)  # --topo-order --reverse lists the (peeled) tip last
+            if not update.is_create:
+                self._old_tips[new_commits[-1].oid] = update.old
         return new_commits
 
     def _fast_forward(self, update: RefUpdate, new_commits: list[PushCommit]) -> bool:
@@ -330,6 +341,9 @@ class PushJudge:
                 return
         if not self._read_sizes(commits):
             return
+        self._commit_raw = {o: got[1] for o, got in
+                            self.reader.read_many([c.oid for c in commits]).items()
+                            if got is not None and got[0] == "commit"}
         # old files may be needed for duplicate ids: git reads them while Python judges
         # the new ones
         self._old_read = self.reader.read_later(
@@ -346,6 +360,8 @@ class PushJudge:
         TIMING.mark("old_blobs")
         for commit in commits:
             self._judge_commit(commit, tip=commit.oid in tips)
+            if commit.oid in tips and self.registry:
+                self._judge_returning(commit)
         verdict.commits = len(commits)
         TIMING.mark("tree_rules")
 
@@ -354,7 +370,7 @@ class PushJudge:
         that is nowhere is MG608."""
         wanted = list({r.oid for rows in self._trees.values() for r in rows
                        if r.mode != MODE_COMMIT})
-        info = self.reader.info_many(wanted)
+        info = self.reader.info_many(wanted + [c.oid for c in commits])
         sizes = self._sizes
         missing: list[Finding] = []
         for commit in commits:
@@ -373,7 +389,17 @@ class PushJudge:
                 got = info.get(oid)
                 sizes[oid] = got[1] if got is not None else -1
         self.verdict.findings.extend(missing)
-        return not missing
+        if missing:
+            return False
+        # What judging would read: each (blob, path) new in the push, and the commits.
+        # Counted from sizes alone, so a flood is refused before any content is read.
+        new_bytes = sum(sizes[oid] for oid, _path in {
+            (r.oid, r.path) for c in commits for r in self._trees[c.oid]
+            if r.mode in _BLOB_MODES and r not in self._old})
+        new_bytes += sum((info.get(c.oid) or ("", 0))[1] for c in commits)
+        too_large = check_push_size(new_bytes, self.policy)
+        self._ref_finding("", too_large)
+        return not too_large
 
     # blobs -------------------------------------------------------------------------
 
@@ -509,6 +535,30 @@ class PushJudge:
 
     # one commit ----------------------------------------------------------------------
 
+    def _judge_returning(self, tip: PushCommit) -> None:
+        """Purged ids and texts in files the tip takes from an old commit (a merge of an
+        old parent, any number of parents) that the ref's old tip did not have: such
+        content was judged when it landed, but the registry may have grown since."""
+        old_tip = self._old_tips.get(tip.oid)
+        before: set[TreeFile] = set()
+        if old_tip is not None:
+            if old_tip not in self._trees:
+                self._trees[old_tip] = self.flat_tree(self._commit_tree(old_tip))
+            before = set(self._trees[old_tip])
+        rows = [r for r in self._trees[tip.oid] if r in self._old and r not in before
+                and self._readable(r)]
+        if not rows:
+            return
+        contents = self._contents([r.oid for r in rows if (r.oid, r.path) not in self._facts])
+        for row in rows:
+            key = (row.oid, row.path)
+            facts = self._facts.get(key)
+            if facts is None:
+                facts = self._facts[key] = check_blob(row.path, contents[row.oid],
+                                                      self.policy, scan=_scan_nothing)
+            for v in check_purged(row.path, facts, self.registry):
+                self.verdict.findings.append(Finding(v, commit=tip.oid))
+
     def _judge_commit(self, commit: PushCommit, *, tip: bool) -> None:
         """Every rule on one commit; for an older commit of a first push to an empty
         drive, only the history rules (a finding held back there is not marked reported,
@@ -517,6 +567,10 @@ class PushJudge:
         rows = self._trees[commit.oid]
         first = self._map(commit.parents[0]) if commit.parents else {}
         out: list[Violation] = []
+        raw = self._commit_raw.get(commit.oid)
+        if raw is not None:
+            message, people = commit_text(raw)
+            out.extend(check_commit(message, people, self.policy, self.registry))
         items: list[TreeItem] = []
         changed: list[TreeFile] = []
         for row in rows:
@@ -699,7 +753,7 @@ def run_pre_receive(git_dir: Path, stdin: bytes, *, policy_file: str | None = No
         TIMING.mark("policy")
         verdict = judge_push(git_dir, updates, policy, registry, reader)
         reader.close()
-        lines = report(verdict)
+        lines = report(verdict, policy)
         TIMING.mark("report")
     except MemgitError as err:
         reader.close()

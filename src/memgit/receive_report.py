@@ -2,14 +2,17 @@
 
 memgit.receive judges a push into a :class:`Verdict` (its :class:`Finding`\\ s);
 :func:`report` turns it into the lines git relays to the pusher as ``remote: ...``.
+Every value a line quotes (a path, a ref, a commit subject, a message) goes through
+``policy.quote`` (possible credentials redacted, with the drive's extra rules) and
+``safe_text.printable`` (no terminal escapes).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .hook_io import clean
-from .policy import ERROR, Violation
+from .policy import ERROR, Policy, Violation, quote
+from .safe_text import printable
 
 SHORT = 10  # hex digits of a commit id in messages
 
@@ -44,30 +47,27 @@ class Verdict:
         return not self.errors
 
 
-def _subject(subject: str) -> str:
-    """A commit subject fit to print: cleaned, and withheld when it looks like a secret."""
-    from .secrets import scan_text
-
-    if scan_text(subject):
-        return "(subject not shown: it may hold a credential)"
-    return clean(subject, 72)
+def shown(text: str, policy: Policy | None, limit: int = 300) -> str:
+    """A value fit to print: possible credentials redacted, terminal escapes escaped."""
+    return printable(quote(text, policy), limit)
 
 
-def _violation_lines(finding: Finding) -> list[str]:
+def _violation_lines(finding: Finding, policy: Policy | None) -> list[str]:
     v = finding.violation
-    where = clean(v.path) if v.path else "(drive)"
+    where = shown(v.path, policy) if v.path else "(drive)"
     if v.line:
         where += f":{v.line}"
     tag = "" if v.severity == ERROR else " (warning)"
     more = ""
     if finding.more:
         more = f" (also in {finding.more} later commit{'s' if finding.more != 1 else ''})"
-    return [f"  {where}: {v.code} {v.name}{tag}: {clean(v.message)}{more}",
+    return [f"  {where}: {v.code} {v.name}{tag}: {shown(v.message, policy)}{more}",
             f"    hint: {v.hint}"]
 
 
-def report(verdict: Verdict) -> list[str]:
-    """The lines pre-receive prints (git shows each to the pusher as ``remote: ...``)."""
+def report(verdict: Verdict, policy: Policy | None = None) -> list[str]:
+    """The lines pre-receive prints (git shows each to the pusher as ``remote: ...``);
+    ``policy``: the drive's, whose extra secret rules the quoting uses."""
     errors, warnings = verdict.errors, verdict.warnings
     if not errors and not warnings and not verdict.notes:
         return []
@@ -80,17 +80,17 @@ def report(verdict: Verdict) -> list[str]:
     for (ref, commit), items in groups.items():
         lines.append("")
         if ref:
-            lines.append(clean(ref))
+            lines.append(shown(ref, policy))
         elif commit:
-            subject = _subject(verdict.subjects.get(commit, ""))
+            subject = shown(verdict.subjects.get(commit, ""), policy, 72)
             lines.append(f"commit {commit[:SHORT]} {subject}")
         items.sort(key=lambda f: (f.violation.severity != ERROR, f.violation.path,
                                   f.violation.line, f.violation.code))
         for f in items:
-            lines.extend(_violation_lines(f))
+            lines.extend(_violation_lines(f, policy))
     for note in verdict.notes:
         lines.append("")
-        lines.append(f"memgit: note: {clean(note)}")
+        lines.append(f"memgit: note: {shown(note, policy)}")
     lines.append("")
     e, w = len(errors), len(warnings)
     counts = (f"{e} error{'s' if e != 1 else ''}, {w} warning{'s' if w != 1 else ''}")

@@ -38,6 +38,8 @@ RULES: dict[str, tuple[str, str]] = {
     "MG212": ("file-folder-collision", "rename the file or the folder"),
     "MG213": ("reserved-path", "questions.md is written by memgit ask/answer/resolve; twin/ and "
               "imports/ by server-side memgit; choose another topic"),
+    "MG214": ("path-invisible", "rename it without invisible characters (zero-width, bidi "
+              "controls, soft hyphen, variation selectors)"),
     "MG290": ("near-limit", "the drive is close to a limit; consolidate before it is reached"),
     # content
     "MG301": ("utf8-invalid", "save the file as UTF-8 text"),
@@ -46,8 +48,14 @@ RULES: dict[str, tuple[str, str]] = {
     "MG304": ("image", "link to the image with a normal link instead of embedding it"),
     "MG305": ("transcript", "store the facts learned, not the transcript or log itself"),
     "MG306": ("conflict-marker", "resolve the merge conflict and remove the markers"),
+    "MG307": ("line-break", "end lines with LF or CRLF only: a lone CR, U+2028/U+2029, form "
+              "feed or vertical tab starts a new line for some readers and not for others"),
     # secrets
     "MG401": ("secret", "remove the credential, rotate it, and store where it lives instead"),
+    "MG402": ("secret-in-name", "rename the file or folder without the credential, and "
+              "rotate it"),
+    "MG403": ("secret-in-commit", "rewrite the commit without the credential in its message, "
+              "author or committer (git commit --amend, git rebase -i), and rotate it"),
     # structure
     "MG501": ("memory-missing", "make the folder a drive in place with memgit init --adopt "
               "(keeps its files and history), or bring its memory into a new drive with "
@@ -68,4 +76,5 @@ RULES: dict[str, tuple[str, str]] = {
     "MG609": ("server-error", "ask the drive's admin to check the server-side setup"),
     "MG610": ("purge-running", "a purge is rewriting this drive's history; push again when it "
               "is done (memgit sync replays your work onto the new history)"),
+    "MG611": ("push-too-large", "push in smaller batches, or raise limits.push_bytes"),
 }

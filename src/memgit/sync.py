@@ -70,7 +70,9 @@ from .git.repository import (
 )
 from .git.rewrite import expire_reflogs_and_prune
 from .git.worktree import switch_branch_to, worktree_changes
-from .policy import find_policy
+from .policy import ID_RE, Policy, find_policy, quote
+from .recall_index import forget_entries
+from .registry import PURGED_IDS_FILE, PURGED_REF
 from .replay import CONFLICT_CHOICES, Conflict, ReplayOp, apply_replay_ops, compute_ops, entry_map
 
 BRANCH = "main"  # what memgit clone checks out; a drive's policy may name another
@@ -78,14 +80,20 @@ BRANCH = "main"  # what memgit clone checks out; a drive's policy may name anoth
 LAST_SYNCED = "refs/memgit/last-synced"
 SYNC_SOURCE = "refs/memgit/sync-source"
 REMOTES = "refs/memgit/remotes/"  # + remote name: its main as last fetched
+PURGED_FROM = "refs/memgit/purged-from/"  # + remote name: its refs/memgit/purged
+LEARNED = "refs/memgit/purged-learned/"  # + remote name: the purged ids applied last
 LAST_SYNC_CONFIG = "memgit.lastsync"
 MAX_RACES = 5
 MAX_BATCH = 100  # below the default policy's 200 commits per push
 
 
+def _policy(drive: Drive) -> Policy:
+    return find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+
+
 def drive_branch(drive: Drive) -> str:
     """The branch a drive lands on: the policy's ``branch`` (main by default)."""
-    return find_policy(None, drive.git_dir, drive.config_value("memgit.policy")).branch
+    return _policy(drive).branch
 
 
 class SyncRefusedError(RefusedError):
@@ -183,6 +191,7 @@ class SyncReport:
         "fetch": 0.0, "replay": 0.0, "push": 0.0, "finish": 0.0})
     rewritten: bool = False
     pulled: bool = False  # the local branch moved to take the server's new commits
+    forgotten: int = 0  # recall index rows of entries the server purged, deleted here
     head: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
@@ -195,6 +204,7 @@ class SyncReport:
             "races": self.races,
             "seconds": {k: round(v, 4) for k, v in self.seconds.items()},
             "history_rewritten": self.rewritten,
+            "forgotten": self.forgotten,
             "pulled": self.pulled,
             "head": self.head,
         }
@@ -248,7 +258,7 @@ def check_checkout(drive: Drive, remote: str) -> str:
     changed = worktree_changes(drive)
     if changed:
         shown = ", ".join(changed[:5]) + (" ..." if len(changed) > 5 else "")
-        raise UsageError(f"the checkout has uncommitted edits ({shown})",
+        raise UsageError(f"the checkout has uncommitted edits ({quote(shown, _policy(drive))})",
                          "commit them (git commit) or remove them, then sync")
     return head
 
@@ -264,7 +274,9 @@ def fetch(drive: Drive, remote: str) -> str | None:
     """
     ref = remote_head_ref(remote)
     before = ref_target(drive, ref)
-    proc = fetch_branch(drive, remote, drive_branch(drive), ref)
+    # the server's purged ids come along (a pattern refspec: no error when there are none)
+    proc = fetch_branch(drive, remote, drive_branch(drive), ref,
+                        also=[f"+{PURGED_REF}*:{PURGED_FROM}{remote}*"])
     err = proc.stderr.decode(errors="replace")
     if proc.returncode != 0:
         if _MISSING_REF_RE.search(err):
@@ -282,6 +294,21 @@ def fetch(drive: Drive, remote: str) -> str | None:
                              f"(its {drive_branch(drive)} has no "
                              f"{fmt.MEMORY_FILE})", "check the remote URL")
     return head
+
+
+def learn_purged(drive: Drive, remote: str) -> int:
+    """Delete from this checkout's recall index the entries the server purged (the ids
+    its ``refs/memgit/purged`` lists, fetched with the branch), with the scrubbing the
+    server's purge uses (recall_index.forget_entries). Runs when that list changed;
+    returns the rows deleted."""
+    head = ref_target(drive, PURGED_FROM + remote)
+    if head is None or ref_target(drive, LEARNED + remote) == head:
+        return 0
+    text = tree_texts(drive, commit_tree_id(drive, head)).get(PURGED_IDS_FILE, "")
+    ids = [line for line in text.split("\n") if ID_RE.match(line)]
+    deleted = forget_entries(drive, ids, scrub=False)
+    set_ref(drive, LEARNED + remote, head, "memgit sync: purged ids applied")
+    return deleted
 
 
 def waiting_commits(drive: Drive, remote: str = "origin") -> list[str]:
@@ -323,6 +350,7 @@ def sync(drive: Drive, remote: str = "origin", on_conflict: str = "local",
     report = SyncReport(remote)
     state = _State(drive, remote, on_conflict, report)
     server_head = _timed(report, "fetch", lambda: fetch(drive, remote))
+    report.forgotten = learn_purged(drive, remote)
     last = ref_target(drive, LAST_SYNCED)
     if last is not None and server_head is None:
         raise RepoError(f"{remote} has no {drive_branch(drive)} any more "

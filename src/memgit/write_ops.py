@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from . import format as fmt
-from .policy import Policy, check_topic, source_allowed
+from .policy import Policy, check_topic, quote, source_allowed
 
 DEFAULT_TOPIC = "notes.md"
 
@@ -152,7 +152,8 @@ def prepare_add(fact: NewFact | str, ref: int, policy: Policy, added: str, *,
     problems = check_topic(path, policy, reserved_ok=allow_reserved)
     if problems:
         reason = "topic-reserved" if problems[0].code == "MG213" else "topic-invalid"
-        return Skipped(ref, "", reason, f"{problems[0].code} {problems[0].message}")
+        return Skipped(ref, "", reason, f"{problems[0].code} "
+                       f"{quote(problems[0].message, policy)}")
     if fact.added and not fmt.is_valid_date(fact.added):
         return Skipped(ref, "", "invalid", "added must be a real date YYYY-MM-DD")
     added = fact.added or added
@@ -176,11 +177,12 @@ def prepare_add(fact: NewFact | str, ref: int, policy: Policy, added: str, *,
     return WriteOp("add", entry_id, path=path, line=line, after=after, dedupe=dedupe, ref=ref)
 
 
-def prepare_edit(entry_id: str, text: str, ref: int) -> WriteOp | Skipped:
+def prepare_edit(entry_id: str, text: str, ref: int,
+                 policy: Policy | None = None) -> WriteOp | Skipped:
     text = clean_text(text)
     if not text:
         return Skipped(ref, entry_id, "empty", "the new text is empty")
-    kind = credential_kind(text)
+    kind = credential_kind(text, policy)
     if kind is not None:
         return Skipped(ref, entry_id, "credential", f"possible credential: {kind}")
     return WriteOp("edit", entry_id, text=text, ref=ref)
@@ -201,7 +203,7 @@ def prepare_facts(adds: Sequence[NewFact | str], retire: Sequence[str] = (), *,
         ops.append(WriteOp("retire", entry_id.strip(), ref=number))
     for number, (entry_id, text) in enumerate((edits or {}).items(),
                                               start=len(adds) + len(retire)):
-        prepared_edit = prepare_edit(entry_id.strip(), text, number)
+        prepared_edit = prepare_edit(entry_id.strip(), text, number, policy)
         if isinstance(prepared_edit, WriteOp):
             ops.append(prepared_edit)
         else:
@@ -213,8 +215,8 @@ def prepare_facts(adds: Sequence[NewFact | str], retire: Sequence[str] = (), *,
 
 
 def describe_skipped(skipped: Sequence[Skipped]) -> list[str]:
-    return [f"skipped #{s.ref + 1}{' ' + s.id if s.id else ''}: {s.reason} ({s.detail})"
-            for s in skipped]
+    return [f"skipped #{s.ref + 1}{' ' + quote(s.id) if s.id else ''}: {s.reason} "
+            f"({quote(s.detail)})" for s in skipped]
 
 
 def result_lines(result: WriteResult) -> list[str]:

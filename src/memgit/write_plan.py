@@ -41,6 +41,7 @@ from .policy import (
     Violation,
     check_blob,
     judge,
+    quote,
     text_digest,
 )
 from .state import facts
@@ -178,17 +179,18 @@ def plan_and_judge(drive: Drive, conn: state.Connection, head: str, ops: list[Wr
         return found.oid if found is not None else ""
 
     while True:
-        plan = _plan(drive, conn, base_tree, ops, blocked, registry)
+        plan = _plan(drive, conn, base_tree, ops, blocked, registry, policy)
         extra = finish(plan.result, oid_at) if finish is not None else []
         if extra:
-            plan = _plan(drive, conn, base_tree, ops + extra, blocked, registry)
+            plan = _plan(drive, conn, base_tree, ops + extra, blocked, registry, policy)
         if not plan.changes:
             return plan
         files = plan.files
         plan.tree = build_tree(drive, base_tree, encoded(plan.changes))
         violations = _judge(drive, plan.tree, files, policy, registry)
         plan.near_limit = any(v.code == "MG290" for v in violations)
-        plan.result.warnings.extend(v.format() for v in violations if v.severity != ERROR
+        plan.result.warnings.extend(v.format(policy) for v in violations
+                                    if v.severity != ERROR
                                     and (v.path in plan.changes or not v.path))
         errors = [v for v in violations if v.severity == ERROR]
         if not errors:
@@ -209,7 +211,7 @@ def plan_and_judge(drive: Drive, conn: state.Connection, head: str, ops: list[Wr
                 owned.setdefault(op, v)
         foreign = _new_errors(rest, _judge(drive, base_tree, {}, policy, registry))
         if foreign:
-            raise RefusedError(f"the policy refuses this write: {foreign[0].format()}",
+            raise RefusedError(f"the policy refuses this write: {foreign[0].format(policy)}",
                                foreign, foreign[0].hint)
         if not owned:
             return plan
@@ -259,7 +261,7 @@ def _new_errors(errors: list[Violation], before: list[Violation]) -> list[Violat
 
 
 def _plan(drive: Drive, conn: state.Connection, base_tree: str, ops: list[WriteOp],
-          blocked: Mapping[int, Violation], registry: PurgeRegistry) -> Plan:
+          blocked: Mapping[int, Violation], registry: PurgeRegistry, policy: Policy) -> Plan:
     result = WriteResult("unchanged")
     files: dict[str, PlannedFile] = {}
     base_oids: dict[str, str | None] = {}
@@ -301,7 +303,8 @@ def _plan(drive: Drive, conn: state.Connection, base_tree: str, ops: list[WriteO
             continue
         if number in blocked:
             v = blocked[number]
-            skipped.append(Skipped(op.ref, op.id, "policy", f"{v.code} {v.name}: {v.message}"))
+            skipped.append(Skipped(op.ref, op.id, "policy",
+                                   f"{v.code} {v.name}: {quote(v.message, policy)}"))
             continue
         if op.kind == "add":
             entry = fmt.parse_entry(op.line)
@@ -311,7 +314,7 @@ def _plan(drive: Drive, conn: state.Connection, base_tree: str, ops: list[WriteO
                 result.added.append(_added(op, entry))
                 continue
             digest = text_digest(entry.text)
-            if digest in registry.digests or op.id in registry.ids:
+            if op.id in registry.ids or registry.holds_text(entry.text):
                 skipped.append(Skipped(op.ref, op.id, "purged", "this text was purged from the "
                                        "drive and may not return"))
                 continue
@@ -325,18 +328,21 @@ def _plan(drive: Drive, conn: state.Connection, base_tree: str, ops: list[WriteO
             file = load(op.path)
             if file is None:
                 skipped.append(Skipped(op.ref, op.id, "topic-invalid",
-                                       f"{op.path} cannot be written as a text file"))
+                                       f"{quote(op.path, policy)} cannot be written as a "
+                                       "text file"))
                 continue
             if op.after and file.find(op.after) is None:
                 skipped.append(Skipped(op.ref, op.id, "not-found",
-                                       f"no entry {op.after} in {op.path}"))
+                                       f"no entry {quote(op.after, policy)} in "
+                                       f"{quote(op.path, policy)}"))
                 continue
             file.insert(op.line, number, op.after)
             result.added.append(_added(op, entry))
             continue
         found = _find(drive, base_tree, op.id, located, load)
         if found is None:
-            skipped.append(Skipped(op.ref, op.id, "not-found", f"no entry {op.id} in the drive"))
+            skipped.append(Skipped(op.ref, op.id, "not-found",
+                                   f"no entry {quote(op.id, policy)} in the drive"))
             continue
         file, pos = found
         line = file.lines[pos]
@@ -499,14 +505,14 @@ _FACTS: dict[Policy, dict[tuple[str, str], BlobFacts]] = {}
 _FACTS_LIMIT = 4096
 
 
-_VERDICTS: dict[tuple[Policy, str, int, int], list[Violation]] = {}
+_VERDICTS: dict[tuple[Policy, str, int], list[Violation]] = {}
 
 
 def _judge(drive: Drive, tree: str, files: Mapping[str, PlannedFile], policy: Policy,
            registry: PurgeRegistry) -> list[Violation]:
     """policy.judge on a whole tree; remembered per tree id, since the tree a write
     makes is the base tree the next write compares with."""
-    key = (policy, tree, len(registry.ids), len(registry.digests))
+    key = (policy, tree, registry.size)
     known = _VERDICTS.get(key)
     if known is not None:
         return known

@@ -39,8 +39,16 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
+from . import format as fmt
 from . import recall_index, state
-from .errors import ConflictError, MemgitError, RefusedError, RepoError, UsageError
+from .errors import (
+    ConflictError,
+    MemgitError,
+    NotADriveError,
+    RefusedError,
+    RepoError,
+    UsageError,
+)
 from .git.repository import (
     Drive,
     RefLockedError,
@@ -54,9 +62,10 @@ from .git.repository import (
     missing_branch,
     ref_lock_age,
     ref_target,
+    signature,
 )
 from .git.worktree import checkout_state, update_checkout
-from .policy import Policy, PurgeRegistry, find_policy
+from .policy import ERROR, Policy, PurgeRegistry, check_commit, find_policy, quote
 from .state import counters, pending
 from .write_ops import Added, NewFact, WriteOp, WriteResult, clean_text, prepare_facts
 from .write_plan import Finish, Plan, encoded, plan_and_judge
@@ -166,6 +175,9 @@ def apply_write_ops(drive: Drive, ops: Sequence[WriteOp], message: str = "", *,
     policy = policy or _policy(drive)
     if not ops:
         return WriteResult("unchanged")
+    head = ref_target(drive, policy.branch_ref)
+    if head is not None:
+        _require_drive(drive, head, policy.branch_ref)  # before any state is made
     enable_fsync()
     conn = state.connection(drive.git_dir)
     try:
@@ -175,7 +187,7 @@ def apply_write_ops(drive: Drive, ops: Sequence[WriteOp], message: str = "", *,
                 return _queue(drive, conn, ops, message,
                               ConflictError("older writes are still pending", ""), finish)
             return _apply_locked(drive, conn, list(ops), message, policy, finish)
-    except (UsageError, RefusedError):
+    except (UsageError, RefusedError, NotADriveError):
         raise
     except _transient() as exc:
         return _queue(drive, conn, ops, message, exc, finish)
@@ -232,7 +244,7 @@ def _drain_locked(drive: Drive, conn: state.Connection, policy: Policy) -> bool:
         ops = [WriteOp.from_dict(op) for op in data.get("ops", [])]
         try:
             _apply_locked(drive, conn, ops, str(data.get("message", "")), policy)
-        except (RefusedError, UsageError) as exc:
+        except (RefusedError, UsageError, NotADriveError) as exc:
             # The policy (or a dirty checkout) refuses it now: keep it, visible in
             # `memgit info`, without blocking the writes queued after it.
             _retry_failed(conn, seq, exc)
@@ -255,20 +267,23 @@ def _apply_locked(drive: Drive, conn: state.Connection, ops: list[WriteOp], mess
                   policy: Policy, finish: Finish | None = None) -> WriteResult:
     ref = policy.branch_ref
     registry = PurgeRegistry.load(drive.git_dir)
+    subject, refused = _checked_subject(drive, message, policy, registry)
     for attempt in range(1, MAX_ATTEMPTS + 1):
         head = ref_target(drive, ref)
         if head is None:
             raise missing_branch(drive, ref)
+        _require_drive(drive, head, ref)
         recall_index.ensure_current(drive, policy=policy, conn=conn)
         plan = plan_and_judge(drive, conn, head, ops, policy, registry, finish)
         plan.result.attempts = attempt
+        plan.result.warnings[:0] = refused
         if not plan.changes:
             plan.result.status = "unchanged"
             return plan.result
         checkout = _checkout_target(drive, ref)
         if checkout:
             _refuse_dirty(drive, plan)
-        commit = create_commit(drive, plan.tree, [head], _message(message, plan.result))
+        commit = create_commit(drive, plan.tree, [head], _message(subject, plan.result))
         if _move(drive, ref, head, commit):
             plan.result.status = "committed"
             plan.result.commit = commit
@@ -276,6 +291,33 @@ def _apply_locked(drive: Drive, conn: state.Connection, ops: list[WriteOp], mess
             return plan.result
     raise ConflictError(f"{ref} kept moving during {MAX_ATTEMPTS} attempts",
                         "the write was queued; it is retried on the next write or read")
+
+
+def _require_drive(drive: Drive, head: str, ref: str) -> None:
+    """The writer writes drives only: a branch without MEMORY.md is some other repository."""
+    if file_at(drive, commit_tree_id(drive, head), fmt.MEMORY_FILE) is None:
+        raise NotADriveError(f"{drive.root} is not a drive: {ref.removeprefix('refs/heads/')} "
+                             f"has no {fmt.MEMORY_FILE}", "write to a drive made by memgit init; "
+                             "memgit does not adopt an existing repository yet")
+
+
+def _checked_subject(drive: Drive, message: str, policy: Policy,
+                     registry: PurgeRegistry) -> tuple[str, list[str]]:
+    """The caller's message, or "" (the default subject) with a warning when the policy
+    would refuse it (a possible credential, a purged text). A commit author or committer
+    the policy refuses stops the write: no commit memgit makes may be refused later."""
+    sig = signature(drive)
+    people = [("author name", sig.name), ("author email", sig.email)]
+    who = [v for v in check_commit("", people, policy) if v.severity == ERROR]
+    if who:
+        raise RefusedError(f"the commit identity is refused: {who[0].message}", who,
+                           "set user.name and user.email (git config) to plain values")
+    said = [v for v in check_commit(clean_text(message), [], policy, registry)
+            if v.severity == ERROR]
+    if not said:
+        return message, []
+    return "", [f"the commit message was not used ({said[0].code} {said[0].name}: "
+                f"{said[0].message}); the commit has the default subject"]
 
 
 def _move(drive: Drive, ref: str, old: str, new: str) -> bool:
@@ -339,7 +381,7 @@ def _refuse_dirty(drive: Drive, plan: Plan) -> None:
         if staged != base or work != base:
             dirty.append(path)
     if dirty:
-        raise UsageError(f"uncommitted edits in {', '.join(sorted(dirty))}",
+        raise UsageError(f"uncommitted edits in {quote(', '.join(sorted(dirty)))}",
                          "commit or stash them, then write again")
 
 

@@ -31,12 +31,14 @@ def policy_for(drive: Drive, explicit: str | None) -> Policy:
 
 
 def print_violations(violations: Iterable[Violation], as_json: bool, *,
-                     err: bool = False) -> None:
+                     err: bool = False, policy: Policy | None = None) -> None:
+    """Text or JSON; paths and messages quoted with ``policy``'s secret rules."""
     items = list(violations)
     if as_json:
-        click.echo(json.dumps([v.as_dict() for v in items], indent=2, ensure_ascii=False))
+        click.echo(json.dumps([v.as_dict(policy) for v in items], indent=2,
+                              ensure_ascii=False))
         return
-    for line in report_lines(items):
+    for line in report_lines(items, policy):
         click.echo(line, err=err)
 
 

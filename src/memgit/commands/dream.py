@@ -11,6 +11,8 @@ import click
 from ..dream import config as dream_config
 from ..dream.run import Outcome, dream, status
 from ..dream.undo import undo
+from ..policy import Policy, quote
+from ..safe_text import printable
 from ._common import drive_from_ctx, policy_for, policy_option
 
 
@@ -21,52 +23,61 @@ def _progress(as_json: bool):  # type: ignore[no-untyped-def]
     return show
 
 
-def _print_report(report: dict[str, Any]) -> None:
+def _say(text: str, policy: Policy | None = None, **options: Any) -> None:
+    """One line or more for the terminal: control characters escaped line by line (the
+    report shows entry texts and what a model proposed); with ``policy``, possible
+    credentials redacted as well."""
+    if policy is not None:
+        text = quote(text, policy)
+    click.echo("\n".join(printable(line) for line in text.split("\n")), **options)
+
+
+def _print_report(report: dict[str, Any], policy: Policy) -> None:
     counts = report.get("counts", {})
-    click.echo(f"proposer {report.get('proposer')}: {len(report.get('applied', []))} applied "
-               f"({', '.join(f'{n} {k}' for k, n in counts.items() if n) or 'nothing'}), "
-               f"{len(report.get('rejected', []))} rejected; shown "
-               f"{report.get('entries_shown')} of {report.get('entries_in_drive')} entries, "
-               f"{report.get('turns_shown')} turns")
+    _say(f"proposer {report.get('proposer')}: {len(report.get('applied', []))} applied "
+         f"({', '.join(f'{n} {k}' for k, n in counts.items() if n) or 'nothing'}), "
+         f"{len(report.get('rejected', []))} rejected; shown "
+         f"{report.get('entries_shown')} of {report.get('entries_in_drive')} entries, "
+         f"{report.get('turns_shown')} turns")
     for item in report.get("applied", []):
-        click.echo(f"  applied {item['kind']} #{item['index'] + 1}"
-                   f"{' (' + item['reason'] + ')' if item.get('reason') else ''}")
+        _say(f"  applied {item['kind']} #{item['index'] + 1}"
+             f"{' (' + item['reason'] + ')' if item.get('reason') else ''}")
         for change in item.get("changes", []):
             before, after = change.get("before"), change.get("after")
-            click.echo(f"    {change['id']} {change['path']}")
+            _say(f"    {change['id']} {change['path']}")
             if before is not None and before != after:
-                click.echo(f"      - {before}")
+                _say(f"      - {before}")
             if after is not None and after != before:
-                click.echo(f"      + {after}")
+                _say(f"      + {after}")
             if after is None:
-                click.echo("      (retired)")
+                _say("      (retired)")
     for item in report.get("rejected", []):
         ids = f" [{', '.join(item['ids'])}]" if item.get("ids") else ""
-        click.echo(f"  rejected {item['kind']} #{item['index'] + 1}{ids}: {item['check']}: "
-                   f"{item['reason']}")
+        _say(f"  rejected {item['kind']} #{item['index'] + 1}{ids}: {item['check']}: "
+             f"{item['reason']}", policy)
     for key in report.get("ignored_keys", []):
-        click.echo(f"  ignored key {key}")
+        _say(f"  ignored key {key}", policy)
 
 
-def _print(outcome: Outcome, as_json: bool, dry_run: bool) -> None:
+def _print(outcome: Outcome, as_json: bool, dry_run: bool, policy: Policy) -> None:
     if as_json:
         click.echo(json.dumps(outcome.as_dict(), indent=2, ensure_ascii=False))
         return
     if outcome.status == "dry_run":
-        click.echo(outcome.diff or "(no changes)", nl=not outcome.diff)
-        click.echo(f"Dream {outcome.day} (dry run: nothing was changed)")
-        _print_report(outcome.report)
+        _say(outcome.diff or "(no changes)", nl=not outcome.diff)
+        _say(f"Dream {outcome.day} (dry run: nothing was changed)")
+        _print_report(outcome.report, policy)
         return
     if outcome.status in ("skipped", "failed"):
         label = "not run" if outcome.status == "skipped" else "FAILED"
-        click.echo(f"Dream {outcome.day} {label}: {outcome.reason}",
-                   err=outcome.status == "failed")
+        _say(f"Dream {outcome.day} {label}: {outcome.reason}",
+             err=outcome.status == "failed")
         return
     commit = f" as {outcome.commit[:12]}" if outcome.commit else ""
-    click.echo(f"Dream {outcome.day}: {outcome.status.replace('_', ' ')}{commit}"
-               f"{' (' + outcome.reason + ')' if outcome.reason else ''}")
+    _say(f"Dream {outcome.day}: {outcome.status.replace('_', ' ')}{commit}"
+         f"{' (' + outcome.reason + ')' if outcome.reason else ''}")
     if outcome.report.get("applied") is not None:
-        _print_report(outcome.report)
+        _print_report(outcome.report, policy)
 
 
 @click.group("dream", invoke_without_command=True)
@@ -93,7 +104,7 @@ def command(ctx: click.Context, due: bool, dry_run: bool, as_json: bool, no_mode
     config = dream_config.of(policy)
     outcome = dream(drive, policy, config, due=due, dry_run=dry_run, no_model=no_model,
                     base_url=base_url, model_name=model_name, progress=_progress(as_json))
-    _print(outcome, as_json, dry_run)
+    _print(outcome, as_json, dry_run, policy)
     if outcome.status == "failed":
         return 2
     if outcome.status == "skipped" and not due:
@@ -114,8 +125,8 @@ def undo_command(ctx: click.Context, day: str, as_json: bool, policy_file: str |
     if as_json:
         click.echo(json.dumps(done.as_dict(), indent=2))
     else:
-        click.echo(f"Undid the dream of {day} ({done.dream_commit[:12]}) as "
-                   f"{done.commit[:12] or 'a queued write'}: {', '.join(done.files)}")
+        _say(f"Undid the dream of {day} ({done.dream_commit[:12]}) as "
+             f"{done.commit[:12] or 'a queued write'}: {', '.join(done.files)}")
     return 0
 
 
@@ -137,6 +148,6 @@ def status_command(ctx: click.Context, limit: int, as_json: bool) -> int:
         rejected = len(r.report.get("rejected", []))
         detail = r.error or (f"{summary or 'nothing applied'}; {rejected} rejected"
                              if r.report.get("applied") is not None else "")
-        click.echo(f"{r.day} #{r.id} {r.status:<10} {r.trigger:<6} {r.proposer or '-':<20} "
-                   f"{r.commit[:12] or '-':<12} {detail}")
+        _say(f"{r.day} #{r.id} {r.status:<10} {r.trigger:<6} {r.proposer or '-':<20} "
+             f"{r.commit[:12] or '-':<12} {detail}")
     return 0

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import DreamFailedError
-from ..policy import Policy, secret_kinds
+from ..policy import quote
 
 MAX_ANSWER_BYTES = 8 * 1024 * 1024
 MAX_ATTEMPTS = 5
@@ -82,14 +82,12 @@ def _loopback(host: str) -> bool:
 
 
 def sanitize(text: str, key: str = "") -> str:
-    """A server's message fit for an error: one line, short, no key, no credential."""
+    """A server's message fit for an error: one line, no key, possible credentials
+    redacted (policy.quote, before the cut to 240 characters)."""
     text = " ".join(str(text).split())
     if key:
         text = text.replace(key, "[redacted]")
-    text = text[:240]
-    if secret_kinds(text, Policy()):
-        return "(withheld: it looks like it holds a credential)"
-    return text
+    return quote(text)[:240]
 
 
 def retry_after(value: str | None, attempt: int) -> float:

@@ -21,7 +21,9 @@ says is applied. The checks, by the name reports use:
 * ``topic``: a lesson's topic is a path the writer may write (not reserved);
 * ``too-many``: at most ``MAX_SUGGESTIONS`` suggestions per kind.
 
-Reasons never contain a detected secret: a text with one is withheld.
+Reasons never contain a detected secret: every model-given value a reason quotes goes
+through ``policy.quote`` (a possible credential becomes ``<redacted: KIND>``, with the
+drive's extra rules), and a suggested text that holds one is withheld.
 """
 
 from __future__ import annotations
@@ -37,8 +39,8 @@ from ..policy import (
     PurgeRegistry,
     check_blob,
     check_topic,
+    quote,
     secret_kinds,
-    text_digest,
 )
 from ..write_ops import clean_text, normalize_topic
 from .rules import PRUNE_DAYS
@@ -112,10 +114,9 @@ class _Reject(Exception):
 
 
 def shown(value: object, policy: Policy | None = None) -> str:
-    """A model-given value fit for a reason: short, one line, never a credential."""
-    text = " ".join(str(value).split())
-    if secret_kinds(text, policy or Policy()):
-        return "(withheld: possible credential)"
+    """A model-given value fit for a reason: one line, possible credentials redacted
+    (policy.quote), then cut short."""
+    text = quote(" ".join(str(value).split()), policy)
     return text if len(text) <= _SHOWN else text[:_SHOWN] + "..."
 
 
@@ -195,8 +196,8 @@ class _Checker:
         if errors:
             v = errors[0]
             raise _Reject("text", f"the policy refuses the text: {v.code} {v.name}: "
-                          f"{v.message}")
-        if text_digest(text) in self.registry.digests:
+                          f"{quote(v.message, self.policy)}")
+        if self.registry.holds_text(text):
             raise _Reject("text", "this text was purged from the drive and may not return")
         return text
 
@@ -276,7 +277,7 @@ def check(proposal: Mapping[str, Any], snapshot: Snapshot, policy: Policy, *,
           prune: bool, registry: PurgeRegistry | None = None) -> Checked:
     """Judge every suggestion of ``proposal`` (see the module docstring)."""
     checker = _Checker(snapshot, policy, registry or PurgeRegistry(), prune)
-    out = Checked(ignored_keys=sorted(shown(k) for k in proposal if k not in KINDS))
+    out = Checked(ignored_keys=sorted(shown(k, policy) for k in proposal if k not in KINDS))
     judges = {"merges": checker.merge, "contradictions": checker.contradiction,
               "prunes": checker.prune_one, "lessons": checker.lesson}
     for key in KINDS:

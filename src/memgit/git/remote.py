@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 from .plumbing import git
@@ -27,15 +28,17 @@ def remote_url(drive: Drive, remote: str) -> str | None:
     return proc.stdout.decode().strip() if proc.returncode == 0 else None
 
 
-def fetch_branch(drive: Drive, remote: str, branch: str,
-                 into: str) -> subprocess.CompletedProcess:
-    """``git fetch REMOTE +refs/heads/BRANCH:INTO`` with the user's git; not checked.
+def fetch_branch(drive: Drive, remote: str, branch: str, into: str,
+                 also: Sequence[str] = ()) -> subprocess.CompletedProcess:
+    """``git fetch REMOTE +refs/heads/BRANCH:INTO [ALSO...]`` with the user's git; not
+    checked. ``also``: more refspecs, fetched in the same round trip.
 
     The ``+`` lets ``into`` (a private tracking ref) follow a rewritten server
     history; nothing else of the checkout changes.
     """
     return git("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", remote,
-               f"+refs/heads/{branch}:{into}", cwd=drive.root, env=_network_env(), check=False)
+               f"+refs/heads/{branch}:{into}", *also, cwd=drive.root, env=_network_env(),
+               check=False)
 
 
 def push_commit(drive: Drive, remote: str, oid: str,

@@ -182,10 +182,12 @@ def sync_rows(conn: Connection, new: Mapping[str, FactRow], old: Mapping[str, St
     return SyncCounts(len(inserts), len(updates), len(retire))
 
 
-def delete_entries(conn: Connection, entry_ids: Iterable[str]) -> int:
+def delete_entries(conn: Connection, entry_ids: Iterable[str], *, scrub: bool = True) -> int:
     """Delete the rows (and full-text rows) of these entries for good; returns rows deleted.
 
-    Unlike a soft retire, nothing of the entry stays in the database file.
+    Unlike a soft retire, nothing of the entry stays in the database file. With
+    ``scrub=False`` the file is only rewritten when a row was deleted (sync calls it
+    on every change of the server's purged ids).
     """
     wanted = list(dict.fromkeys(entry_ids))
     deleted = 0
@@ -202,6 +204,8 @@ def delete_entries(conn: Connection, entry_ids: Iterable[str]) -> int:
             conn.executemany("DELETE FROM facts_fts WHERE rowid = ?", [(r,) for r in rowids])
             conn.executemany("DELETE FROM facts WHERE id = ?", [(r,) for r in rowids])
             deleted += len(rowids)
+        if not deleted and not scrub:
+            return 0
         conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('optimize')")
     conn.execute("VACUUM")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
