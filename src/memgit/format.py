@@ -38,7 +38,7 @@ _PAIR_RE = re.compile(r"[ \t]*([a-z][a-z0-9_-]*):(.*)\Z", re.S)
 # indented four columns (a tab counts to the next four), or --- on top. Only such a file
 # needs the block reader (writer-made files rarely do, and the hooks parse every new
 # file); substring tests, since a regex over the whole text costs more than the parse.
-_BLOCK_HINTS = ("```", "~~~", "\n    ", "\n\t", "\n \t", "\n  \t", "\n   \t")
+_TAB_HINTS = ("\n\t", "\n \t", "\n  \t", "\n   \t")
 _BLOCK_STARTS = ("---", "    ", "\t", " \t", "  \t", "   \t")
 _TICKS_RE = re.compile(r"`+")
 _LINK_RE = re.compile(r"\[\[([^\[\]|]+?)(?:\|[^\[\]]*)?\]\]")
@@ -320,7 +320,9 @@ def structure_marks(text: str, contents: Sequence[str]) -> tuple[frozenset[int],
 def needs_block_reader(text: str) -> bool:
     """False when no line of ``text`` can be code or front matter: every bullet line is
     then an entry, and a caller may parse lines one by one (memgit.purge_text does)."""
-    return text.startswith(_BLOCK_STARTS) or any(hint in text for hint in _BLOCK_HINTS)
+    if text.startswith(_BLOCK_STARTS) or "```" in text or "~~~" in text or "\n    " in text:
+        return True
+    return "\t" in text and any(hint in text for hint in _TAB_HINTS)
 
 
 def stray_line_break(text: str) -> int:

@@ -70,6 +70,8 @@ KNOWN_KEYS = ("source", "added", "id", "status", "scope", "memory_type", "kind",
               "parent", "supersedes")
 STATUS_VALUES = ("active", "proposed", "rejected", "open", "resolved")
 KIND_VALUES = ("question", "answer")
+_ID_KEYS = ("id", "parent", "supersedes")  # values that must be ids (drive profile)
+_OWN_ID_KEY = ("id",)  # under amr only memgit's own key
 ID_RE = fmt.ID_RE
 
 _SOURCE_RES = (
@@ -388,7 +390,7 @@ def _check_entry(path: str, number: int, entry: fmt.Entry, facts: BlobFacts,
     # id is memgit's own key (forget and purge name entries by it); parent, supersedes,
     # status and kind have memgit's meanings only in the drive profile: under amr keys
     # and values are open, as the Agent Memory Repo spec says
-    for key in ("id", "parent", "supersedes") if policy.strict_drive_rules else ("id",):
+    for key in _ID_KEYS if policy.strict_drive_rules else _OWN_ID_KEY:
         value = meta.get(key)
         if value is not None and not ID_RE.match(value):
             out.append(Violation("MG106", path, number, f"{key} is not a valid id"))
@@ -399,7 +401,7 @@ def _check_entry(path: str, number: int, entry: fmt.Entry, facts: BlobFacts,
     kind = meta.get("kind")
     if kind is not None and kind not in KIND_VALUES and policy.strict_drive_rules:
         out.append(Violation("MG107", path, number, "kind must be question or answer"))
-    if entry.has_explicit_id:
+    if meta.get("id"):
         facts.explicit.add(number)
     facts.ids.append((entry.id, number))
     facts.texts.append((entry.text, number))
@@ -480,7 +482,7 @@ def check_tree(items: Sequence[TreeItem], facts: Mapping[str, BlobFacts], policy
             out.append(Violation("MG502", fmt.MEMORY_FILE, _index_section_line(memory.text),
                                  stale))
     # links and ids across files
-    seen: dict[str, tuple[str, int, bool]] = {}
+    seen: dict[str, tuple[str, int]] = {}
     for path in sorted(facts):
         f = facts[path]
         for target, number in f.links:
@@ -494,11 +496,10 @@ def check_tree(items: Sequence[TreeItem], facts: Mapping[str, BlobFacts], policy
                                      "points at a file that does not exist",
                                      ERROR if strict else WARNING))
         for entry_id, number in f.ids:
-            explicit = number in f.explicit
             first = seen.get(entry_id)
             if first is None:
-                seen[entry_id] = (path, number, explicit)
-            elif explicit or first[2]:
+                seen[entry_id] = (path, number)
+            elif number in f.explicit or first[1] in facts[first[0]].explicit:
                 out.append(Violation("MG103", path, number, f"id {quote(entry_id, policy)} is "
                                      f"also used at {quote(first[0], policy)}:{first[1]}"))
             else:
