@@ -31,7 +31,8 @@ from .git.repository import (
 )
 from .git.worktree import checkout_state, commit_everything, init_checkout, update_checkout
 from .policy import find_policy
-from .sync import BRANCH, LAST_SYNCED, network_error, remote_head_ref
+from .sync import BRANCH, network_error
+from .sync_state import LAST_SYNCED, remote_head_ref
 
 PRE_COMMIT = """#!/bin/sh
 # memgit pre-commit hook (written by memgit clone): refuse a commit the drive

@@ -500,6 +500,16 @@ def _index_section_span(lines: Sequence[tuple[str, str]]) -> tuple[int, int] | N
     return start, len(lines)
 
 
+def index_section_lines(memory_text: str) -> list[str]:
+    """The non-blank lines of MEMORY.md's ``## Index`` section (without the heading)."""
+    lines = split_lines(memory_text)
+    span = _index_section_span(lines)
+    if span is None:
+        return []
+    start, end = span
+    return [c.rstrip() for c, _eol in lines[start + 1:end] if c.strip()]
+
+
 def regenerate_index_section(memory_text: str, paths: Iterable[str]) -> str:
     """MEMORY.md with its ``## Index`` listing exactly the drive's topic files.
 

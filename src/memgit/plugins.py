@@ -42,7 +42,11 @@ BUILTIN: dict[str, dict[str, str]] = {
         "local": "memgit.embedders.local:make",
         "openai": "memgit.embedders.openai_api:make",
     },
-    "agent": {},
+    "agent": {
+        "claude-code": "memgit.agents:claude_code",
+        "codex": "memgit.agents:codex",
+        "shell": "memgit.agents:shell",
+    },
 }
 
 EmbedKind = Literal["query", "passage"]

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import PolicyFileError
+from .git import DEFAULT_BRANCH
 
 PUSH_BYTES_FACTOR = 4  # the default limits.push_bytes: this many times drive_bytes
 
@@ -28,7 +29,7 @@ class Policy:
     """
 
     profile: str = "drive"
-    branch: str = "main"
+    branch: str = DEFAULT_BRANCH
     file_bytes: int = field(default=65536, metadata={"limit": "bytes per file"})
     drive_bytes: int = field(default=2 * 1024 * 1024,
                              metadata={"limit": "bytes per drive (blob sizes at a commit)"})

@@ -39,6 +39,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from . import format as fmt
+from . import sync_state
 from .errors import (
     ConflictError,
     MemgitError,
@@ -49,6 +50,7 @@ from .errors import (
     SyncNetworkError,
     UsageError,
 )
+from .git import DEFAULT_BRANCH
 from .git.plumbing import config_set
 from .git.remote import fetch_branch, push_commit, remote_url
 from .git.repository import (
@@ -74,15 +76,12 @@ from .policy import ID_RE, Policy, find_policy, quote
 from .recall_index import forget_entries
 from .registry import PURGED_IDS_FILE, PURGED_REF
 from .replay import CONFLICT_CHOICES, Conflict, ReplayOp, apply_replay_ops, compute_ops, entry_map
+from .sync_state import LAST_SYNC_CONFIG, LAST_SYNCED, SYNC_SOURCE, remote_head_ref
 
-BRANCH = "main"  # what memgit clone checks out; a drive's policy may name another
+BRANCH = DEFAULT_BRANCH  # what memgit clone checks out; a drive's policy may name another
 
-LAST_SYNCED = "refs/memgit/last-synced"
-SYNC_SOURCE = "refs/memgit/sync-source"
-REMOTES = "refs/memgit/remotes/"  # + remote name: its main as last fetched
 PURGED_FROM = "refs/memgit/purged-from/"  # + remote name: its refs/memgit/purged
 LEARNED = "refs/memgit/purged-learned/"  # + remote name: the purged ids applied last
-LAST_SYNC_CONFIG = "memgit.lastsync"
 MAX_RACES = 5
 MAX_BATCH = 100  # below the default policy's 200 commits per push
 
@@ -263,10 +262,6 @@ def check_checkout(drive: Drive, remote: str) -> str:
     return head
 
 
-def remote_head_ref(remote: str) -> str:
-    return REMOTES + remote
-
-
 def fetch(drive: Drive, remote: str) -> str | None:
     """The server's branch head (fetched into ``remote_head_ref``); None for an empty server.
 
@@ -296,6 +291,25 @@ def fetch(drive: Drive, remote: str) -> str | None:
     return head
 
 
+class DriveHistory:
+    """A drive's refs and commit graph through pygit2 (sync_state.History)."""
+
+    def __init__(self, drive: Drive) -> None:
+        self.drive = drive
+
+    def ref_target(self, ref: str) -> str | None:
+        return ref_target(self.drive, ref)
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        return is_ancestor(self.drive, ancestor, descendant)
+
+    def merge_base(self, a: str, b: str) -> str | None:
+        return merge_base(self.drive, a, b)
+
+    def first_parent_chain(self, head: str, stop: str | None) -> list[str]:
+        return first_parent_chain(self.drive, head, stop)
+
+
 def learn_purged(drive: Drive, remote: str) -> int:
     """Delete from this checkout's recall index the entries the server purged (the ids
     its ``refs/memgit/purged`` lists, fetched with the branch), with the scrubbing the
@@ -313,23 +327,11 @@ def learn_purged(drive: Drive, remote: str) -> int:
 
 def waiting_commits(drive: Drive, remote: str = "origin") -> list[str]:
     """Local commits not yet on the server (as far as the last sync knows)."""
-    ref = f"refs/heads/{drive_branch(drive)}"
-    head = ref_target(drive, ref)
-    if head is None:
+    branch = drive_branch(drive)
+    ref = f"refs/heads/{branch}"
+    if ref_target(drive, ref) is None:
         raise missing_branch(drive, ref)
-    since = _since(drive, head, ref_target(drive, remote_head_ref(remote)))
-    return first_parent_chain(drive, head, since)
-
-
-def _since(drive: Drive, head: str, server_head: str | None) -> str | None:
-    """The local commit after which the unsynced work starts."""
-    for ref in (SYNC_SOURCE, LAST_SYNCED):
-        mark = ref_target(drive, ref)
-        if mark is not None and is_ancestor(drive, mark, head):
-            return mark
-    if server_head is not None:
-        return merge_base(drive, head, server_head)
-    return None
+    return sync_state.waiting_commits(DriveHistory(drive), branch, remote)
 
 
 def sync(drive: Drive, remote: str = "origin", on_conflict: str = "local",
@@ -362,7 +364,7 @@ def sync(drive: Drive, remote: str = "origin", on_conflict: str = "local",
         say("the server's history was rewritten (a purge): replaying only unsynced work")
         old_ids = set(entry_map(state.tree_of(last)))
         state.drop = old_ids - set(entry_map(state.tree_of(server_head)))
-    since = _since(drive, local_head, server_head)
+    since = sync_state.since(DriveHistory(drive), local_head, server_head)
     if server_head is not None and is_ancestor(drive, server_head, local_head):
         since = server_head  # the server has nothing new: push the rest as it is
     commits = first_parent_chain(drive, local_head, since)
@@ -592,15 +594,8 @@ def sync_status(drive: Drive, remote: str = "origin") -> dict[str, Any]:
     if drive.workdir is None:
         raise UsageError("memgit status describes a checkout, not a bare repository",
                          "use memgit info on a server drive")
-    raw = drive.config_value(LAST_SYNC_CONFIG)
-    last = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(raw))) \
-        if raw and raw.isdigit() else None
-    return {
-        "branch": drive_branch(drive),
-        "head": ref_target(drive, f"refs/heads/{drive_branch(drive)}"),
-        "remote": remote,
-        "remote_url": remote_url(drive, remote),
-        "waiting_commits": len(waiting_commits(drive, remote)),
-        "last_synced_commit": ref_target(drive, LAST_SYNCED),
-        "last_sync": last,
-    }
+    branch = drive_branch(drive)
+    if ref_target(drive, f"refs/heads/{branch}") is None:
+        raise missing_branch(drive, f"refs/heads/{branch}")
+    return sync_state.status(DriveHistory(drive), branch, remote,
+                             remote_url(drive, remote), drive.config_value(LAST_SYNC_CONFIG))

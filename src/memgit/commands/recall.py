@@ -8,7 +8,7 @@ import click
 
 from ..errors import UsageError
 from ..read_path import recall
-from ..safe_text import printable
+from ..recall_search import hit_line
 from ._common import drive_from_ctx, policy_for, policy_option
 
 
@@ -33,8 +33,7 @@ def command(ctx: click.Context, query: tuple[str, ...], limit: int, as_json: boo
         click.echo(json.dumps([h.as_dict() for h in hits], indent=2, ensure_ascii=False))
     else:
         for hit in hits:
-            click.echo(printable(f"{hit.path}:{hit.line}: {hit.text}  "
-                                 f"[{hit.entry_id}; score {hit.score:.2f}]"))
+            click.echo(hit_line(hit))
         if not hits:
             click.echo("no matching entries", err=True)
     return 0 if hits else 1

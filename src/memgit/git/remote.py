@@ -24,7 +24,12 @@ def _network_env() -> dict[str, str]:
 
 
 def remote_url(drive: Drive, remote: str) -> str | None:
-    proc = git("remote", "get-url", remote, cwd=drive.root, check=False)
+    return remote_url_at(drive.root, remote)
+
+
+def remote_url_at(root: Path, remote: str) -> str | None:
+    """The URL git uses for ``remote`` of the repository at ``root`` (insteadOf applied)."""
+    proc = git("remote", "get-url", remote, cwd=root, check=False)
     return proc.stdout.decode().strip() if proc.returncode == 0 else None
 
 

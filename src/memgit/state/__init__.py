@@ -11,9 +11,10 @@ the counters too).
 This package is the only code that speaks SQL: the database itself here (file,
 connections and their per-process cache, migrations, transactions, meta
 values), the tables in ``state.pending`` (the pending-write queue),
-``state.facts`` (the recall index's rows), ``state.counters`` (the event
-counters), ``state.observations`` (observed turns) and ``state.dream`` (dream
-runs, their lease and reports). Nothing else imports sqlite3.
+``state.facts`` (the recall index's rows), ``state.search`` (searching them),
+``state.counters`` (the event counters), ``state.observations`` (observed turns)
+and ``state.dream`` (dream runs, their lease and reports). Nothing else imports
+sqlite3.
 
 Settings, on every connection: WAL journal (readers never block the one
 writer), ``synchronous=FULL`` (a committed transaction survives power loss),
@@ -21,7 +22,8 @@ a busy timeout (concurrent hooks and agents wait instead of failing), and
 versioned migrations in ``PRAGMA user_version``. The file and its folder are
 created private (0600 / 0700): entry texts are copied into it.
 
-Cheap to import: no pygit2 here (hooks import this through events.py).
+Cheap to import: no pygit2 here (hooks import this through events.py), and no pathlib
+(the shell's quick read path loads this; paths are strings inside, Path outside).
 """
 
 from __future__ import annotations
@@ -32,13 +34,13 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..errors import RepoError, StateDatabaseError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads it so)
 if TYPE_CHECKING:
     import datetime
+    from pathlib import Path
 
 Connection = sqlite3.Connection
 Error = sqlite3.Error  # any failure of the database
@@ -119,7 +121,15 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX dream_runs_day ON dream_runs (day);
     """,
-    # 3: the recall index's context: an entry's heading trail (and its context key), a
+    # 3: the context packet's listings (state/search.py top_entries) read these partial
+    # indexes instead of sorting every row: 23 ms -> 0.9 ms at 15,000 entries
+    """
+    CREATE INDEX facts_newest ON facts (added DESC, id DESC)
+        WHERE valid_until IS NULL AND indexed = 1;
+    CREATE INDEX facts_retrieved ON facts (retrievals DESC, last_retrieved DESC, id DESC)
+        WHERE valid_until IS NULL AND indexed = 1 AND retrievals > 0;
+    """,
+    # 4: the recall index's context: an entry's heading trail (and its context key), a
     # full-text column of its own, weaker than the text. FTS5 tables cannot take a new
     # column, so facts_fts is made anew from the rows (the topic words as
     # state.facts.topic_words makes them: the tokenizer ignores the extra blanks) and
@@ -140,18 +150,24 @@ MIGRATIONS: list[str] = [
 
 
 def state_dir(git_dir: Path) -> Path:
+    from pathlib import Path
+
     return Path(git_dir) / STATE_DIR
+
+
+def state_file(git_dir: str | os.PathLike[str]) -> str:
+    """The database file's path as a string (no pathlib needed)."""
+    return os.path.join(git_dir, STATE_DIR, STATE_FILE)
 
 
 def state_path(git_dir: Path) -> Path:
     return state_dir(git_dir) / STATE_FILE
 
 
-def _create_private(path: Path) -> None:
+def _create_private(path: str) -> None:
     """Create the folder (0700) and an empty database file (0600) if missing."""
-    folder = path.parent
     try:
-        folder.mkdir(mode=0o700, exist_ok=True)
+        os.mkdir(os.path.dirname(path), 0o700)
     except FileExistsError:
         pass
     # O_NOFOLLOW: never follow a symlink planted at the state file's place.
@@ -159,19 +175,19 @@ def _create_private(path: Path) -> None:
     os.close(fd)
 
 
-def connect(git_dir: Path, *, migrate: bool = True) -> sqlite3.Connection:
+def connect(git_dir: str | os.PathLike[str], *, migrate: bool = True) -> sqlite3.Connection:
     """Open (creating and migrating) the drive's state database.
 
     The connection is in autocommit mode; use :func:`immediate` for
     transactions that write.
     """
-    path = state_path(git_dir)
-    if path.is_symlink() or path.parent.is_symlink():
+    path = state_file(git_dir)
+    if os.path.islink(path) or os.path.islink(os.path.dirname(path)):
         raise RepoError(f"{path} is a symbolic link; memgit will not follow it",
                         "remove the link; the state database is rebuilt from the drive")
-    if not path.exists():
+    if not os.path.exists(path):
         _create_private(path)
-    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000,
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000,
                            isolation_level=None, check_same_thread=False)
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -200,7 +216,7 @@ def connect(git_dir: Path, *, migrate: bool = True) -> sqlite3.Connection:
 
 
 @contextmanager
-def _setup_lock(path: Path) -> Iterator[None]:
+def _setup_lock(path: str) -> Iterator[None]:
     """First open and migrations, one process at a time (a flock on a sidecar file).
 
     Switching a database to WAL needs an exclusive lock, and SQLite answers
@@ -209,7 +225,8 @@ def _setup_lock(path: Path) -> Iterator[None]:
     """
     import fcntl
 
-    fd = os.open(path.parent / "state.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    fd = os.open(os.path.join(os.path.dirname(path), "state.lock"),
+                 os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -323,7 +340,7 @@ _conn_lock = threading.Lock()
 _connections: dict[tuple[int, str], tuple[sqlite3.Connection, int]] = {}
 
 
-def connection(git_dir: Path) -> sqlite3.Connection:
+def connection(git_dir: str | os.PathLike[str]) -> sqlite3.Connection:
     """The process's connection to the drive's state database (opened once).
 
     A database file deleted or replaced since it was opened is noticed (inode
@@ -331,7 +348,7 @@ def connection(git_dir: Path) -> sqlite3.Connection:
     The key holds the process id: a forked child never uses its parent's connection.
     """
     key = (os.getpid(), str(git_dir))
-    path = state_path(git_dir)
+    path = state_file(git_dir)
     with _conn_lock:
         cached = _connections.get(key)
         if cached is not None:

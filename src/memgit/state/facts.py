@@ -1,16 +1,16 @@
 """The recall index's tables: ``facts`` (one row per entry) and ``facts_fts`` (FTS5).
 
 memgit.recall_index decides what the rows are (from the drive's files) and when
-they change; this module stores them, retires and revives them, searches them
-with BM25 and counts retrievals. Rows outside the full-text table (``indexed``
-0) are kept so the writer finds entries by id, but recall never returns them.
+they change; this module stores them, retires and revives them (state.search
+searches them with BM25, lists them and counts retrievals). Rows outside the
+full-text table (``indexed`` 0) are kept so the writer finds entries by id, but
+recall never returns them.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from . import Connection, get_meta, immediate, utc_now
@@ -45,23 +45,7 @@ class SyncCounts(NamedTuple):
     retired: int
 
 
-class FoundRow(NamedTuple):
-    """One search result: the row's fields, its BM25 score (lower is better), its rowid."""
-
-    entry_id: str
-    text: str
-    path: str
-    line: int
-    source: str
-    added: str
-    score: float
-    fact_id: str
-    retrievals: int
-    rowid: int
-
-
-@dataclass(frozen=True)
-class IndexStats:
+class IndexStats(NamedTuple):
     indexed_rev: str | None
     indexed_at: str | None
     drive_id: str | None
@@ -252,66 +236,3 @@ def stats(conn: Connection) -> IndexStats:
     return IndexStats(get_meta(conn, "indexed_rev"), get_meta(conn, "indexed_at"),
                       get_meta(conn, "drive_id"), int(searchable), int(present),
                       int(retired), int(retrievals))
-
-
-# --- search --------------------------------------------------------------------------------
-
-
-def searchable_count(conn: Connection) -> int:
-    return int(conn.execute("SELECT count(*) FROM facts_fts").fetchone()[0])
-
-
-def match_count(conn: Connection, expression: str) -> int:
-    """How many searchable rows match an FTS5 expression."""
-    return int(conn.execute("SELECT count(*) FROM facts_fts WHERE facts_fts MATCH ?",
-                            (expression,)).fetchone()[0])
-
-
-# BM25 weights of the columns: the entry text, the topic path's words, the heading trail
-# (chosen, not tuned: a heading and a file name say where an entry sits, both weaker
-# than what it says; docs/index.md has the labelled set's figures)
-_WEIGHTS = "1.0, 0.4, 0.4"
-
-# Rank inside the full-text table first and join only the top rows: joining
-# every match before sorting costs a facts lookup per match (3x slower at p50
-# on a 15,000-entry drive, bench/bench_recall.py).
-_RANKED_SQL = (
-    "SELECT f.entry_id, f.text, f.path, f.line, f.source, f.added, r.score, f.fact_id, "
-    "f.retrievals, f.id FROM (SELECT rowid, bm25(facts_fts, " + _WEIGHTS + ") AS score "
-    "FROM facts_fts WHERE facts_fts MATCH ? ORDER BY score LIMIT ?) AS r "
-    "JOIN facts f ON f.id = r.rowid ORDER BY r.score, f.id")
-# A single term found in a large share of the drive carries almost no ranking
-# information, and BM25 would score every match (6 ms for "the" on 15,000
-# entries): take the newest matches instead, which FTS5 reads in rowid order
-# and stops after ``limit``; they are still scored with BM25 for the output.
-_NEWEST_SQL = (
-    "SELECT f.entry_id, f.text, f.path, f.line, f.source, f.added, r.score, f.fact_id, "
-    "f.retrievals, f.id FROM (SELECT rowid, bm25(facts_fts, " + _WEIGHTS + ") AS score "
-    "FROM facts_fts WHERE facts_fts MATCH ? ORDER BY rowid DESC LIMIT ?) AS r "
-    "JOIN facts f ON f.id = r.rowid ORDER BY r.score, f.id")
-
-
-def search(conn: Connection, expression: str, limit: int, *,
-           newest: bool = False) -> list[FoundRow]:
-    """The ``limit`` best rows for an FTS5 expression (BM25 over text and topic); with
-    ``newest``, the newest matches instead of the best."""
-    sql = _NEWEST_SQL if newest else _RANKED_SQL
-    return [FoundRow(*r) for r in conn.execute(sql, (expression, limit))]
-
-
-def count_retrievals(conn: Connection, rowids: list[int]) -> None:
-    """One transaction, committed without waiting for the disk.
-
-    The only write memgit makes at ``synchronous=NORMAL``: in WAL mode a power
-    loss can then lose the last few counts (never corrupt the file), and an fsync
-    per recall would be most of its time (3 ms of 4, bench_recall.py). Counts
-    are cache data: a rebuild resets them anyway (docs/index.md).
-    """
-    now = utc_now(micro=True)
-    conn.execute("PRAGMA synchronous = NORMAL")
-    try:
-        with immediate(conn):
-            conn.executemany("UPDATE facts SET retrievals = retrievals + 1, "
-                             "last_retrieved = ? WHERE id = ?", [(now, rid) for rid in rowids])
-    finally:
-        conn.execute("PRAGMA synchronous = FULL")
