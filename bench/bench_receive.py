@@ -9,7 +9,10 @@ bare repositories that differ only in what is installed:
 * ``pre``       defences + memgit's pre-receive;
 * ``full``      defences + pre-receive + post-receive (what ``memgit init --bare`` and
                 ``memgit install-hooks --server`` install; post-receive counts the push
-                and reindexes in a detached process, after the client has its answer).
+                and reindexes in a detached process, after the client has its answer);
+* ``capped``    full, with caps in memgit.yaml (limits.max_entries and max_age_days, which
+                the drive is under): pre-receive counts the tip's entries from the census
+                post-receive keeps (memgit.census), so this is what the caps cost a push.
 
 Each round builds one commit (one new entry in one topic file) and pushes it over
 file:// to all four, in rotating order; after a push to ``full`` the round waits
@@ -54,7 +57,8 @@ from memgit.hooks import (  # noqa: E402
 )
 from memgit.post_receive import wait_for_background  # noqa: E402
 
-VARIANTS = ("plain", "defences", "pre", "full")
+VARIANTS = ("plain", "defences", "pre", "full", "capped")
+CAPS_POLICY = "limits: {max_entries: 20000, max_age_days: 3650}\n"  # caps the drive is under
 TARGET_MS = 150  # what both hooks may add to a one-commit push (issue 9)
 
 
@@ -101,7 +105,7 @@ def make_server(seed: Path, path: Path, variant: str) -> Path:
     if base != "plain":
         for key, value in SERVER_CONFIG.items():
             git("config", key, value, cwd=path)
-    if base in ("pre", "full"):
+    if base in ("pre", "full", "capped"):
         install_hooks_into(path, chain=False)
         if src:
             for name in ("pre-receive", "post-receive"):
@@ -111,6 +115,8 @@ def make_server(seed: Path, path: Path, variant: str) -> Path:
                 hook.chmod(0o755)
     if base == "pre":
         (path / "hooks" / "post-receive").unlink()
+    if base == "capped":
+        (path / "memgit.yaml").write_text(CAPS_POLICY)
     return path
 
 
@@ -204,7 +210,7 @@ def main() -> int:
             for variant in order:
                 env = {"MEMGIT_HOOK_TIMING": "1"} if variant.startswith("pre") else None
                 elapsed, stderr = push(client, servers[variant], env)
-                if variant.startswith("full"):
+                if variant.startswith(("full", "capped")):
                     wait_for_background(servers[variant])
                 if round_no >= 2:  # two warm-up rounds
                     wall[variant].append(elapsed)
@@ -278,6 +284,9 @@ def report(r: dict) -> None:
     verdict = "met" if full - plain <= TARGET_MS else "MISSED"
     print(f"both hooks over the no-hook push: {full - plain:.0f} ms "
           f"(target at most {TARGET_MS} ms: {verdict})")
+    capped = one["capped"]["median_ms"]
+    print(f"caps (counted from the census): {capped:.0f} vs {full:.0f} ms without "
+          f"(ratio {capped / full:.2f})")
     print("pre-receive phases (median ms):", " ".join(
         f"{k}={v:.1f}" for k, v in r["pre_receive_phases_ms"].items()))
     for v in one:

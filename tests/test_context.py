@@ -127,3 +127,14 @@ def test_memory_outline_reads_title_and_index() -> None:
                                       "- [[infra]]\n\n## Other\n- x\n")
     assert title == "Team memory" and lines == ["- [[people]] who", "- [[infra]]"]
     assert ctx.memory_outline("no headings\n") == ("Memory", [])
+
+
+def test_packet_lines_show_control_and_invisible_characters_escaped() -> None:
+    title, lines = ctx.memory_outline("# Team\x1b]0;owned\x07\n\n## Index\n"
+                                      "- [[people]] \u202eevil\n")
+    assert title == "Team\\x1b]0;owned\\x07"
+    assert lines == ["- [[people]] \\u202eevil"]
+    line = ctx.entry_line(ctx.PacketEntry("m-01x", "Ring \x07 and \x9b2J clear", "a\x1bb.md",
+                                          "2026-12-01", "s", 0, "newest"))
+    assert "\x1b" not in line and "\x07" not in line and "\x9b" not in line
+    assert line == "- Ring \\x07 and \\x9b2J clear [id: m-01x; a\\x1bb.md; added 2026-12-01]"

@@ -129,7 +129,7 @@ def test_retention_by_maintain_and_by_the_next_dream(path: Path) -> None:
     now = _dt.datetime.now(_dt.UTC)
     old = observe(drive, "an old turn", now=now - _dt.timedelta(days=8)).id
     observe(drive, "a recent turn", now=now - _dt.timedelta(days=2))
-    proc = memgit("maintain", "--json", cwd=path)
+    proc = memgit("maintain", "--json", "--step", "observations", cwd=path)
     [step] = json.loads(proc.stdout)["steps"]  # maintain reports each step (maintenance.py)
     assert {k: step[k] for k in ("observations_deleted", "observations_days")} == \
         {"observations_deleted": 1, "observations_days": 7}

@@ -95,11 +95,13 @@ def both(argv: list[str], quick_cwd: Path, full_cwd: Path) -> tuple[Run, Run]:
 
 @pytest.mark.parametrize(("argv", "command", "directory", "options", "words"), [
     (["recall", "gmail", "filter"], "recall", None,
-     {"limit": 5, "json": False, "no_count": False}, ["gmail", "filter"]),
+     {"limit": 5, "json": False, "no_count": False, "mounts": False}, ["gmail", "filter"]),
     (["-C", "d", "recall", "-n", "3", "--json", "a", "--no-count", "-"], "recall", "d",
-     {"limit": 3, "json": True, "no_count": True}, ["a", "-"]),
+     {"limit": 3, "json": True, "no_count": True, "mounts": False}, ["a", "-"]),
     (["-Cd", "recall", "--limit=1000", "-n7", "x"], "recall", "d",
-     {"limit": 7, "json": False, "no_count": False}, ["x"]),
+     {"limit": 7, "json": False, "no_count": False, "mounts": False}, ["x"]),
+    (["recall", "--mounts", "x"], "recall", None,
+     {"limit": 5, "json": False, "no_count": False, "mounts": True}, ["x"]),
     (["context", "--budget", "0", "-q", "flu"], "context", None,
      {"budget": 0, "query": "flu", "json": False}, []),
     (["status", "--remote=up", "--json"], "status", None, {"remote": "up", "json": True}, []),
@@ -117,6 +119,7 @@ def test_the_plain_forms_are_parsed_as_click_would(argv, command, directory, opt
     ["recall", "-n", "0", "x"], ["recall", "-n", "1001", "x"], ["recall", "-n", "٣", "x"],
     ["recall", "-n", "+3", "x"], ["recall", "-n"], ["recall", "--policy", "p.yaml", "x"],
     ["recall", "--", "-x"], ["recall", "--json=yes", "x"], ["recall", "-x"],
+    ["recall", "--mounts=yes", "x"],
     ["--debug", "recall", "x"], ["-C"], ["context", "word"], ["context", "-q", "--json"],
     ["context", "--budget", "-1"], ["status", "--remote"], ["status", "extra"],
     ["remember", "x"], ["--version"], ["-h"],
@@ -145,6 +148,41 @@ def test_recall_prints_the_same_bytes_and_counts_the_same_retrievals(tmp_path: P
         counted = ca.execute(retrievals).fetchall()
         assert counted == cb.execute(retrievals).fetchall()
         assert sum(n for _id, n in counted) > 0
+
+
+def test_recall_across_mounts_prints_the_same_bytes(tmp_path: Path) -> None:
+    """recall --mounts on both paths: the drive and a mounted team drive (the semantic
+    set's web-app half), the same hits, labels, bytes and retrieval counts."""
+    team = tmp_path / "team"
+    shutil.copytree(SEMANTIC / "drive", team)
+    (team / "health.md").unlink()
+    git("init", "-q", "-b", "main", cwd=team)
+    commit_all(team, "the web-app half")
+    a, b = twins(tmp_path)
+    for drive in (a, b):
+        (drive / "apps.md").unlink()
+        commit_all(drive, "the health half")
+        assert memgit("index", cwd=drive).returncode == 0
+        assert memgit("mount", "add", "team", str(team), cwd=drive).returncode == 0
+    labels = set()
+    for query in QUERIES:
+        for argv in (["recall", "--mounts", query], ["recall", "--mounts", "--json", "-n", "3",
+                                                     query]):
+            quick, full = both(argv, a, b)
+            assert quick.quick and not full.quick, argv
+            assert quick.same_output(full), (argv, quick.out, full.out)
+            if "--json" not in argv:
+                labels |= {line.split("]")[0] for line in quick.out.decode().splitlines()}
+    assert labels == {"[self", "[team"}
+    retrievals = "SELECT entry_id, retrievals FROM facts ORDER BY entry_id"
+    mount = Path(".git") / "memgit" / "mounts" / "team.git"
+    with state.opened(a / mount) as ca, state.opened(b / mount) as cb:
+        counted = ca.execute(retrievals).fetchall()
+        assert counted == cb.execute(retrievals).fetchall() and sum(n for _i, n in counted)
+    for drive in (a, b):  # a mount whose index is gone: the full path rebuilds it
+        (drive / mount / "memgit" / "state.sqlite").unlink()
+    quick, full = both(["recall", "--mounts", QUERIES[0]], a, b)
+    assert not quick.quick and quick.same_output(full)
 
 
 def test_context_and_status_print_the_same_bytes(tmp_path: Path) -> None:

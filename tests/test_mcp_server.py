@@ -185,3 +185,29 @@ def test_two_servers_on_one_drive_lose_no_write(new_drive) -> None:
     assert git("fsck", "--strict", cwd=drive).returncode == 0
     lint = memgit("-C", str(drive), "lint")
     assert lint.returncode == 0, lint.stdout.decode() + lint.stderr.decode()
+
+
+def test_recall_searches_the_mounts_when_asked(new_drive) -> None:
+    """mounts: true searches the shared drives mounted next to this one, each hit naming
+    its drive; without it, the drive alone (memgit.mounts)."""
+    team = new_drive({"ops.md": "# Ops\n\n- Deploys freeze on Fridays "
+                               "[source: codex:session/1; id: m-team-1]\n"})
+    drive = new_drive({"people.md": "# People\n\n- Joe freezes the roadmap on Fridays "
+                                    "[source: codex:session/2; id: m-own-1]\n"})
+    assert memgit("mount", "add", "team", str(team), cwd=drive).returncode == 0
+
+    async def go() -> tuple[Any, Any, Any]:
+        async with server(drive) as client:
+            listed = {t.name: t for t in (await client.list_tools()).tools}
+            both = await call(client, "recall", query="Fridays", mounts=True)
+            alone = await call(client, "recall", query="Fridays")
+            return listed["recall"].input_schema["properties"]["mounts"], both, alone
+
+    schema, both, alone = run(go)
+    assert schema["default"] is False and schema["type"] == "boolean"
+    assert both[0] is False and alone[0] is False
+    assert sorted((h["drive"], h["id"]) for h in both[1]["hits"]) == [
+        ("self", "m-own-1"), ("team", "m-team-1")]
+    assert both[1]["skipped"] == []
+    assert [h["id"] for h in alone[1]["hits"]] == ["m-own-1"] and "drive" not in \
+        alone[1]["hits"][0]

@@ -290,7 +290,7 @@ def test_every_key_and_limit_is_documented() -> None:
         default = getattr(Policy(), name)
         assert f"| `{name}` | {default} |" in doc, name
     assert LIMITS == ("file_bytes", "drive_bytes", "files", "push_commits", "memory_bytes",
-                      "path_bytes", "push_bytes")
+                      "path_bytes", "push_bytes", "max_entries", "max_age_days")
 
 
 def test_a_section_without_a_field_keeps_its_value_hashable() -> None:

@@ -124,12 +124,23 @@ class AgentDrive:
 
     # --- reads ----------------------------------------------------------------------------
 
-    def recall(self, query: str, limit: int = 5, count: bool = True) -> dict[str, Any]:
+    def recall(self, query: str, limit: int = 5, count: bool = True,
+               mounts: bool = False) -> dict[str, Any]:
+        """The best entries for ``query``; with ``mounts``, of this drive and every mounted
+        shared drive (memgit.mounts), each hit naming its ``drive`` (``self`` or the
+        mount's name) and ``skipped`` naming a mount that could not be searched."""
         from .read_path import recall
 
         text = _text(query, "query")
         if not 1 <= limit <= MAX_LIMIT:
             raise UsageError(f"limit {limit} is out of range", f"pass 1 to {MAX_LIMIT}")
+        if mounts:
+            from .mounts import recall_with_mounts
+
+            found = self.call(lambda d, p: recall_with_mounts(d, text, limit, count=count,
+                                                              policy=p))
+            return {"query": text, "count": len(found.hits), "skipped": found.skipped,
+                    "hits": [{"drive": dh.drive, **hit_dict(dh.hit)} for dh in found.hits]}
         hits = self.call(lambda d, p: recall(d, text, limit, count=count, policy=p))
         return {"query": text, "count": len(hits), "hits": [hit_dict(h) for h in hits]}
 

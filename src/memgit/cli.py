@@ -48,7 +48,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "agent-hook": ("agent_hook", "Run an agent hook: session-start, prompt, guard, record."),
     "observe": ("observe", "Keep one turn of a conversation for the next dream."),
     "dream": ("dream", "Consolidate the drive (model or rules, checked in code); undo; status."),
-    "maintain": ("maintain", "Housekeeping steps that need no model (observation retention)."),
+    "maintain": ("maintain", "Housekeeping: retention, the queue, SQLite and git upkeep."),
+    "mount": ("mount", "Mount shared drives read-only next to this one (add, list, remove, "
+              "sync)."),
+    "fork": ("fork", "Copy a drive with its history into a new drive that records its parent."),
+    "compact": ("compact", "Remove the entries over the drive's caps (one revertable commit)."),
+    "backup": ("backup", "Write a complete, checksummed backup of the drive to one file."),
+    "restore": ("restore", "Recreate a working drive from a backup (verified first)."),
 }
 
 

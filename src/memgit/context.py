@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from . import format as fmt
 from . import state
 from .recall_search import search
+from .safe_text import printable
 from .state import search as rows
 
 if TYPE_CHECKING:
@@ -100,7 +101,9 @@ def memory_outline(text: str) -> tuple[str, list[str]]:
     """MEMORY.md's title (its first level-1 heading) and the lines of its ``## Index``."""
     lines = fmt.split_lines(text)
     title = next((c[2:].strip() for c, _e in lines if c.startswith("# ")), "") or "Memory"
-    return title, fmt.index_section_lines(text)
+    # The packet is printed on terminals and pasted into a model's context: control and
+    # invisible characters (ESC sequences, bidi controls) are shown escaped, never live.
+    return printable(title), [printable(line) for line in fmt.index_section_lines(text)]
 
 
 def memory_text(drive: Drive, head: str | None) -> str:
@@ -127,7 +130,8 @@ _USAGE = ("Entries end with their ids: cite them, and change them only through m
 
 
 def entry_line(entry: PacketEntry) -> str:
-    return f"- {entry.text} [id: {entry.id}; {entry.topic}; added {entry.added or '?'}]"
+    return (f"- {printable(entry.text)} [id: {entry.id}; {printable(entry.topic)}; "
+            f"added {entry.added or '?'}]")
 
 
 def trailer(packet: Packet) -> str:

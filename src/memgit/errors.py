@@ -84,6 +84,18 @@ class EmbedderError(MemgitError):
         self.status = status
 
 
+class MountError(MemgitError):
+    """A mount name is invalid or unknown, or a URL cannot be mounted (memgit mount)."""
+
+    code = "MG040"
+
+
+class BackupError(MemgitError):
+    """A backup cannot be written, or a backup is damaged or was changed (checksums)."""
+
+    code = "MG041"
+
+
 class DreamFailedError(MemgitError):
     """memgit dream failed: the model gave no usable answer, or the run could not finish."""
 

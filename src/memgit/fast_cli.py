@@ -5,7 +5,7 @@ is most of its time: importing click and pygit2 costs several times the recall i
 (docs/performance.md). So before anything heavy is imported, :func:`main` parses the
 plain forms of three read commands itself::
 
-    memgit [-C PATH] recall [-n N | --limit N] [--json] [--no-count] WORD...
+    memgit [-C PATH] recall [-n N | --limit N] [--json] [--no-count] [--mounts] WORD...
     memgit [-C PATH] context [--budget TOKENS] [-q Q | --query Q] [--json]
     memgit [-C PATH] status [--remote NAME] [--json]
 
@@ -63,13 +63,14 @@ def _text(value: str) -> str | None:
 # defaults and ranges are those of commands/<command>.py
 _OPTIONS: dict[str, dict[str, tuple[str, Callable[[str], Any] | None]]] = {
     "recall": {"-n": ("limit", _int_in(1, 1000)), "--limit": ("limit", _int_in(1, 1000)),
-               "--json": ("json", None), "--no-count": ("no_count", None)},
+               "--json": ("json", None), "--no-count": ("no_count", None),
+               "--mounts": ("mounts", None)},
     "context": {"--budget": ("budget", _int_in(0, 1_000_000)), "-q": ("query", _text),
                 "--query": ("query", _text), "--json": ("json", None)},
     "status": {"--remote": ("remote", _text), "--json": ("json", None)},
 }
 _DEFAULTS: dict[str, dict[str, Any]] = {
-    "recall": {"limit": 5, "json": False, "no_count": False},
+    "recall": {"limit": 5, "json": False, "no_count": False, "mounts": False},
     "context": {"budget": 2000, "query": None, "json": False},
     "status": {"remote": "origin", "json": False},
 }
@@ -164,6 +165,8 @@ def run(call: Invocation) -> int:
         else:
             _write(packet.text)
         return 0
+    if opts["mounts"]:
+        return _recall_mounts(current, call)
     from .recall_search import hit_line
 
     hits = quick_read.recall(current, " ".join(call.words).strip(), opts["limit"],
@@ -177,6 +180,26 @@ def run(call: Invocation) -> int:
     else:
         _write("no matching entries\n", err=True)
     return 0 if hits else 1
+
+
+def _recall_mounts(current: Any, call: Invocation) -> int:
+    """``memgit recall --mounts``: this drive and every mount, each hit labelled."""
+    from . import quick_read
+    from .recall_search import labelled, labelled_line
+
+    opts = call.options
+    pairs = quick_read.recall_mounts(current, " ".join(call.words).strip(), opts["limit"],
+                                     count=not opts["no_count"])
+    if opts["json"]:
+        import json
+
+        _write(json.dumps([labelled(label, h) for label, h in pairs], indent=2,
+                          ensure_ascii=False) + "\n")
+    elif pairs:
+        _write("".join(labelled_line(label, h) + "\n" for label, h in pairs))
+    else:
+        _write("no matching entries\n", err=True)
+    return 0 if pairs else 1
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -145,8 +145,11 @@ def build_server(agent: AgentDrive) -> Any:
     def recall(query: Annotated[Text, Field(description="Words to look for")],
                limit: Annotated[int, Field(ge=1, le=MAX_LIMIT,
                                            description="How many entries to return")] = 5,
+               mounts: Annotated[bool, Field(description=(
+                   "Also search the shared drives mounted next to this one (memgit mount); "
+                   "each hit then names its drive"))] = False,
                ) -> dict[str, Any]:
-        return agent.recall(query, limit)
+        return agent.recall(query, limit, mounts=mounts)
 
     @tool("Load the drive's title, Index and the entries most likely to matter, within a "
           "token budget; says what was left out.", read_only)

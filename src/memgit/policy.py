@@ -170,6 +170,13 @@ def source_scheme(source: str) -> str:
     return m.group(1).lower() if m else ""
 
 
+def source_names_agent(source: str | None) -> bool:
+    """Does a source say who wrote the entry (``require_source``, MG109)? Any allowed
+    source but the writer's anonymous default (``memgit:...``) and ``imported:unknown``."""
+    return bool(source) and source_allowed(source or "") \
+        and not (source or "").startswith(("memgit:", "imported:"))
+
+
 text_key = legacy_key  # the comparison form of an entry text (normalisation 1)
 
 
@@ -256,6 +263,7 @@ class BlobFacts:
     explicit: set[int] = field(default_factory=set)  # lines whose id is written out
     links: list[tuple[str, int]] = field(default_factory=list)  # (target, line)
     texts: list[tuple[str, int]] = field(default_factory=list)  # (entry text, line)
+    oldest: str = ""  # the earliest valid added date of its entries (for the caps)
 
 
 SecretFilter = Callable[[int, str], bool]
@@ -339,6 +347,9 @@ def _check_markdown(path: str, text: str, policy: Policy, facts: BlobFacts) -> N
             continue
         previous_entry = True
         _check_entry(path, number, entry, facts, policy)
+        if policy.require_source and not source_names_agent(entry.meta.get("source")):
+            out.append(Violation("MG109", path, number, "the entry names no agent: give it a "
+                                 "source such as TOOL:session/ID (remember --source)"))
     if policy.strict_drive_rules and is_transcript(speaker_lines):
         for number, speaker, _said in speaker_lines:
             out.append(Violation("MG305", path, number,
@@ -387,6 +398,8 @@ def _check_entry(path: str, number: int, entry: fmt.Entry, facts: BlobFacts,
     if added is not None and not fmt.is_valid_date(added):
         out.append(Violation("MG102", path, number,
                              f"added {quote(added, policy)[:40]!r} is not a real date"))
+    elif added is not None and (not facts.oldest or added < facts.oldest):
+        facts.oldest = added
     # id is memgit's own key (forget and purge name entries by it); parent, supersedes,
     # status and kind have memgit's meanings only in the drive profile: under amr keys
     # and values are open, as the Agent Memory Repo spec says
@@ -666,7 +679,54 @@ def judge(items: Sequence[TreeItem], read: Callable[[str], bytes], policy: Polic
         if registry:
             out.extend(check_purged(item.path, blob_facts, registry))
     out.extend(check_tree(items, facts, policy, strict=strict))
+    out.extend(check_caps(*census(facts), policy))
     return sort_violations(out)
+
+
+# --- caps (limits.max_entries, limits.max_age_days; memgit compact) -------------------
+
+NEAR_LIMIT_CODES = ("MG290", "MG291")  # warnings the writer and pre-receive count as near_limit
+
+
+def counts_toward_caps(path: str) -> bool:
+    """The entries of topic files count toward the caps: not MEMORY.md (loaded whole,
+    bounded by memory_bytes) and not the reserved paths (the board, twin/, imports/)."""
+    return path.endswith(".md") and path != fmt.MEMORY_FILE and not fmt.is_reserved(path)
+
+
+def census(facts: Mapping[str, BlobFacts]) -> tuple[int, str]:
+    """(entries, earliest valid added date) of the topic files among ``facts``."""
+    counted = [f for path, f in facts.items() if counts_toward_caps(path)]
+    return sum(len(f.ids) for f in counted), min((f.oldest for f in counted if f.oldest),
+                                                 default="")
+
+
+def check_caps(entries: int, oldest: str, policy: Policy,
+               today: str | None = None) -> list[Violation]:
+    """Warnings, never errors (memgit compact acts on them): over a cap (MG291), or near
+    limits.max_entries (MG290). ``today`` defaults to the date in the drive's time zone."""
+    import datetime as _dt
+
+    out: list[Violation] = []
+    cap = policy.max_entries
+    if cap and entries > cap:
+        out.append(Violation("MG291", "", 0, f"{entries} entries in topic files, cap {cap} "
+                             "(limits.max_entries)", WARNING))
+    elif cap and entries > cap * policy.near_limit:
+        out.append(Violation("MG290", "", 0, f"{entries} of {cap} entries (limits.max_entries)",
+                             WARNING))
+    if policy.max_age_days and oldest:
+        if today is None and policy.timezone == "UTC":
+            today = _dt.datetime.now(_dt.UTC).date().isoformat()  # no zoneinfo import
+        elif today is None:
+            import zoneinfo
+
+            today = _dt.datetime.now(zoneinfo.ZoneInfo(policy.timezone)).date().isoformat()
+        age = (_dt.date.fromisoformat(today) - _dt.date.fromisoformat(oldest)).days
+        if age > policy.max_age_days:
+            out.append(Violation("MG291", "", 0, f"an entry added {oldest} is {age} days old, "
+                                 f"cap {policy.max_age_days} (limits.max_age_days)", WARNING))
+    return out
 
 
 def sort_violations(violations: Iterable[Violation]) -> list[Violation]:

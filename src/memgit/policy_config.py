@@ -15,6 +15,7 @@ from typing import Any
 
 from .errors import PolicyFileError
 from .git import DEFAULT_BRANCH
+from .kinds import check_kind, check_require_source
 
 PUSH_BYTES_FACTOR = 4  # the default limits.push_bytes: this many times drive_bytes
 
@@ -39,6 +40,10 @@ class Policy:
     path_bytes: int = field(default=255, metadata={"limit": "bytes per path"})
     push_bytes: int = field(default=0, metadata={"limit": "bytes of new content per push "
                                                  "(0: PUSH_BYTES_FACTOR x drive_bytes)"})
+    # caps (0: none); memgit compact removes what exceeds them (docs/shared.md)
+    max_entries: int = field(default=0, metadata={"limit": "entries in topic files (a cap)"})
+    max_age_days: int = field(default=0, metadata={"limit": "days since an entry was added "
+                                                   "(a cap)"})
     near_limit: float = 0.8
     protected: tuple[str, ...] = ("twin/",)
     timezone: str = "UTC"
@@ -48,6 +53,8 @@ class Policy:
     secret_rules: tuple[Any, ...] = ()  # secrets: {extra_rules: [...]} (memgit.secrets.Rule)
     # (key, value) of memgit.yaml sections without a field of their own; see setting()
     settings: tuple[tuple[str, Any], ...] = ()
+    kind: str = "personal"  # memgit.kinds: a kind sets defaults of the keys below it
+    require_source: bool = False  # every entry names its agent (MG109)
 
     @property
     def branch_ref(self) -> str:
@@ -64,6 +71,7 @@ class Policy:
 
 
 LIMITS: tuple[str, ...] = tuple(f.name for f in fields(Policy) if "limit" in f.metadata)
+CAPS = ("max_entries", "max_age_days")  # limits where 0 means none (a kind's default undone)
 
 Parser = Callable[[Any, str], Mapping[str, Any]]
 """A section's parser: (its value in memgit.yaml, where the policy came from) -> the
@@ -107,8 +115,10 @@ def _limits(value: Any, origin: str) -> Mapping[str, Any]:
         if key not in LIMITS:
             raise PolicyFileError(f"{origin}: unknown limit {key!r}",
                                   f"allowed limits: {', '.join(sorted(LIMITS))}")
-        if not isinstance(number, int) or isinstance(number, bool) or number <= 0:
-            raise PolicyFileError(f"{origin}: limits.{key} must be a positive integer",
+        if not isinstance(number, int) or isinstance(number, bool) or number < 0 \
+                or (number == 0 and key not in CAPS):
+            raise PolicyFileError(f"{origin}: limits.{key} must be a positive integer"
+                                  + (" (0: no cap)" if key in CAPS else ""),
                                   f"for example limits: {{{key}: 100}}")
         out[key] = number
     return out
@@ -185,9 +195,11 @@ def _dream(value: Any, origin: str) -> Mapping[str, Any]:
 
 
 # Every key of memgit.yaml and its parser, applied in this order to the keys present
-# (profile first: amr sets defaults that extensions may override). Adding a key is one
-# row here (and its parser); an absent key keeps the Policy default.
+# (kind first: it sets defaults any other key overrides; then profile: amr sets defaults
+# that extensions may override). Adding a key is one row here (and its parser); an
+# absent key keeps the Policy default.
 SECTIONS: dict[str, Parser] = {
+    "kind": check_kind,
     "profile": _profile,
     "branch": _branch,
     "limits": _limits,
@@ -197,6 +209,7 @@ SECTIONS: dict[str, Parser] = {
     "secrets": _secrets,
     "timezone": _timezone,
     "dream": _dream,
+    "require_source": check_require_source,
 }
 
 

@@ -92,15 +92,21 @@ def _detach(keep: int) -> None:
 
 
 def background_work(git_dir: str | os.PathLike[str]) -> None:
-    """Count the accepted push, then reindex from the branch head git just moved."""
+    """Count the accepted push, reindex from the branch head git just moved, and bring
+    the census of a drive with caps up to date (memgit.census)."""
     from pathlib import Path
 
     from . import events
+    from .census import update_census
     from .git.repository import open_drive
+    from .policy import find_policy
     from .recall_index import reindex
 
     events.record(Path(git_dir), "push_accepted")
-    reindex(open_drive(Path(git_dir)))
+    drive = open_drive(Path(git_dir))
+    policy = find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+    reindex(drive, policy=policy)
+    update_census(drive.git_dir, policy)
 
 
 def _log(git_dir: str | os.PathLike[str], exc: BaseException) -> None:

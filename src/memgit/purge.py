@@ -379,9 +379,10 @@ def check_ids(ids: Iterable[str], policy: Policy | None = None) -> list[str]:
     return out
 
 
-def plan_purge(drive: Drive, ids: Iterable[str], *,
-               progress: Progress = no_progress) -> PurgePlan:
-    """Read the history and compute the rewrite; nothing is written."""
+def plan_purge(drive: Drive, ids: Iterable[str], *, progress: Progress = no_progress,
+               missing_ok: bool = False) -> PurgePlan:
+    """Read the history and compute the rewrite; nothing is written. ``missing_ok``: ids
+    in no commit are left out of the plan instead of refused (a parent's registry)."""
     wanted = check_ids(ids, _policy(drive))
     branch_ref = _drive_branch(drive)
     oddities = repository_oddities(drive.git_dir)
@@ -397,7 +398,7 @@ def plan_purge(drive: Drive, ids: Iterable[str], *,
         _read_history(scan, plan)
         plan.phases["read"] = time.perf_counter() - clock
         clock = time.perf_counter()
-        _check_found(scan, plan, drive)
+        _check_found(scan, plan, drive, missing_ok)
         _rewrite(scan, plan, progress)
         _check_head_duplicates(scan, plan)
         plan.phases["rewrite"] = time.perf_counter() - clock
@@ -454,12 +455,14 @@ def _read_history(scan: _Scan, plan: PurgePlan) -> None:
     scan.scan_blobs(first + blob_tips)
 
 
-def _check_found(scan: _Scan, plan: PurgePlan, drive: Drive) -> None:
+def _check_found(scan: _Scan, plan: PurgePlan, drive: Drive, missing_ok: bool) -> None:
     found: set[str] = set()
     for removed in scan.blob_removed.values():
         found.update(r.entry_id for r in removed)
     missing = [i for i in plan.ids if i not in found]
-    if not missing:
+    if not missing or missing_ok:
+        plan.ids = [i for i in plan.ids if i in found]
+        scan.needles = [n for n in scan.needles if n not in missing]
         return
     registry = PurgeRegistry.load(drive.git_dir)
     already = [i for i in missing if i in registry.ids]

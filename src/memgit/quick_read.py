@@ -64,24 +64,30 @@ def locate(directory: str | None) -> Location:
         raise NotQuick(str(exc)) from None
 
 
-def branch_of(location: Location) -> str:
-    """The drive's branch as policy.find_policy gives it: memgit.yaml in the git dir,
-    else the file the ``memgit.policy`` config key names, else the default. The policy
-    module (and pyyaml) is loaded only when one of them exists, and git is asked for
-    the key only when a config file may set it."""
+def policy_of(location: Location) -> Any:
+    """The drive's Policy as policy.find_policy gives it (memgit.yaml in the git dir, else
+    the file the ``memgit.policy`` config key names), or None for the defaults. The
+    policy module (and pyyaml) is loaded only when one of them exists, and git is asked
+    for the key only when a config file may set it."""
     value: str | None = None
     if not os.path.exists(os.path.join(location.git_dir, POLICY_FILE)):
         texts = config_texts(location)
         if texts is not None and not any(b"policy" in t for t in texts):
-            return DEFAULT_BRANCH
+            return None
         value = _config_value(location, POLICY_CONFIG)
         if not value:
-            return DEFAULT_BRANCH
+            return None
     from pathlib import Path
 
     from .policy import find_policy
 
-    return find_policy(None, Path(location.git_dir), value).branch
+    return find_policy(None, Path(location.git_dir), value)
+
+
+def branch_of(location: Location) -> str:
+    """The drive's branch (its policy's, else the default)."""
+    policy = policy_of(location)
+    return DEFAULT_BRANCH if policy is None else str(policy.branch)
 
 
 def _config_value(location: Location, key: str) -> str | None:
@@ -119,6 +125,23 @@ def open_current(directory: str | None) -> Current:
 def recall(current: Current, query: str, limit: int, *, count: bool = True) -> list[Hit]:
     """read_path.recall on a current index."""
     return search(current.conn, query, limit, count=count, key=current.key)
+
+
+def recall_mounts(current: Current, query: str, limit: int, *,
+                  count: bool = True) -> list[tuple[str, Hit]]:
+    """mounts.recall_with_mounts when the drive's and every mount's recall index are
+    current (NotQuick otherwise: the full path repairs them, or names a broken mount):
+    the same searches, merged by the same recall_search.merge_drives."""
+    from .mount_dirs import SELF, mounted
+    from .recall_search import merge_drives
+
+    found = [(SELF, current.conn, search(current.conn, query, limit, count=False,
+                                         key=current.key))]
+    for name, path in mounted(current.location.git_dir):
+        mount = open_current(path)
+        found.append((name, mount.conn, search(mount.conn, query, limit, count=False,
+                                               key=mount.key)))
+    return merge_drives(found, query, limit, count=count)
 
 
 def context(current: Current, budget: int, query: str | None) -> Packet:
@@ -210,11 +233,13 @@ def status(directory: str | None, remote: str) -> dict[str, Any]:
     if workdir is None or texts is None or any(re.search(_WORK_TREE_KEYS, t, re.M)
                                                for t in texts):
         raise NotQuick("a bare repository, or a work tree the config may place elsewhere")
-    branch = branch_of(location)
+    policy = policy_of(location)
+    branch = DEFAULT_BRANCH if policy is None else policy.branch
     if ref(location, f"refs/heads/{branch}") is None:
         raise NotQuick("the branch is missing (the full path names it and the fix)")
     git_dir = Path(location.git_dir)
     started = start_plumbing(git_dir, "config", "--get", LAST_SYNC_CONFIG)
     url = remote_url_at(Path(workdir), remote)
     last = config_get(git_dir, LAST_SYNC_CONFIG, started)
-    return sync_status(FileHistory(location), branch, remote, url, last)
+    return sync_status(FileHistory(location), branch, remote, url, last,
+                       kind="personal" if policy is None else policy.kind)

@@ -174,3 +174,41 @@ def search(conn: state.Connection, query: str, limit: int = 5, *, count: bool = 
         rows.count_retrievals(conn, [r[9] for r in found])
     return hits
 
+
+
+# --- recall across mounted drives (memgit.mounts, memgit.quick_read) -----------------------
+
+
+def merge_drives(found: list[tuple[str, state.Connection, list[Hit]]], query: str,
+                 limit: int, *, count: bool = True) -> list[tuple[str, Hit]]:
+    """The ``limit`` best of several drives' hits for ``query`` (each drive's ``(label,
+    connection, hits)``, searched without counting), as ``(label, hit)``.
+
+    BM25 scores of different drives do not compare (each comes from its own drive's
+    statistics), so the hits are ordered first by how many of the query's terms each
+    matches (FTS5's own matching: state.search.terms_matched), then by score. Only the
+    hits returned count as retrievals, each in its own drive's index. The one merge of
+    both read paths (the full one and the shell's quick one)."""
+    terms = match_expression(query).split(" OR ")
+    scored = [(rows.terms_matched(conn, hit.fact_id, terms), label, hit, conn)
+              for label, conn, hits in found for hit in hits]
+    scored.sort(key=lambda t: (-t[0], -t[2].score, t[1], t[2].entry_id))
+    chosen = scored[:limit]
+    if count:
+        by_label: dict[str, tuple[state.Connection, list[str]]] = {}
+        for _terms, label, hit, conn in chosen:
+            by_label.setdefault(label, (conn, []))[1].append(hit.fact_id)
+        for conn, fact_ids in by_label.values():
+            rows.count_fact_retrievals(conn, fact_ids)
+    return [(label, hit._replace(retrievals=hit.retrievals + 1) if count else hit)
+            for _terms, label, hit, _conn in chosen]
+
+
+def labelled(label: str, hit: Hit) -> dict[str, Any]:
+    """A hit of recall across mounts as JSON: its drive's label, then its fields."""
+    return {"drive": label, **hit.as_dict()}
+
+
+def labelled_line(label: str, hit: Hit) -> str:
+    """A hit of recall across mounts as ``memgit recall --mounts`` prints it."""
+    return f"[{label}] {hit_line(hit)}"

@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from . import format as fmt
+from .census import no_secret_scan, push_cap_warnings
 from .errors import MemgitError
 from .git.modes import MODE_COMMIT, MODE_EXEC, MODE_FILE
 from .git.plumbing import (
@@ -69,6 +70,7 @@ from .hook_io import RefUpdate, ServerSideError, parse_updates, server_error_lin
 from .policy import (
     ERROR,
     HISTORY_RULES,
+    NEAR_LIMIT_CODES,
     BlobFacts,
     Policy,
     PurgeRegistry,
@@ -516,7 +518,7 @@ class PushJudge:
         contents = self._contents([r.oid for r in chosen])
         for r in chosen:
             self._facts[(r.oid, r.path)] = check_blob(r.path, contents[r.oid], self.policy,
-                                                      scan=_scan_nothing)
+                                                      scan=no_secret_scan)
 
     def _old_in_push(self, commits: list[PushCommit]) -> list[TreeFile]:
         """Files of the new commits' trees that were already in the repository."""
@@ -555,7 +557,7 @@ class PushJudge:
             facts = self._facts.get(key)
             if facts is None:
                 facts = self._facts[key] = check_blob(row.path, contents[row.oid],
-                                                      self.policy, scan=_scan_nothing)
+                                                      self.policy, scan=no_secret_scan)
             for v in check_purged(row.path, facts, self.registry):
                 self.verdict.findings.append(Finding(v, commit=tip.oid))
 
@@ -601,7 +603,9 @@ class PushJudge:
                 self.verdict.findings.append(Finding(v, commit=commit.oid))
         same_paths = len(rows) == len(first) and all(r.path in first for r in changed)
         facts = self._tree_facts(rows, changed, tip=tip, same_paths=same_paths)
-        for v in check_tree(items, facts, self.policy):
+        caps = push_cap_warnings(self.git_dir, self.policy, rows, self._facts,
+                                 self._contents) if tip else []
+        for v in check_tree(items, facts, self.policy) + caps:
             if v.severity == ERROR and not (history and v.code not in HISTORY_RULES):
                 self._add_tree_error(commit.oid, v)
             elif tip:
@@ -683,10 +687,6 @@ def _new_lines_only(seen: set[str]) -> Callable[[int, str], bool]:
         return content not in seen
 
     return scan
-
-
-def _scan_nothing(_number: int, _content: str) -> bool:
-    return False
 
 
 def judge_push(git_dir: Path, updates: Sequence[RefUpdate], policy: Policy,
@@ -771,7 +771,7 @@ def run_pre_receive(git_dir: Path, stdin: bytes, *, policy_file: str | None = No
         _record(git_dir, "push_refused")
         TIMING.mark("events")
         return 1, lines + TIMING.line()
-    if any(f.violation.code == "MG290" for f in verdict.warnings):
+    if any(f.violation.code in NEAR_LIMIT_CODES for f in verdict.warnings):
         _record(git_dir, "near_limit")
     TIMING.mark("events")
     return 0, lines + TIMING.line()

@@ -22,6 +22,8 @@ RULES: dict[str, tuple[str, str]] = {
     "MG107": ("value-invalid", "use an allowed value for this key"),
     "MG108": ("line-repeated", "the same id-less line twice is one fact written twice: "
               "delete one copy (memgit forget ID removes every copy)"),
+    "MG109": ("source-required", "this drive's entries name their agent (kind team, project, "
+              "swarm or require_source): add [source: TOOL:session/ID]"),
     # files
     "MG201": ("file-type", "a drive holds Markdown (.md) files only; use profile: amr for others"),
     "MG202": ("symlink", "replace the symlink by a regular file"),
@@ -41,6 +43,8 @@ RULES: dict[str, tuple[str, str]] = {
     "MG214": ("path-invisible", "rename it without invisible characters (zero-width, bidi "
               "controls, soft hyphen, variation selectors)"),
     "MG290": ("near-limit", "the drive is close to a limit; consolidate before it is reached"),
+    "MG291": ("over-cap", "the drive holds more or older entries than its caps allow: run "
+              "memgit compact (or raise limits.max_entries / max_age_days)"),
     # content
     "MG301": ("utf8-invalid", "save the file as UTF-8 text"),
     "MG302": ("nul-byte", "remove the NUL byte; a drive holds text only"),

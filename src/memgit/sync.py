@@ -358,12 +358,11 @@ def sync(drive: Drive, remote: str = "origin", on_conflict: str = "local",
         raise RepoError(f"{remote} has no {drive_branch(drive)} any more "
                         "(it had one at the last sync)",
                         "ask the drive's admin; nothing was pushed and nothing local changed")
-    if last is not None and server_head is not None and \
-            not is_ancestor(drive, last, server_head):
+    gone = purged_since(drive, last, server_head, state.tree_of)
+    if gone is not None:
         report.rewritten = True
         say("the server's history was rewritten (a purge): replaying only unsynced work")
-        old_ids = set(entry_map(state.tree_of(last)))
-        state.drop = old_ids - set(entry_map(state.tree_of(server_head)))
+        state.drop = gone
     since = sync_state.since(DriveHistory(drive), local_head, server_head)
     if server_head is not None and is_ancestor(drive, server_head, local_head):
         since = server_head  # the server has nothing new: push the rest as it is
@@ -586,6 +585,19 @@ def _finish(state: _State, local_head: str, target: str | None) -> None:
         expire_reflogs_and_prune(drive.git_dir)
 
 
+def purged_since(drive: Drive, last: str | None, server_head: str | None,
+                 tree_of: Callable[[str | None], dict[str, str]] | None = None
+                 ) -> set[str] | None:
+    """After a fetch: None when the server's new head still descends from ``last`` (what
+    we had of it); else its history was rewritten (a purge), and these are the entry
+    ids ``last`` held that the new head lacks (sync drops operations on them; a mount
+    deletes them from its recall index)."""
+    if last is None or server_head is None or is_ancestor(drive, last, server_head):
+        return None
+    texts = tree_of or (lambda c: tree_texts(drive, commit_tree_id(drive, c or "")))
+    return set(entry_map(texts(last))) - set(entry_map(texts(server_head)))
+
+
 # --- status ------------------------------------------------------------------------------
 
 
@@ -594,8 +606,9 @@ def sync_status(drive: Drive, remote: str = "origin") -> dict[str, Any]:
     if drive.workdir is None:
         raise UsageError("memgit status describes a checkout, not a bare repository",
                          "use memgit info on a server drive")
-    branch = drive_branch(drive)
-    if ref_target(drive, f"refs/heads/{branch}") is None:
-        raise missing_branch(drive, f"refs/heads/{branch}")
-    return sync_state.status(DriveHistory(drive), branch, remote,
-                             remote_url(drive, remote), drive.config_value(LAST_SYNC_CONFIG))
+    policy = find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+    if ref_target(drive, f"refs/heads/{policy.branch}") is None:
+        raise missing_branch(drive, f"refs/heads/{policy.branch}")
+    return sync_state.status(DriveHistory(drive), policy.branch, remote,
+                             remote_url(drive, remote), drive.config_value(LAST_SYNC_CONFIG),
+                             kind=policy.kind)

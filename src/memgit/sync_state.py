@@ -65,16 +65,19 @@ def status_lines(info: dict[str, Any]) -> list[str]:
         remote = info["remote"]
         lines.append(f"no remote {remote!r}: working offline (git remote add {remote} URL)")
     lines.append(f"last sync: {info['last_sync'] or 'never'}")
+    lines.append(f"kind: {info.get('kind', 'personal')} drive")
     return lines
 
 
 def status(history: History, branch: str, remote: str, remote_url: str | None,
-           last_sync: str | None) -> dict[str, Any]:
+           last_sync: str | None, *, kind: str = "personal") -> dict[str, Any]:
     """What ``memgit status`` shows (no network: as of the last fetch); ``last_sync`` is
-    the raw ``memgit.lastsync`` config value (seconds since the epoch)."""
+    the raw ``memgit.lastsync`` config value (seconds since the epoch), ``kind`` the
+    drive's kind (its policy's, memgit.kinds)."""
     last = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(last_sync))) \
         if last_sync and last_sync.isdigit() else None
     return {
+        "kind": kind,
         "branch": branch,
         "head": history.ref_target(f"refs/heads/{branch}"),
         "remote": remote,

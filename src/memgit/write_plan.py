@@ -34,6 +34,7 @@ from .git.repository import (
 )
 from .policy import (
     ERROR,
+    NEAR_LIMIT_CODES,
     BlobFacts,
     Policy,
     PurgeRegistry,
@@ -188,7 +189,7 @@ def plan_and_judge(drive: Drive, conn: state.Connection, head: str, ops: list[Wr
         files = plan.files
         plan.tree = build_tree(drive, base_tree, encoded(plan.changes))
         violations = _judge(drive, plan.tree, files, policy, registry)
-        plan.near_limit = any(v.code == "MG290" for v in violations)
+        plan.near_limit = any(v.code in NEAR_LIMIT_CODES for v in violations)
         plan.result.warnings.extend(v.format(policy) for v in violations
                                     if v.severity != ERROR
                                     and (v.path in plan.changes or not v.path))

@@ -76,6 +76,7 @@ WRITE_LOCK_TIMEOUT = 30.0  # seconds to wait for another memgit writer of the dr
 # killed process: git holds ref locks for milliseconds, even during a push.
 STALE_REF_LOCK_SECONDS = 5.0
 LOCK_FILE = "write.lock"
+MOUNT_CONFIG = "memgit.mount"  # set in a mount's git config (memgit.mounts): read-only
 
 
 def commit_facts(drive: Drive, adds: Sequence[NewFact | str], retire: Sequence[str] = (),
@@ -175,6 +176,9 @@ def apply_write_ops(drive: Drive, ops: Sequence[WriteOp], message: str = "", *,
     policy = policy or _policy(drive)
     if not ops:
         return WriteResult("unchanged")
+    if drive.config_value(MOUNT_CONFIG) is not None:
+        raise UsageError(f"{drive.git_dir} is a mount of a shared drive: read-only",
+                         "write through a checkout of the shared drive (memgit clone URL)")
     head = ref_target(drive, policy.branch_ref)
     if head is not None:
         _require_drive(drive, head, policy.branch_ref)  # before any state is made

@@ -1,4 +1,4 @@
-"""memgit maintain: housekeeping that needs no model, as a list of steps (observation retention)."""
+"""memgit maintain: housekeeping that needs no model, as a list of steps (retention, upkeep)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,11 @@ from ._common import drive_from_ctx, policy_for, policy_option
 @click.pass_context
 def command(ctx: click.Context, only: tuple[str, ...], as_json: bool,
             policy_file: str | None) -> int:
-    """Run the housekeeping steps in order and say what each did: observations deletes
-    observed turns older than dream.observations_days (default 7)."""
+    """Run the housekeeping steps in order and say what each did: observations (turns
+    older than dream.observations_days), pending (retry queued writes), dream_runs and
+    retired (old records and recall-index rows, 90 days), sqlite (optimize, VACUUM when
+    worthwhile), git (gc when worthwhile). Cron- and timer-friendly; exit 1 when a step
+    failed."""
     drive = drive_from_ctx(ctx)
     reports = maintain(drive, policy_for(drive, policy_file), only=only)
     if as_json:

@@ -57,7 +57,18 @@ def push_commit(drive: Drive, remote: str, oid: str,
                cwd=drive.root, env=_network_env(), check=False)
 
 
-def clone_repository(url: str, path: Path, branch: str) -> subprocess.CompletedProcess:
-    """``git clone --branch BRANCH URL PATH`` with the user's git; not checked."""
-    return git("clone", "--quiet", "--branch", branch, "--", url, str(path),
+def clone_repository(url: str, path: Path, branch: str, *, bare: bool = False,
+                     copy: bool = False) -> subprocess.CompletedProcess:
+    """``git clone --branch BRANCH URL PATH`` with the user's git; not checked.
+
+    ``bare``: a bare clone of that branch alone, without tags (a mount); ``copy``: that
+    branch alone, and a local source's objects copied rather than hard-linked (a fork
+    owns its history: nothing the parent prunes or repacks later touches it).
+    """
+    extra = ["--bare"] if bare else []
+    if bare or copy:
+        extra += ["--single-branch", "--no-tags"]
+    if copy:
+        extra.append("--no-hardlinks")
+    return git("clone", "--quiet", *extra, "--branch", branch, "--", url, str(path),
                env=_network_env(), check=False)

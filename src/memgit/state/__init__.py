@@ -371,3 +371,73 @@ def close_connections() -> None:
         for conn, _inode in _connections.values():
             conn.close()
         _connections.clear()
+
+
+# --- copies (memgit backup and restore) -----------------------------------------------------
+
+
+def backup_to(git_dir: Path, target: Path) -> None:
+    """A consistent copy of the drive's state database at ``target`` (a new file).
+
+    SQLite's online backup API copies the pages inside one read transaction (all pages
+    in one step), so the copy is one committed state of the database even while other
+    processes read and write it (WAL: the writers are not blocked). The copy is then
+    switched to a rollback journal, so it is one self-contained file.
+    """
+    source = connect(git_dir)
+    fd = os.open(target, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    os.close(fd)
+    copy = sqlite3.connect(str(target), isolation_level=None)
+    try:
+        source.backup(copy, pages=-1)
+        copy.execute("PRAGMA journal_mode = DELETE")
+    finally:
+        copy.close()
+        source.close()
+
+
+def check_copy(path: Path) -> tuple[str, int]:
+    """(SQLite's ``integrity_check`` answer, schema version) of a database file, opened
+    read-only; ("not a database: ...", -1) when SQLite cannot read it at all."""
+    try:
+        conn = sqlite3.connect(Path(path).absolute().as_uri() + "?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        return f"not a database: {exc}", -1
+    try:
+        answer = conn.execute("PRAGMA integrity_check").fetchone()[0]
+        return str(answer), schema_version(conn)
+    except sqlite3.DatabaseError as exc:
+        return f"not a database: {exc}", -1
+    finally:
+        conn.close()
+
+
+def meta_of_copy(path: Path, key: str) -> str | None:
+    """A meta value of a database file opened read-only (a backup's copy)."""
+    conn = sqlite3.connect(Path(path).absolute().as_uri() + "?mode=ro", uri=True)
+    try:
+        return get_meta(conn, key)
+    finally:
+        conn.close()
+
+
+def upkeep(conn: sqlite3.Connection, *, vacuum_share: float) -> dict[str, int]:
+    """``PRAGMA optimize`` (fresh planner statistics where SQLite finds them useful), then
+    ``VACUUM`` when free pages are more than ``vacuum_share`` of the file (a rebuild of
+    the file: worth its cost only then), then a TRUNCATE checkpoint (the write-ahead log
+    back to zero bytes). Returns the page counts and bytes before and after."""
+    def sizes() -> tuple[int, int, int]:
+        pages = int(conn.execute("PRAGMA page_count").fetchone()[0])
+        free = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
+        size = int(conn.execute("PRAGMA page_size").fetchone()[0])
+        return pages, free, pages * size
+
+    pages, free, before = sizes()
+    conn.execute("PRAGMA optimize")
+    vacuumed = pages > 0 and free / pages > vacuum_share
+    if vacuumed:
+        conn.execute("VACUUM")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    _pages, free_after, after = sizes()
+    return {"free_pages": free, "vacuumed": int(vacuumed), "bytes_before": before,
+            "bytes_after": after, "free_pages_after": free_after}

@@ -150,3 +150,13 @@ def recorded_commits(conn: Connection, day: str) -> set[str]:
 def mark_undone(conn: Connection, commit: str) -> None:
     with immediate(conn):
         conn.execute("UPDATE dream_runs SET status = 'undone' WHERE commit_id = ?", (commit,))
+
+
+def delete_finished_before(conn: Connection, cutoff: _dt.datetime) -> int:
+    """Delete the runs that finished before ``cutoff`` (their reports with them; a running
+    run is never deleted). ``memgit dream undo`` reads the night's commit from git, not
+    from here. Returns how many."""
+    with immediate(conn):
+        cur = conn.execute("DELETE FROM dream_runs WHERE status != 'running' AND finished "
+                           "IS NOT NULL AND finished < ?", (stamp(cutoff),))
+    return int(cur.rowcount or 0)

@@ -228,6 +228,24 @@ def _present_by(conn: Connection, key: str, value: str,
     return out
 
 
+class CapRow(NamedTuple):
+    """A present entry as memgit compact weighs it against the caps."""
+
+    entry_id: str
+    path: str
+    added: str
+    valid_from: str  # when this index first saw the entry
+    retrievals: int
+    last_retrieved: str | None
+
+
+def cap_rows(conn: Connection) -> list[CapRow]:
+    """Every present row (searchable or not), in path and line order."""
+    return [CapRow(str(e), str(p), str(a), str(v), int(r), lr) for e, p, a, v, r, lr in
+            conn.execute("SELECT entry_id, path, added, valid_from, retrievals, last_retrieved "
+                         "FROM facts WHERE valid_until IS NULL ORDER BY path, line")]
+
+
 def stats(conn: Connection) -> IndexStats:
     searchable, present, retired, retrievals = conn.execute(
         "SELECT coalesce(sum(indexed AND valid_until IS NULL), 0), "
@@ -236,3 +254,17 @@ def stats(conn: Connection) -> IndexStats:
     return IndexStats(get_meta(conn, "indexed_rev"), get_meta(conn, "indexed_at"),
                       get_meta(conn, "drive_id"), int(searchable), int(present),
                       int(retired), int(retrievals))
+
+
+def delete_retired_before(conn: Connection, cutoff: str) -> int:
+    """Delete for good the rows retired before ``cutoff`` (a ``utc_now`` stamp): entries
+    that left the drive long ago; their texts go with them (secure_delete zeroes the
+    freed pages). An entry that comes back later starts with a fresh row."""
+    conn.execute("PRAGMA secure_delete = ON")
+    try:
+        with immediate(conn):
+            cur = conn.execute("DELETE FROM facts WHERE valid_until IS NOT NULL AND "
+                               "valid_until < ?", (cutoff,))
+    finally:
+        conn.execute("PRAGMA secure_delete = OFF")
+    return int(cur.rowcount or 0)

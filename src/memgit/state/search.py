@@ -99,3 +99,29 @@ def count_retrievals(conn: Connection, rowids: list[int]) -> None:
                              "last_retrieved = ? WHERE id = ?", [(now, rid) for rid in rowids])
     finally:
         conn.execute("PRAGMA synchronous = FULL")
+
+
+def count_fact_retrievals(conn: Connection, fact_ids: list[str]) -> None:
+    """:func:`count_retrievals` for rows named by fact id (recall across mounts counts
+    only the hits it returns, after merging the drives' results)."""
+    rowids: list[int] = []
+    wanted = list(dict.fromkeys(fact_ids))
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start:start + 500]
+        marks = ",".join("?" * len(chunk))
+        rowids += [int(r[0]) for r in conn.execute(
+            f"SELECT id FROM facts WHERE fact_id IN ({marks})", chunk)]
+    if rowids:
+        count_retrievals(conn, rowids)
+
+
+def terms_matched(conn: Connection, fact_id: str, terms: list[str]) -> int:
+    """How many of the FTS5 ``terms`` the searchable row ``fact_id`` matches (FTS5's own
+    tokenizer and stemming decide): a measure that, unlike BM25, does not depend on the
+    rest of the drive, so hits of different drives can be compared by it."""
+    row = conn.execute("SELECT id FROM facts WHERE fact_id = ?", (fact_id,)).fetchone()
+    if row is None:
+        return 0
+    return sum(1 for term in terms if conn.execute(
+        "SELECT 1 FROM facts_fts WHERE facts_fts MATCH ? AND rowid = ?",
+        (term, row[0])).fetchone() is not None)
