@@ -366,3 +366,23 @@ def test_the_readme_brings_a_claude_code_folder_to_a_server_drive(tmp_path: Path
     hits = json.loads(memgit("-C", str(agents[1]), "recall", "bento ships May",
                              "--json").stdout)
     assert hits[0]["text"] == "The bento grid ships in May"
+
+
+def test_a_team_drive_takes_the_import_because_its_sources_name_the_tool(
+        tmp_path: Path) -> None:
+    """A drive of kind team asks every entry to name who wrote it (MG109); an imported
+    entry's provenance ``imported:TOOL/PATH#LN`` does, ``imported:unknown`` does not."""
+    plan = build_plan(REALWORLD / "claude-code" / "episteme")
+    drive_path = new_drive(tmp_path)
+    (drive_path / ".git" / "memgit.yaml").write_text("kind: team\n")
+    drive = open_drive(drive_path)
+    result = apply_plan(drive, plan)
+    assert result.status == "committed" and result.skipped == []
+    assert len(result.created) == len(plan.entries())
+    policy = Policy(require_source=True)
+    assert [v.format() for v in lint_worktree(drive.git_dir, drive.workdir, policy)
+            if v.severity == ERROR] == []
+    (drive_path / "notes.md").write_text("# Notes\n\n- Otters hold hands "
+                                         "[source: imported:unknown]\n")
+    assert [(v.path, v.line) for v in lint_worktree(drive.git_dir, drive.workdir, policy)
+            if v.code == "MG109"] == [("notes.md", 3)]

@@ -172,9 +172,10 @@ def source_scheme(source: str) -> str:
 
 def source_names_agent(source: str | None) -> bool:
     """Does a source say who wrote the entry (``require_source``, MG109)? Any allowed
-    source but the writer's anonymous default (``memgit:...``) and ``imported:unknown``."""
+    source but the writer's anonymous default (``memgit:...``) and ``imported:unknown``
+    (``imported:TOOL/PATH#LN``, what memgit import writes, names the tool and file)."""
     return bool(source) and source_allowed(source or "") \
-        and not (source or "").startswith(("memgit:", "imported:"))
+        and not (source or "").startswith("memgit:") and source != "imported:unknown"
 
 
 text_key = legacy_key  # the comparison form of an entry text (normalisation 1)

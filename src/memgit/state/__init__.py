@@ -399,6 +399,8 @@ def backup_to(git_dir: Path, target: Path) -> None:
 def check_copy(path: Path) -> tuple[str, int]:
     """(SQLite's ``integrity_check`` answer, schema version) of a database file, opened
     read-only; ("not a database: ...", -1) when SQLite cannot read it at all."""
+    from pathlib import Path  # not at module level: the quick read path loads this
+
     try:
         conn = sqlite3.connect(Path(path).absolute().as_uri() + "?mode=ro", uri=True)
     except sqlite3.Error as exc:
@@ -414,6 +416,8 @@ def check_copy(path: Path) -> tuple[str, int]:
 
 def meta_of_copy(path: Path, key: str) -> str | None:
     """A meta value of a database file opened read-only (a backup's copy)."""
+    from pathlib import Path  # not at module level: the quick read path loads this
+
     conn = sqlite3.connect(Path(path).absolute().as_uri() + "?mode=ro", uri=True)
     try:
         return get_meta(conn, key)
