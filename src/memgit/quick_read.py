@@ -253,6 +253,8 @@ def status(directory: str | None, remote: str) -> dict[str, Any]:
         raise NotQuick("a bare repository, or a work tree the config may place elsewhere")
     policy = policy_of(location)
     branch = DEFAULT_BRANCH if policy is None else policy.branch
+    if ref(location, f"refs/heads/{branch}") is None:
+        raise NotQuick("the branch is missing (the full path names it and the fix)")
     git_dir = Path(location.git_dir)
     started = start_plumbing(git_dir, "config", "--get", LAST_SYNC_CONFIG)
     url = remote_url_at(Path(workdir), remote)
