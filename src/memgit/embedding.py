@@ -3,7 +3,7 @@
 docs/embeddings.md. The vectors are a cache of the drive, like the recall index they
 live beside (state.vectors): a searchable entry gets one when it is first embedded,
 keeps it while its text is unchanged, and loses it with its row (the triggers of
-migration 4). Embedding stays out of the write: the writer commits and reindexes as
+migration 5). Embedding stays out of the write: the writer commits and reindexes as
 before, and the entries that lack a vector are embedded later, in one batched call:
 
 * by a read that needs them (hybrid or semantic recall), at most :data:`READ_FILL`

@@ -1,9 +1,9 @@
-"""Semantic recall's vectors (migration 4): one float32 BLOB per searchable entry.
+"""Semantic recall's vectors (migration 5): one float32 BLOB per searchable entry.
 
 A row is keyed by the entry's fact id and holds the digest of the text it was made
 from: a vector is stored only while its fact is present, searchable and has that
 digest (the INSERT checks it, so a vector computed while a writer changed the entry
-is dropped), and migration 4's triggers delete it in the very transaction that
+is dropped), and migration 5's triggers delete it in the very transaction that
 retires, hides, changes or deletes the fact. So an unchanged entry keeps its vector
 through any reindex and is never embedded twice, and purge's secure delete and
 VACUUM (state.facts.delete_entries) take the vectors with the rows.
