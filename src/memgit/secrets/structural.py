@@ -449,6 +449,7 @@ _HASH_RE = (
     r")"
 )
 
+_SECRET_PHRASE = ("secret phrase", "secret-phrase", "secret_phrase", "secretphrase")
 _SEED_TAIL = r"[\"'`*]*\s*(?:(?:is|was|=|:|-)\s*)?[\"'`]?(?:[a-z]{3,8}[ ,]+){11}"
 
 # One shared gate for the generic token rules: a run of 20 token characters somewhere
@@ -613,10 +614,10 @@ STRUCTURAL: tuple[Rule, ...] = (
         r"(?i:seed(?:[ _-]?(?:phrase|words))?|mnemonic(?:[ _-]?phrase)?"
         r"|(?:secret[ _-]?)?recovery[ _-]?(?:phrase|words)|secret[ _-]?phrase)"
         r"[\"'`*]*\s*(?:(?i:is|was|=|:|-)\s*)?[\"'`]?(?P<s>(?:[a-z]{3,8}[ ,]+){11,30}[a-z]{3,8})",
-        keywords=("seed", "mnemonic", "recovery", "phrase"),
+        keywords=("seed", "mnemonic", "recovery", *_SECRET_PHRASE),
         keyword_tails=tuple((k, t + _SEED_TAIL) for k, t in (
             ("seed", r"(?:[ _-]?(?:phrase|words))?"), ("mnemonic", r"(?:[ _-]?phrase)?"),
-            ("recovery", r"[ _-]?(?:phrase|words)"), ("phrase", ""))),
+            ("recovery", r"[ _-]?(?:phrase|words)"), *((k, "") for k in _SECRET_PHRASE))),
         trigger=(r"(?:seed|mnemonic|recovery|secret[ _-]?phrase)(?:[ _-]?(?:phrase|words))?"
                  r"[\"'`*]*\s*(?:(?:is|was|=|:|-)\s*)?[\"'`]?(?:[a-z]{3,8}[ ,]+){11}"),
         locate="at", check="seed", priority=1,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
+from collections import Counter, _count_elements  # type: ignore[attr-defined]
 from collections.abc import Iterable
 from functools import lru_cache
 
@@ -26,7 +26,20 @@ def rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
     return compiled
 
 
+class _Rx:
+    """This module's regexes by name, each compiled on first use (then a plain attribute)."""
+
+    def __getattr__(self, name: str) -> re.Pattern[str]:
+        pattern, flags = _PATTERNS[name]
+        compiled = rx(pattern or _lazy_pattern(name), flags)
+        setattr(self, name, compiled)
+        return compiled
+
+
+R = _Rx()
+
 _CLOG = [0.0] + [c * math.log2(c) for c in range(1, 4097)]
+_LOG2 = [0.0] + [math.log2(n) for n in range(1, 4097)]
 
 
 def entropy(s: str) -> float:
@@ -34,22 +47,28 @@ def entropy(s: str) -> float:
     n = len(s)
     if not n:
         return 0.0
-    counts = Counter(s).values()
+    counts: dict[str, int] = {}
+    _count_elements(counts, s)
     if n > 4096:
-        return math.log2(n) - sum(c * math.log2(c) for c in counts) / n
-    return math.log2(n) - sum(map(_CLOG.__getitem__, counts)) / n
+        return math.log2(n) - sum(c * math.log2(c) for c in counts.values()) / n
+    return _LOG2[n] - sum(map(_CLOG.__getitem__, counts.values())) / n
 
 
-_NO_UPPER = str.maketrans("", "", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-_NO_LOWER = str.maketrans("", "", "abcdefghijklmnopqrstuvwxyz")
-_NO_DIGIT = str.maketrans("", "", "0123456789")
+_UPPER = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_LOWER = b"abcdefghijklmnopqrstuvwxyz"
+_DIGIT = b"0123456789"
 
 
 def classes(s: str) -> tuple[int, int, int]:
-    """(uppercase, lowercase, digits) counts of an ASCII string, at C speed."""
-    n = len(s)
-    return n - len(s.translate(_NO_UPPER)), n - len(s.translate(_NO_LOWER)), \
-        n - len(s.translate(_NO_DIGIT))
+    """(uppercase, lowercase, digits): counts of the ASCII letters and digits of ``s``.
+
+    On bytes: ``bytes.translate`` deletes in one C loop, where ``str.translate``
+    first builds a lookup cache on every call (slower than the count for short
+    values); UTF-8 never encodes another character with an ASCII byte."""
+    b = s.encode("utf-8", "surrogatepass")
+    n = len(b)
+    return (n - len(b.translate(None, _UPPER)), n - len(b.translate(None, _LOWER)),
+            n - len(b.translate(None, _DIGIT)))
 
 
 def varied(s: str, minimum: int = 6) -> bool:
@@ -79,12 +98,16 @@ _MARKERS = (
 )
 _MARKER_RX = "|".join(re.escape(m) for m in _MARKERS)
 _TEMPLATE_FLAGS = re.VERBOSE | re.IGNORECASE
+# runs that only a person types: xxxx, 000000, ***, ####, ..., an ellipsis
+_TYPED_RUNS = ("xxxx", "000000", "***", "####", "...", "\u2026")
+# all of the above, as literals of one trie: "<" counts only before a ">" (<password>)
+_MARKS = frozenset(_MARKERS + _TYPED_RUNS + ("${", "{{", "<"))
 _PREFIX = r"^[A-Za-z][A-Za-z0-9]{0,11}(?:[_.-][A-Za-z0-9]{1,8}){0,2}[_.-]"
 
 
 def body_of(value: str) -> str:
     """The value without a documented-looking prefix (``ghp_``, ``sk-ant-api03-``)."""
-    m = rx(_PREFIX).match(value)
+    m = R.prefix.match(value)
     return value[m.end() :] if m and len(value) - m.end() >= 8 else value
 
 
@@ -116,22 +139,19 @@ def trie_regex(words: Iterable[str], tails: dict[str, str] | None = None) -> str
     return build(trie)
 
 
-# six characters in keyboard or alphabet order, or one character six times: typed, not generated
+# six characters in keyboard or alphabet order, or one character four times: typed, not generated
 _WINDOWS = frozenset(run[i : i + 6] for run in _RUNS for i in range(len(run) - 5))
-
-
-_SEQ_GATE: list[re.Pattern[str]] = []
+_REPEATS = frozenset(c * 4 for c in "abcdefghijklmnopqrstuvwxyz0123456789")
 
 
 def _sequential(s: str) -> bool:
     """Typed rather than generated: alphabet or keyboard runs and repeated characters
-    make up at least half of the value (or all but a few characters of a short one)."""
+    make up at least half of the value (or all but a few characters of a short one).
+    ``s`` is ASCII letters and digits (a value's core)."""
     if len(s) < 8:
         return False
     low = s.lower()
-    if not _SEQ_GATE:
-        _SEQ_GATE.append(re.compile(trie_regex(_WINDOWS) + r"|(.)\1{3}"))
-    if _SEQ_GATE[0].search(low) is None:
+    if R.seq_gate.search(low) is None:
         return False  # the common case, one C-level scan
     marked: set[int] = set()
     for w in _WINDOWS:
@@ -139,7 +159,7 @@ def _sequential(s: str) -> bool:
         while at >= 0:
             marked.update(range(at, at + 6))
             at = low.find(w, at + 1)
-    for m in rx(r"(.)\1{3,}").finditer(low):
+    for m in R.repeats.finditer(low):
         marked.update(range(m.start(), m.end()))
     return len(marked) >= max(6, 0.5 * len(low)) or len(low) - len(marked) < 6
 
@@ -156,19 +176,25 @@ def is_placeholder(value: str) -> bool:
     v = value.strip().strip("\"'`")
     if not v:
         return True
-    if rx(_TEMPLATE, _TEMPLATE_FLAGS).match(v) or rx(_TEMPLATE_INSIDE).search(v):
+    if R.template.match(v) is not None:
         return True
     low = v.lower()
-    if rx(_MARKER_RX).search(low):
-        return True
+    hits = R.marks.findall(low)  # one pass: the marks and the typed runs (abcdef, 0000)
+    if hits:
+        if not _MARKS.isdisjoint(hits):
+            return True
+        if R.marks_only.search(low) is not None:
+            return True  # a mark that starts inside a typed run
     body = body_of(v)
-    core = rx(r"[^A-Za-z0-9]").sub("", body)
+    core = body if body.isascii() and body.isalnum() else R.non_alnum.sub("", body)
     if len(core) >= 6 and len(set(core.lower())) <= 3:
         return True  # XXXXXXXX, 0000aaaa, sha256~XXXX
-    if _sequential(core):
-        return True
-    return bool(rx(r"(?i)(?:x{4,}|0{6,}|\*{3,}|#{4,}|\.{3}|…)").search(body))
+    if core is body and not hits:
+        return False  # no typed run in the value, so none in its body
+    return _sequential(core)
 
+
+_REPEAT_RX = r"(.)\1{3,}"
 
 # --- references: values that name where a secret lives instead of being one ---
 
@@ -201,11 +227,11 @@ def is_reference(v: str) -> bool:
     low = v.lower()
     if low.startswith(_REFERENCE_PREFIXES):
         return True
-    if ("(" in v or "[" in v or "{" in v) and rx(r"[A-Za-z_][\w.]*[(\[]|\{").search(v):
+    if ("(" in v or "[" in v or "{" in v) and R.call.search(v):
         return True  # a call, an index or a template: os.getenv("X"), cfg["key"], {name}
-    if rx(_ENV_NAME).match(v):
+    if R.env_name.match(v):
         return True
-    return bool(rx(_DOTTED_IDENT).match(v)) and not any(c.isdigit() for c in v)
+    return bool(R.dotted.match(v)) and not any(c.isdigit() for c in v)
 
 
 @lru_cache(maxsize=4096)
@@ -213,7 +239,7 @@ def is_boring(v: str) -> bool:
     """Placeholders, references, numbers, dates, versions, configuration words."""
     if not v or is_placeholder(v) or is_reference(v):
         return True
-    if (v.isdigit() and len(v) < 20) or rx(_DATE).match(v) or rx(_VERSION).match(v):
+    if (v.isdigit() and len(v) < 20) or R.date.match(v) or R.version.match(v):
         return True
     return v.lower() in CONFIG_WORDS
 
@@ -230,20 +256,20 @@ def looks_random(v: str) -> bool:
     if len(v) >= 8 and n_kinds >= 3 and entropy(v) >= 3.0 and " " not in v:
         # qILXZlbtI-NI99, Tr0ub4dor&3 but not 2FA-enforced, Q3-Roadmap, OAuth2-Proxy
         digits = sum(map(str.isdigit, v))
-        flips = len(rx(r"[a-z][A-Z]|[A-Z][a-z](?=[A-Z])").findall(v))
+        flips = len(R.flips.findall(v))
         if digits >= 2 or flips >= 2:
             return True
     if has_digit and has_alpha:
         # "hunter2", "Zx81!kq0", "s3cr3t-Pa55" but not "2FA-enforced", "Q1-2026"
         return any(
             len(seg) >= 5 and any(c.isdigit() for c in seg) and any(c.isalpha() for c in seg)
-            for seg in rx(r"[-_./]").split(v)
+            for seg in R.seg_split.split(v)
         )
     if not has_alpha:
         return False
     if any(not (c.isalnum() or c in "-_.") for c in v):
         return True  # hunter!!, p@ss, aB+/cd...
-    if rx(_JOINED_WORDS).match(v):
+    if R.joined.match(v):
         letters = v.replace("-", "").replace("_", "").replace(".", "")
         return (
             len(letters) >= 16
@@ -269,14 +295,51 @@ def token_like(v: str, min_len: int = 16) -> bool:
     name next to the value): hex, base32, base64 and mixed-case alphanumerics pass;
     words, identifiers in snake_case, UUID-free ids and paths do not.
     """
-    core = rx(r"[^A-Za-z0-9]").sub("", v)
-    if len(core) < min_len or is_boring(v) or not varied(core, 8):
+    core = alnum_core(v)
+    if len(core) < min_len or len(set(core)) < 8:
         return False
-    if rx(r"^[a-z]+(?:[_-][a-z]+)+$").match(v) or rx(r"^[A-Z][a-z]+(?:[A-Z][a-z]+)+$").match(v):
+    if R.snake.match(v) or R.camel.match(v):
         return False  # snake_case / CamelCase identifiers
     upper, lower, digits = classes(core)
     n_kinds = (digits > 0) + (upper > 0) + (lower > 0)
     ent = entropy(core)
     if n_kinds >= 2 and ent >= 3.0:
-        return digits > 0 or (upper >= 2 and lower >= 2 and ent >= 3.8)
-    return ent >= 3.6 and len(core) >= 24
+        ok = digits > 0 or (upper >= 2 and lower >= 2 and ent >= 3.8)
+    else:
+        ok = ent >= 3.6 and len(core) >= 24
+    return ok and not is_boring(v)
+
+
+def _lazy_pattern(name: str) -> str:
+    """The tries of literals, built the first time a value needs them."""
+    typed = _WINDOWS | _REPEATS
+    if name == "seq_gate":
+        return trie_regex(typed)
+    tails = {"<": r"[^<>]{0,60}>"}
+    return trie_regex(_MARKS | (typed if name == "marks" else frozenset()), tails)
+
+
+def alnum_core(v: str) -> str:
+    """The ASCII letters and digits of ``v``."""
+    return v if v.isascii() and v.isalnum() else R.non_alnum.sub("", v)
+
+
+_PATTERNS: dict[str, tuple[str, int]] = {
+    "template": (_TEMPLATE, _TEMPLATE_FLAGS),
+    "marks": ("", 0),  # built on first use: see _lazy_patterns
+    "marks_only": ("", 0),
+    "prefix": (_PREFIX, 0),
+    "non_alnum": (r"[^A-Za-z0-9]", 0),
+    "seq_gate": ("", 0),
+    "repeats": (_REPEAT_RX, 0),
+    "call": (r"[A-Za-z_][\w.]*[(\[]|\{", 0),
+    "env_name": (_ENV_NAME, 0),
+    "dotted": (_DOTTED_IDENT, 0),
+    "date": (_DATE, 0),
+    "version": (_VERSION, 0),
+    "flips": (r"[a-z][A-Z]|[A-Z][a-z](?=[A-Z])", 0),
+    "seg_split": (r"[-_./]", 0),
+    "joined": (_JOINED_WORDS, 0),
+    "snake": (r"^[a-z]+(?:[_-][a-z]+)+$", 0),
+    "camel": (r"^[A-Z][a-z]+(?:[A-Z][a-z]+)+$", 0),
+}
