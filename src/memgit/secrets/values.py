@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter, _count_elements  # type: ignore[attr-defined]
+from collections import _count_elements  # type: ignore[attr-defined]
 from collections.abc import Iterable
 from functools import lru_cache
 
