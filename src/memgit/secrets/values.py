@@ -107,6 +107,9 @@ _PREFIX = r"^[A-Za-z][A-Za-z0-9]{0,11}(?:[_.-][A-Za-z0-9]{1,8}){0,2}[_.-]"
 
 def body_of(value: str) -> str:
     """The value without a documented-looking prefix (``ghp_``, ``sk-ant-api03-``)."""
+    head = value[:31]  # a prefix is at most 31 characters long and holds a separator
+    if "_" not in head and "-" not in head and "." not in head:
+        return value
     m = R.prefix.match(value)
     return value[m.end() :] if m and len(value) - m.end() >= 8 else value
 
@@ -139,9 +142,38 @@ def trie_regex(words: Iterable[str], tails: dict[str, str] | None = None) -> str
     return build(trie)
 
 
-# six characters in keyboard or alphabet order, or one character four times: typed, not generated
+# six characters in keyboard or alphabet order: typed, not generated
 _WINDOWS = frozenset(run[i : i + 6] for run in _RUNS for i in range(len(run) - 5))
-_REPEATS = frozenset(c * 4 for c in "abcdefghijklmnopqrstuvwxyz0123456789")
+
+
+def _successors(*runs: str) -> bytes:
+    """A bytes.translate table: each character of a run to the next one, others to 0x01."""
+    table = bytearray(b"\x01" * 256)
+    for run in runs:
+        for a, b in zip(run, run[1:], strict=False):
+            table[ord(a)] = ord(b)
+    return bytes(table)
+
+
+# (table, successive matches needed): six in order (five steps) or one character four times
+_STEPS = ((_successors(*_RUNS[:2]), 5), (_successors(*_RUNS[4:]), 5),
+          (_successors(*_RUNS[2:4]), 5), (bytes(range(256)), 3))
+
+
+def _typed_run(low: str) -> bool:
+    """Whether ``low`` (lowercase ASCII) holds six characters in alphabet or keyboard
+    order or one character four times: compares each character with the step from the
+    one before, all positions at once (the XOR of two big integers is 0 where they agree)."""
+    b = low.encode("ascii", "replace")
+    n = len(b) - 1
+    if n < 3:
+        return False
+    rest = int.from_bytes(b[1:], "big")
+    for table, need in _STEPS:
+        same = rest ^ int.from_bytes(b[:-1].translate(table), "big")
+        if same.to_bytes(n, "big").find(b"\0" * need) >= 0:
+            return True
+    return False
 
 
 def _sequential(s: str) -> bool:
@@ -151,8 +183,8 @@ def _sequential(s: str) -> bool:
     if len(s) < 8:
         return False
     low = s.lower()
-    if R.seq_gate.search(low) is None:
-        return False  # the common case, one C-level scan
+    if not _typed_run(low):
+        return False  # the common case
     marked: set[int] = set()
     for w in _WINDOWS:
         at = low.find(w)
@@ -176,24 +208,29 @@ def is_placeholder(value: str) -> bool:
     v = value.strip().strip("\"'`")
     if not v:
         return True
-    if R.template.match(v) is not None:
-        return True
     low = v.lower()
-    hits = R.marks.findall(low)  # one pass: the marks and the typed runs (abcdef, 0000)
-    if hits:
-        if not _MARKS.isdisjoint(hits):
-            return True
-        if R.marks_only.search(low) is not None:
-            return True  # a mark that starts inside a typed run
+    if _may_be_template(v, low) and R.template.match(v) is not None:
+        return True
+    if R.marks.search(low) is not None:
+        return True
     body = body_of(v)
     core = body if body.isascii() and body.isalnum() else R.non_alnum.sub("", body)
     if len(core) >= 6 and len(set(core.lower())) <= 3:
         return True  # XXXXXXXX, 0000aaaa, sha256~XXXX
-    if core is body and not hits:
-        return False  # no typed run in the value, so none in its body
     return _sequential(core)
 
 
+def _may_be_template(v: str, low: str) -> bool:
+    """Whether ``_TEMPLATE`` can match: its forms start with ``$ { % [`` or a run
+    character, end in ``here``, are one short word, or start with a short word and
+    ``_``/``-`` (your_token)."""
+    if v[0] in _TEMPLATE_FIRST or low.endswith("here") or len(v) <= 15:
+        return True
+    head = v[:8]
+    return "_" in head or "-" in head
+
+
+_TEMPLATE_FIRST = frozenset("${%[*xX\u2022.\u2026#0-")
 _REPEAT_RX = r"(.)\1{3,}"
 
 # --- references: values that name where a secret lives instead of being one ---
@@ -229,9 +266,9 @@ def is_reference(v: str) -> bool:
         return True
     if ("(" in v or "[" in v or "{" in v) and R.call.search(v):
         return True  # a call, an index or a template: os.getenv("X"), cfg["key"], {name}
-    if R.env_name.match(v):
+    if "_" in v and v[0].isupper() and R.env_name.match(v):
         return True
-    return bool(R.dotted.match(v)) and not any(c.isdigit() for c in v)
+    return "." in v and bool(R.dotted.match(v)) and not any(c.isdigit() for c in v)
 
 
 @lru_cache(maxsize=4096)
@@ -239,8 +276,9 @@ def is_boring(v: str) -> bool:
     """Placeholders, references, numbers, dates, versions, configuration words."""
     if not v or is_placeholder(v) or is_reference(v):
         return True
-    if (v.isdigit() and len(v) < 20) or R.date.match(v) or R.version.match(v):
-        return True
+    if v[0].isdigit() or v[0] in "vV":
+        if (v.isdigit() and len(v) < 20) or R.date.match(v) or R.version.match(v):
+            return True
     return v.lower() in CONFIG_WORDS
 
 
@@ -311,12 +349,8 @@ def token_like(v: str, min_len: int = 16) -> bool:
 
 
 def _lazy_pattern(name: str) -> str:
-    """The tries of literals, built the first time a value needs them."""
-    typed = _WINDOWS | _REPEATS
-    if name == "seq_gate":
-        return trie_regex(typed)
-    tails = {"<": r"[^<>]{0,60}>"}
-    return trie_regex(_MARKS | (typed if name == "marks" else frozenset()), tails)
+    """The trie of the marks, built the first time a value needs it."""
+    return trie_regex(_MARKS, {"<": r"[^<>]{0,60}>"})
 
 
 def alnum_core(v: str) -> str:
@@ -326,11 +360,9 @@ def alnum_core(v: str) -> str:
 
 _PATTERNS: dict[str, tuple[str, int]] = {
     "template": (_TEMPLATE, _TEMPLATE_FLAGS),
-    "marks": ("", 0),  # built on first use: see _lazy_patterns
-    "marks_only": ("", 0),
+    "marks": ("", 0),  # built on first use: see _lazy_pattern
     "prefix": (_PREFIX, 0),
     "non_alnum": (r"[^A-Za-z0-9]", 0),
-    "seq_gate": ("", 0),
     "repeats": (_REPEAT_RX, 0),
     "call": (r"[A-Za-z_][\w.]*[(\[]|\{", 0),
     "env_name": (_ENV_NAME, 0),
