@@ -25,7 +25,7 @@ _DS = "detect-secrets "
 @check("url_password")
 def _url_password(m: re.Match[str], text: str) -> bool:
     pw = m.group("s")
-    if V.is_placeholder(pw) or (pw.isdigit() and len(pw) <= 5):
+    if V.is_placeholder(pw) or (pw.isdigit() and len(pw) <= 5) or pw.lower() == "password":
         return False
     return not (pw.startswith("$") or "{{" in pw or "${" in pw or pw.startswith("%"))
 
@@ -79,7 +79,7 @@ def _token_value(m: re.Match[str], text: str) -> bool:
 def _cli_value(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     val = m.group("s").strip("\"'")
     start = m.start("s") + m.group("s").index(val) if val else m.start("s")
-    if len(val) < 4 or V.is_boring(val) or val.startswith("-"):
+    if len(val) < 4 or V.is_boring(val) or val.startswith("-") or V.self_describing(val.lower()):
         return None
     if val.isalpha() and val.islower() and len(val) < 8:
         return None  # mysql -p mydb? `-p` then a word: too often a database name
@@ -139,7 +139,7 @@ def _generated(core: str, min_len: int, min_entropy: float) -> bool:
         return False
     if max((len(r) for r in V.rx(r"[a-z]+|[A-Z]+").findall(core)), default=0) > 9:
         return False  # a random base62 string rarely has ten letters of one case in a row
-    words = V.rx(r"[A-Z][a-z]{3,}|[a-z]{4,}").findall(core)
+    words = [w for w in V.rx(r"[A-Z][a-z]{3,}|[a-z]{4,}").findall(core) if V.wordlike(w)]
     return sum(len(w) for w in words) < 0.5 * len(core)
 
 
@@ -166,6 +166,15 @@ _DIGEST_WORDS = frozenset(
 )
 
 
+# Prefix words of object ids, not credentials (Stripe cus_, OpenAI asst_/thread_/run_, Anthropic
+# msg_/toolu_, coding agents' session ids ses_): the id names a record, it opens nothing.
+_ID_WORDS = frozenset(
+    """ses session msg message req request evt event cus sub prod price pi ch txn acct pm src
+    card seti run job obj item doc chat chatcmpl conv thread asst file batch ft call toolu step
+    trace span org proj usr user id uid""".split()
+)
+
+
 def _single_case_random(core: str, min_len: int) -> bool:
     digits = V.classes(core)[2]
     return (len(core) >= min_len and digits >= 4 and len(core) - digits >= 8
@@ -188,6 +197,8 @@ def _generated_token(m: re.Match[str], text: str) -> tuple[int, int, str] | None
     before = text[start - 1: start] if start else ""
     after = text[end: end + 1]
     quoted = before in ("\"", "'", "`") and after == before
+    if before == ":" and not quoted:  # user:TOKEN, as in a credentials list or a URL's userinfo
+        quoted = _user_before(text, start - 1)
     decoded = _decode_b64(m.group(0)) if len(m.group(0)) % 4 == 0 else None
     if decoded is not None and decoded.isprintable():
         if _user_pass(decoded):  # base64 of user:password, wherever it stands
@@ -197,8 +208,11 @@ def _generated_token(m: re.Match[str], text: str) -> tuple[int, int, str] | None
     if not quoted and len(token) < 32 and not _PREFIX_START.match(token):
         return None  # the common case: an id, a word run, a short path
     pm = V.rx(_PREFIXED).fullmatch(token)
-    if pm is not None and _prefixed_ok(pm.group(1), pm.group(2), token):
-        return start, end, "API token"
+    if pm is not None:
+        if _id_prefix(pm.group(1)):
+            return None  # ses_..., toolu_...: the id of a record
+        if _prefixed_ok(pm.group(1), pm.group(2), token):
+            return start, end, "API token"
     if quoted:
         return (start, end, "high-entropy string") if _quoted_ok(token) else None
     if (len(token) < 32 or before in _URL_BEFORE or token.startswith("AAAA")
@@ -219,13 +233,27 @@ def _generated_token(m: re.Match[str], text: str) -> tuple[int, int, str] | None
     return start, end, "API token"
 
 
+def _user_before(text: str, colon: int) -> bool:
+    """A user name (not a digest or scheme name) ends at ``colon``, after a space or a
+    line start: ``deploy:TOKEN``, ``user2:TOKEN``."""
+    m = V.rx(r"(?:^|(?<=[\s(,;\[]))[A-Za-z][\w.-]{1,31}\Z").search(text, max(0, colon - 40), colon)
+    if m is None:
+        return False
+    return not set(V.rx(r"[a-z0-9]+").findall(m.group(0).lower())) & (_DIGEST_WORDS | _ID_WORDS)
+
+
+def _id_prefix(prefix: str) -> bool:
+    return not _ID_WORDS.isdisjoint(V.rx(r"[a-z0-9]+").findall(prefix))
+
+
 def _prefixed_ok(prefix: str, body: str, token: str) -> bool:
+    words = set(V.rx(r"[a-z0-9]+").findall(prefix))
     core = V.rx(r"[^A-Za-z0-9]").sub("", body)
     if _generated(core, 20, 3.9) or _single_case_random(core, 24):
         pass
     elif not (prefix.endswith("_") and len(core) >= 32
               and V.rx(r"[0-9a-f]+").fullmatch(core) is not None and V.entropy(core) >= 3.5
-              and not set(V.rx(r"[a-z0-9]+").findall(prefix)) & _DIGEST_WORDS):
+              and not words & _DIGEST_WORDS):
         return False
     return not V.is_boring(token) and not _documented_prefix(token)
 
@@ -371,22 +399,22 @@ def kw_kind(core: str, name: str) -> str:
 
 
 @lru_cache(maxsize=2048)
-def _name_info(name: str, core: str) -> tuple[bool, bool, str]:
-    """(skip, weak, kind) for a keyword name: DB_PASSWORD, next_page_token, api key."""
+def _name_info(name: str, core: str) -> tuple[bool, bool, str, frozenset[str]]:
+    """(skip, weak, kind, words) for a keyword name: DB_PASSWORD, next_page_token, api key."""
     split = V.rx(r"([a-z0-9])([A-Z])").sub(r"\1 \2", name)
     parts = [p.lower() for p in V.rx(r"[A-Za-z0-9]+").findall(split)]
     core_parts = [p.lower() for p in V.rx(r"[A-Za-z0-9]+").findall(core)]
     tail = parts[_last_index(parts, core_parts[-1]) + 1:] \
         if core_parts and core_parts[-1] in parts else []
     skip = bool(set(parts) & _KW_STOP_PARTS or set(tail) & _KW_STOP_TAILS)
-    return skip, bool(_WEAK_CORES.match(core)), kw_kind(core, name)
+    return skip, bool(_WEAK_CORES.match(core)), kw_kind(core, name), frozenset(parts)
 
 
 @check("keyword")
 def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     name = m.group("name")
     core = m.group("core")
-    skip, weak, kind = _name_info(name, core)
+    skip, weak, kind, name_words = _name_info(name, core)
     if skip:
         return None
     val = m.group("val")
@@ -398,8 +426,12 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     quoted = len(val) >= 2 and val[0] in "\"'`" and val[-1] == val[0]
     if quoted:
         inner = val[1:-1].strip()
+        if len(inner) >= 2 and inner[0] in "\"'" and inner[-1] == inner[0]:
+            inner = inner[1:-1]  # `"value"`: a code span around a string literal
         start += val.index(inner) if inner else 1
         if " " in inner:
+            if weak:
+                return None  # a phrase is not a generated key
             words = inner.lower().split()
             if len(words) > 8 or any(w in SEED_STOPWORDS or w in _PROSE_WORDS for w in words):
                 return None
@@ -417,8 +449,9 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
             ok = V.literal_ok(val) and (len(val) >= 6 or any(c.isdigit() for c in val))
         else:
             ok = V.looks_random(val) or V.token_like(val)
-    if not ok or V.is_placeholder(val):
-        return None
+    low = val.lower()
+    if not ok or V.is_placeholder(val) or low in name_words or V.self_describing(low):
+        return None  # POSTGRES_PASSWORD=postgres, password: strong-password: no secret
     return start, start + len(val), kind
 
 
@@ -427,11 +460,14 @@ def _last_index(parts: list[str], item: str) -> int:
 
 
 def _strip_markup(val: str) -> str:
-    """`X`, **X**, [X](...), X** -> X: emphasis, code and links do not hide a value."""
+    """`X`, **X**, [X](...), X**, **X**: -> X: emphasis, code and links do not hide a value."""
     v = val
     if v.startswith("[") and "](" in v:
         v = v[1 : v.index("](")]
-    return v.strip("*_`~")
+    v = v.strip("*_`~")
+    if v[-1:] in ".,;:" and v.rstrip(".,;:")[-1:] in ("*", "`", "~"):
+        v = v.rstrip(".,;:").rstrip("*_`~")
+    return v
 
 
 _HASH_RE = (

@@ -213,6 +213,10 @@ def is_placeholder(value: str) -> bool:
         return True
     if R.marks.search(low) is not None:
         return True
+    if "$" in v and R.env_ref.search(v) is not None:
+        return True  # Bearer $TOKEN, X-Token: $API_TOKEN: a reference to a variable
+    if "xxx" in low and R.x_segment.search(low) is not None:
+        return True  # m0-xxx, sk-xxx-xxx
     body = body_of(v)
     core = body if body.isascii() and body.isalnum() else R.non_alnum.sub("", body)
     if len(core) >= 6 and len(set(core.lower())) <= 3:
@@ -336,8 +340,8 @@ def token_like(v: str, min_len: int = 16) -> bool:
     core = alnum_core(v)
     if len(core) < min_len or len(set(core)) < 8:
         return False
-    if R.snake.match(v) or R.camel.match(v):
-        return False  # snake_case / CamelCase identifiers
+    if R.snake.match(v) or R.camel.match(v) or wordy(v):
+        return False  # snake_case / CamelCase identifiers, names with dates
     upper, lower, digits = classes(core)
     n_kinds = (digits > 0) + (upper > 0) + (lower > 0)
     ent = entropy(core)
@@ -353,6 +357,38 @@ def _lazy_pattern(name: str) -> str:
     return trie_regex(_MARKS, {"<": r"[^<>]{0,60}>"})
 
 
+# Words that say what a value is: a value made of them (and plain words) describes itself.
+_CREDENTIAL_WORDS = frozenset(
+    "key apikey token secret password passwd pass pwd passphrase credential credentials auth".split())
+
+
+def self_describing(low: str) -> bool:
+    """``strong-password``, ``vllm-api-key``, ``m0-new-key``, ``password``: plain words, one
+    of them a credential word (a short prefix such as ``m0`` aside)."""
+    if len(low) > 64:
+        return False
+    parts = R.segments.split(low)
+    if parts and len(parts[0]) <= 3 and len(parts) > 1:
+        parts = parts[1:]
+    return (all(p.isalpha() and p.isascii() for p in parts)
+            and not _CREDENTIAL_WORDS.isdisjoint(parts))
+
+
+def wordy(v: str) -> bool:
+    """An identifier of words and numbers: ``project_session_2026-04-30_close_out.md``."""
+    parts = R.segments.split(v)
+    return len(parts) >= 3 and all(p.isalpha() or p.isdigit() for p in parts)
+
+
+_VOWELS = frozenset("aeiouyAEIOUY")
+
+
+def wordlike(run: str) -> bool:
+    """A run of letters that reads like a word: vowels between its consonants."""
+    vowels = sum(c in _VOWELS for c in run)
+    return vowels * 4 >= len(run) and R.consonants.search(run) is None
+
+
 def alnum_core(v: str) -> str:
     """The ASCII letters and digits of ``v``."""
     return v if v.isascii() and v.isalnum() else R.non_alnum.sub("", v)
@@ -364,13 +400,17 @@ _PATTERNS: dict[str, tuple[str, int]] = {
     "prefix": (_PREFIX, 0),
     "non_alnum": (r"[^A-Za-z0-9]", 0),
     "repeats": (_REPEAT_RX, 0),
-    "call": (r"[A-Za-z_][\w.]*[(\[]|\{", 0),
+    "call": (r"^[A-Za-z_$][\w.$]*(?:\(|\[[\"'\w])|\{", 0),
     "env_name": (_ENV_NAME, 0),
     "dotted": (_DOTTED_IDENT, 0),
     "date": (_DATE, 0),
     "version": (_VERSION, 0),
     "flips": (r"[a-z][A-Z]|[A-Z][a-z](?=[A-Z])", 0),
     "seg_split": (r"[-_./]", 0),
+    "segments": (r"[-_./:]", 0),
+    "env_ref": (r"(?<![A-Za-z0-9$])\$[A-Z_][A-Z0-9_]{2,}(?![A-Za-z0-9_])", 0),
+    "x_segment": (r"(?:^|[-_.:])x{3,}(?:$|[-_.:])", 0),
+    "consonants": (r"[^aeiouyAEIOUY]{4}", 0),
     "joined": (_JOINED_WORDS, 0),
     "snake": (r"^[a-z]+(?:[_-][a-z]+)+$", 0),
     "camel": (r"^[A-Z][a-z]+(?:[A-Z][a-z]+)+$", 0),
