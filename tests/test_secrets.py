@@ -141,14 +141,14 @@ GH = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
 @pytest.mark.parametrize(
     ("text", "kind"),
     [
-        ("key id AKIAZ3Q4W5E6R7T8Y2U4 for backups", "AWS access key ID"),
-        ("ASIAZ3Q4W5E6R7T8Y2U4 from STS", "AWS access key ID"),
+        ("key id AKIA4NPVQ7L2XHR5WJ3M for backups", "AWS access key ID"),
+        ("ASIA4NPVQ7L2XHR5WJ3M from STS", "AWS access key ID"),
         (
             "aws_secret_access_key = wJalrXUtnFEMIK7MDENGbPxRfiCY8k2Qz5Lm7v3R",
             "AWS secret access key",
         ),
         (
-            "AKIAZ3Q4W5E6R7T8Y2U4 / wJalrXUtnFEMIK7MDENGbPxRfiCY8k2Qz5Lm7v3R",
+            "AKIA4NPVQ7L2XHR5WJ3M / wJalrXUtnFEMIK7MDENGbPxRfiCY8k2Qz5Lm7v3R",
             "AWS secret access key",
         ),
     ],
@@ -177,7 +177,7 @@ def test_aws_secret_needs_context():
         (GH, "GitHub token"),
         ("gho_" + GH[4:], "GitHub token"),
         ("ghs_" + GH[4:], "GitHub token"),
-        ("github_pat_11ABCDEFG0aBcDeFgHiJkL_" + "aB3dE5fG7h" * 6, "GitHub fine-grained token"),
+        ("github_pat_11A7QZK2M0rTbWqLsNvXcY_" + "Hq4Tz9XwPe" * 6, "GitHub fine-grained token"),
         ("glpat-aB3dE5fG7hJ9kL1mN3pQ", "GitLab token"),
         ("GR1348941aB3dE5fG7hJ9kL1mN3pQ", "GitLab token"),
     ],
@@ -197,11 +197,11 @@ def test_placeholder_tokens_are_not_flagged():
     [
         ("xoxb-123456789012-1234567890123-aB3dE5fG7hJ9kL1mN3pQ5rS7", "Slack token"),
         (
-            "https://hooks.slack.com/services/T0123ABCD/B0123456789/aB3dE5fG7hJ9kL1mN3pQ5rS7",
+            "https://hooks.slack.com/services/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",
             "Slack webhook URL",
         ),
         (
-            "https://discord.com/api/webhooks/123456789012345678/" + "aB3dE5fG7h" * 7,
+            "https://discord.com/api/webhooks/918273645501928374/" + "aB3dE5fG7h" * 7,
             "Discord webhook URL",
         ),
         ("MTIzNDU2Nzg5MDEyMzQ1Njc4.GaB3dE.aB3dE5fG7hJ9kL1mN3pQ5rS7tU9", "Discord bot token"),
@@ -387,7 +387,7 @@ def test_headers_negative(text):
         ("The wifi password is Bl4ckC0ffee!", "password assignment", "Bl4ckC0ffee!"),
         ("admin password (staging): Qw3rty!9", "password assignment", "Qw3rty!9"),
         ("password for the admin console is Admin#2026", "password assignment", "Admin#2026"),
-        ("token = 9f8e7d6c5b4a39281706", "token assignment", "9f8e7d6c5b4a39281706"),
+        ("token = 7c3e91fa04b8d26e5f13", "token assignment", "7c3e91fa04b8d26e5f13"),
         (
             "https://app.acme.com/reset?token=Zy3vj50HmDpaCthkEMbIQh",
             "token assignment",
@@ -461,7 +461,7 @@ def test_overlaps_keep_the_specific_kind():
 
 
 def test_several_findings_on_one_line():
-    text = f"- password: hunter2; token {GH}; key AKIAZ3Q4W5E6R7T8Y2U4"
+    text = f"- password: hunter2; token {GH}; key AKIA4NPVQ7L2XHR5WJ3M"
     assert kinds(text) == ["password assignment", "GitHub token", "AWS access key ID"]
 
 

@@ -89,7 +89,15 @@ def _cli_value(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
 @check("cli_user_pass")
 def _cli_user_pass(m: re.Match[str], text: str) -> bool:
     pw = m.group("s").strip("\"'")
+    if pw.endswith(">") or "<" in m.group(0) or len(set(pw)) <= 2:
+        return False  # <user:password>, xxx:yyy
     return len(pw) >= 3 and not V.is_placeholder(pw) and not V.is_reference(pw)
+
+
+@check("pem_header")
+def _pem_header(m: re.Match[str], text: str) -> bool:
+    """A header followed at once by its footer is an empty block, not a key."""
+    return not text[m.end(): m.end() + 12].lstrip("-").startswith("END")
 
 
 @check("pair_value")
@@ -207,6 +215,8 @@ def _generated_token(m: re.Match[str], text: str) -> tuple[int, int, str] | None
             return None  # base64 of prose, not a generated token
     if not quoted and len(token) < 32 and not _PREFIX_START.match(token):
         return None  # the common case: an id, a word run, a short path
+    if _named_not_secret(text, start):
+        return None  # client_id = "...", publicToken: "...", authenticity_token
     pm = V.rx(_PREFIXED).fullmatch(token)
     if pm is not None:
         if _id_prefix(pm.group(1)):
@@ -231,6 +241,27 @@ def _generated_token(m: re.Match[str], text: str) -> tuple[int, int, str] | None
     if V.is_boring(token) or _documented_prefix(token):
         return None
     return start, end, "API token"
+
+
+# The last word of a name that says the value is public or an identifier, not a secret.
+_NOT_SECRET_NAMES = frozenset(
+    """id ids uuid guid public pub publishable name label hash digest sha checksum etag path
+    url uri file version""".split()
+)
+_CSRF = frozenset("csrf xsrf authenticity".split())
+
+
+def _named_not_secret(text: str, start: int) -> bool:
+    """The assignment's name (``AUTH0_CLIENT_ID=``, ``"credentialId": ``, ``publicToken =``)
+    ends with a word for an identifier or says public; or a CSRF field is near."""
+    window = text[max(0, start - 80): start]
+    m = V.rx(r"([A-Za-z_][\w.-]{0,40})[\"'`]?\s*(?::=|=>|==|=|:)\s*[\"'`]?\Z").search(window)
+    if m is not None:
+        words = [w.lower() for w in V.rx(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+").findall(m.group(1))]
+        if words and (words[-1] in _NOT_SECRET_NAMES or "public" in words or "pub" in words):
+            return True
+    low = window.lower()
+    return any(w in low for w in _CSRF)
 
 
 def _user_before(text: str, colon: int) -> bool:
@@ -419,6 +450,8 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
         return None
     val = m.group("val")
     before = text[m.start("name") - 1: m.start("name")]
+    if before in ("?", "&"):
+        kind = "API key assignment" if kind == "key assignment" else kind  # ?key=: a URL's key
     if before in ("\"", "'") and val.startswith(before) and m.group("op") == ":":
         return None  # "Password:" is a quoted label; its closing quote is not a value
     start = m.start("val")
@@ -436,7 +469,7 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
             if len(words) > 8 or any(w in SEED_STOPWORDS or w in _PROSE_WORDS for w in words):
                 return None
         val = inner
-        ok = V.token_like(val, 12) if weak else V.literal_ok(val)
+        ok = (V.token_like(val, 12) and not _bare_uuid(val, kind)) if weak else V.literal_ok(val)
     else:
         val = _strip_markup(val)
         start = m.start("val") + m.group("val").find(val)
@@ -444,7 +477,7 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
         code_style = code_style and not m.group("gap")
         val = val.rstrip(".,") if code_style else val.rstrip(".,;:")
         if weak:
-            ok = V.token_like(val, 16 if not code_style else 12)
+            ok = V.token_like(val, 16 if not code_style else 12) and not _bare_uuid(val, kind)
         elif code_style:
             ok = V.literal_ok(val) and (len(val) >= 6 or any(c.isdigit() for c in val))
         else:
@@ -453,6 +486,12 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     if not ok or V.is_placeholder(val) or low in name_words or V.self_describing(low):
         return None  # POSTGRES_PASSWORD=postgres, password: strong-password: no secret
     return start, start + len(val), kind
+
+
+def _bare_uuid(val: str, kind: str) -> bool:
+    """A UUID after a name that says only "key" (``key: '9df2...'``) is an identifier;
+    after ``api_key`` or a provider's name it may be a key (Heroku's are UUIDs)."""
+    return kind == "key assignment" and V.R.uuid.fullmatch(val) is not None
 
 
 def _last_index(parts: list[str], item: str) -> int:
@@ -496,7 +535,8 @@ STRUCTURAL: tuple[Rule, ...] = (
     Rule(
         "private-key-block", "private key block",
         r"-{2,}\s*BEGIN[ A-Z0-9_-]{0,100}?PRIVATE KEY(?: BLOCK)?\s*-*|PuTTY-User-Key-File-\d:",
-        keywords=("private key", "putty-user-key-file"), priority=1, doc=_DS + "PrivateKeyDetector",
+        keywords=("private key", "putty-user-key-file"), check="pem_header", priority=1,
+        doc=_DS + "PrivateKeyDetector",
     ),
     Rule(
         "private-key-material", "private key material",

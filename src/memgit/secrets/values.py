@@ -144,6 +144,8 @@ def trie_regex(words: Iterable[str], tails: dict[str, str] | None = None) -> str
 
 # six characters in keyboard or alphabet order: typed, not generated
 _WINDOWS = frozenset(run[i : i + 6] for run in _RUNS for i in range(len(run) - 5))
+_DIGIT_QUADS = frozenset(run[i : i + 4] for run in ("0123456789", "9876543210")
+                         for i in range(len(run) - 3))
 
 
 def _successors(*runs: str) -> bytes:
@@ -178,22 +180,47 @@ def _typed_run(low: str) -> bool:
 
 def _sequential(s: str) -> bool:
     """Typed rather than generated: alphabet or keyboard runs and repeated characters
-    make up at least half of the value (or all but a few characters of a short one).
+    make up at least half of the value (or all but a few characters of a short one),
+    or one such run is ten characters long (``...ABCDEFGHIJKL...``); letters and digits
+    interleaved in order (``a1b2c3d4``, ``X9y8Z7``); a short unit repeated (``123123123``).
     ``s`` is ASCII letters and digits (a value's core)."""
     if len(s) < 8:
         return False
     low = s.lower()
-    if not _typed_run(low):
-        return False  # the common case
+    if _typed_run(low) and _mostly_typed(low, long_run=10):
+        return True
+    if R.alternating.search(low) is not None:
+        b = low.encode("ascii", "replace")
+        letters = b.translate(None, b"0123456789").decode()
+        digits = b.translate(None, _LOWER).decode()
+        if (len(letters) >= 6 and len(digits) >= 4 and _typed_run(letters)
+                and _mostly_typed(letters) and _mostly_typed(digits, short=True)):
+            return True
+    if len(set(low)) * 2 <= len(low):
+        runs = sum(m.end() - m.start() for m in R.periodic.finditer(low))
+        return runs * 2 >= len(low)
+    return False
+
+
+def _mostly_typed(low: str, long_run: int = 0, short: bool = False) -> bool:
+    """Runs cover half of ``low`` or all but five characters (runs of four count for
+    ``short``: a run of digits), or one run is ``long_run`` characters long."""
     marked: set[int] = set()
-    for w in _WINDOWS:
+    for w in _WINDOWS if not short else _WINDOWS | _DIGIT_QUADS:
         at = low.find(w)
         while at >= 0:
-            marked.update(range(at, at + 6))
+            marked.update(range(at, at + len(w)))
             at = low.find(w, at + 1)
+    if long_run:  # a long run in order (a repeated character is base64's zero padding too)
+        run = longest = 0
+        for i in range(len(low)):
+            run = run + 1 if i in marked else 0
+            longest = max(longest, run)
+        if longest >= long_run:
+            return True
     for m in R.repeats.finditer(low):
         marked.update(range(m.start(), m.end()))
-    return len(marked) >= max(6, 0.5 * len(low)) or len(low) - len(marked) < 6
+    return len(marked) >= max(4 if short else 6, 0.5 * len(low)) or len(low) - len(marked) < 6
 
 
 @lru_cache(maxsize=4096)
@@ -217,6 +244,10 @@ def is_placeholder(value: str) -> bool:
         return True  # Bearer $TOKEN, X-Token: $API_TOKEN: a reference to a variable
     if "xxx" in low and R.x_segment.search(low) is not None:
         return True  # m0-xxx, sk-xxx-xxx
+    if v[0] == "[" and R.bracketed.match(v) is not None:
+        return True  # [PASSWORD], [Shared Access Key Name goes here]
+    if low.endswith("here") and R.here.search(low) is not None:
+        return True  # xoxp-1-AccessTokenHere, YOUR_KEY_HERE
     body = body_of(v)
     core = body if body.isascii() and body.isalnum() else R.non_alnum.sub("", body)
     if len(core) >= 6 and len(set(core.lower())) <= 3:
@@ -270,9 +301,12 @@ def is_reference(v: str) -> bool:
         return True
     if ("(" in v or "[" in v or "{" in v) and R.call.search(v):
         return True  # a call, an index or a template: os.getenv("X"), cfg["key"], {name}
+    if v[0] == "+" or v[-1] == "+":
+        return True  # " + getPassword() + ": string concatenation in code
     if "_" in v and v[0].isupper() and R.env_name.match(v):
         return True
-    return "." in v and bool(R.dotted.match(v)) and not any(c.isdigit() for c in v)
+    return "." in v and bool(R.dotted.match(v)) and (
+        not any(c.isdigit() for c in v) or (v.islower() and v.count(".") >= 2))
 
 
 @lru_cache(maxsize=4096)
@@ -400,7 +434,7 @@ _PATTERNS: dict[str, tuple[str, int]] = {
     "prefix": (_PREFIX, 0),
     "non_alnum": (r"[^A-Za-z0-9]", 0),
     "repeats": (_REPEAT_RX, 0),
-    "call": (r"^[A-Za-z_$][\w.$]*(?:\(|\[[\"'\w])|\{", 0),
+    "call": (r"(?:^|[^\w.$])[A-Za-z_$][\w.$]{2,}\(|^[A-Za-z_$][\w.$]*\[[\"'\w]|\{", 0),
     "env_name": (_ENV_NAME, 0),
     "dotted": (_DOTTED_IDENT, 0),
     "date": (_DATE, 0),
@@ -413,5 +447,10 @@ _PATTERNS: dict[str, tuple[str, int]] = {
     "consonants": (r"[^aeiouyAEIOUY]{4}", 0),
     "joined": (_JOINED_WORDS, 0),
     "snake": (r"^[a-z]+(?:[_-][a-z]+)+$", 0),
-    "camel": (r"^[A-Z][a-z]+(?:[A-Z][a-z]+)+$", 0),
+    "camel": (r"^[A-Z][a-z]+(?:[A-Z][a-z]+)+\d{0,3}$", 0),
+    "alternating": (r"(?:[a-z]\d){4}|(?:\d[a-z]){4}", 0),
+    "periodic": (r"(.{1,4}?)\1{2,}", 0),
+    "bracketed": (r"\[[A-Za-z][A-Za-z _-]*\]?$", 0),
+    "here": (r"(?:token|key|secret|password|pass|value|goes|name)[_-]?here$", 0),
+    "uuid": (r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", 0),
 }
