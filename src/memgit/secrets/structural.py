@@ -215,16 +215,16 @@ def _generated_token(m: re.Match[str], text: str) -> tuple[int, int, str] | None
             return None  # base64 of prose, not a generated token
     if not quoted and len(token) < 32 and not _PREFIX_START.match(token):
         return None  # the common case: an id, a word run, a short path
-    if _named_not_secret(text, start):
-        return None  # client_id = "...", publicToken: "...", authenticity_token
     pm = V.rx(_PREFIXED).fullmatch(token)
     if pm is not None:
         if _id_prefix(pm.group(1)):
             return None  # ses_..., toolu_...: the id of a record
         if _prefixed_ok(pm.group(1), pm.group(2), token):
-            return start, end, "API token"
+            return None if _named_not_secret(text, start) else (start, end, "API token")
     if quoted:
-        return (start, end, "high-entropy string") if _quoted_ok(token) else None
+        if not _quoted_ok(token) or _named_not_secret(text, start):
+            return None  # client_id = "...", publicToken: "...", authenticity_token
+        return start, end, "high-entropy string"
     if (len(token) < 32 or before in _URL_BEFORE or token.startswith("AAAA")
             or "/" in token or "." in token):
         return None  # short, in a URL, an SSH key blob, a path
@@ -255,22 +255,42 @@ def _named_not_secret(text: str, start: int) -> bool:
     """The assignment's name (``AUTH0_CLIENT_ID=``, ``"credentialId": ``, ``publicToken =``)
     ends with a word for an identifier or says public; or a CSRF field is near."""
     window = text[max(0, start - 80): start]
-    m = V.rx(r"([A-Za-z_][\w.-]{0,40})[\"'`]?\s*(?::=|=>|==|=|:)\s*[\"'`]?\Z").search(window)
-    if m is not None:
-        words = [w.lower() for w in V.rx(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+").findall(m.group(1))]
+    name = _name_before(window)
+    if name:
+        words = [w.lower() for w in V.rx(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+").findall(name)]
         if words and (words[-1] in _NOT_SECRET_NAMES or "public" in words or "pub" in words):
             return True
     low = window.lower()
     return any(w in low for w in _CSRF)
 
 
+_OPS = (":=", "=>", "==", "=", ":")
+
+
+def _name_before(window: str) -> str:
+    """The name assigned at the end of ``window`` (``name = "``, ``"name": ``), or ""."""
+    w = window.rstrip(" \t\"'`")
+    for op in _OPS:
+        if w.endswith(op):
+            w = w[: -len(op)].rstrip(" \t\"'`")
+            break
+    else:
+        return ""
+    m = V.rx(r"[\w.-]{1,41}").match(w[::-1])  # the identifier, read backwards
+    return m.group(0)[::-1] if m is not None else ""
+
+
 def _user_before(text: str, colon: int) -> bool:
     """A user name (not a digest or scheme name) ends at ``colon``, after a space or a
     line start: ``deploy:TOKEN``, ``user2:TOKEN``."""
-    m = V.rx(r"(?:^|(?<=[\s(,;\[]))[A-Za-z][\w.-]{1,31}\Z").search(text, max(0, colon - 40), colon)
+    m = V.rx(r"[\w.-]{2,32}").match(text[max(0, colon - 33): colon][::-1])
     if m is None:
         return False
-    return not set(V.rx(r"[a-z0-9]+").findall(m.group(0).lower())) & (_DIGEST_WORDS | _ID_WORDS)
+    user = m.group(0)[::-1]
+    at = colon - len(user)
+    if not user[0].isalpha() or (at > 0 and text[at - 1] not in " \t(,;["):
+        return False
+    return not set(V.rx(r"[a-z0-9]+").findall(user.lower())) & (_DIGEST_WORDS | _ID_WORDS)
 
 
 def _id_prefix(prefix: str) -> bool:

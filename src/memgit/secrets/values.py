@@ -30,6 +30,8 @@ class _Rx:
     """This module's regexes by name, each compiled on first use (then a plain attribute)."""
 
     def __getattr__(self, name: str) -> re.Pattern[str]:
+        if name not in _PATTERNS:
+            raise AttributeError(name)
         pattern, flags = _PATTERNS[name]
         compiled = rx(pattern or _lazy_pattern(name), flags)
         setattr(self, name, compiled)
@@ -42,6 +44,7 @@ _CLOG = [0.0] + [c * math.log2(c) for c in range(1, 4097)]
 _LOG2 = [0.0] + [math.log2(n) for n in range(1, 4097)]
 
 
+@lru_cache(maxsize=1024)
 def entropy(s: str) -> float:
     """Shannon entropy in bits per character."""
     n = len(s)
@@ -144,6 +147,7 @@ def trie_regex(words: Iterable[str], tails: dict[str, str] | None = None) -> str
 
 # six characters in keyboard or alphabet order: typed, not generated
 _WINDOWS = frozenset(run[i : i + 6] for run in _RUNS for i in range(len(run) - 5))
+_SHAPE = bytes.maketrans(b"abcdefghijklmnopqrstuvwxyz0123456789", b"a" * 26 + b"0" * 10)
 _DIGIT_QUADS = frozenset(run[i : i + 4] for run in ("0123456789", "9876543210")
                          for i in range(len(run) - 3))
 
@@ -189,14 +193,15 @@ def _sequential(s: str) -> bool:
     low = s.lower()
     if _typed_run(low) and _mostly_typed(low, long_run=10):
         return True
-    if R.alternating.search(low) is not None:
-        b = low.encode("ascii", "replace")
+    b = low.encode("ascii", "replace")
+    shape = b.translate(_SHAPE)  # a letter as "a", a digit as "0"
+    if shape.find(b"a0a0a0a0") >= 0 or shape.find(b"0a0a0a0a") >= 0:
         letters = b.translate(None, b"0123456789").decode()
         digits = b.translate(None, _LOWER).decode()
         if (len(letters) >= 6 and len(digits) >= 4 and _typed_run(letters)
                 and _mostly_typed(letters) and _mostly_typed(digits, short=True)):
             return True
-    if len(set(low)) * 2 <= len(low):
+    if len(set(low)) * 3 <= len(low):  # few distinct characters for its length
         runs = sum(m.end() - m.start() for m in R.periodic.finditer(low))
         return runs * 2 >= len(low)
     return False
@@ -393,7 +398,8 @@ def _lazy_pattern(name: str) -> str:
 
 # Words that say what a value is: a value made of them (and plain words) describes itself.
 _CREDENTIAL_WORDS = frozenset(
-    "key apikey token secret password passwd pass pwd passphrase credential credentials auth".split())
+    """key apikey token secret password passwd pass pwd passphrase credential credentials
+    auth""".split())
 
 
 def self_describing(low: str) -> bool:
@@ -448,7 +454,6 @@ _PATTERNS: dict[str, tuple[str, int]] = {
     "joined": (_JOINED_WORDS, 0),
     "snake": (r"^[a-z]+(?:[_-][a-z]+)+$", 0),
     "camel": (r"^[A-Z][a-z]+(?:[A-Z][a-z]+)+\d{0,3}$", 0),
-    "alternating": (r"(?:[a-z]\d){4}|(?:\d[a-z]){4}", 0),
     "periodic": (r"(.{1,4}?)\1{2,}", 0),
     "bracketed": (r"\[[A-Za-z][A-Za-z _-]*\]?$", 0),
     "here": (r"(?:token|key|secret|password|pass|value|goes|name)[_-]?here$", 0),
