@@ -23,14 +23,16 @@ from .rules import CHECKS, Check, Rule, value_passes
 from .values import trie_regex
 
 # Twilio SK/AC, Discord bot tokens, Telegram bot tokens: case-sensitive shapes on the
-# original line, each starting with a rare character (S, A, '.', ':').
+# original line, each starting with a rare character (S, A, '.', ':'). Each holds a run of
+# 20 token characters, so a line without one (RUN_SHAPE, most lines of notes) skips it.
+RUN_SHAPE = r"[A-Za-z0-9_+/=.~-]{20}"
 SHAPE_TRIGGER = (
     r"SK[0-9a-fA-F]{32}|AC[0-9a-f]{32}"
     r"|\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27}"
     r"|:(?<=\d{8}:)[A-Za-z0-9_-]{35}"
 )
 # the keyword name around a hit: DB_PASSWORD, dbPassword, --password (64 characters back)
-_NAME_RUN = r"[A-Za-z0-9_.-]{1,64}\Z"
+_NAME_RUN = r"[A-Za-z0-9_.-]{1,64}"
 
 
 class _Lazy:
@@ -53,7 +55,7 @@ class _Lazy:
 class _Entry:
     """A rule as the engine runs it: its regexes (lazy), its check, its rank."""
 
-    __slots__ = ("rule", "rx", "trigger", "fn", "priority", "group", "at", "order")
+    __slots__ = ("rule", "rx", "trigger", "fn", "priority", "group", "at", "placed", "order")
 
     def __init__(self, rule: Rule, order: int) -> None:
         self.rule = rule
@@ -63,6 +65,8 @@ class _Entry:
         self.priority = rule.priority
         self.group = rule.group
         self.at = rule.locate == "at"
+        # where the rule's matches start: at its keywords (a trigger or locate="at")
+        self.placed = self.trigger is not None or self.at
         self.order = order  # rank among equal priorities: the rules' order
 
 
@@ -161,18 +165,19 @@ def compile_rules(rules: Sequence[Rule]) -> Compiled:
     for kw in keywords:
         groups = tuple(
             (tails.setdefault(tail, _Lazy(tail)) if tail else None, tuple(es),
-             tuple(e for e in es if e.trigger is not None))
+             tuple(e for e in es if e.placed))
             for tail, es in direct.get(kw, {}).items())
         table.append((kw in words, tuple(words.get(kw, ())), groups))
     shapes: dict[str, list[_Entry]] = {}
     for e in entries:
         if e.rule.shape:
             shapes.setdefault(e.rule.shape, []).append(e)
+    # the run shape first: its answer decides whether the default shape is searched
+    order = sorted(shapes, key=lambda k: (k != RUN_SHAPE, k))
     return Compiled(
         finder=_finder(keywords) if keywords else None,
         table=table,
-        shapes=[(_Lazy(SHAPE_TRIGGER if k == "default" else k), tuple(v))
-                for k, v in shapes.items()],
+        shapes=[(_Lazy(SHAPE_TRIGGER if k == "default" else k), tuple(shapes[k])) for k in order],
         always=tuple(e for e in entries if not e.rule.keywords and not e.rule.shape),
     )
 
@@ -188,17 +193,29 @@ def _select(text: str, lowered: str, comp: Compiled) -> dict[_Entry, list[int] |
             if is_word and (start == 0 or lowered[start - 1] not in _ALNUM) and (
                     end == n or lowered[end] not in _ALNUM):
                 for e in named:
-                    selected.setdefault(e, None)
+                    if e.placed:
+                        selected.setdefault(e, []).append(start)  # type: ignore[union-attr]
+                    else:
+                        selected.setdefault(e, None)
             for tail, es, located in groups:
                 if tail is not None and tail.rx.match(lowered, end) is None:
                     continue
                 for e in es:
                     if e not in selected:
-                        selected[e] = [] if e.trigger is not None else None
+                        selected[e] = [] if e.placed else None
                 for e in located:
                     selected[e].append(start)  # type: ignore[union-attr]
+    run = None
     for shape, es in comp.shapes:
-        if shape.rx.search(text) is not None:
+        if shape.pattern == SHAPE_TRIGGER:
+            if run is None:
+                run = V.rx(RUN_SHAPE).search(text) is not None
+            if not run:
+                continue
+        found = shape.rx.search(text) is not None
+        if shape.pattern == RUN_SHAPE:
+            run = found
+        if found:
             for e in es:
                 selected.setdefault(e, None)
     return selected
@@ -207,8 +224,8 @@ def _select(text: str, lowered: str, comp: Compiled) -> dict[_Entry, list[int] |
 def _name_starts(text: str, at: int) -> list[int]:
     """Where a keyword name containing the keyword found at `at` may begin:
     DB_PASSWORD, dbPassword, "api key", --password, or the keyword itself."""
-    m = V.rx(_NAME_RUN).search(text, max(0, at - 64), at) if at else None
-    p = m.start() if m is not None else at
+    m = V.rx(_NAME_RUN).match(text[max(0, at - 64): at][::-1]) if at else None
+    p = at - m.end() if m is not None else at  # the name run, read backwards from `at`
     starts = [p]
     if p >= 4 and text[p - 4 : p].lower() == "api ":
         starts.insert(0, p - 4)
@@ -225,24 +242,22 @@ def _name_starts(text: str, at: int) -> list[int]:
 def _matches(e: _Entry, text: str, lowered: str, where: list[int] | None
              ) -> list[re.Match[str]]:
     rx = e.rx.rx
-    if e.trigger is None:
+    if not e.placed or (where is None and e.trigger is None):
         return list(rx.finditer(text))
-    trigger = e.trigger.rx
     if where is None:  # dispatched without a keyword place: the trigger finds them all
-        hits = list(trigger.finditer(lowered))
-    else:  # the trigger starts at one of the rule's keywords: match it there only
+        places = [h.start() for h in e.trigger.rx.finditer(lowered)]  # type: ignore[union-attr]
+    else:  # the prefilter found the rule's keywords with their tails: the trigger's places
         places = sorted(set(where)) if len(where) > 1 else where
-        hits = [h for h in map(trigger.match, [lowered] * len(places), places) if h is not None]
-    if not hits:
+    if not places:
         return []
     if len(lowered) != len(text):  # lower() changed offsets (rare Unicode): scan it all
         return list(rx.finditer(text))
     out = []
-    covered = -1  # hits inside the last match belong to it (keeps long lines linear)
-    for hit in hits:
-        if hit.start() < covered:
+    covered = -1  # places inside the last match belong to it (keeps long lines linear)
+    for place in places:
+        if place < covered:
             continue
-        for start in [hit.start()] if e.at else _name_starts(text, hit.start()):
+        for start in [place] if e.at else _name_starts(text, place):
             m = rx.match(text, start)
             if m is not None:
                 covered = m.end()

@@ -17,6 +17,7 @@ import re
 from functools import lru_cache
 
 from . import values as V
+from .engine import RUN_SHAPE
 from .rules import Rule, check
 
 _DS = "detect-secrets "
@@ -544,12 +545,14 @@ _HASH_RE = (
     r")"
 )
 
+# after "$" or "{" (on the lowercased line): a crypt scheme ($2y$, $argon2id$) or {SSHA}
+_HASH_HEAD = r"(?:[0-9a-z-]{1,14}[$,]|[a-z0-9][a-z0-9.-]{1,20}\})"
 _SECRET_PHRASE = ("secret phrase", "secret-phrase", "secret_phrase", "secretphrase")
 _SEED_TAIL = r"[\"'`*]*\s*(?:(?:is|was|=|:|-)\s*)?[\"'`]?(?:[a-z]{3,8}[ ,]+){11}"
 
 # One shared gate for the generic token rules: a run of 20 token characters somewhere
 # (the engine searches each distinct shape once per line).
-TOKEN_GATE = r"[A-Za-z0-9_+/=.~-]{20}"
+TOKEN_GATE = RUN_SHAPE
 
 STRUCTURAL: tuple[Rule, ...] = (
     Rule(
@@ -684,10 +687,10 @@ STRUCTURAL: tuple[Rule, ...] = (
     ),
     Rule(
         "password-hash", "password hash",
-        _HASH_RE, shape=r"[${](?:[0-9a-zA-Z-]{1,14}[$,]|[A-Z0-9][A-Z0-9.-]{1,20}\})",
+        _HASH_RE,
         keywords=("pbkdf2_sha", "bcrypt_sha256$", "argon2$", "scrypt$", "grub.pbkdf2.",
-                  "scram-sha-256$", "md5"),
-        keyword_tails=(("md5", r"[0-9a-f]{32}(?![a-z0-9])"),),
+                  "scram-sha-256$", "md5", "$", "{"),
+        keyword_tails=(("md5", r"[0-9a-f]{32}(?![a-z0-9])"), ("$", _HASH_HEAD), ("{", _HASH_HEAD)),
         check="hash", priority=1, doc="crypt(5), passlib's modular crypt format",
     ),
     Rule(

@@ -162,24 +162,24 @@ def _successors(*runs: str) -> bytes:
 
 
 # (table, successive matches needed): six in order (five steps) or one character four times
-_STEPS = ((_successors(*_RUNS[:2]), 5), (_successors(*_RUNS[4:]), 5),
-          (_successors(*_RUNS[2:4]), 5), (bytes(range(256)), 3))
+# the steps of the runs: alphabet and digits up, down, the keyboard rows; and no step
+_STEPS = (_successors(*_RUNS[:2]), _successors(*_RUNS[4:]), _successors(*_RUNS[2:4]),
+          bytes(range(256)))
 
 
 def _typed_run(low: str) -> bool:
-    """Whether ``low`` (lowercase ASCII) holds six characters in alphabet or keyboard
-    order or one character four times: compares each character with the step from the
-    one before, all positions at once (the XOR of two big integers is 0 where they agree)."""
+    """Whether ``low`` (lowercase ASCII) may hold a typed run: four characters in order
+    (a step each) or one character four times. Compares each character with the step
+    from the one before, for all positions and all steps at once: the XOR of two big
+    integers is 0 where they agree (a cheap gate; ``_mostly_typed`` decides)."""
     b = low.encode("ascii", "replace")
-    n = len(b) - 1
-    if n < 3:
+    if len(b) < 5:
         return False
-    rest = int.from_bytes(b[1:], "big")
-    for table, need in _STEPS:
-        same = rest ^ int.from_bytes(b[:-1].translate(table), "big")
-        if same.to_bytes(n, "big").find(b"\0" * need) >= 0:
-            return True
-    return False
+    head = b[:-1]
+    rest = b[1:]
+    stepped = b"\x02".join([head.translate(t) for t in _STEPS])
+    same = int.from_bytes(stepped, "big") ^ int.from_bytes(b"\x03".join([rest] * 4), "big")
+    return same.to_bytes(len(stepped), "big").find(b"\0\0\0") >= 0
 
 
 def _sequential(s: str) -> bool:
@@ -193,6 +193,10 @@ def _sequential(s: str) -> bool:
     low = s.lower()
     if _typed_run(low) and _mostly_typed(low, long_run=10):
         return True
+    return _interleaved_or_periodic(low)
+
+
+def _interleaved_or_periodic(low: str) -> bool:
     b = low.encode("ascii", "replace")
     shape = b.translate(_SHAPE)  # a letter as "a", a digit as "0"
     if shape.find(b"a0a0a0a0") >= 0 or shape.find(b"0a0a0a0a") >= 0:
@@ -330,15 +334,22 @@ def looks_random(v: str) -> bool:
     """For a value after a keyword in prose (``password: X``, ``token is X``)."""
     if len(v) < 6 or is_boring(v) or v.lower() in TECH_TERMS:
         return False
-    has_digit = any(c.isdigit() for c in v)
-    has_alpha = any(c.isalpha() for c in v)
-    n_kinds = (has_digit + any(c.isupper() for c in v) + any(c.islower() for c in v)
-               + any(not c.isalnum() for c in v))
-    if len(v) >= 8 and n_kinds >= 3 and entropy(v) >= 3.0 and " " not in v:
-        # qILXZlbtI-NI99, Tr0ub4dor&3 but not 2FA-enforced, Q3-Roadmap, OAuth2-Proxy
+    if v.isascii():
+        upper, lower, digits = classes(v)
+        other = len(v) - upper - lower - digits
+        has_digit, has_alpha = digits > 0, upper + lower > 0
+        n_kinds = has_digit + (upper > 0) + (lower > 0) + (other > 0)
+        symbols = other - v.count("-") - v.count("_") - v.count(".")
+    else:
         digits = sum(map(str.isdigit, v))
-        flips = len(R.flips.findall(v))
-        if digits >= 2 or flips >= 2:
+        has_digit = digits > 0
+        has_alpha = any(c.isalpha() for c in v)
+        n_kinds = (has_digit + any(c.isupper() for c in v) + any(c.islower() for c in v)
+                   + any(not c.isalnum() for c in v))
+        symbols = sum(1 for c in v if not (c.isalnum() or c in "-_."))
+    if len(v) >= 8 and n_kinds >= 3 and " " not in v and entropy(v) >= 3.0:
+        # qILXZlbtI-NI99, Tr0ub4dor&3 but not 2FA-enforced, Q3-Roadmap, OAuth2-Proxy
+        if digits >= 2 or len(R.flips.findall(v)) >= 2:
             return True
     if has_digit and has_alpha:
         # "hunter2", "Zx81!kq0", "s3cr3t-Pa55" but not "2FA-enforced", "Q1-2026"
@@ -348,7 +359,7 @@ def looks_random(v: str) -> bool:
         )
     if not has_alpha:
         return False
-    if any(not (c.isalnum() or c in "-_.") for c in v):
+    if symbols > 0:
         return True  # hunter!!, p@ss, aB+/cd...
     if R.joined.match(v):
         letters = v.replace("-", "").replace("_", "").replace(".", "")
@@ -368,7 +379,6 @@ def literal_ok(v: str) -> bool:
     return len(v) >= 5 and not is_boring(v) and not (v.isalpha() and len(set(v)) == 1)
 
 
-@lru_cache(maxsize=4096)
 def token_like(v: str, min_len: int = 16) -> bool:
     """A generated credential: long enough, varied, mixed character classes or high entropy.
 
@@ -376,19 +386,28 @@ def token_like(v: str, min_len: int = 16) -> bool:
     name next to the value): hex, base32, base64 and mixed-case alphanumerics pass;
     words, identifiers in snake_case, UUID-free ids and paths do not.
     """
+    return _token_length(v) >= min_len
+
+
+@lru_cache(maxsize=4096)
+def _token_length(v: str) -> int:
+    """The length of ``v``'s letters and digits if it reads as generated, else 0 (one
+    judgement per value, whatever length the caller asks for)."""
     core = alnum_core(v)
-    if len(core) < min_len or len(set(core)) < 8:
-        return False
-    if R.snake.match(v) or R.camel.match(v) or wordy(v):
-        return False  # snake_case / CamelCase identifiers, names with dates
+    if len(core) < 8 or len(set(core)) < 8:
+        return 0
     upper, lower, digits = classes(core)
+    if core is not v and (R.snake.match(v) or wordy(v)):
+        return 0  # snake_case identifiers, names with dates (both have separators)
+    if upper and lower and R.camel.match(v):
+        return 0  # CamelCase identifiers
     n_kinds = (digits > 0) + (upper > 0) + (lower > 0)
     ent = entropy(core)
     if n_kinds >= 2 and ent >= 3.0:
         ok = digits > 0 or (upper >= 2 and lower >= 2 and ent >= 3.8)
     else:
         ok = ent >= 3.6 and len(core) >= 24
-    return ok and not is_boring(v)
+    return len(core) if ok and not is_boring(v) else 0
 
 
 def _lazy_pattern(name: str) -> str:
