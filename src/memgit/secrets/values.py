@@ -206,8 +206,13 @@ def _interleaved_or_periodic(low: str) -> bool:
                 and _mostly_typed(letters) and _mostly_typed(digits, short=True)):
             return True
     if len(set(low)) * 3 <= len(low):  # few distinct characters for its length
-        runs = sum(m.end() - m.start() for m in R.periodic.finditer(low))
-        return runs * 2 >= len(low)
+        # a short unit repeated: half the characters equal the one 1 to 4 places back
+        n = len(b)
+        whole = int.from_bytes(b, "big")
+        for k in (1, 2, 3, 4):
+            same = (whole >> (8 * k)) ^ (whole & ((1 << (8 * (n - k))) - 1))
+            if same.to_bytes(n - k, "big").count(0) * 2 >= n:
+                return True
     return False
 
 
@@ -424,8 +429,10 @@ _CREDENTIAL_WORDS = frozenset(
 def self_describing(low: str) -> bool:
     """``strong-password``, ``vllm-api-key``, ``m0-new-key``, ``password``: plain words, one
     of them a credential word (a short prefix such as ``m0`` aside)."""
-    if len(low) > 64:
-        return False
+    if len(low) > 64 or (low.isalnum() and not low.isalpha()):
+        return False  # a long value, or letters with digits and no separator
+    if low.isalpha():
+        return low in _CREDENTIAL_WORDS
     parts = R.segments.split(low)
     if parts and len(parts[0]) <= 3 and len(parts) > 1:
         parts = parts[1:]
@@ -473,7 +480,6 @@ _PATTERNS: dict[str, tuple[str, int]] = {
     "joined": (_JOINED_WORDS, 0),
     "snake": (r"^[a-z]+(?:[_-][a-z]+)+$", 0),
     "camel": (r"^[A-Z][a-z]+(?:[A-Z][a-z]+)+\d{0,3}$", 0),
-    "periodic": (r"(.{1,4}?)\1{2,}", 0),
     "bracketed": (r"\[[A-Za-z][A-Za-z _-]*\]?$", 0),
     "here": (r"(?:token|key|secret|password|pass|value|goes|name)[_-]?here$", 0),
     "uuid": (r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", 0),
