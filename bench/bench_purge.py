@@ -61,7 +61,9 @@ def heads(path: Path) -> list[str]:
     proc = subprocess.run(["git", "for-each-ref", "--format=%(objectname) %(refname)",
                            "refs/heads", "refs/tags", "refs/memgit"], cwd=path,
                           capture_output=True, check=True, text=True)
-    return sorted(proc.stdout.splitlines())
+    # refs/memgit/purged is memgit's list of purged ids for sync clients (docs/purge.md)
+    return sorted(line for line in proc.stdout.splitlines()
+                  if not line.endswith(" refs/memgit/purged"))
 
 
 def main() -> None:

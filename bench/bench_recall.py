@@ -7,6 +7,10 @@ Run: python bench/bench_recall.py [--queries N] [--cli N]
 * `git grep -i -e W1 -e W2 ... main` on the same bare drive for the same
   queries: how an agent without an index looks things up; the ratio is
   reported (grep time / recall time);
+* `memgit recall` (and `memgit context --query`) from the shell side by side with
+  `python3 -c 'import sqlite3'` (target: at most 2.5x), the full path
+  (MEMGIT_QUICK=0) and `git grep -i`, measured alternately, and where the shell
+  recall's time goes (`python -X importtime`, summed by top-level package);
 * recall@5 and MRR on the labelled set in tests/data/recall/.
 """
 
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import statistics
@@ -53,7 +58,7 @@ def ms_stats(values: list[float]) -> str:
 
 
 def bench_latency(drive: Drive, queries: list[str], cli_runs: int) -> None:
-    from memgit.recall_index import _STOPWORDS, _WORD_RE
+    from memgit.recall_search import _STOPWORDS, words
 
     recall(drive, "warm up")  # builds the index once
     # The first pass sees each query word for the first time on this drive and
@@ -79,9 +84,9 @@ def bench_latency(drive: Drive, queries: list[str], cli_runs: int) -> None:
 
     grep = []
     for q in queries[:max(cli_runs, 50)]:
-        words = [w for w in _WORD_RE.findall(q.lower()) if w not in _STOPWORDS] or [q]
+        terms = [w for w in words(q.lower()) if w not in _STOPWORDS] or [q]
         args = ["git", "grep", "-i", "-I", "-n"]
-        for w in words:
+        for w in terms:
             args += ["-e", w]
         t0 = time.perf_counter()
         subprocess.run([*args, "main"], cwd=drive.git_dir, capture_output=True, check=False)
@@ -91,6 +96,80 @@ def bench_latency(drive: Drive, queries: list[str], cli_runs: int) -> None:
           f"{statistics.median(grep) / statistics.median(in_process):.1f}x")
     print(f"ratio git grep / memgit recall CLI (p50): "
           f"{statistics.median(grep) / statistics.median(cli):.2f}x")
+
+
+def compile_memgit() -> None:
+    """An installed memgit has its bytecode compiled (pip does it); an editable checkout
+    run with PYTHONDONTWRITEBYTECODE=1 would compile every module on every start."""
+    import compileall
+
+    import memgit
+
+    compileall.compile_dir(str(Path(memgit.__file__).parent), quiet=1)
+
+
+def shell_figures(git_dir: Path, queries: list[str], runs: int) -> dict[str, list[float]]:
+    """Wall times (ms) of the shell commands, measured alternately so that the machine's
+    load weighs on all of them alike: the quick path, the full path (MEMGIT_QUICK=0),
+    the interpreter's floor and git grep."""
+    compile_memgit()
+    script = Path(sys.executable).parent / "memgit"
+    memgit = [str(script)] if script.exists() else [sys.executable, "-m", "memgit"]
+    full_env = dict(os.environ, MEMGIT_QUICK="0")
+    out: dict[str, list[float]] = {k: [] for k in ("recall", "context", "full recall",
+                                                  "sqlite", "grep")}
+    for q in queries[:runs]:
+        for name, argv, cwd, env in (
+                ("recall", [*memgit, "-C", str(git_dir), "recall", "--no-count", q], None,
+                 None),
+                ("context", [*memgit, "-C", str(git_dir), "context", "--query", q], None,
+                 None),
+                ("full recall", [*memgit, "-C", str(git_dir), "recall", "--no-count", q],
+                 None, full_env),
+                ("sqlite", [sys.executable, "-c", "import sqlite3"], None, None),
+                ("grep", ["git", "grep", "-i", "-I", "-e", q.split()[-1], "main"], git_dir,
+                 None)):
+            t0 = time.perf_counter()
+            subprocess.run(argv, cwd=cwd, env=env, capture_output=True, check=False)
+            out[name].append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+def bench_shell(drive: Drive, queries: list[str], runs: int) -> None:
+    """The shell recall against the interpreter's floor, measured alternately."""
+    figures = shell_figures(drive.git_dir, queries, runs)
+    base = statistics.median(figures["sqlite"])
+    print(f"interpreter: {sys.executable}")
+    for name, label in (("recall", "memgit recall from the shell"),
+                        ("context", "memgit context --query from the shell"),
+                        ("full recall", "memgit recall, full path (MEMGIT_QUICK=0)"),
+                        ("sqlite", "python3 -c 'import sqlite3'"),
+                        ("grep", "git grep -i (one word)")):
+        ratio = statistics.median(figures[name]) / base
+        print(f"{label:42} {ms_stats(figures[name])}  {ratio:5.2f}x import sqlite3")
+    print("fast-path target: memgit recall at most 2.5x python3 -c 'import sqlite3'")
+
+
+def import_profile(drive: Drive, query: str, top: int = 12) -> None:
+    """Where a shell recall's start-up goes: -X importtime, by top-level package."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "memgit", "-C",
+                           str(drive.git_dir), "recall", "--no-count", query],
+                          capture_output=True, text=True, check=False)
+    by_package: dict[str, int] = {}
+    for line in proc.stderr.splitlines():
+        parts = line.split("|")
+        if len(parts) != 3 or not parts[0].startswith("import time:"):
+            continue
+        try:
+            self_us = int(parts[0].split(":")[1])
+        except ValueError:
+            continue
+        name = parts[2].strip().split(".")[0]
+        by_package[name] = by_package.get(name, 0) + self_us
+    total = sum(by_package.values())
+    print(f"imports of one shell recall: {total / 1000:.1f} ms in all (self times summed)")
+    for name, us in sorted(by_package.items(), key=lambda kv: -kv[1])[:top]:
+        print(f"  {name:28} {us / 1000:7.1f} ms")
 
 
 def bench_quality() -> None:
@@ -128,7 +207,10 @@ def main() -> None:
     assert COMMON  # the drive and the queries share the vocabulary of bench_writer
     with tempfile.TemporaryDirectory() as tmp:
         drive = make_bare_drive(Path(tmp) / "limits.git")
-        bench_latency(drive, make_queries(args.queries), args.cli)
+        queries = make_queries(args.queries)
+        bench_latency(drive, queries, args.cli)
+        bench_shell(drive, queries, args.cli)
+        import_profile(drive, queries[0])
     bench_quality()
 
 

@@ -9,7 +9,10 @@ bare repositories that differ only in what is installed:
 * ``pre``       defences + memgit's pre-receive;
 * ``full``      defences + pre-receive + post-receive (what ``memgit init --bare`` and
                 ``memgit install-hooks --server`` install; post-receive counts the push
-                and reindexes in a detached process, after the client has its answer).
+                and reindexes in a detached process, after the client has its answer);
+* ``capped``    full, with caps in memgit.yaml (limits.max_entries and max_age_days, which
+                the drive is under): pre-receive counts the tip's entries from the census
+                post-receive keeps (memgit.census), so this is what the caps cost a push.
 
 Each round builds one commit (one new entry in one topic file) and pushes it over
 file:// to all four, in rotating order; after a push to ``full`` the round waits
@@ -20,7 +23,11 @@ them, add to a push as the client feels it (target: at most 150 ms). Then a
 (MEMGIT_HOOK_TIMING=1); interpreter start and imports are timed on their own.
 Figures go to docs/performance.md.
 
-    python bench/bench_receive.py [--rounds 15] [--commits 200] [--json]
+    python bench/bench_receive.py [--rounds 15] [--commits 200] [--json] [--compare SRC]
+
+``--compare SRC`` adds two variants, ``pre@SRC`` and ``full@SRC``: the same hooks of
+the memgit in the folder SRC (another checkout's ``src``), pushed to in the same rounds
+and rotation, so two versions of the hooks are compared side by side in one run.
 """
 
 from __future__ import annotations
@@ -41,10 +48,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from drivegen import entry_line, topic_files  # noqa: E402
 
 from memgit import format as fmt  # noqa: E402
-from memgit.hooks import SERVER_CONFIG, hook_argv, import_paths, install_hooks_into  # noqa: E402
+from memgit.hooks import (  # noqa: E402
+    SERVER_CONFIG,
+    hook_argv,
+    import_paths,
+    install_hooks_into,
+    render_hook,
+)
 from memgit.post_receive import wait_for_background  # noqa: E402
 
-VARIANTS = ("plain", "defences", "pre", "full")
+VARIANTS = ("plain", "defences", "pre", "full", "capped")
+CAPS_POLICY = "limits: {max_entries: 20000, max_age_days: 3650}\n"  # caps the drive is under
 TARGET_MS = 150  # what both hooks may add to a one-commit push (issue 9)
 
 
@@ -84,14 +98,25 @@ def make_seed(root: Path) -> tuple[Path, dict[str, str]]:
 
 
 def make_server(seed: Path, path: Path, variant: str) -> Path:
+    """A bare clone of the seed with ``variant``'s setup (``pre@SRC``/``full@SRC``: the
+    hooks of the memgit in folder SRC)."""
+    base, _at, src = variant.partition("@")
     git("clone", "-q", "--bare", "--no-local", str(seed), str(path))
-    if variant != "plain":
+    if base != "plain":
         for key, value in SERVER_CONFIG.items():
             git("config", key, value, cwd=path)
-    if variant in ("pre", "full"):
+    if base in ("pre", "full", "capped"):
         install_hooks_into(path, chain=False)
-    if variant == "pre":
+        if src:
+            for name in ("pre-receive", "post-receive"):
+                hook = path / "hooks" / name
+                hook.write_text(render_hook(name, sys.executable,
+                                            paths=[src, *import_paths()[1:]]))
+                hook.chmod(0o755)
+    if base == "pre":
         (path / "hooks" / "post-receive").unlink()
+    if base == "capped":
+        (path / "memgit.yaml").write_text(CAPS_POLICY)
     return path
 
 
@@ -154,7 +179,11 @@ def main() -> int:
     parser.add_argument("--commits", type=int, default=200)
     parser.add_argument("--startup-runs", type=int, default=15)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--compare", metavar="SRC", default=None,
+                        help="also time the hooks of the memgit in folder SRC")
     args = parser.parse_args()
+    other = str(Path(args.compare).resolve()) if args.compare else ""
+    variants = VARIANTS + ((f"pre@{other}", f"full@{other}") if other else ())
     rng = random.Random(11)
     results: dict[str, object] = {}
     with tempfile.TemporaryDirectory(prefix="bench-receive-") as tmp:
@@ -162,37 +191,45 @@ def main() -> int:
         seed, files = make_seed(root)
         size = sum(len(t.encode()) for t in files.values())
         results["drive"] = {"files": len(files), "bytes": size}
-        servers = {v: make_server(seed, root / f"{v}.git", v) for v in VARIANTS}
+        servers = {v: make_server(seed, root / f"v{n}.git", v) for n, v in enumerate(variants)}
         client = root / "client.git"
         git("clone", "-q", "--bare", str(seed), str(client))
         tip = git("rev-parse", "main", cwd=client).stdout.decode().strip()
         texts = {p: t for p, t in files.items() if p != "MEMORY.md"}
-        wall: dict[str, list[float]] = {v: [] for v in VARIANTS}
+        wall: dict[str, list[float]] = {v: [] for v in variants}
         phases: list[dict[str, float]] = []
+        other_phases: list[dict[str, float]] = []
         serial = 10**6
         for round_no in range(args.rounds + 2):
             path = rng.choice(sorted(texts))
             serial += 1
             texts[path] += entry_line(rng, serial)
             tip = fast_import(client, tip, [{path: texts[path]}])
-            order = VARIANTS[round_no % 4:] + VARIANTS[:round_no % 4]
+            turn = round_no % len(variants)
+            order = variants[turn:] + variants[:turn]
             for variant in order:
-                env = {"MEMGIT_HOOK_TIMING": "1"} if variant == "pre" else None
+                env = {"MEMGIT_HOOK_TIMING": "1"} if variant.startswith("pre") else None
                 elapsed, stderr = push(client, servers[variant], env)
-                if variant == "full":
+                if variant.startswith(("full", "capped")):
                     wait_for_background(servers[variant])
                 if round_no >= 2:  # two warm-up rounds
                     wall[variant].append(elapsed)
                     if variant == "pre":
                         phases.append(timing_phases(stderr))
+                    elif variant.startswith("pre@"):
+                        other_phases.append(timing_phases(stderr))
         one: dict[str, dict[str, float]] = {}
-        for variant in VARIANTS:
+        for variant in variants:
             med, p90 = quantiles(wall[variant])
             one[variant] = {"median_ms": med * 1000, "p90_ms": p90 * 1000}
         results["one_commit"] = one
         results["pre_receive_phases_ms"] = {
             k: statistics.median(p.get(k, 0.0) for p in phases) for k in phases[0]
         } if phases and phases[0] else {}
+        if other_phases and other_phases[0]:
+            results["compared_pre_receive_phases_ms"] = {
+                k: statistics.median(p.get(k, 0.0) for p in other_phases)
+                for k in other_phases[0]}
         # the many-commit push, into fresh copies
         big = {v: make_server(seed, root / f"big-{v}.git", v) for v in ("defences", "pre",
                                                                          "full")}
@@ -237,7 +274,7 @@ def report(r: dict) -> None:
     print("\n1-commit push over file:// (median / p90 ms)")
     print("| variant | median | p90 |")
     print("|---|---|---|")
-    for v in VARIANTS:
+    for v in one:
         print(f"| {v} | {one[v]['median_ms']:.0f} | {one[v]['p90_ms']:.0f} |")
     plain, defences = one["plain"]["median_ms"], one["defences"]["median_ms"]
     pre, full = one["pre"]["median_ms"], one["full"]["median_ms"]
@@ -247,8 +284,21 @@ def report(r: dict) -> None:
     verdict = "met" if full - plain <= TARGET_MS else "MISSED"
     print(f"both hooks over the no-hook push: {full - plain:.0f} ms "
           f"(target at most {TARGET_MS} ms: {verdict})")
+    capped = one["capped"]["median_ms"]
+    print(f"caps (counted from the census): {capped:.0f} vs {full:.0f} ms without "
+          f"(ratio {capped / full:.2f})")
     print("pre-receive phases (median ms):", " ".join(
         f"{k}={v:.1f}" for k, v in r["pre_receive_phases_ms"].items()))
+    for v in one:
+        if "@" not in v:
+            continue
+        base = v.partition("@")[0]
+        mine, theirs = one[base]["median_ms"], one[v]["median_ms"]
+        print(f"{base} here vs {v}: {mine:.0f} vs {theirs:.0f} ms (ratio {mine / theirs:.2f}); "
+              f"over plain: {mine - plain:.0f} vs {theirs - plain:.0f} ms")
+    if "compared_pre_receive_phases_ms" in r:
+        print("compared pre-receive phases (median ms):", " ".join(
+            f"{k}={v:.1f}" for k, v in r["compared_pre_receive_phases_ms"].items()))
     many = r["many_commits"]
     print(f"\n{many['commits']}-commit push (ms): " + " ".join(
         f"{k}={v:.0f}" for k, v in many["wall_ms"].items()))

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from conftest import git  # noqa: F401 - the tests import it from here too
 from memgit import format as fmt
@@ -57,18 +58,26 @@ def _quote(path: str) -> bytes:
 
 def fast_import(repo: Path, parent: str | None, commits: Sequence[tuple[Mapping[str, Change],
                                                                       str]],
-                ref: str = "refs/heads/work") -> list[str]:
-    """Create a chain of commits on ``parent`` (None: a root commit); return their ids."""
+                ref: str = "refs/heads/work", *, author: str | None = None,
+                committer: str = "Test Agent <agent@example.com>",
+                merge: Sequence[str] = ()) -> list[str]:
+    """Create a chain of commits on ``parent`` (None: a root commit); return their ids.
+
+    ``author``/``committer`` are "Name <email>"; ``merge`` adds parents to the first commit
+    (a merge, or an octopus with several)."""
     stream = bytearray()
     stamp = 1_767_000_000
     for number, (changes, message) in enumerate(commits, start=1):
         msg = message.encode()
         stream += b"commit %s\nmark :%d\n" % (ref.encode(), number)
-        stream += b"committer Test Agent <agent@example.com> %d +0000\n" % (stamp + number)
+        if author is not None:
+            stream += b"author %s %d +0000\n" % (author.encode(), stamp + number)
+        stream += b"committer %s %d +0000\n" % (committer.encode(), stamp + number)
         stream += b"data %d\n%s\n" % (len(msg), msg)
         if number == 1:
             if parent:
                 stream += b"from %s\n" % parent.encode()
+            stream += b"".join(b"merge %s\n" % m.encode() for m in merge)
         else:
             stream += b"from :%d\n" % (number - 1)
         for path, change in changes.items():
@@ -158,10 +167,11 @@ class Drive:
         return self.main()
 
     def build(self, *commits: tuple[Mapping[str, Change], str], parent: str | None = "main",
-              ref: str = "refs/heads/work") -> list[str]:
-        """Commits on top of the server's main (or ``parent``), in the client."""
+              ref: str = "refs/heads/work", **options: Any) -> list[str]:
+        """Commits on top of the server's main (or ``parent``), in the client
+        (``options``: author, committer, merge of :func:`fast_import`)."""
         base = self.sync_client() if parent == "main" else parent
-        return fast_import(self.client, base, list(commits), ref=ref)
+        return fast_import(self.client, base, list(commits), ref=ref, **options)
 
     def push(self, src: str, dst: str = MAIN, *options: str,
              env: Mapping[str, str] | None = None, url: str | None = None) -> PushResult:

@@ -223,3 +223,44 @@ def test_the_pre_commit_entry_loads_no_pygit2_click_or_plugins(new_drive) -> Non
             "except SystemExit as exit:\n    assert exit.code == 0, exit.code")
     assert _loaded_after(code) == ["[]"]
     assert memgit("lint", "--cached", cwd=path).returncode == 0  # the CLI agrees
+
+
+# What the shell's quick read path must not load: each of these costs more than the
+# recall itself (docs/performance.md); the policy and the drive format only when the
+# drive has a memgit.yaml or a memgit.policy key.
+QUICK_FORBIDDEN = ("pygit2", "click", "memgit.plugins", "memgit.cli", "memgit.policy",
+                   "memgit.format", "memgit.read_path", "memgit.recall_index", "yaml",
+                   "typing", "re", "pathlib", "dataclasses", "subprocess")
+
+
+def test_a_quick_recall_from_the_shell_loads_only_what_it_uses(new_drive) -> None:
+    """``memgit recall`` through the entry point on a current recall index, in a fresh
+    isolated interpreter (printing text: --json loads json, and json loads re); the same
+    command on a stale index takes the full path."""
+    path = new_drive({"notes.md": "- Larks sing at dawn [source: imported:unknown]\n"})
+    assert memgit("index", cwd=path).returncode == 0
+    # Only what memgit adds counts: the interpreter's start may have loaded some of
+    # these already (an editable install's import finder loads pathlib and re).
+    probe = (f"import sys; sys.path[:0] = [{str(SRC)!r}]; before = set(sys.modules)\n"
+             "from memgit.fast_cli import main\n"
+             f"code = main(['-C', {str(path)!r}, 'recall', 'larks', 'dawn'])\n"
+             "print(sorted(m for m in set(sys.modules) - before if m in {0} or "
+             "m.startswith(tuple(f + '.' for f in {0}))))\n"
+             "sys.exit(code)\n").format(repr(QUICK_FORBIDDEN))
+
+    def loaded(*flags: str) -> tuple[list[str], str]:
+        proc = subprocess.run([sys.executable, "-I", *flags, "-c", probe], capture_output=True,
+                              text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        *printed, modules = proc.stdout.splitlines()
+        return printed, modules
+
+    printed, modules = loaded("-S")  # no site: the quick path needs no installed package
+    assert modules == "[]"
+    printed, modules = loaded()
+    assert modules == "[]"
+    assert len(printed) == 1 and printed[0].startswith("notes.md:1: Larks sing at dawn")
+    (path / "notes.md").write_text("- Larks sing at dusk [source: imported:unknown]\n")
+    commit_all(path, "around memgit")  # the index is behind the branch now
+    printed, modules = loaded()
+    assert "'pygit2'" in modules and printed[0].startswith("notes.md:1: Larks sing at dusk")

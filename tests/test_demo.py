@@ -14,7 +14,9 @@ def test_demo_runs_and_catches_every_bad_entry(tmp_path: Path) -> None:
     assert proc.returncode == 0, out + proc.stderr.decode()
     assert "4 of 4 bad commits refused" in out
     assert "writer, recall and board worked" in out
+    assert "dream dry run and undo shown" in out and "exactly the one before the dream" in out
     assert "offline sync converged" in out and "server refusal shown" in out
+    assert "recall across a mount shown" in out and "[team] notes.md:" in out
     for code in ("MG401", "MG101", "MG204", "MG502"):
         assert code in out
     drive = target / "drive"

@@ -226,3 +226,38 @@ def test_forked_children_never_share_ids() -> None:
 
 def _ids_in_child(_n: int) -> list[str]:
     return [fmt.new_id() for _ in range(50)]
+
+
+def test_invisible_class_holds_every_format_character() -> None:
+    """INVISIBLE_RE (names refused by MG214, dropped by the registry's key) covers Unicode
+    category Cf of this Python's Unicode database, and no letter, digit or space."""
+    import sys
+    import unicodedata
+
+    for code in range(sys.maxunicode + 1):
+        ch = chr(code)
+        category = unicodedata.category(ch)
+        if category == "Cf":
+            assert fmt.INVISIBLE_RE.match(ch), f"U+{code:04X}"
+        elif category[0] in "LNZP" and code not in (0x115F, 0x1160, 0x3164, 0xFFA0):
+            assert not fmt.INVISIBLE_RE.match(ch), f"U+{code:04X}"
+
+
+@pytest.mark.parametrize("path", ["questions.md", "Questions.md", "QUESTIONS.MD", "twin/a.md",
+                                  "Twin/a.md", "TWIN/x/y.md", "Imports/r.md", "imports/r.md"])
+def test_reserved_paths_match_in_any_case(path: str) -> None:
+    assert fmt.is_reserved(path)
+    assert fmt.fold_path(path) == fmt.fold_path(path.lower())
+
+
+@pytest.mark.parametrize("path", ["twins.md", "notes/twin/a.md", "questions.md.bak", "importsx/a"])
+def test_other_paths_are_not_reserved(path: str) -> None:
+    assert not fmt.is_reserved(path)
+
+
+def test_line_around_cuts_as_split_lines_does() -> None:
+    text = "a\r\nbb\rb\nccc"
+    lines = fmt.split_lines(text)
+    assert fmt.line_around(text, 0) == (0, 3, lines[0][0])
+    assert fmt.line_around(text, 4) == (3, 8, lines[1][0])
+    assert fmt.line_around(text, 9) == (8, 11, lines[2][0])

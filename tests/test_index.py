@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import commit_all, committed_copy, git, memgit
 from memgit import format as fmt
-from memgit import recall_index, state
+from memgit import recall_index, recall_search, state
 from memgit.git.repository import Drive, init_bare, open_drive, ref_target
 from memgit.read_path import recall
 from memgit.state import facts
@@ -23,7 +23,7 @@ def checkout(new_drive, files: dict[str, str]) -> tuple[Path, Drive]:
     return path, open_drive(path)
 
 
-def ids(hits: list[recall_index.Hit]) -> list[str]:
+def ids(hits: list[recall_search.Hit]) -> list[str]:
     return [h.entry_id for h in hits]
 
 

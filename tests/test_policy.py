@@ -282,7 +282,7 @@ def test_every_key_and_limit_is_documented() -> None:
         default = getattr(Policy(), name)
         assert f"| `{name}` | {default} |" in doc, name
     assert LIMITS == ("file_bytes", "drive_bytes", "files", "push_commits", "memory_bytes",
-                      "path_bytes")
+                      "path_bytes", "push_bytes", "max_entries", "max_age_days")
 
 
 def test_a_section_without_a_field_keeps_its_value_hashable() -> None:
@@ -325,3 +325,63 @@ def test_deep_secrets_adds_detect_secrets_plugins(tmp_path: Path) -> None:
     bad.write_text("secrets: paranoid\n")
     with pytest.raises(PolicyFileError, match="secrets must be"):
         load_policy_file(bad)
+
+
+# --- issue 10: quoting, printing, names, commits ------------------------------------------
+
+
+def test_quote_redacts_each_secret_span_and_keeps_the_rest() -> None:
+    from memgit.policy import quote
+
+    token = "ghp_" + "Zq8Lm3Nx7Rt2Vb6Kw9Yp4Hd1Fs5Jc0Ga8Ue3"
+    assert quote("plain words") == "plain words"
+    assert quote(f"notes/{token}.md") == "notes/<redacted: GitHub token>.md"
+    assert quote(f"{token} and AKIAZ7Q3XKD5JH2LMN4P") == \
+        "<redacted: GitHub token> and <redacted: AWS access key ID>"
+
+
+@pytest.mark.parametrize("path, code", [("a\x9bb.md", "MG208"), ("a\u202eb.md", "MG214"),
+                                        ("a\u200db.md", "MG214"), ("x/\ufeffy.md", "MG214"),
+                                        ("ghp_" + "Zq8Lm3Nx7Rt2Vb6Kw9Yp4Hd1Fs5Jc0Ga8Ue3/a.md",
+                                         "MG402")])
+def test_path_rules_of_issue_10(path: str, code: str) -> None:
+    from memgit.policy import MODE_FILE, check_path
+
+    for policy in (Policy(), Policy(profile="amr", extensions=(), strict_drive_rules=False)):
+        assert code in [v.code for v in check_path(path, MODE_FILE, policy)]
+
+
+def test_check_commit_names_the_field_never_the_value() -> None:
+    from memgit.policy import check_commit
+    from memgit.registry import PurgeRegistry, registry_key
+
+    token = "xoxb-" + "2048123456-4096123456-Kq8Zm3Nx7Rt2Vb6Kw9Yp4Hd1"
+    reg = PurgeRegistry()
+    reg.add("m-1", registry_key("the vault code is 9911"))
+    found = check_commit(f"subject\n\nbody {token}\nThe Vault code is 9911!\n",
+                         [("author name", "Ann"), ("committer email", f"{token}@x.org")],
+                         Policy(), reg)
+    assert [(v.code, v.message) for v in found] == [
+        ("MG403", "the committer email holds a possible credential: Slack token"),
+        ("MG403", "line 3 of the commit message holds a possible credential: Slack token"),
+        ("MG607", "line 4 of the commit message quotes a purged text")]
+    assert check_commit("plain subject", [("author name", "Ann")], Policy(), reg) == []
+
+
+def test_push_bytes_is_a_limit_key(tmp_path: Path) -> None:
+    from memgit.policy import check_push_size
+
+    policy = policy_from_mapping({"limits": {"push_bytes": 1000}})
+    assert policy.push_limit == 1000
+    assert [v.code for v in check_push_size(1001, policy)] == ["MG611"]
+    assert check_push_size(1000, policy) == []
+    assert Policy(drive_bytes=10).push_limit == 40
+
+
+def test_amr_scans_an_undecodable_file() -> None:
+    from memgit.policy import check_blob
+
+    amr = Policy(profile="amr", extensions=(), strict_drive_rules=False)
+    data = b"\xff caf\xe9 token ghp_" + b"Zq8Lm3Nx7Rt2Vb6Kw9Yp4Hd1Fs5Jc0Ga8Ue3\n"
+    assert [v.code for v in check_blob("data.bin", data, amr).violations] == ["MG401"]
+    assert [v.code for v in check_blob("data.md", data, amr).violations] == ["MG301"]

@@ -32,3 +32,20 @@ def test_every_module_is_on_the_architecture_map() -> None:
                 (path.name == "__init__.py" and path.parent in (src, src / "commands")):
             continue
         assert f"`{path.relative_to(src).as_posix()}`" in doc, path
+
+
+def test_the_packaged_packages_are_every_package_of_src_and_the_bundles() -> None:
+    """pyproject.toml lists the packages (memgit.bundles is plugins/, mapped in package-dir,
+    which the automatic package finder cannot express): a new subpackage must be listed."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    src = ROOT / "src"
+    found = {".".join(p.parent.relative_to(src).parts) for p in (src / "memgit").rglob(
+        "__init__.py") if "__pycache__" not in p.parts}
+    assert set(config["packages"]) == found | {"memgit.bundles"}
+    assert config["package-dir"] == {"": "src", "memgit.bundles": "plugins"}
+    assert (ROOT / "plugins" / "__init__.py").is_file()
+    bundles = {p.name for p in (ROOT / "plugins").iterdir() if p.is_dir()
+               and p.name != "__pycache__"}
+    assert bundles == {"claude-code", "codex", "shell"}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -24,9 +25,10 @@ from memgit import format as fmt
 from memgit.errors import ConflictError, NotADriveError, RepoError, UsageError
 from memgit.git.repository import open_drive
 from memgit.git.rewrite import write_pack
-from memgit.policy import PurgeRegistry, text_digest
+from memgit.policy import PurgeRegistry
 from memgit.purge import apply_purge, plan_purge, purge
 from memgit.purge_text import remove_entry_lines, scrub_message
+from memgit.registry import lock_line, purge_digest
 
 TARGET = history_support.TARGET_ID
 SOURCE = "https://example.com/sessions/1"
@@ -56,7 +58,7 @@ def fresh_copy(history, tmp_path: Path, name: str) -> Path:
 def refs(path: Path) -> dict[str, str]:
     out = git("for-each-ref", "--format=%(refname) %(objectname)", cwd=path).stdout.decode()
     return dict(line.split(" ") for line in out.splitlines()
-                if not line.startswith("refs/replace/"))
+                if not line.startswith(("refs/replace/", "refs/memgit/purged ")))
 
 
 def all_objects(path: Path) -> list[tuple[str, str, bytes]]:
@@ -90,7 +92,8 @@ def test_same_commits_as_filter_repo(history, tmp_path: Path) -> None:
     history_support.run_filter_repo(again, ids, texts)
     assert refs(theirs) == refs(again), "filter-repo is reproducible run to run"
     assert refs(ours) == refs(theirs)
-    ours_list = git("rev-list", "--all", "--topo-order", cwd=ours).stdout.split()
+    ours_list = git("rev-list", "--exclude=refs/memgit/purged", "--all", "--topo-order",
+                    cwd=ours).stdout.split()
     theirs_list = git("rev-list", "--all", "--topo-order", cwd=theirs).stdout.split()
     assert len(ours_list) == len(theirs_list) == summary["commits_total"]
     for mine, reference in zip(ours_list, theirs_list, strict=True):  # commit by commit
@@ -132,10 +135,10 @@ def test_nothing_survives(history, tmp_path: Path) -> None:
     assert result.objects_pruned == before + result.objects_written - len(objects)
     registry = PurgeRegistry.load(path)
     assert registry.ids == {TARGET, history.deterministic_id}
-    assert {text_digest(t) for t in history.target_texts} <= registry.digests
+    assert all(registry.holds_text(t) for t in history.target_texts)
     lines = (path / "memgit-purged").read_text().splitlines()
     assert len(lines) == len(history.target_texts) + 1
-    assert all(line.endswith(" 2026-05-01") for line in lines)
+    assert all(line.split(" ")[2] == "2026-05-01" for line in lines)
     assert len(list((path / "objects" / "pack").glob("*.pack"))) == 1
 
 
@@ -294,14 +297,14 @@ def test_dry_run_lists_and_changes_nothing(history, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr.decode()
     out = json.loads(proc.stdout)
     assert out["dry_run"] and snapshot(path) == before
-    assert out["digests"][TARGET] == [text_digest(t) for t in history.target_texts]
+    assert out["digests"][TARGET] == [purge_digest(t) for t in history.target_texts]
     first = git("rev-list", "--max-parents=0", "main", cwd=path).stdout.decode().strip()
     changes = [(c["commit"], c["path"]) for c in out["changes"] if c["id"] == TARGET]
     assert changes[0] == (first, "area0/topic00.md")
     edits = git("log", "--format=%H", "--grep=^Edit m-", "main", cwd=path).stdout.decode()
     assert set(edits.split()) <= {c for c, _p in changes}
     text = cli_purge(path, TARGET, extra=("--dry-run",))
-    assert f"text digest {text_digest(history.target_texts[0])}".encode() in text.stdout
+    assert f"text digest {purge_digest(history.target_texts[0])}".encode() in text.stdout
     assert f"changes {first[:12]} area0/topic00.md".encode() in text.stdout
     assert snapshot(path) == before
 
@@ -313,7 +316,7 @@ def test_cli_summary_and_progress_lines(history, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr.decode()
     new = git("rev-parse", "main", cwd=path).stdout.decode().strip()
     assert f"old head {old}".encode() in proc.stdout and f"new head {new}".encode() in proc.stdout
-    count = len(git("rev-list", "--all", cwd=path).stdout.split())
+    count = len(git("rev-list", "--exclude=refs/memgit/purged", "--all", cwd=path).stdout.split())
     assert f"{count} of {count} commits rewritten".encode() in proc.stdout
     assert b"pruned" in proc.stdout
     assert b"memgit purge: reading files" in proc.stderr  # plain lines without a terminal
@@ -559,7 +562,7 @@ def test_a_running_purge_holds_the_drive(history, tmp_path: Path) -> None:
 
     path = fresh_copy(history, tmp_path, "drive.git")
     plan = plan_purge(open_drive(path), [TARGET])
-    (path / LOCK_FILE).write_text("4242 2026-01-01T00:00:00+00:00\n")
+    (path / LOCK_FILE).write_text(lock_line())  # this process, this host, now: it holds
     before = snapshot(path)
     with pytest.raises(ConflictError, match="another purge is running"):
         apply_purge(open_drive(path), plan)
@@ -569,6 +572,44 @@ def test_a_running_purge_holds_the_drive(history, tmp_path: Path) -> None:
     (path / LOCK_FILE).unlink()
     apply_purge(open_drive(path), plan)
     assert not (path / LOCK_FILE).exists()
+
+
+@pytest.mark.parametrize("lock", ["dead-process", "past-lease"])
+def test_a_stale_purge_lock_is_taken_over_with_a_warning(history, tmp_path: Path,
+                                                         lock: str) -> None:
+    """A purge killed mid-way leaves its lock: the next purge takes it over (issue 10)."""
+    import socket
+    import subprocess
+
+    from memgit.purge import LOCK_FILE
+
+    path = fresh_copy(history, tmp_path, "drive.git")
+    if lock == "dead-process":
+        gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        (path / LOCK_FILE).write_text(f"{gone} {socket.gethostname()} 2026-11-30T00:00:00Z\n")
+    else:
+        (path / LOCK_FILE).write_text("1 another-host 2026-01-01T00:00:00+00:00\n")
+        git("config", "memgit.purgeLease", "60", cwd=path)
+    proc = cli_purge(path, TARGET)
+    assert proc.returncode == 0, proc.stderr.decode()
+    notes = json.loads(proc.stdout)["notes"]
+    assert any("took over a stale purge lock" in n for n in notes), notes
+    assert not (path / LOCK_FILE).exists()
+    assert not list(path.glob(LOCK_FILE + ".stale-*"))
+
+
+def test_purge_publishes_the_purged_ids_for_sync_clients(history, tmp_path: Path) -> None:
+    from memgit.purge import PURGED_IDS_FILE, PURGED_REF
+
+    path = fresh_copy(history, tmp_path, "drive.git")
+    assert cli_purge(path, TARGET).returncode == 0
+    listed = git("show", f"{PURGED_REF}:{PURGED_IDS_FILE}", cwd=path).stdout.decode()
+    assert listed == f"{TARGET}\n"
+    assert cli_purge(path, history.deterministic_id).returncode == 0
+    listed = git("show", f"{PURGED_REF}:{PURGED_IDS_FILE}", cwd=path).stdout.decode()
+    assert listed.split() == sorted([TARGET, history.deterministic_id])
+    assert b"tea" not in git("show", f"{PURGED_REF}:{PURGED_IDS_FILE}", cwd=path).stdout
 
 
 def test_the_recall_index_keeps_no_purged_text(new_drive) -> None:

@@ -132,7 +132,7 @@ def test_a_secret_is_never_echoed(drive: Drive) -> None:
     assert_refused(drive, result, "MG401", before, pushed)
     assert SECRET not in result.stderr + result.stdout
     assert SECRET[4:20] not in result.stderr
-    assert "subject not shown" in result.stderr  # the subject held the secret too
+    assert "oops <redacted: GitHub token>" in result.stderr  # the subject held it too
     assert "people.md:5: MG401 secret" in result.stderr
 
 
@@ -555,3 +555,109 @@ def test_no_push_lands_while_a_purge_runs(drive: Drive) -> None:
     lock.unlink()
     assert drive.push("refs/heads/work").returncode == 0
     assert drive.main() == pushed[-1]
+
+
+# --- profile amr: bytes that are not UTF-8 are still scanned (issue 10, class 12) ----------
+
+
+@pytest.mark.parametrize("data", [
+    b"-- schema\n\xff\xfe\nSELECT 1; -- token " + SECRET.encode() + b"\n",
+    b"\x80" + b"password=" + b"Xk9mQ2vLp8Rt5wZa" + b"\n",
+    b"latin-1 caf\xe9\nexport AWS_KEY=AKIAZ7Q3XKD5JH2LMN4P\n",
+])
+def test_amr_scans_files_that_are_not_utf8(tmp_path: Path, data: bytes) -> None:
+    drive = Drive(tmp_path, files=base_files(), policy="profile: amr\n")
+    before = drive.main()
+    pushed = drive.build(({"db/schema.sql": data}, "add a schema"))
+    result = drive.push("refs/heads/work")
+    assert_refused(drive, result, "MG401", before, pushed)
+    assert SECRET not in result.stderr
+    clean = drive.build(({"db/schema.sql": b"-- caf\xe9\nSELECT 1;\n"}, "clean"))
+    assert drive.push("refs/heads/work").returncode == 0
+    assert drive.main() == clean[-1]
+
+
+# --- resource limits (issue 10, class 13) ----------------------------------------------------
+
+
+def flood(drive: Drive, commits: int, files: int, size: int, *, secret: bool = True) -> list[str]:
+    """``commits`` commits, each rewriting ``files`` topic files of about ``size`` bytes of
+    new text (with a token in each, which only a read of the content would find)."""
+    paths = [f"flood/t{n:02d}.md" for n in range(files)]
+    memory_text = memory([*BASE_PATHS, *paths], [entry("The drive is for tests", ulid_like(4))])
+    out = []
+    for c in range(commits):
+        changes: dict[str, Change] = {"MEMORY.md": memory_text} if c == 0 else {}
+        for n, path in enumerate(paths):
+            body = "".join(f"- fact {c}.{n}.{i} " + "x" * 50 + "\n" for i in range(size // 64))
+            token = f"- key {SECRET}\n" if secret else ""
+            changes[path] = f"# T{n}\n\n" + body + token
+        out.append((changes, f"flood {c}"))
+    return drive.build(*out)
+
+
+def test_a_push_over_push_bytes_is_refused_before_its_content_is_read(tmp_path: Path) -> None:
+    drive = Drive(tmp_path, files=base_files(), policy="limits: {push_bytes: 300000}\n")
+    before = drive.main()
+    pushed = flood(drive, commits=10, files=5, size=8000)
+    result = drive.push("refs/heads/work")
+    assert_refused(drive, result, "MG611", before, pushed)
+    assert "MG611 push-too-large" in result.stderr and "per push" in result.stderr
+    assert "MG401" not in result.codes()  # refused on sizes: no file was read
+    small = flood(drive, commits=1, files=2, size=8000, secret=False)
+    assert drive.push("refs/heads/work").returncode == 0
+    assert drive.main() == small[-1]
+
+
+def test_push_bytes_defaults_to_a_multiple_of_the_drive_limit(tmp_path: Path) -> None:
+    from memgit.policy import PUSH_BYTES_FACTOR, Policy
+
+    assert Policy().push_limit == PUSH_BYTES_FACTOR * Policy().drive_bytes
+    drive = Drive(tmp_path, files=base_files(), policy="limits: {drive_bytes: 100000}\n")
+    before = drive.main()
+    pushed = flood(drive, commits=4, files=4, size=30000)  # ~480 KB > 4 x 100 KB
+    result = drive.push("refs/heads/work")
+    assert_refused(drive, result, "MG611", before, pushed)
+
+
+def dead_pid() -> int:
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    return int(proc.stdout)  # that process has exited
+
+
+@pytest.mark.parametrize("lock", ["dead-process", "past-lease", "old-format-past-lease"])
+def test_a_stale_purge_lock_does_not_block_pushes(drive: Drive, lock: str) -> None:
+    import socket
+
+    from memgit.policy import PURGE_LOCK_FILE
+
+    path = drive.git_dir / PURGE_LOCK_FILE
+    if lock == "dead-process":
+        path.write_text(f"{dead_pid()} {socket.gethostname()} 2026-11-30T00:00:00+00:00\n")
+        git("config", "memgit.purgeLease", "999999999", cwd=drive.git_dir)
+    elif lock == "past-lease":  # a live process, but on another host: only the lease tells
+        path.write_text("1 build-host-7 2026-01-01T00:00:00+00:00\n")
+    else:
+        path.write_text("4242 2026-01-01T00:00:00+00:00\n")
+    pushed = drive.build((people(entry("Pushed after a killed purge", ulid_like(902))), "p"))
+    result = drive.push("refs/heads/work")
+    assert result.returncode == 0, result.stderr
+    assert drive.main() == pushed[-1]
+    assert "MG610 purge-running (warning)" in result.stderr and "is ignored" in result.stderr
+
+
+def test_a_live_purge_lock_holds_within_its_lease(drive: Drive) -> None:
+    import socket
+
+    from memgit.policy import PURGE_LOCK_FILE
+
+    (drive.git_dir / PURGE_LOCK_FILE).write_text(
+        f"1 {socket.gethostname()} 2026-11-30T00:00:00+00:00\n")  # pid 1 is alive
+    git("config", "memgit.purgeLease", "999999999", cwd=drive.git_dir)
+    before = drive.main()
+    pushed = drive.build((people(entry("Pushed during a purge", ulid_like(903))), "p"))
+    assert_refused(drive, drive.push("refs/heads/work"), "MG610", before, pushed)

@@ -20,14 +20,13 @@ from memgit.drives import clone_drive, create_drive
 from memgit.errors import SyncAuthError, UsageError
 from memgit.git.repository import open_drive, tree_texts
 from memgit.sync import (
-    LAST_SYNCED,
-    SYNC_SOURCE,
     SyncNetworkError,
     SyncRefusedError,
     parse_push,
     sync,
     sync_status,
 )
+from memgit.sync_state import LAST_SYNCED, SYNC_SOURCE
 
 SOURCE = "https://example.com/sessions/1"
 SECRET = "ghp_Xq7Rk2Lm9Pz4Wv8Ny3Bt6Hd1Jc5Fg0Sa2Ke7"

@@ -362,3 +362,36 @@ def test_a_new_error_elsewhere_refuses_but_old_errors_do_not(new_drive) -> None:
         commit_facts(drive, [NewFact("Case twin", topic="Notes")])
     assert [v.code for v in caught.value.violations] == ["MG210"]
     assert ref_target(drive, "refs/heads/main") == head
+
+
+# --- only drives are written (issue 10, class 10) -------------------------------------------
+
+
+@pytest.mark.parametrize("command", [("remember", "A fact"),
+                                     ("forget", "m-01jd3xk8q7c9v2n4r6t0000001"),
+                                     ("edit", "m-01jd3xk8q7c9v2n4r6t0000001", "new"),
+                                     ("ask", "Who owns billing?")])
+@pytest.mark.parametrize("bare_repo", [False, True])
+def test_a_repository_that_is_not_a_drive_is_not_written(tmp_path: Path, command: tuple,
+                                                         bare_repo: bool) -> None:
+    """A code repository with a main branch and no MEMORY.md stays as it was."""
+    code = tmp_path / "code"
+    git("init", "-q", "-b", "main", str(code), cwd=tmp_path)
+    (code / "README.md").write_text("# A code project\n")
+    git("add", "README.md", cwd=code)
+    git("commit", "-q", "-m", "code", cwd=code)
+    target = code
+    if bare_repo:
+        target = tmp_path / "code.git"
+        git("clone", "-q", "--bare", str(code), str(target), cwd=tmp_path)
+    head = git("rev-parse", "main", cwd=target).stdout
+    proc = memgit(*command, cwd=target)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert b"MG002" in proc.stderr and b"is not a drive" in proc.stderr
+    assert b"memgit init" in proc.stderr  # the hint: make it a drive first
+    assert git("rev-parse", "main", cwd=target).stdout == head
+    assert git("ls-tree", "-r", "--name-only", "main", cwd=target).stdout == b"README.md\n"
+    if not bare_repo:
+        assert not (code / "MEMORY.md").exists() and not (code / "notes.md").exists()
+    state = (code / ".git" if not bare_repo else target) / "memgit" / "state.sqlite"
+    assert command[0] == "ask" or not state.exists()  # nothing made on the side either

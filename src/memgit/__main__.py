@@ -1,5 +1,5 @@
 import sys
 
-from memgit.cli import main
+from memgit.fast_cli import main
 
 sys.exit(main())

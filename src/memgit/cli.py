@@ -41,6 +41,19 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sync": ("sync", "Replay offline commits onto the server, then take the server's."),
     "clone": ("clone", "Clone a server drive, ready for memgit sync."),
     "status": ("status", "Show commits waiting for memgit sync and the last sync time."),
+    "context": ("context", "Print the context packet an agent loads at session start."),
+    "mcp": ("mcp", "Serve the drive to an agent over MCP (stdio; memgit[mcp])."),
+    "install-agent": ("install_agent", "Install an agent integration (claude-code, codex, shell)."),
+    "agent-hook": ("agent_hook", "Run an agent hook: session-start, prompt, guard, record."),
+    "observe": ("observe", "Keep one turn of a conversation for the next dream."),
+    "dream": ("dream", "Consolidate the drive (model or rules, checked in code); undo; status."),
+    "maintain": ("maintain", "Housekeeping: retention, the queue, SQLite and git upkeep."),
+    "mount": ("mount", "Mount shared drives read-only next to this one (add, list, remove, "
+              "sync)."),
+    "fork": ("fork", "Copy a drive with its history into a new drive that records its parent."),
+    "compact": ("compact", "Remove the entries over the drive's caps (one revertable commit)."),
+    "backup": ("backup", "Write a complete, checksummed backup of the drive to one file."),
+    "restore": ("restore", "Recreate a working drive from a backup (verified first)."),
 }
 
 
@@ -83,8 +96,10 @@ def cli(ctx: click.Context, directory: str | None) -> None:
 
 
 def print_error(err: MemgitError) -> None:
-    for line in error_lines(err):
-        click.echo(line, err=True)
+    from .policy import quote
+
+    for line in error_lines(err):  # a value an error quotes may hold a credential
+        click.echo(quote(line), err=True)
 
 
 def print_internal_error(exc: BaseException) -> None:

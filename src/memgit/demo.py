@@ -3,7 +3,7 @@
 :func:`run_demo` makes a drive checkout in a folder, installs the same check the
 pre-commit hooks run as its git pre-commit hook, commits good entries, then
 tries bad ones and shows each refused with its rule code; then the writer part
-(demo_steps), the sync part (demo_sync) and a refusal by the server's
+(demo_steps), the sync part (demo_sync), a mount of the team's drive and a refusal by the server's
 pre-receive. It prints each step and returns the exit status.
 """
 
@@ -117,19 +117,26 @@ def run_demo(base: Path) -> int:
 
     writer_ok = demo_writer(target)
 
-    from .demo_sync import demo_sync
+    from .demo_dream import demo_dream
+
+    dream_ok = demo_dream(target)
+
+    from .demo_sync import demo_mount, demo_sync
 
     sync_dir = base / "sync"
     sync_ok = demo_sync(sync_dir)
+    mount_ok = demo_mount(target, sync_dir / "server.git")
     server_ok = _demo_server_refusal(sync_dir / "agent-a", env)
     total = len(BAD_CASES)
     click.secho(f"\nDemo finished: good commit {'accepted' if ok else 'REFUSED'}, "
                 f"{caught} of {total} bad commits refused, writer, recall and board "
-                f"{'worked' if writer_ok else 'FAILED'}, offline sync "
-                f"{'converged' if sync_ok else 'FAILED'}, server refusal "
+                f"{'worked' if writer_ok else 'FAILED'}, dream dry run and undo "
+                f"{'shown' if dream_ok else 'FAILED'}, offline sync "
+                f"{'converged' if sync_ok else 'FAILED'}, recall across a mount "
+                f"{'shown' if mount_ok else 'FAILED'}, server refusal "
                 f"{'shown' if server_ok else 'FAILED'}. Folder: {base}", bold=True)
-    return 0 if ok and caught == total and not violations and writer_ok and sync_ok \
-        and server_ok else 1
+    return 0 if ok and caught == total and not violations and writer_ok and dream_ok \
+        and sync_ok and mount_ok and server_ok else 1
 
 
 def _demo_server_refusal(agent: Path, env: dict[str, str]) -> bool:

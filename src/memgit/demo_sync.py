@@ -83,3 +83,20 @@ def demo_sync(base: Path) -> bool:
         click.echo(f"  {path}: {line}")
     return final_a == final_b == on_server and len(on_server) == 4 and \
         all(len(r.pushed) == 2 for r in (report_a, report_b))
+
+
+def demo_mount(personal: Path, server: Path) -> bool:
+    """The personal drive mounts the team's server drive (read-only, its own recall index)
+    and one recall searches both, each hit labelled with its drive."""
+    from .mounts import add_mount, recall_with_mounts
+
+    _step("Shared drive: mount the team's drive next to the personal one, recall across both")
+    drive = open_drive(personal)
+    mount = add_mount(drive, "team", server.as_uri())
+    click.echo(f"$ memgit mount add team {server.name}   # {mount.entries} entries, "
+               "read-only, never in the personal index")
+    click.echo("$ memgit recall --mounts team")
+    found = recall_with_mounts(drive, "team", 5, count=False)
+    for hit in found.hits:
+        click.echo(f"  [{hit.drive}] {hit.hit.path}:{hit.hit.line}: {hit.hit.text}")
+    return {h.drive for h in found.hits} == {"self", "team"}

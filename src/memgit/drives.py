@@ -14,7 +14,8 @@ from .git.plumbing import hooks_dir
 from .git.remote import clone_repository
 from .git.repository import init_bare, open_drive, ref_target, set_ref
 from .git.worktree import init_checkout
-from .sync import BRANCH, LAST_SYNCED, network_error, remote_head_ref
+from .sync import BRANCH, network_error
+from .sync_state import LAST_SYNCED, remote_head_ref
 
 PRE_COMMIT = """#!/bin/sh
 # memgit pre-commit hook (written by memgit clone): refuse a commit the drive

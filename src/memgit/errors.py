@@ -84,6 +84,31 @@ class EmbedderError(MemgitError):
         self.status = status
 
 
+class MountError(MemgitError):
+    """A mount name is invalid or unknown, or a URL cannot be mounted (memgit mount)."""
+
+    code = "MG040"
+
+
+class BackupError(MemgitError):
+    """A backup cannot be written, or a backup is damaged or was changed (checksums)."""
+
+    code = "MG041"
+
+
+class DreamFailedError(MemgitError):
+    """memgit dream failed: the model gave no usable answer, or the run could not finish."""
+
+    code = "MG030"
+
+
+class UndoRefusedError(MemgitError):
+    """memgit dream undo refused: lines that night touched were changed since."""
+
+    code = "MG031"
+    exit_code = 1
+
+
 class ConflictError(MemgitError):
     """The branch moved under us (compare-and-swap failed)."""
 
@@ -103,10 +128,13 @@ class RefusedError(MemgitError):
 
 
 def error_lines(err: MemgitError) -> list[str]:
-    """What a command prints for a MemgitError: its code and message, then its hint."""
-    lines = [f"memgit: error {err.code}: {err.message}"]
+    """What a command prints for a MemgitError: its code and message, then its hint,
+    control characters escaped (the callers redact possible credentials: policy.quote)."""
+    from .safe_text import printable
+
+    lines = [printable(f"memgit: error {err.code}: {err.message}")]
     if err.hint:
-        lines.append(f"  hint: {err.hint}")
+        lines.append(printable(f"  hint: {err.hint}"))
     return lines
 
 

@@ -111,4 +111,7 @@ _GAUGE_HELP = {
     "entries": "indexed entries of the drive",
     "drive_bytes": "sum of blob sizes at the head",
     "files": "files at the head",
+    "cap_entries": "entries of topic files, which limits.max_entries counts",
+    "max_entries": "limits.max_entries, the drive's cap on entries",
+    "over_cap": "1 when the drive is over limits.max_entries or limits.max_age_days",
 }

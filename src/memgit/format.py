@@ -13,9 +13,12 @@ import os
 import re
 import threading
 import time
+import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+
+from .safe_text import INVISIBLE_RANGES
 
 MEMORY_FILE = "MEMORY.md"
 QUESTIONS_FILE = "questions.md"
@@ -34,6 +37,16 @@ _FENCE_RE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
 _LINK_RE = re.compile(r"\[\[([^\[\]|]+?)(?:\|[^\[\]]*)?\]\]")
 _HEADING_RE = re.compile(r"(#{1,6})[ \t]")
 _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
+# What str.splitlines() and CommonMark take for a line end but split_lines does not:
+# a CR not followed by LF (CommonMark, splitlines), VT, FF, FS, GS, RS, NEL, U+2028 and
+# U+2029 (splitlines). docs/security.md explains why the policy refuses them (MG307).
+_STRAY_BREAK_RE = re.compile("\r(?!\n)|[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+# Invisible characters (safe_text.INVISIBLE_RANGES: Unicode Cf and the other
+# default-ignorables) as one character class.
+INVISIBLE_RE = re.compile("[" + "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+                                        for a, b in INVISIBLE_RANGES) + "]")
+# An entry id (and a parent or supersedes value): what the policy accepts (MG106).
+ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\Z")
 
 
 @dataclass(frozen=True)
@@ -242,7 +255,12 @@ class Document:
 
 
 def split_lines(text: str) -> list[tuple[str, str]]:
-    """Split into ``(content, eol)``; only ``\\n`` and ``\\r\\n`` end a line."""
+    """Split into ``(content, eol)``; only ``\\n`` and ``\\r\\n`` end a line.
+
+    The one line splitter of memgit: the parser, the policy, the purge and the registry
+    all read lines through it. Other characters that some readers take for a line end
+    (:func:`stray_line_break`) stay inside a line here, and the policy refuses them.
+    """
     out: list[tuple[str, str]] = []
     pos = 0
     n = len(text)
@@ -257,6 +275,25 @@ def split_lines(text: str) -> list[tuple[str, str]]:
             out.append((text[pos:nl], "\n"))
         pos = nl + 1
     return out
+
+
+def stray_line_break(text: str) -> int:
+    """Offset of the first character that CommonMark or ``str.splitlines()`` reads as a
+    line end but :func:`split_lines` does not (a lone CR, U+2028...), or -1."""
+    found = _STRAY_BREAK_RE.search(text)
+    return found.start() if found is not None else -1
+
+
+def line_around(text: str, at: int) -> tuple[int, int, str]:
+    """The line of ``text`` holding offset ``at``, as :func:`split_lines` cuts it:
+    (start, end including the terminator, content without it)."""
+    start = text.rfind("\n", 0, at) + 1
+    nl = text.find("\n", at)
+    end = len(text) if nl < 0 else nl + 1
+    content = text[start:nl] if nl >= 0 else text[start:]
+    if nl >= 0 and content.endswith("\r"):
+        content = content[:-1]
+    return start, end, content
 
 
 def parse_document(path: str, text: str) -> Document:
@@ -310,8 +347,15 @@ def link_target_path(target: str, existing: Iterable[str] = ()) -> str:
 # --- the Index ---------------------------------------------------------------
 
 
+def fold_path(path: str) -> str:
+    """The form two paths are compared in: NFC, then case-folded (``Twin/A`` = ``twin/a``)."""
+    return unicodedata.normalize("NFC", path).casefold()
+
+
 def is_reserved(path: str) -> bool:
-    return path in RESERVED_FILES or path.startswith(RESERVED_DIRS)
+    """questions.md, twin/ and imports/, in any letter case (the collision fold)."""
+    key = fold_path(path)
+    return key in RESERVED_FILES or key.startswith(RESERVED_DIRS)
 
 
 def index_section_paths(paths: Iterable[str]) -> list[str]:
@@ -350,6 +394,16 @@ def _index_section_span(lines: Sequence[tuple[str, str]]) -> tuple[int, int] | N
     if start is None:
         return None
     return start, len(lines)
+
+
+def index_section_lines(memory_text: str) -> list[str]:
+    """The non-blank lines of MEMORY.md's ``## Index`` section (without the heading)."""
+    lines = split_lines(memory_text)
+    span = _index_section_span(lines)
+    if span is None:
+        return []
+    start, end = span
+    return [c.rstrip() for c, _eol in lines[start + 1:end] if c.strip()]
 
 
 def regenerate_index_section(memory_text: str, paths: Iterable[str]) -> str:

@@ -1,7 +1,8 @@
 """What the server hooks read and print: git's ``OLD NEW REF`` lines, and lines for the pusher.
 
 Imported by pre-receive (memgit.receive) and post-receive (memgit.post_receive)
-alike, so it imports nothing but the standard library and memgit.errors.
+alike, so it imports nothing but the standard library, memgit.errors and
+memgit.safe_text (the one terminal sanitiser).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import os
 import sys
 
 from .errors import MemgitError
+from .safe_text import printable
 
 _ZERO = "0"
 
@@ -87,28 +89,11 @@ def hook_git_dir() -> str:
 # --- output -------------------------------------------------------------------------
 
 
-def clean(text: str, limit: int = 300) -> str:
-    """Printable text only (no terminal escapes from paths or subjects), cut to ``limit``."""
-    out = []
-    for ch in text:
-        code = ord(ch)
-        if code < 32 or code == 127 or 0x80 <= code < 0xA0:
-            out.append(f"\\x{code:02x}")
-        elif 0xDC80 <= code <= 0xDCFF:  # an undecodable byte kept by surrogateescape
-            out.append(f"\\x{code - 0xDC00:02x}")
-        elif code in (0x200E, 0x200F) or 0x202A <= code <= 0x202E or 0x2066 <= code <= 0x2069:
-            out.append(f"\\u{code:04x}")  # bidi controls could reorder what is shown
-        else:
-            out.append(ch)
-    cleaned = "".join(out)
-    return cleaned if len(cleaned) <= limit else cleaned[: limit - 3] + "..."
-
-
 def server_error_lines(err: MemgitError) -> list[str]:
     lines = ["memgit: push refused: the server cannot check it",
-             f"memgit: error MG609 server-error: {clean(err.message, 500)}"]
+             f"memgit: error MG609 server-error: {printable(err.message, 500)}"]
     if err.hint:
-        lines.append(f"  hint: {clean(err.hint)}")
+        lines.append(f"  hint: {printable(err.hint, 300)}")
     lines.append("  hint: ask the drive's admin to check the server-side setup "
                  "(this is not a problem with your push)")
     return lines

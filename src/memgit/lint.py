@@ -107,8 +107,9 @@ def relative_paths(workdir: Path, paths: tuple[str, ...], cwd: Path) -> set[str]
 # --- the report ---------------------------------------------------------------------------
 
 
-def report_lines(violations: Iterable[Violation]) -> list[str]:
-    """The text lines of a report: each violation with its hint, a blank line between files."""
+def report_lines(violations: Iterable[Violation], policy: Policy | None = None) -> list[str]:
+    """The text lines of a report: each violation with its hint, a blank line between files
+    (paths and messages quoted with ``policy``'s secret rules: Violation.format)."""
     lines: list[str] = []
     current: str | None = None
     for v in violations:
@@ -117,7 +118,7 @@ def report_lines(violations: Iterable[Violation]) -> list[str]:
                 lines.append("")
             current = v.path
         tag = "" if v.severity == ERROR else " (warning)"
-        lines.append(v.format().replace(f" {v.name}:", f" {v.name}{tag}:", 1))
+        lines.append(v.format(policy).replace(f" {v.name}:", f" {v.name}{tag}:", 1))
         lines.append(f"  hint: {v.hint}")
     return lines
 

@@ -11,9 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from . import events, state
+from .forks import parent_of
+from .format import is_valid_date
 from .git.modes import MODE_EXEC, MODE_FILE
 from .git.repository import Drive, FileEntry, commit_tree_id, open_drive, ref_target, tree_files
-from .policy import Policy, find_policy
+from .mounts import mount_names
+from .policy import Policy, check_caps, counts_toward_caps, find_policy
 from .read_path import catch_up
 from .state import facts, pending
 
@@ -52,7 +55,21 @@ def drive_info(drive: Drive, policy: Policy) -> dict[str, Any]:
         "pending": [p._asdict() for p in queue],
         "events": events.counts_with(conn),
         "state_db": str(state.state_path(drive.git_dir)),
+        "kind": policy.kind,
+        "parent": parent_of(drive),
+        "caps": cap_status(conn, policy),
+        "mounts": mount_names(drive),
     }
+
+
+def cap_status(conn: state.Connection, policy: Policy) -> dict[str, Any]:
+    """The entries the caps count (policy.counts_toward_caps), the earliest added date
+    among them, the caps, and the warnings they give now (docs/shared.md, "Caps")."""
+    rows = [r for r in facts.cap_rows(conn) if counts_toward_caps(r.path)]
+    oldest = min((r.added for r in rows if is_valid_date(r.added)), default="")
+    return {"entries": len(rows), "oldest_added": oldest or None,
+            "max_entries": policy.max_entries, "max_age_days": policy.max_age_days,
+            "warnings": [v.format() for v in check_caps(len(rows), oldest, policy)]}
 
 
 def drive_metrics(path: str | None) -> tuple[str, dict[str, int], dict[str, float]]:
@@ -66,4 +83,10 @@ def drive_metrics(path: str | None) -> tuple[str, dict[str, int], dict[str, floa
                                 "entries": facts.stats(conn).entries}
     _head, files, size = _head_files(drive, policy)
     gauges.update(drive_bytes=size, files=len(files))
+    if policy.max_entries or policy.max_age_days:  # a drive with caps: how it stands
+        caps = cap_status(conn, policy)
+        gauges["cap_entries"] = caps["entries"]
+        gauges["over_cap"] = int(any("MG291" in w for w in caps["warnings"]))
+        if policy.max_entries:
+            gauges["max_entries"] = policy.max_entries
     return str(drive.git_dir), counts, gauges

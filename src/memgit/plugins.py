@@ -37,12 +37,16 @@ GROUPS: dict[str, str] = {
 
 # kind -> name -> "module:factory", memgit's own plugins
 BUILTIN: dict[str, dict[str, str]] = {
-    "model": {},
+    "model": {"openai": "memgit.dream.chat:make"},
     "embedder": {
         "local": "memgit.embedders.local:make",
         "openai": "memgit.embedders.openai_api:make",
     },
-    "agent": {},
+    "agent": {
+        "claude-code": "memgit.agents:claude_code",
+        "codex": "memgit.agents:codex",
+        "shell": "memgit.agents:shell",
+    },
 }
 
 EmbedKind = Literal["query", "passage"]

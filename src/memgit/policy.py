@@ -7,26 +7,52 @@ can cache what is expensive:
 * ``check_path``    one tree entry (path, mode), no content;
 * ``check_blob``    one file's bytes; cacheable by blob id (``BlobFacts``);
 * ``check_tree``    a whole tree from paths, sizes and the facts of its blobs;
-* ``check_update``  a ref update of a push (branch, deletes, fast-forward, count)
-  and ``check_change`` the paths a commit changes (protected paths).
+* ``check_update``  a ref update of a push (branch, deletes, fast-forward, count),
+  ``check_push_size`` the bytes it brings, ``check_change`` the paths a commit
+  changes (protected paths) and ``check_commit`` what a commit says besides its tree
+  (message, author, committer).
 
 Each violation carries a stable code (``MG101``), a name, the path and line,
-a message and a one-line hint. Messages never contain a detected secret.
+a message and a one-line hint. Messages never contain a detected secret: every
+value a message quotes goes through :func:`quote` (memgit.secrets.redact with the
+drive's extra rules). The settings (the Policy record, memgit.yaml) live in
+memgit.policy_config, the purge registry in memgit.registry; both are re-exported
+here, so callers ask this one module.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import format as fmt
-from .errors import PolicyFileError
 from .git.modes import MODE_COMMIT, MODE_EXEC, MODE_FILE, MODE_LINK
+from .policy_config import (  # noqa: F401 - callers take the settings from here
+    LIMITS,
+    PUSH_BYTES_FACTOR,
+    SECTIONS,
+    Parser,
+    Policy,
+    find_policy,
+    frozen,
+    load_policy_file,
+    policy_from_mapping,
+)
+from .registry import (  # noqa: F401 - callers take the registry from here
+    PURGE_LOCK_FILE,
+    REGISTRY_FILE,
+    PurgeLock,
+    PurgeRegistry,
+    lease_seconds,
+    legacy_key,
+)
 from .rules import RULES
+from .safe_text import printable
 
 ERROR = "error"
 WARNING = "warning"
@@ -35,7 +61,7 @@ KNOWN_KEYS = ("source", "added", "id", "status", "scope", "memory_type", "kind",
               "parent", "supersedes")
 STATUS_VALUES = ("active", "proposed", "rejected", "open", "resolved")
 KIND_VALUES = ("question", "answer")
-ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\Z")
+ID_RE = fmt.ID_RE
 
 _SOURCE_RES = (
     re.compile(r"https://[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(?::\d{1,5})?(?:[/?#]\S*)?\Z"),
@@ -56,7 +82,7 @@ _LOG_RE = re.compile(
 _CONFLICT_RE = re.compile(r"(?:<{7}|>{7})(?: |\Z)")
 _GROUPISH_RE = re.compile(r"\[[^\[\]]*\b(?:" + "|".join(KNOWN_KEYS) + r")\s*:[^\[\]]*\]\s*\Z", re.I)
 _LOG_NAME_RE = re.compile(r"\.log(?:\.|/|\Z)|transcript")
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # C0, DEL and C1
 
 
 @dataclass(frozen=True)
@@ -76,253 +102,50 @@ class Violation:
     def hint(self) -> str:
         return RULES[self.code][1]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self, policy: Policy | None = None) -> dict[str, Any]:
+        """The violation as JSON values, path and message quoted (:func:`quote`)."""
         out = asdict(self)
+        out["path"], out["message"] = quote(self.path, policy), quote(self.message, policy)
         out["name"] = self.name
         out["hint"] = self.hint
         return out
 
-    def format(self) -> str:
-        where = self.path or "(drive)"
+    def format(self, policy: Policy | None = None) -> str:
+        """One line for a terminal: path and message quoted, control characters escaped
+        (``policy``: the drive's, whose extra secret rules the quoting uses)."""
+        where = quote(self.path, policy) if self.path else "(drive)"
         if self.line:
             where += f":{self.line}"
-        return f"{where}: {self.code} {self.name}: {self.message}"
-
-
-# --- configuration -------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Policy:
-    """What may land on a drive. Hashable: the writer and lint cache verdicts per policy.
-
-    A limit is a field with ``metadata={"limit": ...}``: adding one is one line here
-    (memgit.yaml's ``limits:`` accepts it at once, as a positive integer). A key of
-    memgit.yaml is one row of :data:`SECTIONS`.
-    """
-
-    profile: str = "drive"
-    branch: str = "main"
-    file_bytes: int = field(default=65536, metadata={"limit": "bytes per file"})
-    drive_bytes: int = field(default=2 * 1024 * 1024,
-                             metadata={"limit": "bytes per drive (blob sizes at a commit)"})
-    files: int = field(default=256, metadata={"limit": "files per drive"})
-    push_commits: int = field(default=200, metadata={"limit": "new commits per push"})
-    memory_bytes: int = field(default=4096, metadata={"limit": "bytes of MEMORY.md (warning)"})
-    path_bytes: int = field(default=255, metadata={"limit": "bytes per path"})
-    near_limit: float = 0.8
-    protected: tuple[str, ...] = ("twin/",)
-    timezone: str = "UTC"
-    extensions: tuple[str, ...] = (".md",)
-    strict_drive_rules: bool = True  # False under profile amr
-    deep_secrets: bool = False  # secrets: deep adds detect-secrets' own plugins
-    secret_rules: tuple[Any, ...] = ()  # secrets: {extra_rules: [...]} (memgit.secrets.Rule)
-    # (key, value) of memgit.yaml sections without a field of their own; see setting()
-    settings: tuple[tuple[str, Any], ...] = ()
-
-    @property
-    def branch_ref(self) -> str:
-        return "refs/heads/" + self.branch
-
-    def setting(self, key: str, default: Any = None) -> Any:
-        """The parsed value of memgit.yaml section ``key`` (one without a Policy field)."""
-        return dict(self.settings).get(key, default)
-
-
-LIMITS: tuple[str, ...] = tuple(f.name for f in fields(Policy) if "limit" in f.metadata)
-
-Parser = Callable[[Any, str], Mapping[str, Any]]
-"""A section's parser: (its value in memgit.yaml, where the policy came from) -> the
-Policy fields it sets (``{"settings": value}`` for a section without a field of its
-own). Mistakes raise PolicyFileError naming the key and how to fix it."""
-
-
-def frozen(value: Any) -> Any:
-    """A parsed YAML value made hashable (mappings and lists become tuples), so a
-    section's value can live in a Policy."""
-    if isinstance(value, Mapping):
-        return tuple(sorted((str(k), frozen(v)) for k, v in value.items()))
-    if isinstance(value, list | tuple):
-        return tuple(frozen(v) for v in value)
-    return value
-
-
-def _profile(value: Any, origin: str) -> Mapping[str, Any]:
-    if value not in ("drive", "amr"):
-        raise PolicyFileError(f"{origin}: profile must be 'drive' or 'amr', not {value!r}",
-                              "write profile: drive (the default) or profile: amr")
-    if value == "amr":
-        return {"profile": value, "extensions": (), "strict_drive_rules": False}
-    return {"profile": value}
-
-
-def _branch(value: Any, origin: str) -> Mapping[str, Any]:
-    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z0-9._/-]+", value) \
-            or value.startswith("refs/"):
-        raise PolicyFileError(f"{origin}: branch must be a branch name such as main",
-                              "write branch: main")
-    return {"branch": value}
-
-
-def _limits(value: Any, origin: str) -> Mapping[str, Any]:
-    value = value or {}
-    if not isinstance(value, Mapping):
-        raise PolicyFileError(f"{origin}: limits must be a mapping", "limits: {files: 256}")
-    out: dict[str, int] = {}
-    for key, number in value.items():
-        if key not in LIMITS:
-            raise PolicyFileError(f"{origin}: unknown limit {key!r}",
-                                  f"allowed limits: {', '.join(sorted(LIMITS))}")
-        if not isinstance(number, int) or isinstance(number, bool) or number <= 0:
-            raise PolicyFileError(f"{origin}: limits.{key} must be a positive integer",
-                                  f"for example limits: {{{key}: 100}}")
-        out[key] = number
-    return out
-
-
-def _protected(value: Any, origin: str) -> Mapping[str, Any]:
-    if not isinstance(value, list) or not all(isinstance(p, str) and p for p in value):
-        raise PolicyFileError(f"{origin}: protected must be a list of path prefixes",
-                              "protected: [twin/]")
-    return {"protected": tuple(value)}
-
-
-def _extensions(value: Any, origin: str) -> Mapping[str, Any]:
-    if not isinstance(value, list) or not all(isinstance(e, str) and e.startswith(".")
-                                               for e in value):
-        raise PolicyFileError(f"{origin}: extensions must be a list like ['.md']",
-                              "extensions: ['.md']")
-    return {"extensions": tuple(value)}
-
-
-def _near_limit(value: Any, origin: str) -> Mapping[str, Any]:
-    if not isinstance(value, int | float) or not 0 < value <= 1:
-        raise PolicyFileError(f"{origin}: near_limit must be a fraction in (0, 1]",
-                              "near_limit: 0.8")
-    return {"near_limit": float(value)}
-
-
-def _secrets(value: Any, origin: str) -> Mapping[str, Any]:
-    """``secrets: fast|deep`` or ``secrets: {mode: fast|deep, extra_rules: [...]}``."""
-    hint = ("secrets: fast (memgit's rules) or deep (plus detect-secrets), or "
-            "{mode: fast, extra_rules: [{id, kind, regex, keywords}]}")
-    if isinstance(value, Mapping):
-        unknown = set(value) - {"mode", "extra_rules"}
-        if unknown:
-            raise PolicyFileError(f"{origin}: unknown key(s) under secrets: "
-                                  f"{', '.join(sorted(map(str, unknown)))}", hint)
-        mode = value.get("mode", "fast")
-        items = value.get("extra_rules", []) or []
-    else:
-        mode, items = value, []
-    if mode not in ("fast", "deep"):
-        raise PolicyFileError(f"{origin}: secrets must be 'fast' or 'deep', not {mode!r}", hint)
-    if not items:
-        return {"deep_secrets": mode == "deep", "secret_rules": ()}
-    from .secrets import RuleError, extra_rules_from_config
-
-    try:
-        rules = extra_rules_from_config(items)
-    except RuleError as exc:
-        raise PolicyFileError(f"{origin}: secrets.extra_rules: {exc}",
-                              "see docs/security.md, 'Extra rules'") from exc
-    return {"deep_secrets": mode == "deep", "secret_rules": rules}
-
-
-def _timezone(value: Any, origin: str) -> Mapping[str, Any]:
-    if not isinstance(value, str):
-        raise PolicyFileError(f"{origin}: timezone must be a name such as Europe/Berlin",
-                              "timezone: UTC")
-    try:
-        import zoneinfo
-
-        zoneinfo.ZoneInfo(value)
-    except Exception as exc:
-        raise PolicyFileError(f"{origin}: unknown timezone {value!r}",
-                              "use an IANA name such as UTC or Europe/Berlin") from exc
-    return {"timezone": value}
-
-
-# Every key of memgit.yaml and its parser, applied in this order to the keys present
-# (profile first: amr sets defaults that extensions may override). Adding a key is one
-# row here (and its parser); an absent key keeps the Policy default.
-SECTIONS: dict[str, Parser] = {
-    "profile": _profile,
-    "branch": _branch,
-    "limits": _limits,
-    "protected": _protected,
-    "extensions": _extensions,
-    "near_limit": _near_limit,
-    "secrets": _secrets,
-    "timezone": _timezone,
-}
-
-
-def policy_from_mapping(data: Mapping[str, Any], origin: str = "policy") -> Policy:
-    """Build a Policy from parsed YAML; every mistake is a PolicyFileError naming the key."""
-    if not isinstance(data, Mapping):
-        raise PolicyFileError(f"{origin}: the policy must be a mapping of keys to values",
-                              "see docs/policy.md for the keys")
-    unknown = set(data) - set(SECTIONS)
-    if unknown:
-        raise PolicyFileError(f"{origin}: unknown key(s): {', '.join(sorted(map(str, unknown)))}",
-                              f"allowed keys: {', '.join(sorted(SECTIONS))}")
-    kwargs: dict[str, Any] = {}
-    settings: dict[str, Any] = {}
-    for key, parse in SECTIONS.items():
-        if key not in data:
-            continue
-        for name, value in parse(data[key], origin).items():
-            if name == "settings":
-                settings[key] = frozen(value)
-            else:
-                kwargs[name] = value
-    if settings:
-        kwargs["settings"] = tuple(sorted(settings.items()))
-    return Policy(**kwargs)
-
-
-def load_policy_file(path: str | Path) -> Policy:
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PolicyFileError(f"cannot read policy file {p}: {exc}",
-                              "check the path and that the file is UTF-8 YAML") from exc
-    import yaml
-
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise PolicyFileError(f"{p}: not valid YAML: {exc}".splitlines()[0],
-                              "fix the YAML syntax") from exc
-    return policy_from_mapping(data if data is not None else {}, str(p))
-
-
-def find_policy(explicit: str | Path | None, git_dir: Path | None,
-                config_value: str | None = None) -> Policy:
-    """``--policy FILE``, then memgit.yaml in the git directory, then ``memgit.policy``."""
-    if explicit:
-        return load_policy_file(explicit)
-    if git_dir is not None:
-        candidate = git_dir / "memgit.yaml"
-        if candidate.exists():
-            return load_policy_file(candidate)
-    if config_value:
-        return load_policy_file(config_value)
-    return Policy()
+        return printable(f"{where}: {self.code} {self.name}: {quote(self.message, policy)}")
 
 
 # --- single values -----------------------------------------------------------------
+
+
+def quote(value: str, policy: Policy | None = None) -> str:
+    """``value`` fit to quote in a message: each possible credential in it replaced by
+    ``<redacted: KIND>`` (memgit.secrets.redact, with the drive's extra rules). Every
+    message that quotes a value (lint, pre-commit, pre-receive, the writer, sync,
+    purge) passes it through here."""
+    if not value:
+        return value
+    from .secrets import redact
+
+    return redact(value, policy.secret_rules if policy is not None else ())
 
 
 def source_allowed(source: str) -> bool:
     return any(r.match(source) for r in _SOURCE_RES)
 
 
-def text_key(text: str) -> str:
-    """The comparison form of an entry text: case-folded, whitespace collapsed."""
-    return " ".join(text.casefold().split())
+def source_names_agent(source: str | None) -> bool:
+    """Does a source say who wrote the entry (``require_source``, MG109)? Any allowed
+    source but the writer's anonymous default (``memgit:...``) and ``imported:unknown``."""
+    return bool(source) and source_allowed(source or "") \
+        and not (source or "").startswith(("memgit:", "imported:"))
+
+
+text_key = legacy_key  # the comparison form of an entry text (normalisation 1)
 
 
 def text_digest(text: str) -> str:
@@ -340,6 +163,14 @@ def check_path(path: str, mode: int, policy: Policy) -> list[Violation]:
     if (path.startswith("/") or any(p in ("", ".", "..") for p in parts)
             or any(p.lower() == ".git" for p in parts) or _CONTROL_RE.search(path)):
         out.append(Violation("MG208", path, 0, "the path is not a clean relative path"))
+    invisible = fmt.INVISIBLE_RE.search(path)
+    if invisible is not None:
+        out.append(Violation("MG214", path, 0, "the path holds an invisible character "
+                             f"(U+{ord(invisible.group()):04X})"))
+    kind = _name_secret(path, policy)
+    if kind:
+        out.append(Violation("MG402", path, 0, f"a file or folder name holds a possible "
+                             f"credential: {kind}"))
     # undecodable bytes arrive as surrogate escapes (the server side decodes names so)
     if unicodedata.normalize("NFC", path) != path or any("\udc80" <= c <= "\udcff"
                                                           for c in path):
@@ -367,12 +198,21 @@ def check_topic(path: str, policy: Policy, *, reserved_ok: bool = False) -> list
     path (twin/, imports/, questions.md) unless the caller is the one that owns it."""
     out = [v for v in check_path(path, MODE_FILE, policy) if v.severity == ERROR]
     if not reserved_ok and fmt.is_reserved(path):
-        out.append(Violation("MG213", path, 0, f"{path} is reserved for memgit's own use"))
+        out.append(Violation("MG213", path, 0,
+                             f"{quote(path, policy)} is reserved for memgit's own use"))
     return out
 
 
 def _is_transcript_name(path: str) -> bool:
     return _LOG_NAME_RE.search(path.lower()) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_secret(path: str, policy: Policy) -> str:
+    """The kind of a possible credential in a path's names ("" when none): the names are
+    scanned as words of one line, so a token cut by a '/' is not seen."""
+    kinds = secret_kinds(path.replace("/", " "), policy)
+    return kinds[0] if kinds else ""
 
 
 # --- blobs --------------------------------------------------------------------------
@@ -389,7 +229,8 @@ class BlobFacts:
     text: str | None = None  # decoded content, None when not text
     ids: list[tuple[str, int]] = field(default_factory=list)  # (entry id, line)
     links: list[tuple[str, int]] = field(default_factory=list)  # (target, line)
-    digests: list[tuple[str, int]] = field(default_factory=list)  # (text digest, line)
+    texts: list[tuple[str, int]] = field(default_factory=list)  # (entry text, line)
+    oldest: str = ""  # the earliest valid added date of its entries (for the caps)
 
 
 SecretFilter = Callable[[int, str], bool]
@@ -417,9 +258,16 @@ def check_blob(path: str, data: bytes, policy: Policy, *,
         if is_markdown or policy.strict_drive_rules:
             out.append(Violation("MG301", path, line,
                                  f"invalid UTF-8 at byte {exc.start}"))
+        else:  # an other-file of profile amr may hold any bytes: its text is still scanned
+            _check_secrets(path, data.decode("utf-8", "replace"), facts, scan, policy)
         return facts
     facts.text = text
     if is_markdown:
+        stray = fmt.stray_line_break(text)
+        if stray >= 0:
+            out.append(Violation("MG307", path, text.count("\n", 0, stray) + 1,
+                                 f"U+{ord(text[stray]):04X} reads as a line break to "
+                                 "CommonMark or str.splitlines() but not to memgit"))
         _check_markdown(path, text, policy, facts)
     _check_secrets(path, text, facts, scan, policy)
     return facts
@@ -469,7 +317,10 @@ def _check_markdown(path: str, text: str, policy: Policy, facts: BlobFacts) -> N
             previous_entry = False
             continue
         previous_entry = True
-        _check_entry(path, number, entry, facts)
+        _check_entry(path, number, entry, facts, policy)
+        if policy.require_source and not source_names_agent(entry.meta.get("source")):
+            out.append(Violation("MG109", path, number, "the entry names no agent: give it a "
+                                 "source such as TOOL:session/ID (remember --source)"))
     if policy.strict_drive_rules and len({s for _, s in speaker_lines}) >= 2:
         for number, speaker in speaker_lines:
             out.append(Violation("MG305", path, number,
@@ -479,7 +330,8 @@ def _check_markdown(path: str, text: str, policy: Policy, facts: BlobFacts) -> N
             out.append(Violation("MG306", path, number, "a merge-conflict marker line"))
 
 
-def _check_entry(path: str, number: int, entry: fmt.Entry, facts: BlobFacts) -> None:
+def _check_entry(path: str, number: int, entry: fmt.Entry, facts: BlobFacts,
+                 policy: Policy) -> None:
     out = facts.violations
     if not entry.group:
         if _GROUPISH_RE.search(entry.body):
@@ -490,10 +342,13 @@ def _check_entry(path: str, number: int, entry: fmt.Entry, facts: BlobFacts) -> 
     if source is not None and not source_allowed(source):
         scheme = source.split(":", 1)[0] if ":" in source else "this form"
         out.append(Violation("MG101", path, number,
-                             f"source scheme {scheme[:20]!r} is not allowed"))
+                             f"source scheme {quote(scheme, policy)[:40]!r} is not allowed"))
     added = meta.get("added")
     if added is not None and not fmt.is_valid_date(added):
-        out.append(Violation("MG102", path, number, f"added {added[:20]!r} is not a real date"))
+        out.append(Violation("MG102", path, number,
+                             f"added {quote(added, policy)[:40]!r} is not a real date"))
+    elif added is not None and (not facts.oldest or added < facts.oldest):
+        facts.oldest = added
     for key in ("id", "parent", "supersedes"):
         value = meta.get(key)
         if value is not None and not ID_RE.match(value):
@@ -506,7 +361,7 @@ def _check_entry(path: str, number: int, entry: fmt.Entry, facts: BlobFacts) -> 
     if kind is not None and kind not in KIND_VALUES:
         out.append(Violation("MG107", path, number, "kind must be question or answer"))
     facts.ids.append((entry.id, number))
-    facts.digests.append((text_digest(entry.text), number))
+    facts.texts.append((entry.text, number))
 
 
 def secret_kinds(line: str, policy: Policy) -> list[str]:
@@ -567,7 +422,7 @@ def check_tree(items: Sequence[TreeItem], facts: Mapping[str, BlobFacts], policy
         out.append(Violation("MG207", "", 0, f"{len(items)} files, limit {policy.files}"))
     elif len(items) > policy.files * policy.near_limit:
         out.append(Violation("MG290", "", 0, f"{len(items)} of {policy.files} files", WARNING))
-    out.extend(_collisions(paths))
+    out.extend(_collisions(paths, policy))
     # structure
     memory = facts.get(fmt.MEMORY_FILE)
     if fmt.MEMORY_FILE not in path_set:
@@ -588,18 +443,18 @@ def check_tree(items: Sequence[TreeItem], facts: Mapping[str, BlobFacts], policy
         for target, number in f.links:
             if target.endswith(".md"):
                 out.append(Violation("MG504", path, number,
-                                     f"[[{target}]] is written with .md",
+                                     f"[[{quote(target, policy)}]] is written with .md",
                                      ERROR if strict else WARNING))
             resolved = fmt.link_target_path(target, path_set)
             if resolved not in path_set:
-                out.append(Violation("MG503", path, number,
-                                     f"[[{target}]] points at a file that does not exist",
+                out.append(Violation("MG503", path, number, f"[[{quote(target, policy)}]] "
+                                     "points at a file that does not exist",
                                      ERROR if strict else WARNING))
         for entry_id, number in f.ids:
             if entry_id in seen:
                 first_path, first_line = seen[entry_id]
-                out.append(Violation("MG103", path, number,
-                                     f"id {entry_id} is also used at {first_path}:{first_line}"))
+                out.append(Violation("MG103", path, number, f"id {quote(entry_id, policy)} is "
+                                     f"also used at {quote(first_path, policy)}:{first_line}"))
             else:
                 seen[entry_id] = (path, number)
     return out
@@ -612,22 +467,23 @@ def _index_section_line(memory_text: str) -> int:
     return 0
 
 
-def _collisions(paths: Iterable[str]) -> list[Violation]:
+def _collisions(paths: Iterable[str], policy: Policy) -> list[Violation]:
     out: list[Violation] = []
     folded: dict[str, str] = {}
     folders: dict[str, str] = {}
     for path in sorted(paths):
-        key = unicodedata.normalize("NFC", path).casefold()
+        key = fmt.fold_path(path)
         if key in folded and folded[key] != path:
-            out.append(Violation("MG210", path, 0, f"collides with {folded[key]} when case-folded"))
+            out.append(Violation("MG210", path, 0, f"collides with "
+                                 f"{quote(folded[key], policy)} when case-folded"))
         folded.setdefault(key, path)
         parts = key.split("/")
         for i in range(1, len(parts)):
             folders.setdefault("/".join(parts[:i]), "/".join(path.split("/")[:i]))
     for key, path in folded.items():
         if key in folders:
-            out.append(Violation("MG212", path, 0,
-                                 f"{path} is a file and {folders[key]}/ a folder"))
+            out.append(Violation("MG212", path, 0, f"{quote(path, policy)} is a file and "
+                                 f"{quote(folders[key], policy)}/ a folder"))
     return out
 
 
@@ -636,14 +492,17 @@ def _collisions(paths: Iterable[str]) -> list[Violation]:
 
 def check_update(ref: str, old: str, new: str, policy: Policy, *, fast_forward: bool,
                  new_commits: int, target_kind: str = "commit") -> list[Violation]:
-    """Rules on one ref update of a push (``target_kind``: what ``new`` names)."""
+    """Rules on one ref update of a push (``target_kind``: what ``new`` names). The ref
+    is quoted only in a refusal: an accepted push pays no secret scan for it."""
     if ref != policy.branch_ref:
-        return [Violation("MG602", "", 0, f"{ref} may not be updated; only {policy.branch_ref}")]
+        return [Violation("MG602", "", 0, f"{quote(ref, policy)} may not be updated; "
+                          f"only {policy.branch_ref}")]
     if set(new) == {"0"}:
-        return [Violation("MG603", "", 0, f"{ref} may not be deleted")]
+        return [Violation("MG603", "", 0, f"{quote(ref, policy)} may not be deleted")]
     if target_kind != "commit":
-        return [Violation("MG602", "", 0, f"{ref} would point at a {target_kind}, not a commit")]
-    out: list[Violation] = []
+        return [Violation("MG602", "", 0, f"{quote(ref, policy)} would point at a "
+                          f"{target_kind}, not a commit")]
+    out: list[Violation] = []  # from here on ref is the policy's own branch
     if set(old) != {"0"} and not fast_forward:
         out.append(Violation("MG604", "", 0, f"the update of {ref} is not a fast-forward"))
     if new_commits > policy.push_commits:
@@ -653,96 +512,82 @@ def check_update(ref: str, old: str, new: str, policy: Policy, *, fast_forward: 
 
 
 def check_change(changed_paths: Iterable[str], policy: Policy) -> list[Violation]:
-    """Rules on the set of paths a commit adds, modifies or deletes."""
-    return [Violation("MG601", p, 0, f"{p} is protected")
-            for p in changed_paths if p.startswith(policy.protected)]
+    """Rules on the set of paths a commit adds, modifies or deletes (protected prefixes
+    match in any letter case, with the fold of the collision rule)."""
+    protected = tuple(fmt.fold_path(p) for p in policy.protected)
+    return [Violation("MG601", p, 0, f"{quote(p, policy)} is protected")
+            for p in changed_paths if fmt.fold_path(p).startswith(protected)]
+
+
+def check_push_size(new_bytes: int, policy: Policy) -> list[Violation]:
+    """The bytes of new content a push asks memgit to read (counted from sizes alone)."""
+    if new_bytes > policy.push_limit:
+        return [Violation("MG611", "", 0, f"{new_bytes} bytes of new content, at most "
+                          f"{policy.push_limit} per push")]
+    return []
+
+
+def check_commit(message: str, people: Sequence[tuple[str, str]], policy: Policy,
+                 registry: PurgeRegistry | None = None) -> list[Violation]:
+    """Rules on what a commit says besides its tree: its message and ``people``
+    ((field, value) such as ("author name", "Ann")), scanned with the drive's secret
+    rules. Violations name the field and the message line, never the value."""
+    out: list[Violation] = []
+    for label, value in people:
+        kinds = secret_kinds(value, policy)
+        if kinds:
+            out.append(Violation("MG403", "", 0, f"the {label} holds a possible credential: "
+                                 f"{kinds[0]}"))
+    for number, (content, _eol) in enumerate(fmt.split_lines(message), start=1):
+        kinds = secret_kinds(content, policy)
+        if kinds:
+            out.append(Violation("MG403", "", 0, f"line {number} of the commit message holds "
+                                 f"a possible credential: {kinds[0]}"))
+    if registry:
+        lines = sorted({message.count("\n", 0, start) + 1
+                        for start, _end in registry.quoted(message)})
+        for number in lines:
+            out.append(Violation("MG607", "", 0, f"line {number} of the commit message quotes "
+                                 "a purged text"))
+    return out
 
 
 def check_purged(path: str, facts: BlobFacts, registry: PurgeRegistry) -> list[Violation]:
-    """Entries whose id or text digest is in the purge registry."""
+    """Entries whose id or text is in the purge registry (under any normalisation it used)."""
     if not registry:
         return []
     out: list[Violation] = []
     for entry_id, number in facts.ids:
         if entry_id in registry.ids:
-            out.append(Violation("MG606", path, number, f"entry {entry_id} was purged"))
-    for digest, number in facts.digests:
-        if digest in registry.digests:
+            out.append(Violation("MG606", path, number, f"entry {quote(entry_id)} was purged"))
+    for text, number in facts.texts:
+        if registry.holds_text(text):
             out.append(Violation("MG607", path, number, "the entry's text was purged"))
     return out
 
 
-# --- the purge registry ----------------------------------------------------------------
-
-REGISTRY_FILE = "memgit-purged"
-PURGE_LOCK_FILE = "memgit-purge.lock"
-
-
-def check_not_purging(git_dir: Path) -> list[Violation]:
+def check_not_purging(git_dir: Path, lease: float | None = None) -> list[Violation]:
     """No push lands while a purge rewrites history and prunes.
 
     ``git prune --expire=now`` would delete the objects of a push that git has
     moved out of quarantine but not yet referenced, so pushes wait for the purge.
+    A lock left by a purge whose process is gone (same host), or older than the
+    lease (``lease``, default memgit.purgeLease), no longer holds: a warning.
     """
-    if (git_dir / PURGE_LOCK_FILE).exists():
-        return [Violation("MG610", "", 0, "a purge is running on this drive")]
-    return []
+    lock = PurgeLock.read(git_dir)
+    if lock is None:
+        return []
+    if lease is None:
+        from .git.plumbing import config_get
+        from .registry import LEASE_CONFIG
 
-
-@dataclass
-class PurgeRegistry:
-    """``memgit-purged`` in the git directory: one line per purged id.
-
-    Format (docs/purge.md): ``<id> <sha256 of the text key> <YYYY-MM-DD>``,
-    separated by single spaces; ``#`` lines are comments. The digest is over
-    ``text_key(text)`` so the same words under a new id are refused too.
-    """
-
-    ids: set[str] = field(default_factory=set)
-    digests: set[str] = field(default_factory=set)
-
-    def __bool__(self) -> bool:
-        return bool(self.ids or self.digests)
-
-    @classmethod
-    def load(cls, git_dir: Path) -> PurgeRegistry:
-        from .errors import RegistryError
-
-        path = git_dir / REGISTRY_FILE
-        reg = cls()
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return reg
-        except (OSError, UnicodeDecodeError) as exc:
-            raise RegistryError(f"cannot read the purge registry {path}: {exc}",
-                                "restore memgit-purged from backup") from exc
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip() or line.startswith("#"):
-                continue
-            parts = line.split(" ")
-            if len(parts) < 2 or not ID_RE.match(parts[0]) \
-                    or not re.fullmatch(r"[0-9a-f]{64}", parts[1]):
-                raise RegistryError(f"{path}:{number}: malformed purge registry line",
-                                    "each line is: ID SHA256 [DATE]")
-            reg.ids.add(parts[0])
-            reg.digests.add(parts[1])
-        return reg
-
-    @staticmethod
-    def append(git_dir: Path, rows: Iterable[tuple[str, str]], date: str) -> None:
-        """Append (id, digest) rows durably."""
-        import os
-
-        path = git_dir / REGISTRY_FILE
-        data = "".join(f"{i} {d} {date}\n" for i, d in rows)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, data.encode())
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
+        lease = lease_seconds(config_get(git_dir, LEASE_CONFIG))
+    stale = lock.stale(lease)
+    if stale:
+        return [Violation("MG610", "", 0, f"a purge lock ({lock.describe()}) is ignored: "
+                          f"{stale}", WARNING)]
+    return [Violation("MG610", "", 0, f"a purge is running on this drive "
+                      f"({lock.describe()})")]
 
 
 def judge(items: Sequence[TreeItem], read: Callable[[str], bytes], policy: Policy, *,
@@ -771,7 +616,54 @@ def judge(items: Sequence[TreeItem], read: Callable[[str], bytes], policy: Polic
         if registry:
             out.extend(check_purged(item.path, blob_facts, registry))
     out.extend(check_tree(items, facts, policy, strict=strict))
+    out.extend(check_caps(*census(facts), policy))
     return sort_violations(out)
+
+
+# --- caps (limits.max_entries, limits.max_age_days; memgit compact) -------------------
+
+NEAR_LIMIT_CODES = ("MG290", "MG291")  # warnings the writer and pre-receive count as near_limit
+
+
+def counts_toward_caps(path: str) -> bool:
+    """The entries of topic files count toward the caps: not MEMORY.md (loaded whole,
+    bounded by memory_bytes) and not the reserved paths (the board, twin/, imports/)."""
+    return path.endswith(".md") and path != fmt.MEMORY_FILE and not fmt.is_reserved(path)
+
+
+def census(facts: Mapping[str, BlobFacts]) -> tuple[int, str]:
+    """(entries, earliest valid added date) of the topic files among ``facts``."""
+    counted = [f for path, f in facts.items() if counts_toward_caps(path)]
+    return sum(len(f.ids) for f in counted), min((f.oldest for f in counted if f.oldest),
+                                                 default="")
+
+
+def check_caps(entries: int, oldest: str, policy: Policy,
+               today: str | None = None) -> list[Violation]:
+    """Warnings, never errors (memgit compact acts on them): over a cap (MG291), or near
+    limits.max_entries (MG290). ``today`` defaults to the date in the drive's time zone."""
+    import datetime as _dt
+
+    out: list[Violation] = []
+    cap = policy.max_entries
+    if cap and entries > cap:
+        out.append(Violation("MG291", "", 0, f"{entries} entries in topic files, cap {cap} "
+                             "(limits.max_entries)", WARNING))
+    elif cap and entries > cap * policy.near_limit:
+        out.append(Violation("MG290", "", 0, f"{entries} of {cap} entries (limits.max_entries)",
+                             WARNING))
+    if policy.max_age_days and oldest:
+        if today is None and policy.timezone == "UTC":
+            today = _dt.datetime.now(_dt.UTC).date().isoformat()  # no zoneinfo import
+        elif today is None:
+            import zoneinfo
+
+            today = _dt.datetime.now(zoneinfo.ZoneInfo(policy.timezone)).date().isoformat()
+        age = (_dt.date.fromisoformat(today) - _dt.date.fromisoformat(oldest)).days
+        if age > policy.max_age_days:
+            out.append(Violation("MG291", "", 0, f"an entry added {oldest} is {age} days old, "
+                                 f"cap {policy.max_age_days} (limits.max_age_days)", WARNING))
+    return out
 
 
 def sort_violations(violations: Iterable[Violation]) -> list[Violation]:

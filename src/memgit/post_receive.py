@@ -24,7 +24,8 @@ from __future__ import annotations
 import os
 import sys
 
-from .hook_io import clean, parse_updates
+from .hook_io import parse_updates
+from .safe_text import printable
 
 LOCK_FILE = "post-receive.lock"
 LOG_FILE = "post-receive.log"
@@ -43,7 +44,7 @@ def run_post_receive(git_dir: str | os.PathLike[str], stdin: bytes) -> tuple[int
         start_background(git_dir)
     except Exception as exc:
         message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
-        return 0, [f"memgit: warning: post-receive failed: {clean(message)}"]
+        return 0, [f"memgit: warning: post-receive failed: {printable(message, 300)}"]
     return 0, []
 
 
@@ -91,22 +92,28 @@ def _detach(keep: int) -> None:
 
 
 def background_work(git_dir: str | os.PathLike[str]) -> None:
-    """Count the accepted push, then reindex from the branch head git just moved."""
+    """Count the accepted push, reindex from the branch head git just moved, and bring
+    the census of a drive with caps up to date (memgit.census)."""
     from pathlib import Path
 
     from . import events
+    from .census import update_census
     from .git.repository import open_drive
+    from .policy import find_policy
     from .recall_index import reindex
 
     events.record(Path(git_dir), "push_accepted")
-    reindex(open_drive(Path(git_dir)))
+    drive = open_drive(Path(git_dir))
+    policy = find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+    reindex(drive, policy=policy)
+    update_census(drive.git_dir, policy)
 
 
 def _log(git_dir: str | os.PathLike[str], exc: BaseException) -> None:
     import time
 
     message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
-    line = f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {clean(message, 500)}\n"
+    line = f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {printable(message, 500)}\n"
     try:
         fd = os.open(os.path.join(_state_dir(git_dir), LOG_FILE),
                      os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)

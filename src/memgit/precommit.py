@@ -71,7 +71,7 @@ def run(argv: list[str]) -> int:
     else:
         fixed = False
         violations = lint_staged(git_dir, workdir, policy, strict=strict)
-    out = report_lines(violations)
+    out = report_lines(violations, policy)
     if out:
         sys.stdout.write("".join(line + "\n" for line in out))
         sys.stdout.flush()
@@ -87,7 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run(sys.argv[1:] if argv is None else argv)
     except MemgitError as err:
-        print("\n".join(error_lines(err)), file=sys.stderr)
+        from .policy import quote
+
+        print("\n".join(quote(line) for line in error_lines(err)), file=sys.stderr)
         return err.exit_code
     except Exception as exc:  # noqa: BLE001 - unexpected: one line, exit 3
         debug = os.environ.get("MEMGIT_DEBUG") == "1"

@@ -16,15 +16,13 @@ it; unchanged trees and blobs keep their ids and are never rewritten.
 
 from __future__ import annotations
 
-import datetime as _dt
 import re
 import threading
 import time
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from . import events, recall_index
+from . import events, recall_index, write_ops
 from . import format as fmt
 from .errors import ConflictError, NotADriveError, RepoError, UsageError
 from .git.plumbing import object_count, refs_snapshot, topo_commits
@@ -39,7 +37,7 @@ from .git.raw import (
     split_object,
     tree_entries,
 )
-from .git.repository import Drive, head_branch
+from .git.repository import Drive, build_tree, create_commit, head_branch, set_ref
 from .git.rewrite import (
     drop_transient_heads,
     expire_reflogs_and_prune,
@@ -52,11 +50,12 @@ from .git.worktree import move_checkout, worktree_changes
 from .policy import (
     ID_RE,
     PURGE_LOCK_FILE,
+    Policy,
     PurgeRegistry,
     find_policy,
+    quote,
 )
 from .purge_text import (
-    FOLDS_TO_ASCII_BYTES,
     Checker,
     Progress,
     Removed,
@@ -65,9 +64,20 @@ from .purge_text import (
     no_progress,
     remove_entry_lines,
     scrub_message,
+    scrub_registered,
     strip_tag_signature,
-    text_digest_of,
     verify_purged,
+)
+from .registry import (
+    LEASE_CONFIG,
+    PURGED_IDS_FILE,
+    PURGED_REF,
+    RegistryKey,
+    hold_lock,
+    lease_seconds,
+    purge_digest,
+    refuse_live_lock,
+    registry_key,
 )
 
 _DETERMINISTIC_RE = re.compile(r"entry-[0-9a-f]{16}\Z")
@@ -100,6 +110,7 @@ class PurgePlan:
     objects: list[tuple[str, str, bytes]] = field(default_factory=list)  # (kind, id, raw)
     commit_map: dict[str, str] = field(default_factory=dict)
     digests: dict[str, list[str]] = field(default_factory=dict)  # id -> text digests
+    keys: dict[str, list[RegistryKey]] = field(default_factory=dict)  # id -> registry lines
     texts: list[str] = field(default_factory=list)
     changes: list[Change] = field(default_factory=list)
     needles: list[str] = field(default_factory=list)  # what each purged line contains
@@ -342,8 +353,12 @@ class _Scan:
         return out
 
 
+def _policy(drive: Drive) -> Policy:
+    return find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+
+
 def _drive_branch(drive: Drive) -> str:
-    policy = find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+    policy = _policy(drive)
     head = drive.head_commit(policy.branch)
     if head is None:
         raise NotADriveError(f"{drive.root} has no branch {policy.branch}: it is not a drive",
@@ -355,31 +370,29 @@ def _drive_branch(drive: Drive) -> str:
     return policy.branch_ref
 
 
-def check_ids(ids: Iterable[str]) -> list[str]:
+def check_ids(ids: Iterable[str], policy: Policy | None = None) -> list[str]:
     out = list(dict.fromkeys(i.strip() for i in ids))
     if not out:
         raise UsageError("no entry ids given", "name the ids to purge: memgit purge ID...")
     bad = [i for i in out if not ID_RE.match(i)]
     if bad:
-        raise UsageError(f"not an entry id: {', '.join(map(repr, bad))}",
+        raise UsageError(f"not an entry id: {quote(', '.join(map(repr, bad)), policy)}",
                          "ids look like m-01jd3xk8q7c9v2n4r6t8w0y1z3 or entry-0123456789abcdef")
     return out
 
 
-def plan_purge(drive: Drive, ids: Iterable[str], *,
-               progress: Progress = no_progress) -> PurgePlan:
-    """Read the history and compute the rewrite; nothing is written."""
-    wanted = check_ids(ids)
+def plan_purge(drive: Drive, ids: Iterable[str], *, progress: Progress = no_progress,
+               missing_ok: bool = False) -> PurgePlan:
+    """Read the history and compute the rewrite; nothing is written. ``missing_ok``: ids
+    in no commit are left out of the plan instead of refused (a parent's registry)."""
+    wanted = check_ids(ids, _policy(drive))
     branch_ref = _drive_branch(drive)
     oddities = repository_oddities(drive.git_dir)
     if oddities:
         raise RepoError(f"cannot purge {drive.root}: {'; '.join(oddities)}",
                         "purge a plain full repository (the server's bare drive), with no "
                         "operation in progress; see docs/purge.md")
-    if (drive.git_dir / LOCK_FILE).exists():
-        raise ConflictError(f"another purge is running on this drive "
-                            f"({drive.git_dir / LOCK_FILE} exists)",
-                            "wait for it; if no purge runs, delete the file")
+    refuse_live_lock(drive.git_dir, _lease(drive))
     plan = PurgePlan(wanted, str(drive.git_dir), branch_ref)
     clock = time.perf_counter()
     scan = _Scan(drive, wanted, progress)
@@ -387,7 +400,7 @@ def plan_purge(drive: Drive, ids: Iterable[str], *,
         _read_history(scan, plan)
         plan.phases["read"] = time.perf_counter() - clock
         clock = time.perf_counter()
-        _check_found(scan, plan, drive)
+        _check_found(scan, plan, drive, missing_ok)
         _rewrite(scan, plan, progress)
         _check_head_duplicates(scan, plan)
         plan.phases["rewrite"] = time.perf_counter() - clock
@@ -397,7 +410,7 @@ def plan_purge(drive: Drive, ids: Iterable[str], *,
         dirty = worktree_changes(drive, plan.checkout_paths, untracked=False)
         if dirty:
             raise UsageError(f"uncommitted changes in files the purge rewrites: "
-                             f"{', '.join(dirty[:5])}",
+                             f"{quote(', '.join(dirty[:5]), _policy(drive))}",
                              "commit or stash them (git stash), then run memgit purge again")
     return plan
 
@@ -444,12 +457,14 @@ def _read_history(scan: _Scan, plan: PurgePlan) -> None:
     scan.scan_blobs(first + blob_tips)
 
 
-def _check_found(scan: _Scan, plan: PurgePlan, drive: Drive) -> None:
+def _check_found(scan: _Scan, plan: PurgePlan, drive: Drive, missing_ok: bool) -> None:
     found: set[str] = set()
     for removed in scan.blob_removed.values():
         found.update(r.entry_id for r in removed)
     missing = [i for i in plan.ids if i not in found]
-    if not missing:
+    if not missing or missing_ok:
+        plan.ids = [i for i in plan.ids if i in found]
+        scan.needles = [n for n in scan.needles if n not in missing]
         return
     registry = PurgeRegistry.load(drive.git_dir)
     already = [i for i in missing if i in registry.ids]
@@ -466,14 +481,20 @@ def _check_found(scan: _Scan, plan: PurgePlan, drive: Drive) -> None:
 
 
 def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
-    digests: dict[str, dict[str, None]] = {i: {} for i in plan.ids}
+    keys: dict[str, dict[RegistryKey, None]] = {i: {} for i in plan.ids}
     texts: dict[str, None] = {}
     for removed in scan.blob_removed.values():
         plan.lines_removed += len(removed)
         for r in removed:
-            digests[r.entry_id].setdefault(text_digest_of(r.text))
+            keys[r.entry_id].setdefault(registry_key(r.text))
             texts.setdefault(r.text)
-    plan.digests = {i: list(d) for i, d in digests.items()}
+    plan.keys = {i: list(k) for i, k in keys.items()}
+    plan.digests = {i: [k.digest for k in ks] for i, ks in plan.keys.items()}
+    # every text purged so far, this purge's too: messages quoting one are scrubbed
+    registered = PurgeRegistry.load(scan.git_dir)
+    for entry_id, entry_keys in plan.keys.items():
+        for key in entry_keys:
+            registered.add(entry_id, key)
     plan.texts = list(texts)
     plan.needles = list(scan.needles)
     plan.blobs_rewritten = len(scan.blob_new)
@@ -482,6 +503,7 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
     joined = b"\x00".join(split_object(raw)[1] for raw in scan.commit_raw.values())
     quoting = [t for t in sorted_texts if t in joined]
     commit_map = plan.commit_map
+    scrubbed: set[str] = set()  # commits and tags whose message changed
     changed_by: dict[str, set[tuple[str, bytes]]] = {}
     total = len(scan.commits)
     for number, (oid, _parents) in enumerate(scan.commits, start=1):
@@ -496,11 +518,10 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
             parents.append(raw[pos + 7:pos + 47].decode())
             pos += 48
         new_parents = [commit_map.get(p, p) for p in parents]
-        if quoting:
-            message = split_object(raw)[1]
-            new_message = scrub_message(message, quoting)
-        else:
-            message = new_message = b""
+        message = split_object(raw)[1]
+        new_message = scrub_registered(scrub_message(message, quoting), registered)
+        if new_message != message:
+            scrubbed.add(oid)
         if new_tree != old_tree:
             # the dry-run listing: (path, version) pairs no parent had already
             paths = set(scan.tree_changes[old_tree])
@@ -528,8 +549,7 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
                 kept = [h for h in kept if not h.startswith(_SIGNATURE_HEADERS)]
             if new_message != message:
                 plan.messages_scrubbed += 1
-            new_raw = new_head + join_object(kept, new_message if quoting
-                                                     else own_message)
+            new_raw = new_head + join_object(kept, new_message)
         commit_map[oid] = scan.add("commit", new_raw).hex()
         plan.commits_rewritten += 1
         if number % 2000 == 0:
@@ -554,12 +574,13 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
             return tag_map[oid]
         headers, message, target, target_kind = scan.tags[oid]
         new_target = map_any(target, target_kind)
-        new_message = scrub_message(message, sorted_texts) if sorted_texts else message
+        new_message = scrub_registered(scrub_message(message, sorted_texts), registered)
         if new_target == target and new_message == message:
             tag_map[oid] = oid
             return oid
         if new_message != message:
             plan.messages_scrubbed += 1
+            scrubbed.add(oid)
         kept = [h for h in headers if not h.startswith((b"object ", b"gpgsig"))]
         stripped = strip_tag_signature(new_message)
         if stripped != new_message or len(kept) + 1 != len(headers):
@@ -581,15 +602,14 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
     for commit in scan.commit_raw:
         checked[commit] = True  # its message was searched for every purged text above
     for commit in commit_map:
-        if quoting and any(t in split_object(scan.commit_raw[commit])[1]
-                           for t in quoting):
+        if commit in scrubbed:
             checked[commit] = False  # its message quoted a purged text
     for tag in tag_map:
-        checked[tag] = not any(t in scan.tags[tag][1] for t in sorted_texts)
+        checked[tag] = tag not in scrubbed
     for tree in scan.trees.raw:
         checked[tree.hex()] = True  # names and ids only
-    for key in scan.scanned:
-        checked[key] = bytes.fromhex(key) not in scan.blob_new
+    for scanned in scan.scanned:
+        checked[scanned] = bytes.fromhex(scanned) not in scan.blob_new
     # kept blobs still to search for purged texts: those read before the scan knew
     # every text's head, and those that hold a head
     recheck = [k for k in scan.scanned[:scan.heads_learned_at] if checked[k]]
@@ -633,17 +653,18 @@ def _check_head_duplicates(scan: _Scan, plan: PurgePlan) -> None:
     clashes: list[str] = []
     for path, oid in files:
         data = scan.new_objects[oid][1] if oid in scan.new_objects else contents[oid.hex()]
-        if words is not None and not any(c in data for c in FOLDS_TO_ASCII_BYTES):
+        if words is not None and data.isascii():
             lowered = data.lower()
             if not any(w in lowered for w in words):
                 continue
         text = data.decode("utf-8", "surrogateescape")
         for _line, entry in fmt.parse_document(path, text).entries():
-            if entry.id not in scan.ids and text_digest_of(entry.text) in wanted:
+            if entry.id not in scan.ids and purge_digest(entry.text) in wanted:
                 clashes.append(f"{entry.id} in {path}")
     if clashes:
         raise UsageError("entries kept at the head hold the same text as a purged entry: "
-                         + ", ".join(clashes[:10]) + "; nothing was rewritten",
+                         + quote(", ".join(clashes[:10]), _policy(scan.drive))
+                         + "; nothing was rewritten",
                          "purge those ids too (or edit their text first): the registry "
                          "refuses purged texts, so they could never be pushed again")
 
@@ -655,34 +676,21 @@ def apply_purge(drive: Drive, plan: PurgePlan, *, progress: Progress = no_progre
                 today: str | None = None) -> PurgeResult:
     """Write the plan's objects, move the refs (compare-and-swap), record, prune, verify."""
     started = time.perf_counter()
-    lock = _hold_lock(drive.git_dir)
+    lock, note = hold_lock(drive.git_dir, _lease(drive))  # registry.hold_lock: MG610 for pushes
     try:
-        return _apply_locked(drive, plan, progress, today, started)
+        result = _apply_locked(drive, plan, progress, today, started)
     finally:
         lock.unlink(missing_ok=True)
+    if note:
+        result.notes.insert(0, note)
+    return result
 
 
-LOCK_FILE = PURGE_LOCK_FILE  # pre-receive refuses pushes while it exists (MG610)
+LOCK_FILE = PURGE_LOCK_FILE  # pre-receive refuses pushes while it holds (MG610)
 
 
-def _hold_lock(git_dir: Path) -> Path:
-    """``memgit-purge.lock`` in the git directory while a purge writes and prunes.
-
-    ``prune --expire=now`` may delete the objects of a push that git has moved out
-    of its quarantine but not yet referenced; pre-receive refuses pushes while
-    this file exists (docs/purge.md), and a second purge refuses to start.
-    """
-    import os
-
-    path = git_dir / LOCK_FILE
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError as exc:
-        raise ConflictError(f"another purge is running on this drive ({path} exists)",
-                            "wait for it; if no purge runs, delete the file") from exc
-    with os.fdopen(fd, "w") as fh:
-        fh.write(f"{os.getpid()} {_dt.datetime.now(_dt.UTC).isoformat()}\n")
-    return path
+def _lease(drive: Drive) -> float:
+    return lease_seconds(drive.config_value(LEASE_CONFIG))
 
 
 def _apply_locked(drive: Drive, plan: PurgePlan, progress: Progress,
@@ -707,13 +715,14 @@ def _apply_locked(drive: Drive, plan: PurgePlan, progress: Progress,
     drop_transient_heads(git_dir)
     if drive.workdir is not None and plan.checkout_trees is not None:
         move_checkout(drive, *plan.checkout_trees)
-    policy = find_policy(None, git_dir, drive.config_value("memgit.policy"))
-    date = today or _today(policy.timezone)
-    rows = [(i, d) for i in plan.ids for d in plan.digests.get(i, [])]
+    policy = _policy(drive)
+    date = today or write_ops.today(policy)
+    rows = [(i, k) for i in plan.ids for k in plan.keys.get(i, [])]
     PurgeRegistry.append(git_dir, rows, date)
+    _publish_ids(drive)
     plan.phases["refs"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    checker = Checker(plan.ids, plan.needles, plan.texts)
+    checker = Checker(plan.ids, plan.needles, plan.texts, PurgeRegistry.load(git_dir))
     # Pruning is git's work (a repack); meanwhile the blobs kept from the old history
     # are searched for entries holding a purged text under another id, the one check
     # the scan could not make (it learned the texts only at its end). git readers and
@@ -755,10 +764,15 @@ def _apply_locked(drive: Drive, plan: PurgePlan, progress: Progress,
     return result
 
 
-def _today(zone: str) -> str:
-    import zoneinfo
-
-    return _dt.datetime.now(zoneinfo.ZoneInfo(zone)).date().isoformat()
+def _publish_ids(drive: Drive) -> None:
+    """Point ``refs/memgit/purged`` at a commit whose one file lists every purged id, so
+    that sync clients learn them and delete those entries from their own recall index.
+    Ids only: the registry's digests of purged texts stay in the git directory."""
+    ids = sorted(PurgeRegistry.load(drive.git_dir).ids)
+    data = "".join(i + "\n" for i in ids).encode()
+    tree = build_tree(drive, None, {PURGED_IDS_FILE: data})
+    commit = create_commit(drive, tree, [], "memgit: purged entry ids\n")
+    set_ref(drive, PURGED_REF, commit, "memgit purge: publish purged ids")
 
 
 def _update_index(drive: Drive, plan: PurgePlan) -> None:

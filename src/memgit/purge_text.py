@@ -1,9 +1,10 @@
 """What a purge removes and how it is found again: entry lines by id, purged texts in
 commit and tag messages, and the check that no object still holds them.
 
-memgit.purge rewrites the history with :func:`remove_entry_lines` and
-:func:`scrub_message`; after the rewrite :func:`verify_purged` accounts for every
-object of the repository with a :class:`Checker`. Pure byte and text work, plus
+memgit.purge rewrites the history with :func:`remove_entry_lines`,
+:func:`scrub_message` and :func:`scrub_registered`; after the rewrite
+:func:`verify_purged` accounts for every object of the repository with a
+:class:`Checker`. Pure byte and text work, plus
 the one ``cat-file`` reader for the objects it must read.
 """
 
@@ -17,7 +18,7 @@ from . import format as fmt
 from .errors import RepoError
 from .git.plumbing import all_object_ids
 from .git.raw import ObjectReader, split_object
-from .policy import text_digest, text_key
+from .registry import PurgeRegistry, purge_key
 
 Progress = Callable[[str, int, int], None]
 """Called with (phase, done, total) while a purge runs."""
@@ -62,18 +63,14 @@ def remove_entry_lines(data: bytes, ids: frozenset[str], needles: Iterable[str]
                 spans.append((pos, end, Removed(entry.id, entry.text)))
             pos = end
     else:
-        starts: set[int] = set()
+        lines: dict[int, tuple[int, str]] = {}  # start -> (end, content), as split_lines cuts
         for needle in needles:
             at = text.find(needle)
             while at >= 0:
-                starts.add(text.rfind("\n", 0, at) + 1)
+                start, end, content = fmt.line_around(text, at)
+                lines[start] = (end, content)
                 at = text.find(needle, at + len(needle))
-        for start in sorted(starts):
-            nl = text.find("\n", start)
-            end = len(text) if nl < 0 else nl + 1
-            content = text[start:end].rstrip("\n") if nl >= 0 else text[start:end]
-            if nl >= 0 and content.endswith("\r"):
-                content = content[:-1]  # "\r\n" ends the line, as format.split_lines reads it
+        for start, (end, content) in sorted(lines.items()):
             entry = fmt.parse_entry(content)
             if entry is not None and entry.id in ids:
                 spans.append((start, end, Removed(entry.id, entry.text)))
@@ -99,39 +96,34 @@ def scrub_message(message: bytes, texts: list[bytes]) -> bytes:
     return message
 
 
+def scrub_registered(message: bytes, registry: PurgeRegistry) -> bytes:
+    """Each stretch of ``message`` that the registry knows as a purged text (any
+    normal form, any earlier purge) becomes ``[purged]``."""
+    if not registry:
+        return message
+    text = message.decode("utf-8", "surrogateescape")
+    spans = registry.quoted(text)
+    for start, end in reversed(spans):
+        text = text[:start] + PURGED.decode() + text[end:]
+    return text.encode("utf-8", "surrogateescape") if spans else message
+
+
 def longest_first(texts: Iterable[str]) -> list[bytes]:
     raw = {t.encode("utf-8", "surrogateescape") for t in texts if t}
     return sorted(raw, key=lambda t: (-len(t), t))
 
 
-# Non-ASCII characters whose case folding is ASCII letters (K, long s, sharp s, the
-# Latin ligatures), as UTF-8: a file holding one is parsed whatever the prefilter says.
-_FOLDS_TO_ASCII = ("\u212a", "\u017f", "\u00df", "\u1e9e", "\ufb00", "\ufb01", "\ufb02",
-                   "\ufb03", "\ufb04", "\ufb05", "\ufb06")
-FOLDS_TO_ASCII_BYTES = tuple(c.encode() for c in _FOLDS_TO_ASCII)
-
-
 def key_words(texts: Iterable[str]) -> list[bytes] | None:
-    """A prefilter for "holds an entry whose text key is one of these": the longest
-    ASCII word of each text key, to look for in the lower-cased bytes (for ASCII,
-    casefold is lower; files with characters that fold to ASCII are parsed anyway).
-    None when some text has no ASCII word: parse everything."""
+    """A prefilter for "holds an entry whose purge key is one of these", for ASCII files
+    (where the purge key is the lower-cased text): the longest ASCII word of each key,
+    to look for in the lower-cased bytes. None when some key has no ASCII word."""
     out: set[bytes] = set()
     for text in texts:
-        ascii_words = [w for w in text_key(text).split() if w.isascii()]
+        ascii_words = [w for w in purge_key(text).split() if w.isascii()]
         if not ascii_words:
             return None
         out.add(max(ascii_words, key=len).encode())
     return sorted(out)
-
-
-def text_digest_of(text: str) -> str:
-    try:
-        return text_digest(text)
-    except UnicodeEncodeError:  # undecodable bytes: digest them as they are
-        import hashlib
-
-        return hashlib.sha256(text_key(text).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def strip_tag_signature(message: bytes) -> bytes:
@@ -152,12 +144,14 @@ def strip_tag_signature(message: bytes) -> bytes:
 class Checker:
     """What "a purged entry survived" means, for one object's content."""
 
-    def __init__(self, ids: list[str], needles: list[str], texts: list[str]) -> None:
+    def __init__(self, ids: list[str], needles: list[str], texts: list[str],
+                 registry: PurgeRegistry | None = None) -> None:
         self.ids = frozenset(ids)
+        self.registry = registry or PurgeRegistry()
         self.needles = list(needles)  # every purged line holds one (ids, id-less texts)
         self.needle_bytes = [n.encode("utf-8", "surrogateescape") for n in needles]
         self.texts = longest_first(texts)
-        self.keys = {text_key(t) for t in texts}
+        self.keys = {purge_key(t) for t in texts}
         # One search per distinct 16-byte head stands for all texts starting with it
         # (the versions of an edited entry mostly share their beginning).
         self.heads = sorted({t[:16] for t in self.texts})
@@ -174,7 +168,8 @@ class Checker:
                                "purge it too)")
         elif kind in ("commit", "tag"):
             message = split_object(data)[1]
-            if any(t in message for t in self.texts):
+            if any(t in message for t in self.texts) or \
+                    self.registry.quoted(message.decode("utf-8", "surrogateescape")):
                 out.append(f"{kind} {oid} (its message quotes a purged text)")
         return out
 
@@ -228,14 +223,14 @@ def verify_purged(git_dir: Path, checker: Checker, known: dict[str, bool] | None
 
 
 def _entries_with_texts(data: bytes, texts: list[bytes], keys: set[str]) -> list[str]:
-    """Ids of entries in ``data`` whose text is one of ``texts`` (compared as text keys)."""
+    """Ids of entries in ``data`` whose text is one of ``texts`` (compared as purge keys)."""
     out: list[str] = []
     text = data.decode("utf-8", "surrogateescape")
     for needle in texts:
         if needle not in data:
             continue
         for _line, entry in fmt.parse_document("", text).entries():
-            if text_key(entry.text) in keys:
+            if purge_key(entry.text) in keys:
                 out.append(entry.id)
         break
     return out

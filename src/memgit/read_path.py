@@ -9,10 +9,11 @@ neither of them calls the other.
 
 from __future__ import annotations
 
-from . import recall_index, state
+from . import recall_index, recall_search, state
 from .git.repository import Drive
 from .policy import Policy
-from .recall_index import Hit, ReindexResult
+from .recall_index import ReindexResult
+from .recall_search import Hit
 from .state import pending
 from .writer import retry_pending
 
@@ -36,5 +37,5 @@ def recall(drive: Drive, query: str, limit: int = 5, *, count: bool = True,
     :func:`catch_up`; counts one retrieval for each entry returned."""
     conn = state.connection(drive.git_dir)
     current = catch_up(drive, policy=policy, conn=conn)
-    return recall_index.search(conn, query, limit, count=count,
-                               key=(str(drive.git_dir), current.head or ""))
+    return recall_search.search(conn, query, limit, count=count,
+                                key=(str(drive.git_dir), current.head or ""))

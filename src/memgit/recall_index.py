@@ -1,4 +1,4 @@
-"""The recall index: every entry of the drive's branch head as a row, and search.
+"""The recall index: every entry of the drive's branch head as a row.
 
 "Recall index" is this SQLite cache only; git's index is called the staging area
 (memgit.git.worktree.staged_files) and MEMORY.md's ``## Index`` the Index section
@@ -21,16 +21,15 @@ deleted at any time, and is rebuilt from the branch head. Rules (docs/spec.md, s
   (memgit.read_path, which also drains the writer's pending queue first).
 
 The rows live in the state database (state.facts holds their SQL); this module
-decides what they are and when they change. It never imports the writer.
+decides what they are and when they change; memgit.recall_search searches them.
+It never imports the writer.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
 
 from . import format as fmt
 from . import state
@@ -57,24 +56,6 @@ _EXCLUDED_KINDS = ("question", "answer")
 
 
 # --- rows ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One recall result."""
-
-    entry_id: str
-    text: str
-    path: str
-    line: int
-    source: str
-    added: str
-    score: float
-    fact_id: str
-    retrievals: int
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass
@@ -254,118 +235,13 @@ def _incremental(drive: Drive, conn: state.Connection, did: str, old_tree: str,
     return ReindexResult("incremental", None, parsed, *counts, changed_paths=paths)
 
 
-# --- search ------------------------------------------------------------------------------
-_STOPWORDS = frozenset("""
-a about above after again against all am an and any are as at be because been before being
-below between both but by can could did do does doing down during each few for from further
-had has have having he her here hers herself him himself his how i if in into is it its
-itself just me more most my myself no nor not now of off on once only or other our ours
-ourselves out over own same she should so some such than that the their theirs them
-themselves then there these they this those through to too under until up very was we were
-what when where which while who whom why will with would you your yours yourself yourselves
-tell know find get got anything something anyone someone thing things remember recall did
-does say said us
-""".split())
-_WORD_RE = re.compile(r"\w+", re.UNICODE)
-
-
-def match_expression(query: str) -> str:
-    """The FTS5 query for free text: its words (stop words dropped), OR-ed.
-
-    Each word is quoted, so FTS5 syntax in the query is never interpreted;
-    words of four letters or more also match as prefixes (config ->
-    configuration). BM25 then ranks entries matching more and rarer words first.
-    """
-    words: list[str] = []
-    for word in _WORD_RE.findall(query.casefold()):
-        if word in _STOPWORDS or word in words:
-            continue
-        words.append(word)
-    if not words:  # a query of stop words only: search them as given
-        words = list(dict.fromkeys(_WORD_RE.findall(query.casefold())))
-    return " OR ".join(match_terms(words))
-
-
-def match_terms(words: Iterable[str]) -> list[str]:
-    return [f'"{w}"*' if len(w) >= 4 else f'"{w}"' for w in words]
-
-
-# Terms matching more than this share of a large drive's entries are dropped
-# from a query that has rarer terms: BM25 gives them almost no weight, but
-# scoring their thousands of matches dominates the time (bench_recall.py).
-COMMON_SHARE = 0.2
-COMMON_MIN_ENTRIES = 1000
-# Per drive: the head the counts were taken at, the number of entries then, and
-# the number of entries matching each term. Document frequencies move slowly, so
-# they survive new heads until the drive's size has changed by more than 2%.
-_df_cache: dict[str, tuple[str, int, dict[str, int]]] = {}
-
-
-def _term_counts(conn: state.Connection, key: tuple[str, str]) -> tuple[int, dict[str, int]]:
-    drive, head = key
-    cached = _df_cache.get(drive)
-    if cached is not None and cached[0] == head:
-        return cached[1], cached[2]
-    total = facts.searchable_count(conn)
-    counts = cached[2] if cached is not None and abs(total - cached[1]) <= 0.02 * cached[1] \
-        else {}
-    if len(_df_cache) > 64:
-        _df_cache.clear()
-    _df_cache[drive] = (head, total, counts)
-    return total, counts
-
-
-def _matches(conn: state.Connection, counts: dict[str, int], term: str) -> int:
-    if term not in counts:
-        counts[term] = facts.match_count(conn, term)
-    return counts[term]
-
-
-def _prune_common(conn: state.Connection, key: tuple[str, str], expression: str) -> str:
-    terms = expression.split(" OR ")
-    if len(terms) < 2:
-        return expression
-    total, counts = _term_counts(conn, key)
-    if total < COMMON_MIN_ENTRIES:
-        return expression
-    rare = [t for t in terms if _matches(conn, counts, t) <= COMMON_SHARE * total]
-    return " OR ".join(rare) if rare else expression
-
-
-def _only_common(conn: state.Connection, key: tuple[str, str], expression: str) -> bool:
-    """A one-term query whose term matches a large share of a large drive ("the")."""
-    if " OR " in expression:
-        return False
-    total, counts = _term_counts(conn, key)
-    return total >= COMMON_MIN_ENTRIES and \
-        _matches(conn, counts, expression) > COMMON_SHARE * total
-
-
-def search(conn: state.Connection, query: str, limit: int = 5, *, count: bool = True,
-           key: tuple[str, str] = ("", "")) -> list[Hit]:
-    """The ``limit`` best entries for ``query`` (BM25 over text and topic path) in an
-    index that is current; counts one retrieval for each entry returned. ``key``
-    (git dir, head) names the index for the cached word counts. Reads call
-    memgit.read_path.recall, which makes the index current first."""
-    expression = match_expression(query)
-    if not expression or limit <= 0:
-        return []
-    expression = _prune_common(conn, key, expression)
-    rows = facts.search(conn, expression, limit, newest=_only_common(conn, key, expression))
-    hits = [Hit(r.entry_id, r.text, r.path, r.line, r.source, r.added,
-                round(-float(r.score), 4), r.fact_id, int(r.retrievals) + (1 if count else 0))
-            for r in rows]
-    if count and rows:
-        facts.count_retrievals(conn, [r.rowid for r in rows])
-    return hits
-
-
 # --- purge support ------------------------------------------------------------------------
 
 
-def forget_entries(drive: Drive, ids: Iterable[str]) -> int:
-    """Delete the index rows (and full-text rows) of purged entries; returns rows deleted."""
-    return facts.delete_entries(state.connection(drive.git_dir), ids)
+def forget_entries(drive: Drive, ids: Iterable[str], *, scrub: bool = True) -> int:
+    """Delete the index rows (and full-text rows) of purged entries; returns rows deleted
+    (``scrub=False``: leave the file as it is when no row was there)."""
+    return facts.delete_entries(state.connection(drive.git_dir), ids, scrub=scrub)
 
 
 def remap_revisions(drive: Drive, mapping: Mapping[str, str]) -> None:

@@ -18,8 +18,13 @@ It
 * scans for secrets only the lines that are new in the push (lines not present
   in the parent's version of the same file; by induction over the commits in
   topological order every line of the push is scanned once);
+* judges what each commit says besides its tree (``check_commit``: its message,
+  author and committer, for credentials and quoted purged texts);
+* counts the bytes of the new blobs from their sizes and refuses a push over
+  ``limits.push_bytes`` (``check_push_size``) before reading any content;
 * refuses purged ids and texts (``check_purged`` with the registry
-  ``memgit-purged`` of the git directory).
+  ``memgit-purged`` of the git directory), also in files a tip takes from an old
+  commit that the branch did not have (a merge of an old parent).
 
 Blobs that were already at the same path in the repository before the push
 (in a parent commit that is not new) were judged when they landed; they are
@@ -42,11 +47,12 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from . import format as fmt
+from .census import no_secret_scan, push_cap_warnings
 from .errors import MemgitError
 from .git.modes import MODE_COMMIT, MODE_EXEC, MODE_FILE
 from .git.plumbing import (
@@ -58,10 +64,11 @@ from .git.plumbing import (
     start_new_commits,
     start_plumbing,
 )
-from .git.raw import LaterRead, ObjectReader, TreeCache, is_tree
-from .hook_io import RefUpdate, ServerSideError, clean, parse_updates, server_error_lines
+from .git.raw import LaterRead, ObjectReader, TreeCache, commit_text, is_tree
+from .hook_io import RefUpdate, ServerSideError, parse_updates, server_error_lines
 from .policy import (
     ERROR,
+    NEAR_LIMIT_CODES,
     BlobFacts,
     Policy,
     PurgeRegistry,
@@ -69,18 +76,20 @@ from .policy import (
     Violation,
     check_blob,
     check_change,
+    check_commit,
     check_not_purging,
     check_path,
     check_purged,
+    check_push_size,
     check_tree,
     check_update,
     find_policy,
 )
+from .receive_report import SHORT, Finding, Verdict, report
 
 if TYPE_CHECKING:
     from subprocess import Popen
 
-SHORT = 10  # hex digits of a commit id in messages
 _BLOB_MODES = (MODE_FILE, MODE_EXEC)
 
 
@@ -145,36 +154,6 @@ class TreeFile(NamedTuple):
     oid: str
 
 
-@dataclass
-class Finding:
-    """A violation with where it was found: a ref, or a commit (first one it shows in)."""
-
-    violation: Violation
-    ref: str = ""
-    commit: str = ""
-    more: int = 0  # later commits of the push with the same violation
-
-
-@dataclass
-class Verdict:
-    findings: list[Finding] = field(default_factory=list)
-    subjects: dict[str, str] = field(default_factory=dict)
-    commits: int = 0  # commits judged
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def errors(self) -> list[Finding]:
-        return [f for f in self.findings if f.violation.severity == ERROR]
-
-    @property
-    def warnings(self) -> list[Finding]:
-        return [f for f in self.findings if f.violation.severity != ERROR]
-
-    @property
-    def accepted(self) -> bool:
-        return not self.errors
-
-
 class PushJudge:
     """Judges the commits of one push; caches trees, path checks and blob facts."""
 
@@ -191,6 +170,8 @@ class PushJudge:
         self._trees: dict[str, tuple[TreeFile, ...]] = {}  # commit -> rows of its tree
         self._maps: dict[str, dict[str, TreeFile]] = {}  # commit -> path -> row
         self._old: set[TreeFile] = set()  # rows of the old parents: judged when they landed
+        self._old_tips: dict[str, str] = {}  # tip of a ref update -> the ref's old value
+        self._commit_raw: dict[str, bytes] = {}  # the new commits, read after their sizes
         self._sizes: dict[str, int] = {}
         self._facts: dict[tuple[str, str], BlobFacts] = {}  # (blob, path) -> facts
         self._lean: dict[tuple[str, str], BlobFacts] = {}  # the same without links
@@ -319,6 +300,8 @@ class PushJudge:
             return []
         if new_commits:
             tips.add(new_commits[-1].oid)  # --topo-order --reverse lists the (peeled) tip last
+            if not update.is_create:
+                self._old_tips[new_commits[-1].oid] = update.old
         return new_commits
 
     def _fast_forward(self, update: RefUpdate, new_commits: list[PushCommit]) -> bool:
@@ -352,6 +335,9 @@ class PushJudge:
                 return
         if not self._read_sizes(commits):
             return
+        self._commit_raw = {o: got[1] for o, got in
+                            self.reader.read_many([c.oid for c in commits]).items()
+                            if got is not None and got[0] == "commit"}
         # old files may be needed for duplicate ids: git reads them while Python judges
         # the new ones
         self._old_read = self.reader.read_later(
@@ -368,6 +354,8 @@ class PushJudge:
         TIMING.mark("old_blobs")
         for commit in commits:
             self._judge_commit(commit, tip=commit.oid in tips)
+            if commit.oid in tips and self.registry:
+                self._judge_returning(commit)
         verdict.commits = len(commits)
         TIMING.mark("tree_rules")
 
@@ -376,7 +364,7 @@ class PushJudge:
         that is nowhere is MG608."""
         wanted = list({r.oid for rows in self._trees.values() for r in rows
                        if r.mode != MODE_COMMIT})
-        info = self.reader.info_many(wanted)
+        info = self.reader.info_many(wanted + [c.oid for c in commits])
         sizes = self._sizes
         missing: list[Finding] = []
         for commit in commits:
@@ -395,7 +383,17 @@ class PushJudge:
                 got = info.get(oid)
                 sizes[oid] = got[1] if got is not None else -1
         self.verdict.findings.extend(missing)
-        return not missing
+        if missing:
+            return False
+        # What judging would read: each (blob, path) new in the push, and the commits.
+        # Counted from sizes alone, so a flood is refused before any content is read.
+        new_bytes = sum(sizes[oid] for oid, _path in {
+            (r.oid, r.path) for c in commits for r in self._trees[c.oid]
+            if r.mode in _BLOB_MODES and r not in self._old})
+        new_bytes += sum((info.get(c.oid) or ("", 0))[1] for c in commits)
+        too_large = check_push_size(new_bytes, self.policy)
+        self._ref_finding("", too_large)
+        return not too_large
 
     # blobs -------------------------------------------------------------------------
 
@@ -512,7 +510,7 @@ class PushJudge:
         contents = self._contents([r.oid for r in chosen])
         for r in chosen:
             self._facts[(r.oid, r.path)] = check_blob(r.path, contents[r.oid], self.policy,
-                                                      scan=_scan_nothing)
+                                                      scan=no_secret_scan)
 
     def _old_in_push(self, commits: list[PushCommit]) -> list[TreeFile]:
         """Files of the new commits' trees that were already in the repository."""
@@ -531,10 +529,38 @@ class PushJudge:
 
     # one commit ----------------------------------------------------------------------
 
+    def _judge_returning(self, tip: PushCommit) -> None:
+        """Purged ids and texts in files the tip takes from an old commit (a merge of an
+        old parent, any number of parents) that the ref's old tip did not have: such
+        content was judged when it landed, but the registry may have grown since."""
+        old_tip = self._old_tips.get(tip.oid)
+        before: set[TreeFile] = set()
+        if old_tip is not None:
+            if old_tip not in self._trees:
+                self._trees[old_tip] = self.flat_tree(self._commit_tree(old_tip))
+            before = set(self._trees[old_tip])
+        rows = [r for r in self._trees[tip.oid] if r in self._old and r not in before
+                and self._readable(r)]
+        if not rows:
+            return
+        contents = self._contents([r.oid for r in rows if (r.oid, r.path) not in self._facts])
+        for row in rows:
+            key = (row.oid, row.path)
+            facts = self._facts.get(key)
+            if facts is None:
+                facts = self._facts[key] = check_blob(row.path, contents[row.oid],
+                                                      self.policy, scan=no_secret_scan)
+            for v in check_purged(row.path, facts, self.registry):
+                self.verdict.findings.append(Finding(v, commit=tip.oid))
+
     def _judge_commit(self, commit: PushCommit, *, tip: bool) -> None:
         rows = self._trees[commit.oid]
         first = self._map(commit.parents[0]) if commit.parents else {}
         out: list[Violation] = []
+        raw = self._commit_raw.get(commit.oid)
+        if raw is not None:
+            message, people = commit_text(raw)
+            out.extend(check_commit(message, people, self.policy, self.registry))
         items: list[TreeItem] = []
         changed: list[TreeFile] = []
         for row in rows:
@@ -560,7 +586,9 @@ class PushJudge:
                 self.verdict.findings.append(Finding(v, commit=commit.oid))
         same_paths = len(rows) == len(first) and all(r.path in first for r in changed)
         facts = self._tree_facts(rows, changed, tip=tip, same_paths=same_paths)
-        for v in check_tree(items, facts, self.policy):
+        caps = push_cap_warnings(self.git_dir, self.policy, rows, self._facts,
+                                 self._contents) if tip else []
+        for v in check_tree(items, facts, self.policy) + caps:
             if v.severity == ERROR:
                 self._add_tree_error(commit.oid, v)
             elif tip:
@@ -640,10 +668,6 @@ def _new_lines_only(seen: set[str]) -> Callable[[int, str], bool]:
     return scan
 
 
-def _scan_nothing(_number: int, _content: str) -> bool:
-    return False
-
-
 def judge_push(git_dir: Path, updates: Sequence[RefUpdate], policy: Policy,
                registry: PurgeRegistry, reader: ObjectReader | None = None) -> Verdict:
     """Everything pre-receive decides, without printing: the verdict of the push."""
@@ -683,67 +707,6 @@ class _Timing:
 TIMING = _Timing()
 
 
-# --- output -------------------------------------------------------------------------
-
-
-def _subject(subject: str) -> str:
-    """A commit subject fit to print: cleaned, and withheld when it looks like a secret."""
-    from .secrets import scan_text
-
-    if scan_text(subject):
-        return "(subject not shown: it may hold a credential)"
-    return clean(subject, 72)
-
-
-def _violation_lines(finding: Finding) -> list[str]:
-    v = finding.violation
-    where = clean(v.path) if v.path else "(drive)"
-    if v.line:
-        where += f":{v.line}"
-    tag = "" if v.severity == ERROR else " (warning)"
-    more = ""
-    if finding.more:
-        more = f" (also in {finding.more} later commit{'s' if finding.more != 1 else ''})"
-    return [f"  {where}: {v.code} {v.name}{tag}: {clean(v.message)}{more}",
-            f"    hint: {v.hint}"]
-
-
-def report(verdict: Verdict) -> list[str]:
-    """The lines pre-receive prints (git shows each to the pusher as ``remote: ...``)."""
-    errors, warnings = verdict.errors, verdict.warnings
-    if not errors and not warnings and not verdict.notes:
-        return []
-    lines: list[str] = []
-    if errors:
-        lines.append("memgit: push refused by the drive policy")
-    groups: dict[tuple[str, str], list[Finding]] = {}
-    for f in errors + warnings:
-        groups.setdefault((f.ref, f.commit), []).append(f)
-    for (ref, commit), items in groups.items():
-        lines.append("")
-        if ref:
-            lines.append(clean(ref))
-        elif commit:
-            subject = _subject(verdict.subjects.get(commit, ""))
-            lines.append(f"commit {commit[:SHORT]} {subject}")
-        items.sort(key=lambda f: (f.violation.severity != ERROR, f.violation.path,
-                                  f.violation.line, f.violation.code))
-        for f in items:
-            lines.extend(_violation_lines(f))
-    for note in verdict.notes:
-        lines.append("")
-        lines.append(f"memgit: note: {clean(note)}")
-    lines.append("")
-    e, w = len(errors), len(warnings)
-    counts = (f"{e} error{'s' if e != 1 else ''}, {w} warning{'s' if w != 1 else ''}")
-    if errors:
-        lines.append(f"memgit: {counts} found; nothing was accepted "
-                     "(fix them and push again)")
-    else:
-        lines.append(f"memgit: push accepted with {counts}")
-    return lines
-
-
 # --- the hooks -------------------------------------------------------------------------
 
 
@@ -769,7 +732,7 @@ def run_pre_receive(git_dir: Path, stdin: bytes, *, policy_file: str | None = No
         TIMING.mark("policy")
         verdict = judge_push(git_dir, updates, policy, registry, reader)
         reader.close()
-        lines = report(verdict)
+        lines = report(verdict, policy)
         TIMING.mark("report")
     except MemgitError as err:
         reader.close()
@@ -787,7 +750,7 @@ def run_pre_receive(git_dir: Path, stdin: bytes, *, policy_file: str | None = No
         _record(git_dir, "push_refused")
         TIMING.mark("events")
         return 1, lines + TIMING.line()
-    if any(f.violation.code == "MG290" for f in verdict.warnings):
+    if any(f.violation.code in NEAR_LIMIT_CODES for f in verdict.warnings):
         _record(git_dir, "near_limit")
     TIMING.mark("events")
     return 0, lines + TIMING.line()

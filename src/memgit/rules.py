@@ -18,6 +18,8 @@ RULES: dict[str, tuple[str, str]] = {
     "MG105": ("entry-multiline", "keep each entry on one bullet line"),
     "MG106": ("id-invalid", "ids use letters, digits, '.', '_', ':' and '-' (at most 128)"),
     "MG107": ("value-invalid", "use an allowed value for this key"),
+    "MG109": ("source-required", "this drive's entries name their agent (kind team, project, "
+              "swarm or require_source): add [source: TOOL:session/ID]"),
     # files
     "MG201": ("file-type", "a drive holds Markdown (.md) files only; use profile: amr for others"),
     "MG202": ("symlink", "replace the symlink by a regular file"),
@@ -34,7 +36,11 @@ RULES: dict[str, tuple[str, str]] = {
     "MG212": ("file-folder-collision", "rename the file or the folder"),
     "MG213": ("reserved-path", "questions.md is written by memgit ask/answer/resolve; twin/ and "
               "imports/ by server-side memgit; choose another topic"),
+    "MG214": ("path-invisible", "rename it without invisible characters (zero-width, bidi "
+              "controls, soft hyphen, variation selectors)"),
     "MG290": ("near-limit", "the drive is close to a limit; consolidate before it is reached"),
+    "MG291": ("over-cap", "the drive holds more or older entries than its caps allow: run "
+              "memgit compact (or raise limits.max_entries / max_age_days)"),
     # content
     "MG301": ("utf8-invalid", "save the file as UTF-8 text"),
     "MG302": ("nul-byte", "remove the NUL byte; a drive holds text only"),
@@ -42,8 +48,14 @@ RULES: dict[str, tuple[str, str]] = {
     "MG304": ("image", "link to the image with a normal link instead of embedding it"),
     "MG305": ("transcript", "store the facts learned, not the transcript or log itself"),
     "MG306": ("conflict-marker", "resolve the merge conflict and remove the markers"),
+    "MG307": ("line-break", "end lines with LF or CRLF only: a lone CR, U+2028/U+2029, form "
+              "feed or vertical tab starts a new line for some readers and not for others"),
     # secrets
     "MG401": ("secret", "remove the credential, rotate it, and store where it lives instead"),
+    "MG402": ("secret-in-name", "rename the file or folder without the credential, and "
+              "rotate it"),
+    "MG403": ("secret-in-commit", "rewrite the commit without the credential in its message, "
+              "author or committer (git commit --amend, git rebase -i), and rotate it"),
     # structure
     "MG501": ("memory-missing", "create MEMORY.md at the drive root (memgit init)"),
     "MG502": ("index-stale", "run: memgit lint --fix (regenerates the ## Index of MEMORY.md)"),
@@ -62,4 +74,5 @@ RULES: dict[str, tuple[str, str]] = {
     "MG609": ("server-error", "ask the drive's admin to check the server-side setup"),
     "MG610": ("purge-running", "a purge is rewriting this drive's history; push again when it "
               "is done (memgit sync replays your work onto the new history)"),
+    "MG611": ("push-too-large", "push in smaller batches, or raise limits.push_bytes"),
 }

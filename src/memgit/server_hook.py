@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 import sys
 
-from .hook_io import ServerSideError, clean, emit, hook_git_dir, server_error_lines
+from .hook_io import ServerSideError, emit, hook_git_dir, server_error_lines
+from .safe_text import printable
 
 HOOK_NAMES = ("pre-receive", "post-receive")
 
@@ -52,7 +53,8 @@ def run_hook(name: str, stdin: bytes, git_dir: str | os.PathLike[str], *,
         emit(lines)
         chained = run_chained(chain, stdin)
         return status or chained
-    emit([f"memgit: unknown hook {clean(name)!r}; expected one of {', '.join(HOOK_NAMES)}"])
+    emit([f"memgit: unknown hook {printable(name, 300)!r}; "
+          f"expected one of {', '.join(HOOK_NAMES)}"])
     return 2
 
 

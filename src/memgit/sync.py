@@ -39,6 +39,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from . import format as fmt
+from . import sync_state
 from .errors import (
     ConflictError,
     MemgitError,
@@ -49,6 +50,7 @@ from .errors import (
     SyncNetworkError,
     UsageError,
 )
+from .git import DEFAULT_BRANCH
 from .git.plumbing import config_set
 from .git.remote import fetch_branch, push_commit, remote_url
 from .git.repository import (
@@ -69,22 +71,27 @@ from .git.repository import (
 )
 from .git.rewrite import expire_reflogs_and_prune
 from .git.worktree import switch_branch_to, worktree_changes
-from .policy import find_policy
+from .policy import ID_RE, Policy, find_policy, quote
+from .recall_index import forget_entries
+from .registry import PURGED_IDS_FILE, PURGED_REF
 from .replay import CONFLICT_CHOICES, Conflict, ReplayOp, apply_replay_ops, compute_ops, entry_map
+from .sync_state import LAST_SYNC_CONFIG, LAST_SYNCED, SYNC_SOURCE, remote_head_ref
 
-BRANCH = "main"  # what memgit clone checks out; a drive's policy may name another
+BRANCH = DEFAULT_BRANCH  # what memgit clone checks out; a drive's policy may name another
 
-LAST_SYNCED = "refs/memgit/last-synced"
-SYNC_SOURCE = "refs/memgit/sync-source"
-REMOTES = "refs/memgit/remotes/"  # + remote name: its main as last fetched
-LAST_SYNC_CONFIG = "memgit.lastsync"
+PURGED_FROM = "refs/memgit/purged-from/"  # + remote name: its refs/memgit/purged
+LEARNED = "refs/memgit/purged-learned/"  # + remote name: the purged ids applied last
 MAX_RACES = 5
 MAX_BATCH = 100  # below the default policy's 200 commits per push
 
 
+def _policy(drive: Drive) -> Policy:
+    return find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+
+
 def drive_branch(drive: Drive) -> str:
     """The branch a drive lands on: the policy's ``branch`` (main by default)."""
-    return find_policy(None, drive.git_dir, drive.config_value("memgit.policy")).branch
+    return _policy(drive).branch
 
 
 class SyncRefusedError(RefusedError):
@@ -182,6 +189,7 @@ class SyncReport:
         "fetch": 0.0, "replay": 0.0, "push": 0.0, "finish": 0.0})
     rewritten: bool = False
     pulled: bool = False  # the local branch moved to take the server's new commits
+    forgotten: int = 0  # recall index rows of entries the server purged, deleted here
     head: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
@@ -194,6 +202,7 @@ class SyncReport:
             "races": self.races,
             "seconds": {k: round(v, 4) for k, v in self.seconds.items()},
             "history_rewritten": self.rewritten,
+            "forgotten": self.forgotten,
             "pulled": self.pulled,
             "head": self.head,
         }
@@ -246,13 +255,9 @@ def check_checkout(drive: Drive, remote: str) -> str:
     changed = worktree_changes(drive)
     if changed:
         shown = ", ".join(changed[:5]) + (" ..." if len(changed) > 5 else "")
-        raise UsageError(f"the checkout has uncommitted edits ({shown})",
+        raise UsageError(f"the checkout has uncommitted edits ({quote(shown, _policy(drive))})",
                          "commit them (git commit) or remove them, then sync")
     return head
-
-
-def remote_head_ref(remote: str) -> str:
-    return REMOTES + remote
 
 
 def fetch(drive: Drive, remote: str) -> str | None:
@@ -262,7 +267,9 @@ def fetch(drive: Drive, remote: str) -> str | None:
     """
     ref = remote_head_ref(remote)
     before = ref_target(drive, ref)
-    proc = fetch_branch(drive, remote, drive_branch(drive), ref)
+    # the server's purged ids come along (a pattern refspec: no error when there are none)
+    proc = fetch_branch(drive, remote, drive_branch(drive), ref,
+                        also=[f"+{PURGED_REF}*:{PURGED_FROM}{remote}*"])
     err = proc.stderr.decode(errors="replace")
     if proc.returncode != 0:
         if _MISSING_REF_RE.search(err):
@@ -282,24 +289,43 @@ def fetch(drive: Drive, remote: str) -> str | None:
     return head
 
 
+class DriveHistory:
+    """A drive's refs and commit graph through pygit2 (sync_state.History)."""
+
+    def __init__(self, drive: Drive) -> None:
+        self.drive = drive
+
+    def ref_target(self, ref: str) -> str | None:
+        return ref_target(self.drive, ref)
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        return is_ancestor(self.drive, ancestor, descendant)
+
+    def merge_base(self, a: str, b: str) -> str | None:
+        return merge_base(self.drive, a, b)
+
+    def first_parent_chain(self, head: str, stop: str | None) -> list[str]:
+        return first_parent_chain(self.drive, head, stop)
+
+
+def learn_purged(drive: Drive, remote: str) -> int:
+    """Delete from this checkout's recall index the entries the server purged (the ids
+    its ``refs/memgit/purged`` lists, fetched with the branch), with the scrubbing the
+    server's purge uses (recall_index.forget_entries). Runs when that list changed;
+    returns the rows deleted."""
+    head = ref_target(drive, PURGED_FROM + remote)
+    if head is None or ref_target(drive, LEARNED + remote) == head:
+        return 0
+    text = tree_texts(drive, commit_tree_id(drive, head)).get(PURGED_IDS_FILE, "")
+    ids = [line for line in text.split("\n") if ID_RE.match(line)]
+    deleted = forget_entries(drive, ids, scrub=False)
+    set_ref(drive, LEARNED + remote, head, "memgit sync: purged ids applied")
+    return deleted
+
+
 def waiting_commits(drive: Drive, remote: str = "origin") -> list[str]:
     """Local commits not yet on the server (as far as the last sync knows)."""
-    head = ref_target(drive, f"refs/heads/{drive_branch(drive)}")
-    if head is None:
-        return []
-    since = _since(drive, head, ref_target(drive, remote_head_ref(remote)))
-    return first_parent_chain(drive, head, since)
-
-
-def _since(drive: Drive, head: str, server_head: str | None) -> str | None:
-    """The local commit after which the unsynced work starts."""
-    for ref in (SYNC_SOURCE, LAST_SYNCED):
-        mark = ref_target(drive, ref)
-        if mark is not None and is_ancestor(drive, mark, head):
-            return mark
-    if server_head is not None:
-        return merge_base(drive, head, server_head)
-    return None
+    return sync_state.waiting_commits(DriveHistory(drive), drive_branch(drive), remote)
 
 
 def sync(drive: Drive, remote: str = "origin", on_conflict: str = "local",
@@ -320,18 +346,18 @@ def sync(drive: Drive, remote: str = "origin", on_conflict: str = "local",
     report = SyncReport(remote)
     state = _State(drive, remote, on_conflict, report)
     server_head = _timed(report, "fetch", lambda: fetch(drive, remote))
+    report.forgotten = learn_purged(drive, remote)
     last = ref_target(drive, LAST_SYNCED)
     if last is not None and server_head is None:
         raise RepoError(f"{remote} has no {drive_branch(drive)} any more "
                         "(it had one at the last sync)",
                         "ask the drive's admin; nothing was pushed and nothing local changed")
-    if last is not None and server_head is not None and \
-            not is_ancestor(drive, last, server_head):
+    gone = purged_since(drive, last, server_head, state.tree_of)
+    if gone is not None:
         report.rewritten = True
         say("the server's history was rewritten (a purge): replaying only unsynced work")
-        old_ids = set(entry_map(state.tree_of(last)))
-        state.drop = old_ids - set(entry_map(state.tree_of(server_head)))
-    since = _since(drive, local_head, server_head)
+        state.drop = gone
+    since = sync_state.since(DriveHistory(drive), local_head, server_head)
     if server_head is not None and is_ancestor(drive, server_head, local_head):
         since = server_head  # the server has nothing new: push the rest as it is
     commits = first_parent_chain(drive, local_head, since)
@@ -553,6 +579,19 @@ def _finish(state: _State, local_head: str, target: str | None) -> None:
         expire_reflogs_and_prune(drive.git_dir)
 
 
+def purged_since(drive: Drive, last: str | None, server_head: str | None,
+                 tree_of: Callable[[str | None], dict[str, str]] | None = None
+                 ) -> set[str] | None:
+    """After a fetch: None when the server's new head still descends from ``last`` (what
+    we had of it); else its history was rewritten (a purge), and these are the entry
+    ids ``last`` held that the new head lacks (sync drops operations on them; a mount
+    deletes them from its recall index)."""
+    if last is None or server_head is None or is_ancestor(drive, last, server_head):
+        return None
+    texts = tree_of or (lambda c: tree_texts(drive, commit_tree_id(drive, c or "")))
+    return set(entry_map(texts(last))) - set(entry_map(texts(server_head)))
+
+
 # --- status ------------------------------------------------------------------------------
 
 
@@ -561,15 +600,7 @@ def sync_status(drive: Drive, remote: str = "origin") -> dict[str, Any]:
     if drive.workdir is None:
         raise UsageError("memgit status describes a checkout, not a bare repository",
                          "use memgit info on a server drive")
-    raw = drive.config_value(LAST_SYNC_CONFIG)
-    last = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(raw))) \
-        if raw and raw.isdigit() else None
-    return {
-        "branch": drive_branch(drive),
-        "head": ref_target(drive, f"refs/heads/{drive_branch(drive)}"),
-        "remote": remote,
-        "remote_url": remote_url(drive, remote),
-        "waiting_commits": len(waiting_commits(drive, remote)),
-        "last_synced_commit": ref_target(drive, LAST_SYNCED),
-        "last_sync": last,
-    }
+    policy = find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+    return sync_state.status(DriveHistory(drive), policy.branch, remote,
+                             remote_url(drive, remote), drive.config_value(LAST_SYNC_CONFIG),
+                             kind=policy.kind)

@@ -1,12 +1,13 @@
 """What a write asks for and what it did: the writer's operations and results.
 
 A write is a list of :class:`WriteOp` (add a line, retire, edit or set metadata of
-an entry, by id) that memgit.writer applies as one commit at the branch head; they
-carry their final ids and dates, so they can wait in the pending queue and be
-retried. (Replay operations, memgit.replay.ReplayOp, are another thing: the changes
-between two trees that sync carries onto a third.) This module turns new facts into
-operations (skipping empty text, credentials, reserved topics and sources that are
-not allowed) and renders a :class:`WriteResult` for the commands.
+an entry, by id; or give a whole file a text) that memgit.writer applies as one
+commit at the branch head; they carry their final ids and dates, so they can wait
+in the pending queue and be retried. (Replay operations, memgit.replay.ReplayOp,
+are another thing: the changes between two trees that sync carries onto a third.)
+This module turns new facts into operations (skipping empty text, credentials,
+reserved topics and sources that are not allowed) and renders a
+:class:`WriteResult` for the commands.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from . import format as fmt
-from .policy import Policy, check_topic, source_allowed
+from .policy import Policy, check_topic, quote, source_allowed
 
 DEFAULT_TOPIC = "notes.md"
 
@@ -37,8 +38,11 @@ class WriteOp:
     """One entry operation; serialisable for the pending queue.
 
     ``kind`` is add (``line`` into ``path``, after entry ``after`` and its
-    answers when set), retire, edit (new ``text``, metadata kept) or set
-    (metadata ``key`` = ``value``). ``ref`` is the caller's position, for reports.
+    answers when set), retire, edit (new ``text``, metadata kept), set
+    (metadata ``key`` = ``value``) or file (``path`` gets the whole ``text``, or is
+    removed when ``key`` is "remove", provided its blob at the head is ``value``,
+    "" for absent; see writer.restore_files). ``ref`` is the caller's position,
+    for reports.
     """
 
     kind: str
@@ -82,12 +86,13 @@ class Skipped:
 
 @dataclass
 class WriteResult:
-    status: str  # "committed", "queued" or "unchanged"
+    status: str  # "committed", "queued" or "unchanged" ("planned": write_plan's preview)
     commit: str | None = None
     added: list[Added] = field(default_factory=list)
     retired: list[str] = field(default_factory=list)
     edited: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
+    rewritten: list[str] = field(default_factory=list)  # paths given whole texts (file ops)
     skipped: list[Skipped] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     attempts: int = 0
@@ -145,7 +150,8 @@ def prepare_add(fact: NewFact | str, ref: int, policy: Policy, added: str, *,
     problems = check_topic(path, policy, reserved_ok=allow_reserved)
     if problems:
         reason = "topic-reserved" if problems[0].code == "MG213" else "topic-invalid"
-        return Skipped(ref, "", reason, f"{problems[0].code} {problems[0].message}")
+        return Skipped(ref, "", reason, f"{problems[0].code} "
+                       f"{quote(problems[0].message, policy)}")
     source = (fact.source or "").strip() or f"memgit:observation/{entry_id}"
     if not source_allowed(source):
         return Skipped(ref, "", "source", "the source is not an allowed link or label "
@@ -165,23 +171,46 @@ def prepare_add(fact: NewFact | str, ref: int, policy: Policy, added: str, *,
     return WriteOp("add", entry_id, path=path, line=line, after=after, dedupe=dedupe, ref=ref)
 
 
-def prepare_edit(entry_id: str, text: str, ref: int) -> WriteOp | Skipped:
+def prepare_edit(entry_id: str, text: str, ref: int,
+                 policy: Policy | None = None) -> WriteOp | Skipped:
     text = clean_text(text)
     if not text:
         return Skipped(ref, entry_id, "empty", "the new text is empty")
-    kind = credential_kind(text)
+    kind = credential_kind(text, policy)
     if kind is not None:
         return Skipped(ref, entry_id, "credential", f"possible credential: {kind}")
     return WriteOp("edit", entry_id, text=text, ref=ref)
 
+
+def prepare_facts(adds: Sequence[NewFact | str], retire: Sequence[str] = (), *,
+                  edits: Mapping[str, str] | None = None,
+                  policy: Policy) -> tuple[list[WriteOp], list[Skipped]]:
+    """What writer.commit_facts takes, as operations (final ids and dates) and the
+    facts skipped; refs count the adds, then the retires, then the edits, from 0."""
+    date = today(policy)
+    ops: list[WriteOp] = []
+    skipped: list[Skipped] = []
+    for number, fact in enumerate(adds):
+        prepared = prepare_add(fact, number, policy, date)
+        (ops if isinstance(prepared, WriteOp) else skipped).append(prepared)  # type: ignore[arg-type]
+    for number, entry_id in enumerate(retire, start=len(adds)):
+        ops.append(WriteOp("retire", entry_id.strip(), ref=number))
+    for number, (entry_id, text) in enumerate((edits or {}).items(),
+                                              start=len(adds) + len(retire)):
+        prepared_edit = prepare_edit(entry_id.strip(), text, number, policy)
+        if isinstance(prepared_edit, WriteOp):
+            ops.append(prepared_edit)
+        else:
+            skipped.append(prepared_edit)
+    return ops, skipped
 
 
 # --- small helpers for commands -------------------------------------------------------------
 
 
 def describe_skipped(skipped: Sequence[Skipped]) -> list[str]:
-    return [f"skipped #{s.ref + 1}{' ' + s.id if s.id else ''}: {s.reason} ({s.detail})"
-            for s in skipped]
+    return [f"skipped #{s.ref + 1}{' ' + quote(s.id) if s.id else ''}: {s.reason} "
+            f"({quote(s.detail)})" for s in skipped]
 
 
 def result_lines(result: WriteResult) -> list[str]:
@@ -190,7 +219,8 @@ def result_lines(result: WriteResult) -> list[str]:
     if result.status == "committed":
         parts = [f"{label} {len(items)}" for label, items in (
             ("added", result.added), ("retired", result.retired),
-            ("edited", result.edited), ("updated", result.updated)) if items]
+            ("edited", result.edited), ("updated", result.updated),
+            ("files", result.rewritten)) if items]
         out.append(f"Committed {(result.commit or '')[:12]}: {', '.join(parts)}")
     elif result.status == "queued":
         out.append(f"Queued as pending write #{result.pending} ({result.error}); "
@@ -200,6 +230,7 @@ def result_lines(result: WriteResult) -> list[str]:
     out.extend(f"  + {a.id} {a.path}" for a in result.added if a.path)
     out.extend(f"  - {i}" for i in result.retired)
     out.extend(f"  ~ {i}" for i in result.edited + result.updated)
+    out.extend(f"  * {p}" for p in result.rewritten)
     out.extend("  " + line for line in describe_skipped(result.skipped))
     out.extend(f"  warning: {w}" for w in result.warnings)
     return out

@@ -6,14 +6,16 @@ entries, purged texts and unknown ids are skipped), the Index section of MEMORY.
 is regenerated, and the new tree is judged with the policy; an error on a line an
 operation wrote skips that operation, any other new error refuses the write. Blobs
 and verdicts are remembered by object id, since the tree a write makes is the base
-of the next one.
+of the next one. File operations (whole texts, writer.restore_files) apply all
+together or not at all. :func:`preview_write_ops` plans and judges the same way
+without the lock and commits nothing: what memgit dream shows before it writes.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from . import format as fmt
 from . import state
@@ -26,10 +28,12 @@ from .git.repository import (
     file_at,
     path_blocked,
     read_blob,
+    ref_target,
     tree_files,
 )
 from .policy import (
     ERROR,
+    NEAR_LIMIT_CODES,
     BlobFacts,
     Policy,
     PurgeRegistry,
@@ -37,6 +41,7 @@ from .policy import (
     Violation,
     check_blob,
     judge,
+    quote,
     text_digest,
 )
 from .state import facts
@@ -60,6 +65,8 @@ class PlannedFile:
     def __init__(self, path: str, text: str | None) -> None:
         self.path = path
         self.existed = text is not None
+        self.removed = False  # a file operation removes it
+        self.written = False  # a file operation gave it a whole text
         self.original = text if text is not None else _new_file_text(path)
         doc = fmt.parse_document(path, self.original)
         self.lines = [_L(ln.content, ln.eol, ln.entry) for ln in doc.lines]
@@ -75,6 +82,17 @@ class PlannedFile:
 
     def text(self) -> str:
         return "".join(line.content + line.eol for line in self.lines)
+
+    def changed(self) -> bool:
+        if self.removed:
+            return self.existed
+        return self.text() != self.original or (self.written and not self.existed)
+
+    def set_text(self, text: str, op: int) -> None:
+        """A file operation: every line is the operation's (the policy judges them all)."""
+        doc = fmt.parse_document(self.path, text)
+        self.lines = [_L(ln.content, ln.eol, ln.entry, op) for ln in doc.lines]
+        self.written = True
 
     def _blank(self, number: int) -> bool:
         return not self.lines[number].content.strip()
@@ -130,7 +148,7 @@ def _new_file_text(path: str) -> str:
 @dataclass
 class Plan:
     result: WriteResult
-    changes: dict[str, str]  # path -> new text
+    changes: dict[str, str | None]  # path -> new text (None: removed)
     base_oids: dict[str, str | None]  # path -> blob id at the head
     files: dict[str, PlannedFile]  # every file loaded, changed or not
     tree: str = ""
@@ -147,15 +165,14 @@ def plan_and_judge(drive: Drive, conn: state.Connection, head: str, ops: list[Wr
     base_tree = commit_tree_id(drive, head)
     blocked: dict[int, Violation] = {}
     while True:
-        plan = _plan(drive, conn, base_tree, ops, blocked, registry)
+        plan = _plan(drive, conn, base_tree, ops, blocked, registry, policy)
         if not plan.changes:
             return plan
         files = plan.files
-        plan.tree = build_tree(drive, base_tree,
-                               {p: t.encode("utf-8") for p, t in plan.changes.items()})
+        plan.tree = build_tree(drive, base_tree, encoded(plan.changes))
         violations = _judge(drive, plan.tree, files, policy, registry)
-        plan.near_limit = any(v.code == "MG290" for v in violations)
-        plan.result.warnings = [v.format() for v in violations if v.severity != ERROR
+        plan.near_limit = any(v.code in NEAR_LIMIT_CODES for v in violations)
+        plan.result.warnings = [v.format(policy) for v in violations if v.severity != ERROR
                                 and (v.path in plan.changes or not v.path)]
         errors = [v for v in violations if v.severity == ERROR]
         if not errors:
@@ -176,11 +193,39 @@ def plan_and_judge(drive: Drive, conn: state.Connection, head: str, ops: list[Wr
                 owned.setdefault(op, v)
         foreign = _new_errors(rest, _judge(drive, base_tree, {}, policy, registry))
         if foreign:
-            raise RefusedError(f"the policy refuses this write: {foreign[0].format()}",
+            raise RefusedError(f"the policy refuses this write: {foreign[0].format(policy)}",
                                foreign, foreign[0].hint)
         if not owned:
             return plan
         blocked.update(owned)
+
+
+@dataclass
+class Preview:
+    """What writer.apply_write_ops would commit now: the result it would report and, per
+    changed path, the text at the head and after (None: absent)."""
+
+    result: WriteResult
+    changes: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+
+
+def preview_write_ops(drive: Drive, ops: Sequence[WriteOp], *, policy: Policy) -> Preview:
+    """Plan and judge ``ops`` against the branch head exactly as writer.apply_write_ops
+    would, and commit nothing: no lock, no ref, no recall-index repair, no queue (the
+    only trace is unreferenced blobs and trees that ``git gc`` removes). Raises
+    RefusedError like apply_write_ops; ``result.status`` is "planned" or "unchanged"."""
+    if not ops:
+        return Preview(WriteResult("unchanged"))
+    head = ref_target(drive, policy.branch_ref)
+    if head is None:
+        raise UsageError(f"the drive has no branch {policy.branch_ref}",
+                         "create it with memgit init")
+    plan = plan_and_judge(drive, state.connection(drive.git_dir), head, list(ops), policy,
+                          PurgeRegistry.load(drive.git_dir))
+    plan.result.status = "planned" if plan.changes else "unchanged"
+    changes = {path: (plan.files[path].original if plan.files[path].existed else None, text)
+               for path, text in plan.changes.items()}
+    return Preview(plan.result, changes)
 
 
 def _new_errors(errors: list[Violation], before: list[Violation]) -> list[Violation]:
@@ -198,7 +243,7 @@ def _new_errors(errors: list[Violation], before: list[Violation]) -> list[Violat
 
 
 def _plan(drive: Drive, conn: state.Connection, base_tree: str, ops: list[WriteOp],
-          blocked: Mapping[int, Violation], registry: PurgeRegistry) -> Plan:
+          blocked: Mapping[int, Violation], registry: PurgeRegistry, policy: Policy) -> Plan:
     result = WriteResult("unchanged")
     files: dict[str, PlannedFile] = {}
     base_oids: dict[str, str | None] = {}
@@ -220,7 +265,7 @@ def _plan(drive: Drive, conn: state.Connection, base_tree: str, ops: list[WriteO
             files[path] = PlannedFile(path, text)
         return files[path]
 
-    wanted = [op.id for op in ops if op.kind != "add" or op.id]
+    wanted = [op.id for op in ops if op.kind not in ("add", "file")]
     located = facts.locate(conn, wanted)
     retiring = {op.id for op in ops if op.kind == "retire"}
     retiring_digests = set()
@@ -233,10 +278,15 @@ def _plan(drive: Drive, conn: state.Connection, base_tree: str, ops: list[WriteO
     present = facts.present_digests(conn, add_digests)
     batch: set[str] = set()
     skipped = result.skipped
+    file_refusal = _file_refusal(ops, blocked, load, base_oids)
     for number, op in enumerate(ops):
+        if op.kind == "file":
+            _plan_file(op, number, file_refusal, load, result)
+            continue
         if number in blocked:
             v = blocked[number]
-            skipped.append(Skipped(op.ref, op.id, "policy", f"{v.code} {v.name}: {v.message}"))
+            skipped.append(Skipped(op.ref, op.id, "policy",
+                                   f"{v.code} {v.name}: {quote(v.message, policy)}"))
             continue
         if op.kind == "add":
             entry = fmt.parse_entry(op.line)
@@ -246,7 +296,7 @@ def _plan(drive: Drive, conn: state.Connection, base_tree: str, ops: list[WriteO
                 result.added.append(_added(op, entry))
                 continue
             digest = text_digest(entry.text)
-            if digest in registry.digests or op.id in registry.ids:
+            if op.id in registry.ids or registry.holds_text(entry.text):
                 skipped.append(Skipped(op.ref, op.id, "purged", "this text was purged from the "
                                        "drive and may not return"))
                 continue
@@ -260,18 +310,21 @@ def _plan(drive: Drive, conn: state.Connection, base_tree: str, ops: list[WriteO
             file = load(op.path)
             if file is None:
                 skipped.append(Skipped(op.ref, op.id, "topic-invalid",
-                                       f"{op.path} cannot be written as a text file"))
+                                       f"{quote(op.path, policy)} cannot be written as a "
+                                       "text file"))
                 continue
             if op.after and file.find(op.after) is None:
                 skipped.append(Skipped(op.ref, op.id, "not-found",
-                                       f"no entry {op.after} in {op.path}"))
+                                       f"no entry {quote(op.after, policy)} in "
+                                       f"{quote(op.path, policy)}"))
                 continue
             file.insert(op.line, number, op.after)
             result.added.append(_added(op, entry))
             continue
         found = _find(drive, base_tree, op.id, located, load)
         if found is None:
-            skipped.append(Skipped(op.ref, op.id, "not-found", f"no entry {op.id} in the drive"))
+            skipped.append(Skipped(op.ref, op.id, "not-found",
+                                   f"no entry {quote(op.id, policy)} in the drive"))
             continue
         file, pos = found
         line = file.lines[pos]
@@ -295,23 +348,64 @@ def _plan(drive: Drive, conn: state.Connection, base_tree: str, ops: list[WriteO
                 result.updated.append(op.id)
         else:
             raise UsageError(f"unknown operation {op.kind!r}", "")
-    if any(f.text() != f.original for f in files.values()):
+    if any(f.changed() for f in files.values()):
         # The Index lists exactly the drive's topic files: regenerate it in the same commit.
         paths = {e.path for e in tree_files(drive, base_tree)}
-        paths |= {p for p, f in files.items() if not f.existed and f.text() != f.original}
+        paths |= {p for p, f in files.items() if not f.existed and f.changed()}
+        paths -= {p for p, f in files.items() if f.removed}
         memory = load(fmt.MEMORY_FILE)
         if memory is not None:
             regenerated = fmt.regenerate_index_section(memory.text(), paths)
             if regenerated != memory.text():
                 files[fmt.MEMORY_FILE] = _reparse(memory, regenerated)
-    changes = {path: f.text() for path, f in files.items() if f.text() != f.original}
+    changes = {path: None if f.removed else f.text()
+               for path, f in files.items() if f.changed()}
     return Plan(result, changes, base_oids, files)
+
+
+def _file_refusal(ops: Sequence[WriteOp], blocked: Mapping[int, Violation],
+                  load: Callable[[str], PlannedFile | None],
+                  base_oids: Mapping[str, str | None]) -> tuple[str, str] | None:
+    """File operations apply all together or not at all: the reason none applies."""
+    for number, op in enumerate(ops):
+        if op.kind != "file":
+            continue
+        if number in blocked:
+            v = blocked[number]
+            return "policy", f"{v.code} {v.name}: {v.message}"
+        if load(op.path) is None:
+            return "topic-invalid", f"{op.path} cannot be written as a text file"
+        if (base_oids.get(op.path) or "") != op.value:
+            return "changed", f"{op.path} changed since the texts were computed"
+    return None
+
+
+def _plan_file(op: WriteOp, number: int, refusal: tuple[str, str] | None,
+               load: Callable[[str], PlannedFile | None], result: WriteResult) -> None:
+    if refusal is not None:
+        result.skipped.append(Skipped(op.ref, op.id, *refusal))
+        return
+    file = load(op.path)
+    assert file is not None
+    if op.key == "remove":
+        file.removed = True
+    else:
+        file.set_text(op.text, number)
+    result.rewritten.append(op.path)
+
+
+def encoded(changes: Mapping[str, str | None]) -> dict[str, bytes | None]:
+    """A plan's changes as the bytes to store (None: remove); texts read from a tree keep
+    their non-UTF-8 bytes through ``surrogateescape`` (git.repository.tree_texts)."""
+    return {p: None if t is None else t.encode("utf-8", "surrogateescape")
+            for p, t in changes.items()}
 
 
 def _reparse(old: PlannedFile, text: str) -> PlannedFile:
     """MEMORY.md after Index regeneration, keeping which lines operations wrote."""
     new = PlannedFile(old.path, text)
     new.existed, new.original = old.existed, old.original
+    new.removed, new.written = old.removed, old.written
     written = {line.content: line.op for line in old.lines if line.op is not None}
     for line in new.lines:
         if line.content in written:
@@ -360,14 +454,14 @@ _FACTS: dict[Policy, dict[tuple[str, str], BlobFacts]] = {}
 _FACTS_LIMIT = 4096
 
 
-_VERDICTS: dict[tuple[Policy, str, int, int], list[Violation]] = {}
+_VERDICTS: dict[tuple[Policy, str, int], list[Violation]] = {}
 
 
 def _judge(drive: Drive, tree: str, files: Mapping[str, PlannedFile], policy: Policy,
            registry: PurgeRegistry) -> list[Violation]:
     """policy.judge on a whole tree; remembered per tree id, since the tree a write
     makes is the base tree the next write compares with."""
-    key = (policy, tree, len(registry.ids), len(registry.digests))
+    key = (policy, tree, registry.size)
     known = _VERDICTS.get(key)
     if known is not None:
         return known

@@ -1,8 +1,8 @@
 """The writer: the one path by which memgit writes memory (docs/spec.md, section 3).
 
-``commit_facts(drive, adds, retire, message)`` and the questions board build
-write operations (memgit.write_ops: add, retire, edit, set-metadata) and hand
-them to :func:`apply_write_ops`, which
+``commit_facts(drive, adds, retire, message)``, :func:`restore_files` and the
+questions board build write operations (memgit.write_ops: add, retire, edit,
+set-metadata, whole file) and hand them to :func:`apply_write_ops`, which
 
 1. takes the drive's write lock (``<git dir>/memgit/write.lock``, an
    ``flock``: memgit writers of one drive queue up instead of racing, and a
@@ -39,34 +39,35 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
+from . import format as fmt
 from . import recall_index, state
-from .errors import ConflictError, MemgitError, RefusedError, RepoError, UsageError
+from .errors import (
+    ConflictError,
+    MemgitError,
+    NotADriveError,
+    RefusedError,
+    RepoError,
+    UsageError,
+)
 from .git.repository import (
     Drive,
     RefLockedError,
     break_ref_lock,
     cas_ref,
+    commit_tree_id,
     create_commit,
     enable_fsync,
+    file_at,
     head_branch,
     ref_lock_age,
     ref_target,
+    signature,
 )
 from .git.worktree import checkout_state, update_checkout
-from .policy import Policy, PurgeRegistry, find_policy
+from .policy import ERROR, Policy, PurgeRegistry, check_commit, find_policy, quote
 from .state import counters, pending
-from .write_ops import (
-    Added,
-    NewFact,
-    Skipped,
-    WriteOp,
-    WriteResult,
-    clean_text,
-    prepare_add,
-    prepare_edit,
-    today,
-)
-from .write_plan import Plan, plan_and_judge
+from .write_ops import Added, NewFact, WriteOp, WriteResult, clean_text, prepare_facts
+from .write_plan import Plan, encoded, plan_and_judge
 
 MAX_ATTEMPTS = 6
 WRITE_LOCK_TIMEOUT = 30.0  # seconds to wait for another memgit writer of the drive
@@ -74,6 +75,7 @@ WRITE_LOCK_TIMEOUT = 30.0  # seconds to wait for another memgit writer of the dr
 # killed process: git holds ref locks for milliseconds, even during a push.
 STALE_REF_LOCK_SECONDS = 5.0
 LOCK_FILE = "write.lock"
+MOUNT_CONFIG = "memgit.mount"  # set in a mount's git config (memgit.mounts): read-only
 
 
 def commit_facts(drive: Drive, adds: Sequence[NewFact | str], retire: Sequence[str] = (),
@@ -86,25 +88,27 @@ def commit_facts(drive: Drive, adds: Sequence[NewFact | str], retire: Sequence[s
     UsageError when a checkout's touched files have uncommitted edits.
     """
     policy = policy or _policy(drive)
-    date = today(policy)
-    ops: list[WriteOp] = []
-    skipped: list[Skipped] = []
-    for number, fact in enumerate(adds):
-        prepared = prepare_add(fact, number, policy, date)
-        (ops if isinstance(prepared, WriteOp) else skipped).append(prepared)  # type: ignore[arg-type]
-    for number, entry_id in enumerate(retire, start=len(adds)):
-        ops.append(WriteOp("retire", entry_id.strip(), ref=number))
-    for number, (entry_id, text) in enumerate((edits or {}).items(),
-                                              start=len(adds) + len(retire)):
-        prepared_edit = prepare_edit(entry_id.strip(), text, number)
-        if isinstance(prepared_edit, WriteOp):
-            ops.append(prepared_edit)
-        else:
-            skipped.append(prepared_edit)
+    ops, skipped = prepare_facts(adds, retire, edits=edits, policy=policy)
     result = apply_write_ops(drive, ops, message, policy=policy)
     result.skipped = sorted(skipped + result.skipped, key=lambda s: s.ref)
     return result
 
+
+def restore_files(drive: Drive, base: str, texts: Mapping[str, str | None], message: str, *,
+                  policy: Policy | None = None) -> WriteResult:
+    """Give whole files new texts (None removes the file) as one commit, judged by the
+    policy like any write. ``texts`` were computed from commit ``base``: when any of
+    those files differs at the head from ``base``, every file operation is skipped
+    (reason ``changed``) and nothing is written."""
+    policy = policy or _policy(drive)
+    base_tree = commit_tree_id(drive, base)
+    ops = []
+    for number, (path, text) in enumerate(sorted(texts.items())):
+        entry = file_at(drive, base_tree, path)
+        ops.append(WriteOp("file", "file:" + path, path=path, text=text or "",
+                           key="" if text is not None else "remove",
+                           value=entry.oid if entry is not None else "", ref=number))
+    return apply_write_ops(drive, ops, message, policy=policy)
 
 
 # --- applying operations -------------------------------------------------------------------
@@ -162,11 +166,17 @@ def _transient() -> tuple[type[BaseException], ...]:
 
 
 def apply_write_ops(drive: Drive, ops: Sequence[WriteOp], message: str = "", *,
-              policy: Policy | None = None) -> WriteResult:
+                    policy: Policy | None = None) -> WriteResult:
     """Apply operations as one commit (see the module docstring); queue on failure."""
     policy = policy or _policy(drive)
     if not ops:
         return WriteResult("unchanged")
+    if drive.config_value(MOUNT_CONFIG) is not None:
+        raise UsageError(f"{drive.git_dir} is a mount of a shared drive: read-only",
+                         "write through a checkout of the shared drive (memgit clone URL)")
+    head = ref_target(drive, policy.branch_ref)
+    if head is not None:
+        _require_drive(drive, head, policy.branch_ref)  # before any state is made
     enable_fsync()
     conn = state.connection(drive.git_dir)
     try:
@@ -176,7 +186,7 @@ def apply_write_ops(drive: Drive, ops: Sequence[WriteOp], message: str = "", *,
                 return _queue(drive, conn, ops, message,
                               ConflictError("older writes are still pending", ""))
             return _apply_locked(drive, conn, list(ops), message, policy)
-    except (UsageError, RefusedError):
+    except (UsageError, RefusedError, NotADriveError):
         raise
     except _transient() as exc:
         return _queue(drive, conn, ops, message, exc)
@@ -229,7 +239,7 @@ def _drain_locked(drive: Drive, conn: state.Connection, policy: Policy) -> bool:
         ops = [WriteOp.from_dict(op) for op in data.get("ops", [])]
         try:
             _apply_locked(drive, conn, ops, str(data.get("message", "")), policy)
-        except (RefusedError, UsageError) as exc:
+        except (RefusedError, UsageError, NotADriveError) as exc:
             # The policy (or a dirty checkout) refuses it now: keep it, visible in
             # `memgit info`, without blocking the writes queued after it.
             _retry_failed(conn, seq, exc)
@@ -252,20 +262,23 @@ def _apply_locked(drive: Drive, conn: state.Connection, ops: list[WriteOp], mess
                   policy: Policy) -> WriteResult:
     ref = policy.branch_ref
     registry = PurgeRegistry.load(drive.git_dir)
+    subject, refused = _checked_subject(drive, message, policy, registry)
     for attempt in range(1, MAX_ATTEMPTS + 1):
         head = ref_target(drive, ref)
         if head is None:
             raise UsageError(f"the drive has no branch {ref}", "create it with memgit init")
+        _require_drive(drive, head, ref)
         recall_index.ensure_current(drive, policy=policy, conn=conn)
         plan = plan_and_judge(drive, conn, head, ops, policy, registry)
         plan.result.attempts = attempt
+        plan.result.warnings[:0] = refused
         if not plan.changes:
             plan.result.status = "unchanged"
             return plan.result
         checkout = _checkout_target(drive, ref)
         if checkout:
             _refuse_dirty(drive, plan)
-        commit = create_commit(drive, plan.tree, [head], _message(message, plan.result))
+        commit = create_commit(drive, plan.tree, [head], _message(subject, plan.result))
         if _move(drive, ref, head, commit):
             plan.result.status = "committed"
             plan.result.commit = commit
@@ -273,6 +286,33 @@ def _apply_locked(drive: Drive, conn: state.Connection, ops: list[WriteOp], mess
             return plan.result
     raise ConflictError(f"{ref} kept moving during {MAX_ATTEMPTS} attempts",
                         "the write was queued; it is retried on the next write or read")
+
+
+def _require_drive(drive: Drive, head: str, ref: str) -> None:
+    """The writer writes drives only: a branch without MEMORY.md is some other repository."""
+    if file_at(drive, commit_tree_id(drive, head), fmt.MEMORY_FILE) is None:
+        raise NotADriveError(f"{drive.root} is not a drive: {ref.removeprefix('refs/heads/')} "
+                             f"has no {fmt.MEMORY_FILE}", "write to a drive made by memgit init; "
+                             "memgit does not adopt an existing repository yet")
+
+
+def _checked_subject(drive: Drive, message: str, policy: Policy,
+                     registry: PurgeRegistry) -> tuple[str, list[str]]:
+    """The caller's message, or "" (the default subject) with a warning when the policy
+    would refuse it (a possible credential, a purged text). A commit author or committer
+    the policy refuses stops the write: no commit memgit makes may be refused later."""
+    sig = signature(drive)
+    people = [("author name", sig.name), ("author email", sig.email)]
+    who = [v for v in check_commit("", people, policy) if v.severity == ERROR]
+    if who:
+        raise RefusedError(f"the commit identity is refused: {who[0].message}", who,
+                           "set user.name and user.email (git config) to plain values")
+    said = [v for v in check_commit(clean_text(message), [], policy, registry)
+            if v.severity == ERROR]
+    if not said:
+        return message, []
+    return "", [f"the commit message was not used ({said[0].code} {said[0].name}: "
+                f"{said[0].message}); the commit has the default subject"]
 
 
 def _move(drive: Drive, ref: str, old: str, new: str) -> bool:
@@ -300,7 +340,7 @@ def _after_commit(drive: Drive, conn: state.Connection, plan: Plan, policy: Poli
     """After the branch moved: nothing here may turn the write into a failure."""
     if checkout:
         try:
-            update_checkout(drive, {p: t.encode("utf-8") for p, t in plan.changes.items()})
+            update_checkout(drive, encoded(plan.changes))
         except Exception as exc:  # noqa: BLE001 - the commit stands; say how to catch up
             paths = " ".join(sorted(plan.changes))
             plan.result.warnings.append(
@@ -336,7 +376,7 @@ def _refuse_dirty(drive: Drive, plan: Plan) -> None:
         if staged != base or work != base:
             dirty.append(path)
     if dirty:
-        raise UsageError(f"uncommitted edits in {', '.join(sorted(dirty))}",
+        raise UsageError(f"uncommitted edits in {quote(', '.join(sorted(dirty)))}",
                          "commit or stash them, then write again")
 
 
@@ -344,9 +384,12 @@ def _message(message: str, result: WriteResult) -> str:
     """Subject from the caller, then counts and ids (never entry text)."""
     counts = (f"+{len(result.added)} -{len(result.retired)} "
               f"~{len(result.edited) + len(result.updated)}")
+    if result.rewritten:
+        counts += f" files {len(result.rewritten)}"
     subject = clean_text(message) or "memgit: write"
     lines = [f"{subject}", "", f"memgit: {counts}"]
     for label, ids in (("Added", [a.id for a in result.added]), ("Retired", result.retired),
-                       ("Edited", result.edited), ("Updated", result.updated)):
+                       ("Edited", result.edited), ("Updated", result.updated),
+                       ("File", result.rewritten)):
         lines.extend(f"{label}: {i}" for i in ids)
     return "\n".join(lines) + "\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -31,12 +32,14 @@ def policy_for(drive: Drive, explicit: str | None) -> Policy:
 
 
 def print_violations(violations: Iterable[Violation], as_json: bool, *,
-                     err: bool = False) -> None:
+                     err: bool = False, policy: Policy | None = None) -> None:
+    """Text or JSON; paths and messages quoted with ``policy``'s secret rules."""
     items = list(violations)
     if as_json:
-        click.echo(json.dumps([v.as_dict() for v in items], indent=2, ensure_ascii=False))
+        click.echo(json.dumps([v.as_dict(policy) for v in items], indent=2,
+                              ensure_ascii=False))
         return
-    for line in report_lines(items):
+    for line in report_lines(items, policy):
         click.echo(line, err=err)
 
 
@@ -50,3 +53,42 @@ def report_write(result: Any, as_json: bool) -> int:
         for line in result_lines(result):
             click.echo(line)
     return exit_status(result)
+
+
+class ProgressBar:
+    """Progress of long work on stderr: a bar on a terminal; without one, nothing, or with
+    ``lines`` (a prefix such as "memgit purge") a plain line per quarter of each phase.
+    ``quiet`` (``--json``) prints nothing at all. Called as ``(phase, done, total)``."""
+
+    def __init__(self, quiet: bool, lines: str = "") -> None:
+        self.quiet = quiet
+        self.lines = lines
+        self.tty = sys.stderr.isatty()
+        self.phase = ""
+        self.last_percent = -1
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if self.quiet or not (self.tty or self.lines):
+            return
+        if phase != self.phase:
+            if self.tty and self.phase:
+                click.echo("", err=True)
+            self.phase, self.last_percent = phase, -1
+        if total <= 0:
+            if self.tty:
+                click.echo(f"\r{phase}: {done}", err=True, nl=False)
+            return
+        percent = done * 100 // total
+        if self.tty:
+            filled = percent * 30 // 100
+            click.echo(f"\r{phase:<18} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total}",
+                       err=True, nl=False)
+        elif percent // 25 != self.last_percent // 25 or done == total:
+            if percent != self.last_percent:
+                click.echo(f"{self.lines}: {phase} {done}/{total}", err=True)
+        self.last_percent = percent
+
+    def end(self) -> None:
+        if self.tty and self.phase and not self.quiet:
+            click.echo("", err=True)
+        self.phase = ""

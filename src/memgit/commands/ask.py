@@ -9,6 +9,7 @@ import click
 
 from ..errors import UsageError
 from ..questions import ask, board
+from ..safe_text import printable
 from ._common import drive_from_ctx, policy_for, policy_option, report_write
 
 
@@ -31,9 +32,9 @@ def command(ctx: click.Context, text: str | None, source: str | None, list_board
             click.echo(json.dumps([asdict(q) for q in questions], indent=2, ensure_ascii=False))
             return 0
         for q in questions:
-            click.echo(f"{q.id} [{q.status}] {q.text}")
+            click.echo(printable(f"{q.id} [{q.status}] {q.text}"))
             for answer_id, answer_text in q.answers:
-                click.echo(f"    {answer_id}: {answer_text}")
+                click.echo(printable(f"    {answer_id}: {answer_text}"))
         return 0
     if not text:
         raise UsageError("no question given", "memgit ask 'TEXT', or memgit ask --list")

@@ -29,6 +29,7 @@ def command(ctx: click.Context, as_json: bool, policy_file: str | None) -> int:
         return 0
     rows = [
         ("drive", f"{info['drive']} ({'bare' if info['bare'] else 'checkout'})"),
+        ("kind", info["kind"]),
         ("drive id", info["drive_id"] or "-"),
         ("head", f"{info['branch']} at {info['head'] or '(none)'}"),
         ("indexed revision", (info["indexed_revision"] or "-")
@@ -41,9 +42,22 @@ def command(ctx: click.Context, as_json: bool, policy_file: str | None) -> int:
         ("events", ", ".join(f"{k}={v}" for k, v in info["events"].items())),
         ("state db", info["state_db"]),
     ]
+    if info["parent"]:
+        parent = info["parent"]
+        rows.insert(3, ("parent", f"{parent['drive_id']} at {parent['commit'][:12]} (fork of "
+                                  f"{parent['path'] or '?'})"))
+    caps = info["caps"]
+    if caps["max_entries"] or caps["max_age_days"]:
+        rows.insert(-3, ("caps", f"{caps['entries']} entries (max {caps['max_entries'] or '-'}),"
+                                 f" oldest {caps['oldest_added'] or '-'} (max "
+                                 f"{caps['max_age_days'] or '-'} days)"))
+    if info["mounts"]:
+        rows.insert(-1, ("mounts", ", ".join(info["mounts"])))
     width = max(len(k) for k, _v in rows)
     for key, value in rows:
         click.echo(f"{key + ':':<{width + 1}} {value}")
+    for warning in caps["warnings"]:
+        click.echo(f"  {warning}")
     for item in info["pending"]:
         click.echo(f"  pending #{item['seq']} since {item['created']}, "
                    f"{item['attempts']} retries: {item['last_error']}")

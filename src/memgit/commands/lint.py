@@ -67,7 +67,7 @@ def command(ctx: click.Context, paths: tuple[str, ...], rev: str | None, cached:
         wanted = relative_paths(drive.workdir, paths, Path(os.getcwd()))
         violations = [v for v in violations if v.path in wanted or not v.path
                       or v.path == "MEMORY.md"]
-    print_violations(violations, as_json)
+    print_violations(violations, as_json, policy=policy)
     errors = [v for v in violations if v.severity == ERROR]
     if not as_json:
         if fixed:

@@ -10,45 +10,10 @@ from typing import Any
 import click
 
 from ..errors import UsageError
-from ..git.repository import open_drive
+from ..forks import adopt_registry
+from ..git.repository import Drive, open_drive
 from ..purge import PurgePlan, PurgeResult, apply_purge, plan_purge
-from ._common import ctx_directory
-
-
-class _Progress:
-    """A bar on a terminal (stderr), a plain line per phase step otherwise."""
-
-    def __init__(self, quiet: bool) -> None:
-        self.quiet = quiet
-        self.tty = sys.stderr.isatty()
-        self.phase = ""
-        self.last_percent = -1
-
-    def __call__(self, phase: str, done: int, total: int) -> None:
-        if self.quiet:
-            return
-        if phase != self.phase:
-            if self.tty and self.phase:
-                click.echo("", err=True)
-            self.phase, self.last_percent = phase, -1
-        if total <= 0:
-            if self.tty:
-                click.echo(f"\r{phase}: {done}", err=True, nl=False)
-            return
-        percent = done * 100 // total
-        if self.tty:
-            filled = percent * 30 // 100
-            click.echo(f"\r{phase:<18} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total}",
-                       err=True, nl=False)
-        elif percent // 25 != self.last_percent // 25 or done == total:
-            if percent != self.last_percent:
-                click.echo(f"memgit purge: {phase} {done}/{total}", err=True)
-        self.last_percent = percent
-
-    def end(self) -> None:
-        if self.tty and self.phase and not self.quiet:
-            click.echo("", err=True)
-        self.phase = ""
+from ._common import ProgressBar, ctx_directory
 
 
 def _print_plan(plan: PurgePlan) -> None:
@@ -98,16 +63,24 @@ def _print_result(result: PurgeResult) -> None:
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation (required without a "
               "terminal).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--from-registry", "registry", metavar="PATH", default=None,
+              help="Apply a parent drive's purge registry (its memgit-purged, or the drive): "
+                   "purge the ids it lists that this fork holds, and refuse them from now on.")
 @click.pass_context
 def command(ctx: click.Context, ids: tuple[str, ...], repo_path: str | None, dry_run: bool,
-            yes: bool, as_json: bool) -> int:
+            yes: bool, as_json: bool, registry: str | None) -> int:
     """Delete the entries with these ids from every commit of the drive, forever."""
     if not dry_run and not yes and not sys.stdin.isatty():
         raise UsageError("memgit purge rewrites history and needs confirmation",
                          "pass --yes (no terminal to ask on), or --dry-run to look first")
     started = time.perf_counter()
     drive = open_drive(repo_path or ctx_directory(ctx))
-    progress = _Progress(quiet=False)
+    if registry is not None:
+        if ids:
+            raise UsageError("give ids or --from-registry, not both",
+                             "run memgit purge twice")
+        return _from_registry(drive, registry, dry_run, as_json)
+    progress = ProgressBar(quiet=False, lines="memgit purge")
     plan = plan_purge(drive, ids, progress=progress)
     progress.end()
     if dry_run:
@@ -129,4 +102,21 @@ def command(ctx: click.Context, ids: tuple[str, ...], repo_path: str | None, dry
         click.echo(json.dumps(result.summary(), indent=2))
     else:
         _print_result(result)
+    return 0
+
+
+def _from_registry(drive: Drive, registry: str, dry_run: bool, as_json: bool) -> int:
+    progress = ProgressBar(quiet=as_json, lines="memgit purge")
+    adoption = adopt_registry(drive, registry, dry_run=dry_run, progress=progress)
+    progress.end()
+    if as_json:
+        click.echo(json.dumps({**adoption.as_dict(), "dry_run": dry_run}, indent=2))
+        return 0
+    verb = "would purge" if dry_run else "purged"
+    click.echo(f"{adoption.listed} ids in the registry; {verb} {len(adoption.purged)} from this "
+               f"drive's history: {', '.join(adoption.purged) or '-'}")
+    click.echo(f"{'would add' if dry_run else 'added'} {len(adoption.adopted)} to this "
+               "drive's registry (refused from now on)")
+    if adoption.result is not None:
+        _print_result(adoption.result)
     return 0

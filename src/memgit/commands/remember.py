@@ -7,6 +7,7 @@ import sys
 import click
 
 from ..errors import UsageError
+from ..format import split_lines
 from ..write_ops import NewFact
 from ..writer import commit_facts
 from ._common import drive_from_ctx, policy_for, policy_option, report_write
@@ -30,7 +31,7 @@ def command(ctx: click.Context, texts: tuple[str, ...], topic: str | None, sourc
     items: list[str] = []
     for text in texts:
         if text == "-":
-            items.extend(line for line in sys.stdin.read().splitlines() if line.strip())
+            items.extend(line for line, _eol in split_lines(sys.stdin.read()) if line.strip())
         else:
             items.append(text)
     if not items:

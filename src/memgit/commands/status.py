@@ -7,6 +7,7 @@ import json
 import click
 
 from ..sync import sync_status
+from ..sync_state import status_lines
 from ._common import drive_from_ctx
 
 
@@ -20,9 +21,6 @@ def command(ctx: click.Context, remote: str, as_json: bool) -> int:
     if as_json:
         click.echo(json.dumps(info, indent=2))
         return 0
-    waiting = info["waiting_commits"]
-    click.echo(f"{waiting} commit{'s' if waiting != 1 else ''} waiting for memgit sync")
-    if info["remote_url"] is None:
-        click.echo(f"no remote {remote!r}: working offline (git remote add {remote} URL)")
-    click.echo(f"last sync: {info['last_sync'] or 'never'}")
+    for line in status_lines(info):
+        click.echo(line)
     return 0

@@ -22,3 +22,5 @@ and the network, with the user's git (credentials, ssh config):
 
 This file imports nothing, so importing a hook-safe module never loads pygit2.
 """
+
+DEFAULT_BRANCH = "main"  # the branch a new drive starts on, and the policy's default

@@ -87,6 +87,27 @@ def split_object(raw: bytes) -> tuple[list[bytes], bytes]:
     return headers, message
 
 
+_IDENT_RE = re.compile(rb"(author|committer) (.*?) ?<([^<>]*)>(?: \d+ [+-]\d{4})?\Z", re.S)
+
+
+def commit_text(raw: bytes) -> tuple[str, list[tuple[str, str]]]:
+    """A raw commit's message and its people: [("author name", ...), ("author email",
+    ...), ("committer name", ...), ...], decoded as UTF-8 (bad bytes replaced)."""
+    headers, message = split_object(raw)
+    people: list[tuple[str, str]] = []
+    for header in headers:
+        if not header.startswith((b"author ", b"committer ")):
+            continue
+        m = _IDENT_RE.match(header)
+        role = header.split(b" ", 1)[0].decode()
+        if m is None:  # not git's shape: judge the whole value
+            people.append((role, header[len(role) + 1:].decode("utf-8", "replace")))
+            continue
+        people.append((f"{role} name", m.group(2).decode("utf-8", "replace")))
+        people.append((f"{role} email", m.group(3).decode("utf-8", "replace")))
+    return message.decode("utf-8", "replace"), people
+
+
 def join_object(headers: list[bytes], message: bytes) -> bytes:
     return b"\n".join(headers) + b"\n\n" + message
 

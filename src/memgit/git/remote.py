@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 from .plumbing import git
@@ -23,19 +24,26 @@ def _network_env() -> dict[str, str]:
 
 
 def remote_url(drive: Drive, remote: str) -> str | None:
-    proc = git("remote", "get-url", remote, cwd=drive.root, check=False)
+    return remote_url_at(drive.root, remote)
+
+
+def remote_url_at(root: Path, remote: str) -> str | None:
+    """The URL git uses for ``remote`` of the repository at ``root`` (insteadOf applied)."""
+    proc = git("remote", "get-url", remote, cwd=root, check=False)
     return proc.stdout.decode().strip() if proc.returncode == 0 else None
 
 
-def fetch_branch(drive: Drive, remote: str, branch: str,
-                 into: str) -> subprocess.CompletedProcess:
-    """``git fetch REMOTE +refs/heads/BRANCH:INTO`` with the user's git; not checked.
+def fetch_branch(drive: Drive, remote: str, branch: str, into: str,
+                 also: Sequence[str] = ()) -> subprocess.CompletedProcess:
+    """``git fetch REMOTE +refs/heads/BRANCH:INTO [ALSO...]`` with the user's git; not
+    checked. ``also``: more refspecs, fetched in the same round trip.
 
     The ``+`` lets ``into`` (a private tracking ref) follow a rewritten server
     history; nothing else of the checkout changes.
     """
     return git("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", remote,
-               f"+refs/heads/{branch}:{into}", cwd=drive.root, env=_network_env(), check=False)
+               f"+refs/heads/{branch}:{into}", *also, cwd=drive.root, env=_network_env(),
+               check=False)
 
 
 def push_commit(drive: Drive, remote: str, oid: str,
@@ -49,7 +57,18 @@ def push_commit(drive: Drive, remote: str, oid: str,
                cwd=drive.root, env=_network_env(), check=False)
 
 
-def clone_repository(url: str, path: Path, branch: str) -> subprocess.CompletedProcess:
-    """``git clone --branch BRANCH URL PATH`` with the user's git; not checked."""
-    return git("clone", "--quiet", "--branch", branch, "--", url, str(path),
+def clone_repository(url: str, path: Path, branch: str, *, bare: bool = False,
+                     copy: bool = False) -> subprocess.CompletedProcess:
+    """``git clone --branch BRANCH URL PATH`` with the user's git; not checked.
+
+    ``bare``: a bare clone of that branch alone, without tags (a mount); ``copy``: that
+    branch alone, and a local source's objects copied rather than hard-linked (a fork
+    owns its history: nothing the parent prunes or repacks later touches it).
+    """
+    extra = ["--bare"] if bare else []
+    if bare or copy:
+        extra += ["--single-branch", "--no-tags"]
+    if copy:
+        extra.append("--no-hardlinks")
+    return git("clone", "--quiet", *extra, "--branch", branch, "--", url, str(path),
                env=_network_env(), check=False)

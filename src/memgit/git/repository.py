@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import NotADriveError, RepoError
+from . import DEFAULT_BRANCH
 from .modes import MODE_COMMIT, MODE_EXEC, MODE_FILE, MODE_TREE
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ class Drive:
     def root(self) -> Path:
         return self.workdir if self.workdir is not None else self.git_dir
 
-    def head_commit(self, branch: str = "main") -> pygit2.Commit | None:
+    def head_commit(self, branch: str = DEFAULT_BRANCH) -> pygit2.Commit | None:
         ref = self.repo.references.get("refs/heads/" + branch)
         if ref is None:
             return None
@@ -109,7 +110,7 @@ def init_bare(path: Path, files: Mapping[str, bytes], message: str) -> Drive:
     """A new bare repository whose main holds ``files``."""
     import pygit2
 
-    repo = pygit2.init_repository(str(path), bare=True, initial_head="main")
+    repo = pygit2.init_repository(str(path), bare=True, initial_head=DEFAULT_BRANCH)
     drive = Drive(repo, Path(repo.path).resolve(), None)
     builder = repo.TreeBuilder()
     for name, data in files.items():

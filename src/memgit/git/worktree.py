@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..errors import RepoError
+from . import DEFAULT_BRANCH
 from .modes import MODE_COMMIT, MODE_EXEC, MODE_FILE, MODE_LINK
 from .plumbing import git
 from .repository import (
@@ -124,7 +125,7 @@ def init_checkout(path: Path, files: Mapping[str, bytes], message: str) -> Drive
     """A new checkout on branch main with ``files`` as its first commit."""
     import pygit2
 
-    repo = pygit2.init_repository(str(path), initial_head="main")
+    repo = pygit2.init_repository(str(path), initial_head=DEFAULT_BRANCH)
     drive = Drive(repo, Path(repo.path).resolve(), Path(repo.workdir).resolve())
     for name, data in files.items():
         write_worktree_file(drive.root, name, data)

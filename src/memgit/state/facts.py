@@ -1,16 +1,16 @@
 """The recall index's tables: ``facts`` (one row per entry) and ``facts_fts`` (FTS5).
 
 memgit.recall_index decides what the rows are (from the drive's files) and when
-they change; this module stores them, retires and revives them, searches them
-with BM25 and counts retrievals. Rows outside the full-text table (``indexed``
-0) are kept so the writer finds entries by id, but recall never returns them.
+they change; this module stores them, retires and revives them (state.search
+searches them with BM25, lists them and counts retrievals). Rows outside the
+full-text table (``indexed`` 0) are kept so the writer finds entries by id, but
+recall never returns them.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from . import Connection, get_meta, immediate, utc_now
@@ -44,23 +44,7 @@ class SyncCounts(NamedTuple):
     retired: int
 
 
-class FoundRow(NamedTuple):
-    """One search result: the row's fields, its BM25 score (lower is better), its rowid."""
-
-    entry_id: str
-    text: str
-    path: str
-    line: int
-    source: str
-    added: str
-    score: float
-    fact_id: str
-    retrievals: int
-    rowid: int
-
-
-@dataclass(frozen=True)
-class IndexStats:
+class IndexStats(NamedTuple):
     indexed_rev: str | None
     indexed_at: str | None
     drive_id: str | None
@@ -178,10 +162,12 @@ def sync_rows(conn: Connection, new: Mapping[str, FactRow], old: Mapping[str, St
     return SyncCounts(len(inserts), len(updates), len(retire))
 
 
-def delete_entries(conn: Connection, entry_ids: Iterable[str]) -> int:
+def delete_entries(conn: Connection, entry_ids: Iterable[str], *, scrub: bool = True) -> int:
     """Delete the rows (and full-text rows) of these entries for good; returns rows deleted.
 
-    Unlike a soft retire, nothing of the entry stays in the database file.
+    Unlike a soft retire, nothing of the entry stays in the database file. With
+    ``scrub=False`` the file is only rewritten when a row was deleted (sync calls it
+    on every change of the server's purged ids).
     """
     wanted = list(dict.fromkeys(entry_ids))
     deleted = 0
@@ -198,6 +184,8 @@ def delete_entries(conn: Connection, entry_ids: Iterable[str]) -> int:
             conn.executemany("DELETE FROM facts_fts WHERE rowid = ?", [(r,) for r in rowids])
             conn.executemany("DELETE FROM facts WHERE id = ?", [(r,) for r in rowids])
             deleted += len(rowids)
+        if not deleted and not scrub:
+            return 0
         conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('optimize')")
     conn.execute("VACUUM")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -217,6 +205,12 @@ def present_digests(conn: Connection, digests: Iterable[str]) -> dict[str, str]:
     return _present_by(conn, "digest", "entry_id", digests)
 
 
+def retrievals(conn: Connection, entry_ids: Iterable[str]) -> dict[str, int]:
+    """entry id -> how often recall returned it, for present entries among ``entry_ids``
+    (memgit dream shows the counts to its proposer)."""
+    return {k: int(v) for k, v in _present_by(conn, "entry_id", "retrievals", entry_ids).items()}
+
+
 def _present_by(conn: Connection, key: str, value: str,
                 wanted: Iterable[str]) -> dict[str, str]:
     """``key -> value`` of present rows whose ``key`` is in ``wanted`` (first row wins)."""
@@ -230,6 +224,24 @@ def _present_by(conn: Connection, key: str, value: str,
     return out
 
 
+class CapRow(NamedTuple):
+    """A present entry as memgit compact weighs it against the caps."""
+
+    entry_id: str
+    path: str
+    added: str
+    valid_from: str  # when this index first saw the entry
+    retrievals: int
+    last_retrieved: str | None
+
+
+def cap_rows(conn: Connection) -> list[CapRow]:
+    """Every present row (searchable or not), in path and line order."""
+    return [CapRow(str(e), str(p), str(a), str(v), int(r), lr) for e, p, a, v, r, lr in
+            conn.execute("SELECT entry_id, path, added, valid_from, retrievals, last_retrieved "
+                         "FROM facts WHERE valid_until IS NULL ORDER BY path, line")]
+
+
 def stats(conn: Connection) -> IndexStats:
     searchable, present, retired, retrievals = conn.execute(
         "SELECT coalesce(sum(indexed AND valid_until IS NULL), 0), "
@@ -240,59 +252,15 @@ def stats(conn: Connection) -> IndexStats:
                       int(retired), int(retrievals))
 
 
-# --- search --------------------------------------------------------------------------------
-
-
-def searchable_count(conn: Connection) -> int:
-    return int(conn.execute("SELECT count(*) FROM facts_fts").fetchone()[0])
-
-
-def match_count(conn: Connection, expression: str) -> int:
-    """How many searchable rows match an FTS5 expression."""
-    return int(conn.execute("SELECT count(*) FROM facts_fts WHERE facts_fts MATCH ?",
-                            (expression,)).fetchone()[0])
-
-
-# Rank inside the full-text table first and join only the top rows: joining
-# every match before sorting costs a facts lookup per match (3x slower at p50
-# on a 15,000-entry drive, bench/bench_recall.py).
-_RANKED_SQL = (
-    "SELECT f.entry_id, f.text, f.path, f.line, f.source, f.added, r.score, f.fact_id, "
-    "f.retrievals, f.id FROM (SELECT rowid, bm25(facts_fts, 1.0, 0.4) AS score "
-    "FROM facts_fts WHERE facts_fts MATCH ? ORDER BY score LIMIT ?) AS r "
-    "JOIN facts f ON f.id = r.rowid ORDER BY r.score, f.id")
-# A single term found in a large share of the drive carries almost no ranking
-# information, and BM25 would score every match (6 ms for "the" on 15,000
-# entries): take the newest matches instead, which FTS5 reads in rowid order
-# and stops after ``limit``; they are still scored with BM25 for the output.
-_NEWEST_SQL = (
-    "SELECT f.entry_id, f.text, f.path, f.line, f.source, f.added, r.score, f.fact_id, "
-    "f.retrievals, f.id FROM (SELECT rowid, bm25(facts_fts, 1.0, 0.4) AS score "
-    "FROM facts_fts WHERE facts_fts MATCH ? ORDER BY rowid DESC LIMIT ?) AS r "
-    "JOIN facts f ON f.id = r.rowid ORDER BY r.score, f.id")
-
-
-def search(conn: Connection, expression: str, limit: int, *,
-           newest: bool = False) -> list[FoundRow]:
-    """The ``limit`` best rows for an FTS5 expression (BM25 over text and topic); with
-    ``newest``, the newest matches instead of the best."""
-    sql = _NEWEST_SQL if newest else _RANKED_SQL
-    return [FoundRow(*r) for r in conn.execute(sql, (expression, limit))]
-
-
-def count_retrievals(conn: Connection, rowids: list[int]) -> None:
-    """One transaction, committed without waiting for the disk.
-
-    The only write memgit makes at ``synchronous=NORMAL``: in WAL mode a power
-    loss can then lose the last few counts (never corrupt the file), and an fsync
-    per recall would be most of its time (3 ms of 4, bench_recall.py). Counts
-    are cache data: a rebuild resets them anyway (docs/index.md).
-    """
-    now = utc_now(micro=True)
-    conn.execute("PRAGMA synchronous = NORMAL")
+def delete_retired_before(conn: Connection, cutoff: str) -> int:
+    """Delete for good the rows retired before ``cutoff`` (a ``utc_now`` stamp): entries
+    that left the drive long ago; their texts go with them (secure_delete zeroes the
+    freed pages). An entry that comes back later starts with a fresh row."""
+    conn.execute("PRAGMA secure_delete = ON")
     try:
         with immediate(conn):
-            conn.executemany("UPDATE facts SET retrievals = retrievals + 1, "
-                             "last_retrieved = ? WHERE id = ?", [(now, rid) for rid in rowids])
+            cur = conn.execute("DELETE FROM facts WHERE valid_until IS NOT NULL AND "
+                               "valid_until < ?", (cutoff,))
     finally:
-        conn.execute("PRAGMA synchronous = FULL")
+        conn.execute("PRAGMA secure_delete = OFF")
+    return int(cur.rowcount or 0)

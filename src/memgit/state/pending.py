@@ -8,18 +8,27 @@ lists the queue (``listing``). Callers wrap writes in ``state.immediate``.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections import namedtuple
 
 from . import Connection, utc_now
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads it so)
+if TYPE_CHECKING:
+    from typing import NamedTuple
 
-class PendingWrite(NamedTuple):
+    class _PendingFields(NamedTuple):
+        seq: int
+        created: str
+        attempts: int
+        last_error: str
+else:  # the shell's quick read path counts the queue: no typing (its import costs 7 ms)
+    _PendingFields = namedtuple("_PendingFields", "seq created attempts last_error")
+
+
+class PendingWrite(_PendingFields):
     """One queued write as ``memgit info`` shows it (never its entry texts)."""
 
-    seq: int
-    created: str
-    attempts: int
-    last_error: str
+    __slots__ = ()
 
 
 def add(conn: Connection, intent: str, error: str) -> int:

@@ -1,0 +1,125 @@
+"""memgit agent-hook: run an agent tool's session hook (session-start, prompt, guard, record)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..agent_hooks import (
+    EVENTS,
+    PROMPT_CHARS,
+    claude_context,
+    claude_deny,
+    command_reason,
+    find_drive_paths,
+    guard_reason,
+    observe_argv,
+    prompt_context,
+    read_event,
+    turn_text,
+)
+from ..errors import MemgitError
+from ._common import ctx_directory
+from .mcp import DRIVE_ENV
+
+
+@click.command("agent-hook")
+@click.argument("event", type=click.Choice(EVENTS))
+@click.option("--format", "form", type=click.Choice(["claude-code", "text"]),
+              default="claude-code", show_default=True,
+              help="claude-code: hook JSON in and out; text: plain text out, exit 2 to refuse.")
+@click.option("--budget", default=2000, show_default=True, type=click.IntRange(0, 200_000),
+              help="session-start: the context packet's token budget.")
+@click.option("--limit", default=5, show_default=True, type=click.IntRange(1, 50),
+              help="prompt: how many recall hits to add.")
+@click.option("--path", "paths", multiple=True, metavar="FILE",
+              help="guard: judge a write to FILE (instead of a tool call on stdin).")
+@click.option("--command", "shell", default=None, metavar="CMD",
+              help="guard: judge the shell command CMD (instead of a tool call on stdin).")
+@click.option("--dry-run", is_flag=True,
+              help="record: print the memgit observe call instead of running it.")
+@click.pass_context
+def command(ctx: click.Context, event: str, form: str, budget: int, limit: int,
+            paths: tuple[str, ...], shell: str | None, dry_run: bool) -> int:
+    """Read the hook's JSON on stdin (text form: a prompt may be plain text) and print
+    what the agent tool expects. Never fails the session: problems go to stderr."""
+    raw = "" if (event == "guard" and (paths or shell)) else sys.stdin.read()
+    data = read_event(raw)
+    drive = ctx_directory(ctx) or os.environ.get(DRIVE_ENV) or None
+    where = drive or str(data.get("cwd") or "") or None
+    if event == "guard":
+        return _guard(data, where, form, paths, shell)
+    if event == "record":
+        return _record(data, drive, dry_run)
+    try:
+        text = _context_text(event, data, raw, where, budget, limit)
+    except MemgitError as err:
+        click.echo(f"memgit agent-hook {event}: {err.code} {err.message}", err=True)
+        return 0
+    if text:
+        click.echo(json.dumps(claude_context(event, text)) if form == "claude-code"
+                   else text.rstrip("\n"))
+    return 0
+
+
+def _context_text(event: str, data: dict[str, Any], raw: str, where: str | None,
+                  budget: int, limit: int) -> str:
+    from ..agent import AgentDrive
+
+    agent = AgentDrive(where)
+    if event == "session-start":
+        return str(agent.context(budget)["text"])
+    prompt = data.get("prompt") if data else raw
+    if not isinstance(prompt, str) or not prompt.strip():
+        return ""
+    found = agent.recall(prompt[:PROMPT_CHARS], limit, count=False)
+    return prompt_context(found["hits"])
+
+
+def _guard(data: dict[str, Any], where: str | None, form: str, paths: tuple[str, ...],
+           shell: str | None) -> int:
+    drive = find_drive_paths(where or os.getcwd())
+    if drive is None:
+        return 0
+    cwd = Path(str(data.get("cwd") or os.getcwd()))
+    reason = None
+    for path in paths:
+        reason = reason or guard_reason({"tool_name": "Write", "cwd": str(cwd),
+                                         "tool_input": {"file_path": path}}, drive)
+    if shell is not None:
+        reason = reason or command_reason(shell, cwd, drive)
+    if not paths and shell is None:
+        reason = guard_reason(data, drive)
+    if reason is None:
+        return 0
+    if form == "claude-code":
+        click.echo(json.dumps(claude_deny(reason)))
+        return 0
+    click.echo(reason, err=True)
+    return 2
+
+
+def _record(data: dict[str, Any], drive: str | None, dry_run: bool) -> int:
+    from ..cli import COMMANDS
+
+    text = turn_text(data)
+    if not text:
+        return 0
+    argv = observe_argv(data, drive)
+    if dry_run:
+        click.echo(json.dumps({"argv": ["memgit", *argv], "text_chars": len(text),
+                               "observe_available": "observe" in COMMANDS}))
+        return 0
+    if "observe" not in COMMANDS:
+        return 0
+    proc = subprocess.run([sys.executable, "-m", "memgit", *argv], input=text.encode(),
+                          capture_output=True, check=False)
+    if proc.returncode != 0:
+        click.echo(f"memgit agent-hook record: observe exited {proc.returncode}", err=True)
+    return 0

@@ -1,0 +1,58 @@
+"""Characters that hide text, and the one terminal sanitiser (:func:`printable`).
+
+Standard library only, and no ``re`` at import: the post-receive hook prints through
+:func:`printable`, and every import is paid by every push. memgit.format builds its
+``INVISIBLE_RE`` from :data:`INVISIBLE_RANGES`, so the policy (MG214), the purge
+registry's normalisation and the sanitiser share one list of invisible characters.
+"""
+
+from __future__ import annotations
+
+# Invisible characters: Unicode category Cf (format: zero-width, bidi controls, soft
+# hyphen, tags...) and the other default-ignorable code points (variation selectors,
+# Hangul fillers, the combining grapheme joiner), as (first, last) code points.
+# tests/test_format.py checks that every Cf character of this Python's Unicode
+# database is in one of them.
+INVISIBLE_RANGES: tuple[tuple[int, int], ...] = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x0600, 0x0605), (0x061C, 0x061C),
+    (0x06DD, 0x06DD), (0x070F, 0x070F), (0x0890, 0x0891), (0x08E2, 0x08E2),
+    (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F), (0x200B, 0x200F),
+    (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164), (0xFE00, 0xFE0F),
+    (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFFB), (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD), (0x13430, 0x1343F), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+)
+
+_LINE_SEPARATORS = (0x2028, 0x2029)
+
+
+def is_invisible(code: int) -> bool:
+    """Whether code point ``code`` is in :data:`INVISIBLE_RANGES`."""
+    if code < 0xAD:
+        return False
+    for first, last in INVISIBLE_RANGES:
+        if code < first:
+            return False
+        if code <= last:
+            return True
+    return False
+
+
+def printable(text: str, limit: int = 0) -> str:
+    """``text`` fit for a terminal: control characters (C0, DEL, C1: ESC, BEL, OSC...),
+    undecodable bytes, line separators and invisible characters (bidi controls could
+    reorder what is shown, zero-width ones hide) escaped as ``\\xNN``/``\\uNNNN``; cut to
+    ``limit`` characters when one is given."""
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if code < 32 or 127 <= code < 0xA0:
+            out.append(f"\\x{code:02x}")
+        elif 0xDC80 <= code <= 0xDCFF:  # an undecodable byte kept by surrogateescape
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif code in _LINE_SEPARATORS or is_invisible(code):
+            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+        else:
+            out.append(ch)
+    cleaned = "".join(out)
+    return cleaned if not limit or len(cleaned) <= limit else cleaned[: limit - 3] + "..."

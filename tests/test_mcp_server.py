@@ -1,0 +1,213 @@
+"""memgit mcp with the SDK's real client over stdio, against real drives."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp import Client, StdioServerParameters  # noqa: E402
+
+from conftest import ROOT, git, memgit  # noqa: E402
+from memgit.mcp_server import MEMORY_URI  # noqa: E402
+
+TOOLS = {"remember", "edit", "forget", "recall", "context", "ask", "answer", "resolve",
+         "questions", "status"}
+FAKE_KEY = "AKIAZ3MBQX7TQW4RWNB2"  # synthetic, of the real shape
+
+
+def server(path: Path) -> Client:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "memgit", "-C", str(path), "mcp"],
+        env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
+    return Client(params, read_timeout_seconds=120)
+
+
+async def call(client: Client, tool: str, **args: Any) -> tuple[bool, Any]:
+    result = await client.call_tool(tool, args)
+    text = result.content[0].text  # type: ignore[union-attr]
+    return bool(result.is_error), (text if result.is_error else result.structured_content)
+
+
+def run(fn: Any, *args: Any) -> Any:
+    return anyio.run(fn, *args)
+
+
+def test_tools_are_listed_with_schemas_and_one_line_descriptions(new_drive) -> None:
+    drive = new_drive({"people.md": "# People\n"})
+
+    async def go() -> dict:
+        async with server(drive) as client:
+            listed = await client.list_tools()
+            return {t.name: t for t in listed.tools}
+
+    tools = run(go)
+    assert set(tools) == TOOLS
+    for tool in tools.values():
+        assert tool.description and "\n" not in tool.description
+        assert tool.input_schema["type"] == "object"
+        for prop in tool.input_schema.get("properties", {}).values():
+            assert "type" in prop or "anyOf" in prop
+    assert tools["remember"].input_schema["required"] == ["text"]
+    assert set(tools["remember"].input_schema["properties"]) == {"text", "topic", "source"}
+    recall = tools["recall"].input_schema["properties"]["limit"]
+    assert recall["default"] == 5 and recall["minimum"] == 1 and recall["maximum"] == 50
+    assert tools["context"].input_schema["properties"]["budget_tokens"]["default"] == 2000
+    assert tools["edit"].input_schema["required"] == ["id", "text"]
+    assert tools["recall"].annotations.read_only_hint is True
+    assert tools["forget"].annotations.destructive_hint is True
+
+
+def test_every_tool_against_a_real_drive(new_drive) -> None:
+    drive = new_drive({"people.md": "# People\n"})
+
+    async def go() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        async with server(drive) as client:
+            out["remember"] = await call(client, "remember", text="Joe leads the product team",
+                                         topic="people", source="https://example.com/s/1")
+            entry = out["remember"][1]["added"][0]["id"]
+            out["duplicate"] = await call(client, "remember", text="Joe leads the product team")
+            out["secret"] = await call(client, "remember", text=f"use key {FAKE_KEY} to deploy")
+            out["recall"] = await call(client, "recall", query="who leads product", limit=3)
+            out["edit"] = await call(client, "edit", id=entry,
+                                     text="Joe leads the product and design teams")
+            out["context"] = await call(client, "context", budget_tokens=300, query="design")
+            out["ask"] = await call(client, "ask", text="Who owns billing?")
+            qid = out["ask"][1]["question_id"]
+            out["answer"] = await call(client, "answer", question_id=qid, text="Ana does")
+            out["questions"] = await call(client, "questions")
+            out["resolve"] = await call(client, "resolve", question_id=qid)
+            out["status"] = await call(client, "status")
+            out["forget"] = await call(client, "forget", id=entry)
+            out["after"] = await call(client, "recall", query="design")
+            resource = await client.read_resource(MEMORY_URI)
+            out["resource"] = resource.contents[0].text  # type: ignore[union-attr]
+            out["unknown_question"] = await call(client, "answer", question_id="m-nope",
+                                                 text="x")
+            out["bad_limit"] = await call(client, "recall", query="x", limit=0)
+        return out
+
+    out = run(go)
+    for name in ("remember", "duplicate", "secret", "recall", "edit", "context", "ask",
+                 "answer", "questions", "resolve", "status", "forget", "after"):
+        assert out[name][0] is False, (name, out[name])
+    assert out["remember"][1]["status"] == "committed"
+    assert out["duplicate"][1]["skipped"][0]["reason"] == "duplicate"
+    secret = out["secret"][1]
+    assert secret["skipped"][0]["reason"] == "credential" and FAKE_KEY not in json.dumps(secret)
+    assert out["recall"][1]["hits"][0]["text"] == "Joe leads the product team"
+    assert set(out["recall"][1]["hits"][0]) >= {"id", "text", "topic", "source", "added"}
+    assert out["edit"][1]["status"] == "committed" and out["edit"][1]["edited"]
+    assert out["context"][1]["tokens"] <= 300
+    assert out["context"][1]["entries"][0]["reason"] == "query"
+    assert out["questions"][1]["questions"][0]["answers"][0]["text"] == "Ana does"
+    assert out["resolve"][1]["status"] == "committed"
+    status = out["status"][1]
+    assert len(status["head"]) == 40 and status["branch"] == "main"
+    assert status["pending_writes"] == 0 and status["drive"] == str(drive)
+    assert out["forget"][1]["retired"] and out["after"][1]["count"] == 0
+    assert out["resource"].startswith("# Memory") and "[[people]]" in out["resource"]
+    error = out["unknown_question"]
+    assert error[0] is True and "memgit error MG001" in error[1] and "\nhint: " in error[1]
+    assert out["bad_limit"][0] is True
+    assert git("status", "--porcelain", cwd=drive).stdout == b""
+
+
+def test_internal_errors_carry_no_traceback(new_drive) -> None:
+    drive = new_drive({"people.md": "# People\n"})
+    state = drive / ".git" / "memgit" / "state.sqlite"
+
+    async def go() -> tuple[bool, Any]:
+        async with server(drive) as client:
+            await call(client, "recall", query="warm")
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{state}{suffix}").unlink(missing_ok=True)
+            state.mkdir()  # a folder where the database was: SQLite cannot open it
+            return await call(client, "recall", query="anything")
+
+    is_error, text = run(go)
+    shutil.rmtree(state)
+    assert is_error and "MG000" in text and "Traceback" not in text and "File " not in text
+
+
+def test_a_folder_that_is_not_a_drive_gives_a_clear_error(tmp_path: Path) -> None:
+    code = tmp_path / "code"
+    code.mkdir()
+    git("init", "-q", cwd=code)
+
+    async def go() -> list[tuple[bool, Any]]:
+        async with server(code) as client:
+            tools = await client.list_tools()
+            assert len(tools.tools) == len(TOOLS)
+            first = await call(client, "status")
+            second = await call(client, "remember", text="a fact")
+            return [first, second]
+
+    for is_error, text in run(go):
+        assert is_error and "memgit error MG002" in text and "hint: " in text
+    assert git("rev-list", "--all", cwd=code).stdout == b""
+
+
+def test_two_servers_on_one_drive_lose_no_write(new_drive) -> None:
+    drive = new_drive({"people.md": "# People\n"})
+    per_server = 12
+
+    async def agent(name: str, results: list) -> None:
+        async with server(drive) as client:
+            for i in range(per_server):
+                results.append(await call(client, "remember", text=f"Agent {name} fact {i}",
+                                          topic=f"agents/{name}"))
+
+    async def go() -> list:
+        results: list = []
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(agent, "alpha", results)
+            tg.start_soon(agent, "beta", results)
+        return results
+
+    results = run(go)
+    assert len(results) == 2 * per_server
+    assert all(not err and r["status"] in ("committed", "queued") for err, r in results)
+    memgit("-C", str(drive), "index")  # drains anything queued
+    text = "".join((drive / "agents" / f"{n}.md").read_text() for n in ("alpha", "beta"))
+    for name in ("alpha", "beta"):
+        for i in range(per_server):
+            assert f"Agent {name} fact {i} [" in text
+    assert git("fsck", "--strict", cwd=drive).returncode == 0
+    lint = memgit("-C", str(drive), "lint")
+    assert lint.returncode == 0, lint.stdout.decode() + lint.stderr.decode()
+
+
+def test_recall_searches_the_mounts_when_asked(new_drive) -> None:
+    """mounts: true searches the shared drives mounted next to this one, each hit naming
+    its drive; without it, the drive alone (memgit.mounts)."""
+    team = new_drive({"ops.md": "# Ops\n\n- Deploys freeze on Fridays "
+                               "[source: codex:session/1; id: m-team-1]\n"})
+    drive = new_drive({"people.md": "# People\n\n- Joe freezes the roadmap on Fridays "
+                                    "[source: codex:session/2; id: m-own-1]\n"})
+    assert memgit("mount", "add", "team", str(team), cwd=drive).returncode == 0
+
+    async def go() -> tuple[Any, Any, Any]:
+        async with server(drive) as client:
+            listed = {t.name: t for t in (await client.list_tools()).tools}
+            both = await call(client, "recall", query="Fridays", mounts=True)
+            alone = await call(client, "recall", query="Fridays")
+            return listed["recall"].input_schema["properties"]["mounts"], both, alone
+
+    schema, both, alone = run(go)
+    assert schema["default"] is False and schema["type"] == "boolean"
+    assert both[0] is False and alone[0] is False
+    assert sorted((h["drive"], h["id"]) for h in both[1]["hits"]) == [
+        ("self", "m-own-1"), ("team", "m-team-1")]
+    assert both[1]["skipped"] == []
+    assert [h["id"] for h in alone[1]["hits"]] == ["m-own-1"] and "drive" not in \
+        alone[1]["hits"][0]
