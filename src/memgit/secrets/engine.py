@@ -122,7 +122,20 @@ class _AcFinder:
     __slots__ = ("find",)
 
     def __init__(self, ac: Any) -> None:
-        self.find = partial(ac.find_matches_as_indexes, overlapping=True)
+        fast = partial(ac.find_matches_as_indexes, overlapping=True)
+
+        def find(lowered: str) -> list[tuple[int, int, int]]:
+            try:
+                return fast(lowered)  # type: ignore[no-any-return]
+            except UnicodeEncodeError:
+                # a lone surrogate (a non-UTF-8 path read with surrogateescape) cannot
+                # cross into Rust: one replacement character each keeps every index
+                return fast(_SURROGATE.sub("\ufffd", lowered))  # type: ignore[no-any-return]
+
+        self.find = find
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 # "auto", then the finder in use ("aho-corasick" and its module, or "trie");

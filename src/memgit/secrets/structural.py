@@ -207,7 +207,8 @@ def _generated_token(m: re.Match[str], text: str) -> tuple[int, int, str] | None
     after = text[end: end + 1]
     quoted = before in ("\"", "'", "`") and after == before
     if before == ":" and not quoted:  # user:TOKEN, as in a credentials list or a URL's userinfo
-        quoted = _user_before(text, start - 1)
+        # scheme:word/... (memgit:observation/m-01...) is a URI's path, not user:TOKEN
+        quoted = (V.rx(r"[a-z]+/").match(token) is None) and _user_before(text, start - 1)
     decoded = _decode_b64(m.group(0)) if len(m.group(0)) % 4 == 0 else None
     if decoded is not None and decoded.isprintable():
         if _user_pass(decoded):  # base64 of user:password, wherever it stands
