@@ -588,3 +588,33 @@ def test_import_is_light():
         "assert s._compiled == {} and v._RX == {}, 'a regex was compiled at import'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("trie", [False, True])
+def test_a_lone_surrogate_does_not_break_the_scan(trie):
+    """A non-UTF-8 path read with surrogateescape reaches the scanner as a lone
+    surrogate; both keyword finders take it, and a token beside it is still found."""
+    import memgit.secrets as package
+    from memgit.secrets import engine
+
+    engine.use_trie_finder(trie)
+    package._compiled.clear()  # the next scan builds the finder chosen above
+    try:
+        assert scan_text("caf\udce9.md") == []
+        token = "ghp_" + "Zq8Lm3Nx7Rt2Vb6Kw9Yp4Hd1Fs5Jc0Ga8Ue3"
+        assert [f.kind for f in scan_text("caf\udce9 " + token)]
+    finally:
+        engine.use_trie_finder(False)
+        package._compiled.clear()
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_memgit_source_ids_are_not_user_token_pairs(seed):
+    """``memgit:observation/<id>`` is a URI path, not ``user:TOKEN`` (ids are random)."""
+    import random
+
+    rng = random.Random(seed)
+    ident = "m-01" + "".join(rng.choice("0123456789abcdefghjkmnpqrstvwxyz") for _ in range(24))
+    line = (f"- Who owns billing? [source: memgit:observation/{ident}; added: 2026-12-01; "
+            f"id: {ident}; kind: question; status: open]")
+    assert scan_text(line) == []
