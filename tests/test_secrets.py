@@ -618,3 +618,32 @@ def test_memgit_source_ids_are_not_user_token_pairs(seed):
     line = (f"- Who owns billing? [source: memgit:observation/{ident}; added: 2026-12-01; "
             f"id: {ident}; kind: question; status: open]")
     assert scan_text(line) == []
+
+
+@pytest.mark.parametrize(("line", "secret"), [
+    ("| prod db | deploy | Tq9vLm2Xw8Rb#k1 |", "Tq9vLm2Xw8Rb#k1"),
+    ("| staging | admin | `*Wq4Lp9Zr2Kx` |", "*Wq4Lp9Zr2Kx"),
+])
+def test_a_generated_password_in_a_table_cell(line, secret):
+    found = scan_text(line)
+    assert [(f.kind, line[f.start:f.end]) for f in found] == [("password in a table", secret)]
+
+
+@pytest.mark.parametrize("line", [
+    "| Name | Version | Path |",
+    "| foo | v1.2.3-beta.4 | /usr/lib/x |",
+    "| MyComponentName | UserRepository2 | getUserById |",
+    "| Tq9vLm2Xw8Rb#k1 | first cell: the row's name |",
+    "| a | <YOUR_PASSWORD> |",
+    "| a | XXXXXXXXXXXX |",
+    "| a | bob@Example99.org |",
+])
+def test_table_cells_that_are_not_passwords(line):
+    assert scan_text(line) == []
+
+
+def test_a_real_digest_behind_a_placeholder_salt_is_a_hash():
+    """passlib's bcrypt test vectors: a salt of X and a computed digest."""
+    line = "('U*U*U', '$2a$05$XXXXXXXXXXXXXXXXXXXXXOAcXxm9kjPGEMsLznoKqmqw7tc8WCx4a'),"
+    assert [f.kind for f in scan_text(line)] == ["password hash"]
+    assert scan_text("$2a$10$" + "X" * 53) == []

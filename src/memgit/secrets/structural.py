@@ -95,6 +95,32 @@ def _cli_user_pass(m: re.Match[str], text: str) -> bool:
     return len(pw) >= 3 and not V.is_placeholder(pw) and not V.is_reference(pw)
 
 
+@check("table_cell")
+def _table_cell(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    """A cell of a Markdown table row that only a password generator writes (a row
+    such as ``| staging | admin | *ipIQuA5MsB7dP |``; the header is on another line)."""
+    first = text.find("|")
+    if m.start() == first or text[:first].strip():
+        return None  # not a table row, or its first cell (a row's name)
+    v, start = m.group("s"), m.start("s")
+    if v[:2] == "**" and v[-2:] == "**":
+        v, start = v[2:-2], start + 2  # bold: emphasis does not hide a value
+    if len(v) < 10 or "/" in v or "@" in v and "." in v.split("@")[-1]:
+        return None  # paths, e-mail addresses
+    # *, !, & and % start a password as often as a reference (``*ptr``) in a table
+    if V.is_placeholder(v) or (v[0] not in "*!&%" and V.is_boring(v)):
+        return None
+    upper, lower, digits = V.classes(v)
+    other = len(v) - upper - lower - digits - v.count("-") - v.count("_") - v.count(".")
+    if min(upper, lower) < 2 or digits < 1 or (other < 1 and digits < 3):
+        return None
+    if max((len(r) for r in V.rx(r"[a-z]+|[A-Z]+").findall(v)), default=0) > 6:
+        return None  # an identifier's words (CamelCase, SNAKE_CASE), not generated
+    if V.entropy(v) < 3.3 or V.wordy(v):
+        return None
+    return start, start + len(v), "password in a table"
+
+
 @check("pem_header")
 def _pem_header(m: re.Match[str], text: str) -> bool:
     """A header followed at once by its footer is an empty block, not a key."""
@@ -132,11 +158,21 @@ def _xml_value(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
 
 
 @check("hash")
-def _hash(m: re.Match[str], text: str) -> bool:
+def _hash(m: re.Match[str], text: str) -> tuple[int, int, str] | bool:
     # the salt or the digest, whichever is longer (a line may hold a hash cut short);
     # the engine's placeholder filter then judges the whole hash
-    body = max(V.rx(r"[$}]").split(m.group(0)), key=len)
-    return len(body) >= 8 and V.varied(body, 8)
+    whole = m.group(0)
+    body = max(V.rx(r"[$}]").split(whole), key=len)
+    if len(body) < 8 or not V.varied(body, 8):
+        return False
+    if not V.is_placeholder(whole):
+        return True
+    # a placeholder salt (``$2a$05$XXXX...``) before a computed digest: a test vector's
+    # real hash; only the digest is judged (bcrypt: 22 salt characters, then the digest)
+    if V.rx(r"\$2[abxy]?\$\d\d\$").match(whole) and len(body) == 53:
+        body = body[22:]
+    start = m.start() + whole.rindex(body)
+    return (start, start + len(body), "password hash") if len(body) >= 20 else False
 
 
 def _generated(core: str, min_len: int, min_entropy: float) -> bool:
@@ -701,6 +737,13 @@ STRUCTURAL: tuple[Rule, ...] = (
         doc="a token that only a generator writes: prefix_ + generated body (rzp_, phc_, ...), "
             "a quoted 20+ character literal, or a 32+ character token outside a URL, mixing "
             "letter cases and digits at high entropy",
+    ),
+    Rule(
+        "table-cell", "password in a table",
+        r"\|[ \t]*`?(?P<s>[^\s|`]{10,64})`?[ \t]*(?=\|)",
+        keywords=("|",), keyword_tails=(("|", r"[ \t]*`?[^\s|`]{10,64}`?[ \t]*\|"),),
+        locate="at", group="s", check="table_cell", priority=2,
+        doc="a Markdown table row holding a generated password in one of its cells",
     ),
     Rule(
         "netrc", "netrc credentials",
