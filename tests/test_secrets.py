@@ -647,3 +647,24 @@ def test_a_real_digest_behind_a_placeholder_salt_is_a_hash():
     line = "('U*U*U', '$2a$05$XXXXXXXXXXXXXXXXXXXXXOAcXxm9kjPGEMsLznoKqmqw7tc8WCx4a'),"
     assert [f.kind for f in scan_text(line)] == ["password hash"]
     assert scan_text("$2a$10$" + "X" * 53) == []
+
+
+@pytest.mark.parametrize("line", [
+    "- Wi-Fi: network `office`, passphrase `Tq9vLm2Xw8Rb`",
+    "- wifi password `Tq9vLm2Xw8Rb`",
+    "- set password to `Tq9vLm2Xw8Rb`",
+])
+def test_a_credential_word_then_a_code_span(line):
+    found = scan_text(line)
+    assert [(f.kind, line[f.start:f.end]) for f in found] == [
+        ("password assignment", "Tq9vLm2Xw8Rb")]
+
+
+@pytest.mark.parametrize("line", [
+    "- the password `field` is required",
+    "- rotate the token `ACCESS_TOKEN` weekly",
+    "- secret `${DB_PASSWORD}`",
+    "- the api key `OPENAI_API_KEY` env var",
+])
+def test_a_credential_word_then_a_name_in_a_code_span(line):
+    assert scan_text(line) == []

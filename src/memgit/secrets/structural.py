@@ -587,6 +587,9 @@ _HASH_HEAD = r"(?:[0-9a-z-]{1,14}[$,]|[a-z0-9][a-z0-9.-]{1,20}\})"
 _SECRET_PHRASE = ("secret phrase", "secret-phrase", "secret_phrase", "secretphrase")
 _SEED_TAIL = r"[\"'`*]*\s*(?:(?:is|was|=|:|-)\s*)?[\"'`]?(?:[a-z]{3,8}[ ,]+){11}"
 
+_CODE_SPAN_KEYWORDS = ("password", "passphrase", "passcode", "passwd", "pwd", "secret", "token",
+                       "api key", "api_key", "api-key", "apikey")
+
 # One shared gate for the generic token rules: a run of 20 token characters somewhere
 # (the engine searches each distinct shape once per line).
 TOKEN_GATE = RUN_SHAPE
@@ -688,6 +691,16 @@ STRUCTURAL: tuple[Rule, ...] = (
                             for k in ("login", "credential", "creds", "user", "account")),
         check="pair_value",
         priority=1, doc="notes that pair a login with its password: `admin` / `s3cret`",
+    ),
+    Rule(
+        "keyword-code-span", "password assignment",
+        r"(?<![A-Za-z0-9])(?i:password|passphrase|passcode|passwd|pwd|secret|token|api[ _-]?key)"
+        r"\s+(?:(?i:is|was|to|set\s+to|changed\s+to)\s+)?`(?P<s>[^`\s]{6,128})`",
+        keywords=_CODE_SPAN_KEYWORDS, group="s",
+        keyword_tails=tuple((k, r"\s+(?:(?:is|was|to|set\s+to|changed\s+to)\s+)?`[^`\s]{6}")
+                            for k in _CODE_SPAN_KEYWORDS),
+        check="pair_value", priority=1,
+        doc="prose: a credential word, then its value in a code span (wifi password `X`)",
     ),
     Rule(
         "use-as-password", "password assignment",
