@@ -379,11 +379,18 @@ def backup_to(git_dir: Path, target: Path) -> None:
         source.close()
 
 
+def _open_read_only(path: Path) -> sqlite3.Connection:
+    """A database file opened read-only through SQLite's URI form (``mode=ro``)."""
+    from pathlib import Path  # lazily: the quick read path loads this module, not pathlib
+
+    return sqlite3.connect(Path(path).absolute().as_uri() + "?mode=ro", uri=True)
+
+
 def check_copy(path: Path) -> tuple[str, int]:
     """(SQLite's ``integrity_check`` answer, schema version) of a database file, opened
     read-only; ("not a database: ...", -1) when SQLite cannot read it at all."""
     try:
-        conn = sqlite3.connect(Path(path).absolute().as_uri() + "?mode=ro", uri=True)
+        conn = _open_read_only(path)
     except sqlite3.Error as exc:
         return f"not a database: {exc}", -1
     try:
@@ -397,7 +404,7 @@ def check_copy(path: Path) -> tuple[str, int]:
 
 def meta_of_copy(path: Path, key: str) -> str | None:
     """A meta value of a database file opened read-only (a backup's copy)."""
-    conn = sqlite3.connect(Path(path).absolute().as_uri() + "?mode=ro", uri=True)
+    conn = _open_read_only(path)
     try:
         return get_meta(conn, key)
     finally:
