@@ -54,7 +54,7 @@ class Run:
         return (self.code, self.out, self.err) == (other.code, other.out, other.err)
 
 
-def run(argv: list[str], cwd: Path, *, full: bool = False) -> Run:
+def run(argv: list[str], cwd: Path, *, full: bool = False, stdin: bytes = b"") -> Run:
     """``memgit ARGV`` through the entry point, in a fresh process, stdout not a terminal."""
     loaded_file = cwd.parent / f".loaded-{os.getpid()}.json"
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), PROBE_ARGV=json.dumps(argv),
@@ -62,8 +62,9 @@ def run(argv: list[str], cwd: Path, *, full: bool = False) -> Run:
     env.pop("MEMGIT_DEBUG", None)
     if full:
         env["MEMGIT_QUICK"] = "0"
+    env.pop("MEMGIT_DRIVE", None)
     proc = subprocess.run([sys.executable, "-c", PROBE], cwd=cwd, env=env, capture_output=True,
-                          timeout=120)
+                          input=stdin, timeout=120)
     loaded = json.loads(loaded_file.read_text())
     loaded_file.unlink()
     return Run(proc, loaded)
@@ -86,8 +87,8 @@ def twins(tmp_path: Path, make=indexed_checkout) -> tuple[Path, Path]:
     return first, second
 
 
-def both(argv: list[str], quick_cwd: Path, full_cwd: Path) -> tuple[Run, Run]:
-    return run(argv, quick_cwd), run(argv, full_cwd, full=True)
+def both(argv: list[str], quick_cwd: Path, full_cwd: Path, stdin: bytes = b"") -> tuple[Run, Run]:
+    return run(argv, quick_cwd, stdin=stdin), run(argv, full_cwd, full=True, stdin=stdin)
 
 
 # --- parsing --------------------------------------------------------------------------------
@@ -105,6 +106,10 @@ def both(argv: list[str], quick_cwd: Path, full_cwd: Path) -> tuple[Run, Run]:
     (["context", "--budget", "0", "-q", "flu"], "context", None,
      {"budget": 0, "query": "flu", "json": False}, []),
     (["status", "--remote=up", "--json"], "status", None, {"remote": "up", "json": True}, []),
+    (["agent-hook", "prompt", "--format=text", "--limit", "3"], "agent-hook", None,
+     {"form": "text", "budget": 2000, "limit": 3}, ["prompt"]),
+    (["-C", "d", "agent-hook", "--budget", "0", "session-start"], "agent-hook", "d",
+     {"form": "claude-code", "budget": 0, "limit": 5}, ["session-start"]),
 ])
 def test_the_plain_forms_are_parsed_as_click_would(argv, command, directory, options,
                                                    words) -> None:
@@ -123,6 +128,9 @@ def test_the_plain_forms_are_parsed_as_click_would(argv, command, directory, opt
     ["--debug", "recall", "x"], ["-C"], ["context", "word"], ["context", "-q", "--json"],
     ["context", "--budget", "-1"], ["status", "--remote"], ["status", "extra"],
     ["remember", "x"], ["--version"], ["-h"],
+    ["agent-hook", "guard"], ["agent-hook", "record"], ["agent-hook"],
+    ["agent-hook", "prompt", "--format", "xml"], ["agent-hook", "prompt", "--limit", "51"],
+    ["agent-hook", "prompt", "--command", "ls"], ["agent-hook", "prompt", "session-start"],
 ])
 def test_anything_else_is_left_to_click(argv: list[str]) -> None:
     assert fast_cli.parse(argv) is None
@@ -196,6 +204,39 @@ def test_context_and_status_print_the_same_bytes(tmp_path: Path) -> None:
         assert quick.quick and not full.quick, argv
         assert quick.same_output(full), (argv, quick.out, full.out)
         assert quick.code == 0 and (quick.out or argv[-1] == "0")  # a budget of 0: nothing
+
+
+def test_agent_hooks_print_the_same_bytes(tmp_path: Path) -> None:
+    """agent-hook session-start and prompt on both paths, in both forms, with the event
+    on stdin; a folder that is not a drive takes the full path, which reads the same
+    event and says why on stderr."""
+    a, b = twins(tmp_path)
+    events = [json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": q}).encode()
+              for q in QUERIES[:4]]
+    for argv, stdin in ([(["agent-hook", "prompt"], e) for e in events]
+                        + [(["agent-hook", "prompt", "--format", "text", "--limit", "2"],
+                            QUERIES[5].encode()),
+                           (["agent-hook", "prompt"], b'{"prompt": "   "}'),
+                           (["agent-hook", "session-start"], b"{}"),
+                           (["agent-hook", "session-start", "--budget", "300",
+                             "--format=text"], b"")]):
+        quick, full = both(argv, a, b, stdin)
+        assert quick.quick and not full.quick, argv
+        assert quick.same_output(full), (argv, quick.out, full.out)
+        assert quick.code == 0 and (quick.out or b'"   "' in stdin)
+    hits = [json.loads(run(["agent-hook", "prompt"], a, stdin=e).out) for e in events]
+    assert all(h["hookSpecificOutput"]["additionalContext"].count("[id: ") >= 1 for h in hits)
+    code = tmp_path / "code"
+    code.mkdir()
+    git("init", "-q", "-b", "main", cwd=code)
+    (code / "notes.md").write_text("- a note about the flu\n")
+    git("add", "-A", cwd=code)
+    git("commit", "-q", "-m", "code", cwd=code)
+    assert memgit("index", cwd=code).returncode == 0
+    event = json.dumps({"prompt": "flu", "cwd": str(code)}).encode()
+    quick, full = both(["agent-hook", "prompt"], a, b, event)
+    assert not quick.quick and quick.same_output(full)
+    assert quick.out == b"" and b"not a memgit drive" in quick.err
 
 
 def test_status_counts_waiting_commits_after_a_sync_like_the_full_path(tmp_path: Path) -> None:

@@ -228,6 +228,126 @@ def _ids_in_child(_n: int) -> list[str]:
     return [fmt.new_id() for _ in range(50)]
 
 
+# --- block structure: front matter, code blocks, code spans (issue 12) ------------------
+
+REALWORLD = DATA / "realworld"
+SAMPLES = sorted(p for p in REALWORLD.rglob("*.md") if p.name != "ORIGIN.md")
+_MD = None
+
+
+def commonmark_bullet_items(text: str) -> set[int]:
+    """Lines where markdown-it-py (the reference parser) starts a ``-`` or ``*`` list item
+    outside block quotes: what the drive format calls an entry."""
+    global _MD
+    if _MD is None:
+        from markdown_it import MarkdownIt
+        from mdit_py_plugins.front_matter import front_matter_plugin
+
+        _MD = MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
+    items: set[int] = set()
+    quotes = 0
+    for token in _MD.parse(text):
+        quotes += {"blockquote_open": 1, "blockquote_close": -1}.get(token.type, 0)
+        if token.type == "list_item_open" and token.markup in "-*" and not quotes:
+            assert token.map is not None
+            items.add(token.map[0] + 1)
+    return items
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: str(p.relative_to(REALWORLD)))
+def test_entries_are_the_bullet_items_commonmark_finds_in_real_files(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    doc = fmt.parse_document(path.name, text)
+    entries = {line.number for line, _e in doc.entries()}
+    index_links = {line.number for line in doc.lines if line.in_index_section}
+    assert entries == commonmark_bullet_items(text) - index_links
+    assert doc.serialise() == text
+
+
+def test_front_matter_is_never_entries_and_kept_byte_for_byte() -> None:
+    path = REALWORLD / "basic-memory" / "docs-examples" / "visual-identity.md"
+    text = path.read_text(encoding="utf-8")
+    assert "tags:\n- branding\n- design\n" in text  # YAML list items in the front matter
+    doc = fmt.parse_document("visual-identity.md", text)
+    texts = [e.text for _l, e in doc.entries()]
+    assert "branding" not in texts and "design" not in texts and texts
+    front = [line for line in doc.lines if line.in_front_matter]
+    assert [line.content for line in front][0] == "---" and front[-1].content == "---"
+    assert all(line.entry is None for line in front)
+    assert doc.serialise() == text
+    assert fmt.front_matter_text(text).startswith("title:")  # type: ignore[union-attr]
+
+
+def test_an_unclosed_front_matter_is_a_thematic_break() -> None:
+    doc = fmt.parse_document("a.md", "---\n- an entry\n")
+    assert [e.text for _l, e in doc.entries()] == ["an entry"]
+    assert not any(line.in_front_matter for line in doc.lines)
+
+
+def test_a_fence_inside_a_list_item_is_code() -> None:
+    # the issue's example: the fence is indented four spaces, one past the item's content
+    text = ("1. Run the example:\n\n    ```md\n    - an example bullet\n    ```\n\n"
+            "- after the example\n")
+    doc = fmt.parse_document("code.md", text)
+    assert [e.text for _l, e in doc.entries()] == ["after the example"]
+    assert [line.number for line in doc.lines if line.in_code] == [3, 4, 5]
+
+
+def test_indented_code_is_code_but_a_nested_bullet_is_an_entry() -> None:
+    text = ("# Shell\n\n    - not an entry: indented code\n\n- parent\n    - child at four\n"
+            "  - child at two\n")
+    doc = fmt.parse_document("a.md", text)
+    assert [e.text for _l, e in doc.entries()] == ["parent", "child at four", "child at two"]
+    assert [line.number for line in doc.lines if line.in_code] == [3]
+
+
+def test_links_inside_code_spans_are_text() -> None:
+    assert list(fmt.iter_links("- The link syntax is `[[path]]`")) == []
+    assert list(fmt.iter_links("``a ` [[x]] b`` then [[y]]")) == ["y"]
+    # an escaped backtick opens nothing: the link is real
+    assert list(fmt.iter_links("\\`[[z]]` stays")) == ["z"]
+    # a lone backtick is literal text, so a link after it is real
+    assert list(fmt.iter_links("a ` b [[w]]")) == ["w"]
+    assert fmt.strip_code_spans("x `[[p]]` y") == "x " + " " * 7 + " y"
+
+
+def test_a_metadata_group_inside_a_code_span_is_text() -> None:
+    entry = fmt.parse_entry("- Write metadata as `[source: URL]`")
+    assert entry is not None and entry.group == "" and entry.text.endswith("`[source: URL]`")
+
+
+def test_the_index_section_is_found_outside_code_and_front_matter() -> None:
+    text = ("---\ntitle: x\n---\n# Memory\n\n```\n## Index\n- [[fake]]\n```\n\n## Index\n"
+            "- [[b]]\n")
+    assert fmt.regenerate_index_section(text, ["MEMORY.md", "a.md", "b.md"]) == \
+        text.replace("## Index\n- [[b]]\n", "## Index\n- [[a]]\n- [[b]]\n")
+    doc = fmt.parse_document("MEMORY.md", text)
+    assert [e.text for _l, e in doc.entries()] == []  # the fenced link is code, not an entry
+
+
+_SHAPES = ["- item", "* star", "  - nested", "    - deep", "text", "", "# Head", "```",
+           "    code", "\tcode", "~~~", "---", "- [[link]] [source: imported:unknown]"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_SHAPES), min_size=1, max_size=12))
+def test_the_fast_path_reads_as_the_block_reader_does(lines: list[str]) -> None:
+    """A file with no line that can be code or front matter skips the block reader; the
+    reader itself would have found no code and no front matter in it either."""
+    text = "\n".join(lines) + "\n"
+    contents = [c for c, _e in fmt.split_lines(text)]
+    if not fmt.needs_block_reader(text):
+        kinds = {b.kind for b in fmt.bl.read_lines(contents)}
+        assert not kinds & {"fence", "code", "front-matter"}
+    code, front = fmt.structure_marks(text, contents)
+    marked = {n for n in range(1, len(contents) + 1) if n in code or n <= front}
+    doc = fmt.parse_document("a.md", text)
+    assert {line.number for line in doc.lines if line.in_code or line.in_front_matter} == marked
+    assert {line.number for line, _e in doc.entries()} == \
+        {n for n in range(1, len(contents) + 1)
+         if n not in marked and fmt.parse_entry(contents[n - 1]) is not None}
+
+
 def test_invisible_class_holds_every_format_character() -> None:
     """INVISIBLE_RE (names refused by MG214, dropped by the registry's key) covers Unicode
     category Cf of this Python's Unicode database, and no letter, digit or space."""

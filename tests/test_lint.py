@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from conftest import git, memgit
@@ -131,3 +132,39 @@ def test_policy_option_amr(new_drive, tmp_path: Path) -> None:
     amr.write_text("profile: amr\n")
     assert memgit("lint", "--policy", str(amr), cwd=d).returncode == 0
     assert memgit("-C", str(d), "lint", "--policy", str(amr)).returncode == 0
+
+
+# --- real memory folders under profile amr (issue 12) -------------------------------------
+
+REALWORLD = Path(__file__).parent / "data" / "realworld"
+SAMPLES = sorted(p for p in REALWORLD.glob("*/*") if p.is_dir())
+# What the Agent Memory Repo spec itself asks and these folders do not all give: a root
+# MEMORY.md (MG501: not AMR folders), one line per entry (MG105: wrapped list items),
+# links to files the trimmed samples leave out (MG503) or written with .md (MG504),
+# lines written twice (MG108, a warning), and the secret gate's call on mem0's 32-hex
+# "hash" values (MG401, docs/compat.md)
+TRUE_FINDINGS = {"MG501", "MG105", "MG503", "MG504", "MG108", "MG401"}
+
+
+def test_real_memory_folders_raise_no_false_alarm_under_amr(tmp_path: Path) -> None:
+    """The issue's false alarms, gone: no id clash for repeated lines (MG103), no closed
+    keys or values (MG106, MG107), no source form refused (MG101), no transcript read
+    into a note about transcription or Key: value bullets (MG305), no front matter or
+    code read as entries (every entry is a list item markdown-it-py finds: test_format)."""
+    from memgit.git.repository import open_drive
+    from memgit.lint import lint_worktree
+    from memgit.policy import policy_from_mapping
+
+    amr = policy_from_mapping({"profile": "amr"})
+    found: dict[str, set[str]] = {}
+    for sample in SAMPLES:
+        path = tmp_path / f"{sample.parent.name}-{sample.name}"
+        shutil.copytree(sample, path)
+        git("init", "-q", "-b", "main", cwd=path)
+        drive = open_drive(path)
+        codes = {v.code for v in lint_worktree(drive.git_dir, drive.workdir, amr)}
+        found[f"{sample.parent.name}/{sample.name}"] = codes
+    assert len(found) == 16
+    assert {name: codes - TRUE_FINDINGS for name, codes in found.items()} == \
+        {name: set() for name in found}
+    assert "MG108" in found["cline/csv-date-expander"]  # it repeats lines: now a warning

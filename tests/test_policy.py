@@ -69,7 +69,8 @@ CASES: list[tuple[str, dict[str, File], dict[str, File]]] = [
     ("MG102", {"a.md": b"- x [added: 2026-02-30]\n"}, {"a.md": b"- x [added: 2024-02-29]\n"}),
     ("MG103", {"a.md": b"- x [id: m-1]\n", "b.md": b"- y [id: m-1]\n"},
      {"a.md": b"- x [id: m-1]\n", "b.md": b"- y [id: m-2]\n"}),
-    ("MG103", {"a.md": b"- same\n- same\n"}, {"a.md": b"- same\n- other\n"}),
+    ("MG103", {"a.md": b"- same [id: m-1]\n- same [id: m-1]\n"},
+     {"a.md": b"- same\n- same\n"}),  # id-less repeats are MG108, a warning
     ("MG104", {"a.md": b"- x [Source: https://example.com]\n"},
      {"a.md": b"- x [source: https://example.com]\n"}),
     ("MG105", {"a.md": b"- x [id: m-1]\n  continued here\n"},
@@ -100,11 +101,17 @@ CASES: list[tuple[str, dict[str, File], dict[str, File]]] = [
     ("MG303", {"a.md": b"<!-- hidden -->\n"}, {"a.md": b"- arrows -> and <- are fine\n"}),
     ("MG304", {"a.md": b"- ![chart](https://x.example/c.png)\n"},
      {"a.md": b"- [chart](https://x.example/c.png)\n"}),
-    ("MG305", {"a.md": b"User: hi\nAssistant: hello\n"}, {"a.md": b"- User: prefers dark mode\n"}),
+    ("MG305", {"a.md": b"User: can you check the deploy?\nAssistant: It finished at 10:02.\n"},
+     {"a.md": b"- User: prefers dark mode\n"}),
+    ("MG305", {"a.md": b"User: hi\nAssistant: hello\nUser: deploy\nAssistant: done\n"},
+     {"a.md": b"# Accounts\n\n- User: alice\n- Model: v5\n"}),
     ("MG305", {"a.md": b"2026-09-03 10:00:01 INFO started\n"},
      {"a.md": b"- 2026-09-03 meeting with Joe\n"}),
     ("MG305", {"session.log.md": b"# x\n"}, {"session.md": b"# x\n"}),
     ("MG305", {"transcript-1.md": b"# x\n"}, {"trans.md": b"# x\n"}),
+    ("MG305", {"calls/meeting_transcripts.md": b"# x\n"},
+     {"reference/gotchas/audio-transcription.md": b"# x\n"}),
+    ("MG305", {"app.log.1": b"x\n"}, {"catalog.md": b"# x\n"}),
     ("MG306", {"a.md": b"<<<<<<< HEAD\n- a\n=======\n- b\n>>>>>>> other\n"},
      {"a.md": b"Title\n=======\n\n- a\n"}),
     ("MG401", {"a.md": b"- db is postgres://app:Sup3rS3cretPw@db.internal/app\n"},
@@ -147,7 +154,8 @@ def test_links_are_warnings_unless_strict() -> None:
 def test_memory_size_warning_and_near_limit() -> None:
     big_memory = "# Memory\n\n" + "- fact number\n" * 400 + "## Index\n"
     out = run({"MEMORY.md": big_memory.encode()})
-    assert (codes(out), codes(out, errors=False)) == ({"MG103"}, {"MG103", "MG505"})
+    # 400 copies of one id-less line: repeated lines (a warning), not clashing ids
+    assert (codes(out), codes(out, errors=False)) == (set(), {"MG108", "MG505"})
     out = run({"MEMORY.md": ("# Memory\n\n" + "".join(f"- fact {i}\n" for i in range(400))
                              + "## Index\n").encode()})
     assert [v.code for v in out] == ["MG505"] and out[0].severity != ERROR
@@ -325,6 +333,109 @@ def test_deep_secrets_adds_detect_secrets_plugins(tmp_path: Path) -> None:
     bad.write_text("secrets: paranoid\n")
     with pytest.raises(PolicyFileError, match="secrets must be"):
         load_policy_file(bad)
+
+
+# --- issue 12: what other memory writers do is not an error ------------------------------
+
+AMR = policy_from_mapping({"profile": "amr"})
+
+
+def messages(violations: list[Violation], code: str) -> list[str]:
+    return [v.message for v in violations if v.code == code]
+
+
+def test_id_less_repeats_are_a_warning_of_their_own_in_both_profiles() -> None:
+    # cline/csv-date-expander/memory-bank/techContext.md repeats "  - **Web UI:**"
+    files = drive({"a.md": b"- Run the tests before pushing\n\n## Later\n\n"
+                           b"- Run the tests before pushing\n", "b.md": b"- x [id: m-1]\n"})
+    for policy in (Policy(), AMR):
+        out = run(files, policy)
+        assert codes(out) == set()
+        assert [(v.code, v.path, v.line, v.severity) for v in out if v.code == "MG108"] == \
+            [("MG108", "a.md", 5, "warning")]
+        assert messages(out, "MG108") == ["the same line is also at a.md:1"]
+    # an explicit id that equals the derived id of an id-less line is a clash
+    derived = fmt.parse_entry("- Run the tests before pushing")
+    assert derived is not None
+    clash = drive({"a.md": b"- Run the tests before pushing\n",
+                   "b.md": f"- other text [id: {derived.id}]\n".encode()})
+    assert "MG103" in codes(run(clash))
+
+
+def test_amr_keys_and_values_are_open() -> None:
+    lines = (b"- Prefers tea [kind: preference; source: thread/ab12cd34#m9]\n"
+             b"- Ship the beta [status: done; parent: the launch plan; source: note/n-17]\n"
+             b"- Seen on the board [source: backspace://board/42]\n"
+             b"- Plain http is fine here [source: http://example.com/x]\n")
+    assert run(drive({"prefs.md": lines}), AMR) == []
+    strict = run(drive({"prefs.md": lines}))
+    assert sorted(v.code for v in strict) == ["MG101", "MG101", "MG101", "MG101", "MG106",
+                                              "MG107", "MG107"]
+    # memgit's own key keeps its form under amr, and a date is still a date
+    bad = run(drive({"a.md": b"- x [id: bad id!; added: 2026-02-30]\n"}), AMR)
+    assert codes(bad) == {"MG106", "MG102"}
+
+
+@pytest.mark.parametrize("source", ["javascript:alert(1)", "JavaScript:alert(1)",
+                                    "java\tscript:alert(1)", "data:text/html,hi",
+                                    "vbscript:msgbox", "file:///etc/passwd", " file:x"])
+def test_amr_refuses_only_the_dangerous_schemes(source: str) -> None:
+    out = run(drive({"a.md": f"- x [source: {source}]\n".encode()}), AMR)
+    assert codes(out) == {"MG101"}
+    assert source_allowed(source, AMR) is False
+
+
+def test_mg101_quotes_the_value_or_its_scheme() -> None:
+    out = run(drive({"a.md": b"- a [source: thread/ab12cd34#m9]\n"
+                             b"- b [source: backspace://board/42]\n"}))
+    assert messages(out, "MG101") == [
+        "source 'thread/ab12cd34#m9' has no scheme: it is not a link or a label of an "
+        "allowed form",
+        "source scheme 'backspace' is not allowed"]
+    # a credential in a refused source is never echoed back
+    token = "ghp_4Fq8Zr2LmN7xKc1VbT9sWd3YhJ6pQa0Ue5Gi"  # synthetic, GitHub token shape
+    out = run(drive({"a.md": f"- c [source: {token}]\n".encode()}))
+    assert token not in " ".join(v.message for v in out)
+
+
+def test_the_drive_profile_accepts_the_import_provenance() -> None:
+    for source in ("imported:claude-code/browser-setup.md#L13",
+                   "imported:letta/system/project/gotchas.md#L4",
+                   "imported:plain/notes%20and%20more.md#L2", "imported:mem0/get_all.json"):
+        assert source_allowed(source), source
+    for source in ("imported:Claude/x.md#L1", "imported:claude-code/a b.md#L1",
+                   "imported:claude-code/x.md#Lx"):
+        assert not source_allowed(source), source
+
+
+@pytest.mark.parametrize("memory,message", [
+    ("# Memory\n", "MEMORY.md has no ## Index section"),
+    ("# Memory\n\n## Index\n- [[b]]\n- [[a]]\n",
+     "the ## Index is not sorted by path: [[b]] comes before [[a]]"),
+    ("# Memory\n\n## Index\n- [[a]]\n",
+     "the ## Index does not list exactly the drive's topic files: missing [[b]]"),
+    ("# Memory\n\n## Index\n- [[a]]\n- [[b]]\n- [[gone]]\n",
+     "the ## Index does not list exactly the drive's topic files: not a topic file [[gone]]"),
+    ("# Memory\n\n## Index\n- [[a]]\n- [[a]]\n- [[b]]\n", "the ## Index lists [[a]] twice"),
+    ("# Memory\n\n## Index\n* [[a]]\n- [[b]]\n",
+     "the ## Index list is not in the form memgit writes (one '- [[path]]' line per file, "
+     "together)"),
+])
+def test_mg502_says_what_is_wrong(memory: str, message: str) -> None:
+    out = run({"MEMORY.md": memory.encode(), "a.md": GOOD.encode(),
+               "b.md": GOOD.replace("m-1", "m-2").encode()})
+    assert [(v.code, v.message) for v in out if v.code != "MG503"] == [("MG502", message)]
+
+
+def test_transcript_turns_need_a_conversation() -> None:
+    def turns(text: str) -> list[str]:
+        return messages(run(drive({"a.md": text.encode()})), "MG305")
+
+    assert turns("- User: alice\n- Model: v5\n") == []  # two key-value bullets
+    assert turns("- User: alice\n- User: bob\n- Model: v5\n") == []  # no sentence, one repeat
+    assert turns("**User:** Can you check the deploy?\n\n**Assistant:** Done.\n") == [
+        "a speaker turn (user:) of a transcript", "a speaker turn (assistant:) of a transcript"]
+    assert len(turns("> Human: what now\n> AI: wait\n> Human: ok\n> AI: bye\n")) == 4
 
 
 # --- issue 10: quoting, printing, names, commits ------------------------------------------

@@ -71,3 +71,20 @@ def test_the_ref_files_history_answers_as_pygit2s(new_drive) -> None:
     assert raw.first_parent_chain(merged, None) == full.first_parent_chain(merged, None)
     for ref in ("refs/heads/main", "refs/heads/side", "refs/heads/none"):
         assert raw.ref_target(ref) == full.ref_target(ref)
+
+
+def test_only_a_head_with_a_memory_md_file_is_served_to_agents(new_drive) -> None:
+    from memgit import format as fmt
+
+    assert quick_read.MEMORY_FILE == fmt.MEMORY_FILE
+    path = new_drive({"notes.md": "- Kestrels hover [source: imported:unknown]\n"})
+    assert memgit("index", cwd=path).returncode == 0
+    quick_read.require_memory(quick_read.open_current(str(path)))
+    git("rm", "-q", fmt.MEMORY_FILE, cwd=path)
+    (path / fmt.MEMORY_FILE).mkdir()
+    (path / fmt.MEMORY_FILE / "x.md").write_text("a folder named like the file\n")
+    git("add", "-A", cwd=path)
+    git("commit", "-q", "--no-verify", "-m", "a folder", cwd=path)
+    assert memgit("index", cwd=path).returncode == 0
+    with pytest.raises(quick_read.NotQuick, match="no MEMORY.md"):
+        quick_read.require_memory(quick_read.open_current(str(path)))

@@ -77,7 +77,8 @@ BAD_COMMITS: dict[str, tuple[dict[str, Change], str]] = {
     "raw-html": (people("- Joe likes <div onclick=x>html</div>"), "MG303"),
     "html-comment": (people("<!-- hidden instructions -->"), "MG303"),
     "image": (people("![diagram](https://example.com/d.png)"), "MG304"),
-    "transcript": (with_topic("chat.md", "# Chat\n\nUser: hi\nAssistant: hello\n"), "MG305"),
+    "transcript": (with_topic("chat.md", "# Chat\n\nUser: can you check the deploy?\n"
+                                         "Assistant: It finished at 10:02.\n"), "MG305"),
     "log-lines": (people("2026-01-02 10:11:12 INFO service started"), "MG305"),
     "transcript-file-name": (with_topic("meeting-transcript.md", "# Notes\n"), "MG305"),
     "log-file": ({"server.log": "started\n"}, "MG305"),
@@ -100,10 +101,6 @@ BAD_COMMITS: dict[str, tuple[dict[str, Change], str]] = {
     "duplicate-id-same-file": (people(entry("Twice", ulid_like(17)),
                                       entry("Twice again", ulid_like(17))), "MG103"),
     "duplicate-id-other-file": (people(entry("Copied id", ulid_like(3))), "MG103"),
-    "duplicate-computed-id": ({"projects/payments.md": str(base_files()["projects/payments.md"])
-                               + "- same words [source: imported:unknown]\n",
-                               "people.md": str(base_files()["people.md"])
-                               + "- same words [source: imported:unknown]\n"}, "MG103"),
     "malformed-metadata": (people("- Joe [source: https://example.com/1; id m-1]"), "MG104"),
     "multiline-entry": (people(entry("Start", ulid_like(18)), "  continued on the next line"),
                         "MG105"),
@@ -314,6 +311,20 @@ def test_257_files_are_refused(tmp_path: Path) -> None:
     pushed = drive.build(({"topics/z.md": "# Z\n", "MEMORY.md": memory(paths)}, "file 257"))
     result = drive.push("refs/heads/work")
     assert_refused(drive, result, "MG207", before, pushed)
+
+
+def test_a_line_written_twice_lands_with_a_warning(drive: Drive) -> None:
+    """Two id-less lines with the same words share their derived id: a repeated line
+    (MG108, a warning), not an id clash (MG103, issue 12)."""
+    pushed = drive.build(({"projects/payments.md": str(base_files()["projects/payments.md"])
+                           + "- same words [source: imported:unknown]\n",
+                           "people.md": str(base_files()["people.md"])
+                           + "- same words [source: imported:unknown]\n"}, "twice"))
+    result = drive.push("refs/heads/work")
+    assert result.returncode == 0, result.stderr
+    assert drive.main() == pushed[-1]
+    assert "projects/payments.md:4: MG108 line-repeated (warning): the same line is also at " \
+        "people.md:" in result.stderr
 
 
 def test_near_limit_push_lands_with_a_warning_and_an_event(tmp_path: Path) -> None:

@@ -179,24 +179,24 @@ def test_parse_updates_accepts_what_git_sends() -> None:
     assert sha256[0].is_create
 
 
-def test_duplicate_of_an_old_id_less_entry_is_refused(tmp_path: Path) -> None:
+def test_a_copy_of_an_old_id_less_entry_warns_and_an_explicit_clash_is_refused(
+        tmp_path: Path) -> None:
     files = dict(base_files())
     files["people.md"] = people_text("- Standup is at ten [source: imported:unknown]")
     drive = Drive(tmp_path, files=files)
     before = drive.main()
-    pushed = drive.build(({"projects/payments.md": str(files["projects/payments.md"])
-                           + "- Standup is at ten [source: imported:unknown]\n"}, "copy"))
-    result = drive.push("refs/heads/work")
-    assert result.refused_by_hook
-    assert "MG103" in result.codes()
-    assert "projects/payments.md:4: MG103 id-duplicate: id entry-e84cce578dd123ed is also " \
-        "used at people.md:5" in result.stderr
-    assert drive.main() == before and not drive.has_object(pushed[0])
-    # an explicit entry- id equal to the computed id of that old line
+    # an explicit entry- id equal to the computed id of that old line: an id clash
     computed = fmt.deterministic_id("Standup is at ten", "imported:unknown", "")
     pushed = drive.build(({"projects/payments.md": str(files["projects/payments.md"])
                            + entry("Other words", computed) + "\n"}, "explicit"))
     result = drive.push("refs/heads/work")
     assert result.refused_by_hook
     assert "MG103" in result.codes()
-    assert drive.main() == before
+    assert drive.main() == before and not drive.has_object(pushed[0])
+    # the same id-less line again, in another file: one line written twice (issue 12)
+    pushed = drive.build(({"projects/payments.md": str(files["projects/payments.md"])
+                           + "- Standup is at ten [source: imported:unknown]\n"}, "copy"))
+    result = drive.push("refs/heads/work")
+    assert result.returncode == 0 and drive.main() == pushed[-1], result.stderr
+    assert "projects/payments.md:4: MG108 line-repeated (warning): the same line is also " \
+        "at people.md:5" in result.stderr

@@ -117,3 +117,31 @@ def _open_together(git_dir: str, barrier) -> None:
         assert state.schema_version(conn) == len(state.MIGRATIONS)
     finally:
         conn.close()
+
+
+def test_the_context_migration_keeps_rows_and_counts_and_asks_for_a_reindex(
+        tmp_path: Path) -> None:
+    """A database made before the recall index had a context column (schema 3): its
+    rows, their full-text entries and retrieval counts survive; the next read reindexes."""
+    folder = tmp_path / "memgit"
+    folder.mkdir(mode=0o700)
+    raw = sqlite3.connect(folder / "state.sqlite")
+    for script in state.MIGRATIONS[:3]:
+        raw.executescript(script)
+    raw.execute("INSERT INTO facts (id, fact_id, entry_id, path, line, text, digest, indexed, "
+                "valid_from, retrievals) VALUES (7, 'drive_x', 'm-1', 'projects/pay_ments.md', "
+                "3, 'Otters hold hands', 'd', 1, 'now', 4)")
+    raw.execute("INSERT INTO facts_fts (rowid, text, topic) VALUES (7, 'Otters hold hands', "
+                "'projects pay ments')")
+    raw.execute("INSERT INTO meta (key, value) VALUES ('indexed_rev', 'abc')")
+    raw.execute("PRAGMA user_version = 3")
+    raw.commit()
+    raw.close()
+    with state.opened(tmp_path) as conn:
+        assert state.schema_version(conn) == len(state.MIGRATIONS)
+        assert conn.execute("SELECT retrievals, context FROM facts").fetchall() == [(4, "")]
+        assert conn.execute("SELECT rowid FROM facts_fts WHERE facts_fts MATCH 'otters'"
+                            ).fetchall() == [(7,)]
+        assert conn.execute("SELECT rowid FROM facts_fts WHERE facts_fts MATCH 'payments OR "
+                            "ments'").fetchall() == [(7,)]
+        assert state.get_meta(conn, "indexed_rev") is None

@@ -17,7 +17,7 @@ import pytest
 from conftest import commit_all, git, head_entries, memgit
 from memgit import format as fmt
 from memgit.drives import clone_drive, create_drive
-from memgit.errors import SyncAuthError, UsageError
+from memgit.errors import NotADriveError, SyncAuthError, UsageError
 from memgit.git.repository import open_drive, tree_texts
 from memgit.sync import (
     SyncNetworkError,
@@ -374,11 +374,19 @@ def test_bad_input_is_refused_and_changes_nothing(tmp_path: Path) -> None:
     git("remote", "add", "plain", plain.as_uri(), cwd=a)
     proc = memgit("sync", "--remote", "plain", cwd=a)
     assert proc.returncode == 2 and "not a drive" in proc.stderr.decode()
-    # a checkout on main when the drive's policy names another branch
+    # a checkout on main when the drive's policy names another branch, which it lacks:
+    # both commands name the missing branch and the fix (issue 12)
     (a / ".git" / "memgit.yaml").write_text("branch: trunk\n")
+    proc = memgit("sync", cwd=a)
+    assert proc.returncode == 2 and "no branch trunk (HEAD is main)" in proc.stderr.decode()
+    with pytest.raises(NotADriveError, match="no branch trunk"):
+        sync_status(open_drive(a), "origin")
+    # with the branch there but another one checked out, sync says which to switch to
+    git("branch", "trunk", cwd=a)
     proc = memgit("sync", cwd=a)
     assert proc.returncode == 2 and "not trunk" in proc.stderr.decode()
     assert sync_status(open_drive(a), "origin")["branch"] == "trunk"
+    git("branch", "-D", "trunk", cwd=a)
     (a / ".git" / "memgit.yaml").unlink()
     # a bare repository
     with pytest.raises(UsageError):

@@ -19,9 +19,9 @@ from memgit.git.repository import Drive, cas_ref, open_drive, ref_target
 from memgit.lint import lint_rev
 from memgit.policy import Policy, PurgeRegistry, text_digest
 from memgit.read_path import recall
-from memgit.state import pending
-from memgit.write_ops import NewFact, today
-from memgit.writer import commit_facts, retry_pending
+from memgit.state import facts, pending
+from memgit.write_ops import NewFact, WriteOp, WriteResult, prepare_add, today
+from memgit.writer import apply_write_ops, commit_facts, retry_pending
 
 GITHUB_TOKEN = "ghp_Wm4Tq9Xv2Lp7Rk3Nb8Hs5Jd1Fz6Gc0Yt8Ue3Q7"
 
@@ -362,6 +362,119 @@ def test_a_new_error_elsewhere_refuses_but_old_errors_do_not(new_drive) -> None:
         commit_facts(drive, [NewFact("Case twin", topic="Notes")])
     assert [v.code for v in caught.value.violations] == ["MG210"]
     assert ref_target(drive, "refs/heads/main") == head
+
+
+# --- an id-less line written twice (issue 12) -----------------------------------------------
+
+CLINE = Path(__file__).parent / "data" / "realworld" / "cline" / "csv-date-expander"
+# the same line, in two files of a real Cline memory bank (one nested, one not)
+REPEATED = "Web UIとCLIツールの機能同期（必要であれば、特に列指定方法など）。"
+
+
+def cline_drive(new_drive) -> tuple[Path, Drive, str]:
+    files = {f"memory-bank/{name}": (CLINE / "memory-bank" / name).read_text(encoding="utf-8")
+             for name in ("activeContext.md", "progress.md")}
+    path = new_drive(files)
+    entry = fmt.parse_entry(f"- {REPEATED}")
+    assert entry is not None
+    assert entry_ids_at(path / ".git").count(entry.id) == 2
+    return path, open_drive(path), entry.id
+
+
+def test_forget_of_a_derived_id_removes_every_copy(new_drive) -> None:
+    path, drive, entry_id = cline_drive(new_drive)
+    result = commit_facts(drive, (), [entry_id])
+    assert result.status == "committed" and result.retired == [entry_id]
+    assert result.warnings[0] == (f"{entry_id}: removed every copy of the line "
+                                  "(memory-bank/activeContext.md:52, "
+                                  "memory-bank/progress.md:66)")
+    # the bank repeats another line too, now at those line numbers: a warning, kept
+    assert result.warnings[1:] == ["memory-bank/progress.md:66: MG108 line-repeated: the same "
+                                   "line is also at memory-bank/activeContext.md:52"]
+    assert entry_id not in entry_ids_at(path / ".git")
+    for name in ("activeContext.md", "progress.md"):  # the checkout follows, nothing else moved
+        text = (path / "memory-bank" / name).read_text(encoding="utf-8")
+        original = (CLINE / "memory-bank" / name).read_text(encoding="utf-8")
+        assert REPEATED not in text
+        assert len(text.splitlines()) == len(original.splitlines()) - 1
+    conn = state.connection(drive.git_dir)
+    assert facts.locate(conn, [entry_id]) == {}  # the index row is retired
+
+
+def test_an_edit_of_a_line_written_twice_is_refused_with_the_copies(new_drive) -> None:
+    path, drive, entry_id = cline_drive(new_drive)
+    head = ref_target(drive, "refs/heads/main")
+    result = commit_facts(drive, (), edits={entry_id: "Keep the CLI and the web UI in step"})
+    assert result.status == "unchanged" and ref_target(drive, "refs/heads/main") == head
+    assert [(s.reason, s.detail) for s in result.skipped] == [(
+        "ambiguous", "the same line is at memory-bank/activeContext.md:52, "
+        f"memory-bank/progress.md:66: edit one copy by hand, or forget them all "
+        f"(memgit forget {entry_id})")]
+
+
+# --- what memgit import needs of the writer (issue 12) ----------------------------------------
+
+
+def test_a_fact_keeps_its_own_added_date(tmp_path: Path) -> None:
+    drive = bare_drive(tmp_path / "d.git")
+    result = commit_facts(drive, [NewFact("Dated in the source", topic="notes",
+                                          added="2024-02-29"),
+                                  NewFact("A bad date", added="2024-02-30"), "Dated today"])
+    assert [s.reason for s in result.skipped] == ["invalid"]
+    lines = git("show", "main:notes.md", cwd=drive.git_dir).stdout.decode()
+    assert "- Dated in the source [source: memgit:observation/" in lines
+    assert "; added: 2024-02-29; id: " in lines
+    assert f"- Dated today [source: memgit:observation/{result.added[1].id}; added: " \
+        f"{today(Policy())};" in lines
+
+
+def receipt_finish(calls: list[list[str]]):
+    """A finish step like memgit import's: a file naming the ids really added."""
+    def finish(result: WriteResult, oid_at) -> list[WriteOp]:
+        ids = [a.id for a in result.added]
+        calls.append(ids)
+        path = "imports/receipt.md"
+        return [WriteOp("file", "file:" + path, path=path, value=oid_at(path),
+                        text="# Receipt\n\n" + ", ".join(ids) + "\n")] if ids else []
+    return finish
+
+
+def test_the_finish_step_sees_what_the_write_really_does(tmp_path: Path) -> None:
+    drive = bare_drive(tmp_path / "d.git")
+    first = commit_facts(drive, ["Otters hold hands"])
+    purged = "Badgers dig setts"
+    PurgeRegistry.append(drive.git_dir, [("m-gone", text_digest(purged))], "2026-01-01")
+    policy = Policy()
+    ops = [prepare_add(text, n, policy, "2026-01-02") for n, text in
+           enumerate(["Otters hold hands", purged, "Herons stand still", "Herons stand still"])]
+    calls: list[list[str]] = []
+    result = apply_write_ops(drive, ops, "import", finish=receipt_finish(calls))  # type: ignore[arg-type]
+    assert result.status == "committed"
+    assert [s.reason for s in result.skipped] == ["duplicate", "purged", "duplicate"]
+    herons = ops[2].id  # type: ignore[union-attr]
+    assert [a.id for a in result.added] == [herons] and calls[-1] == [herons]
+    receipt = git("show", "main:imports/receipt.md", cwd=drive.git_dir).stdout.decode()
+    assert receipt == f"# Receipt\n\n{herons}\n"
+    assert first.added[0].id not in receipt
+    # nothing to add: no receipt, no commit
+    again = apply_write_ops(drive, ops[2:3], "import", finish=receipt_finish(calls))  # type: ignore[arg-type]
+    assert again.status == "unchanged" and calls[-1] == []
+
+
+def test_a_queued_write_keeps_its_finish_operations(tmp_path: Path) -> None:
+    drive = bare_drive(tmp_path / "d.git")
+    git("config", "memgit.writeLockTimeout", "0.2", cwd=drive.git_dir)
+    drive = open_drive(drive.git_dir)
+    op = prepare_add("Written while the lock was held", 0, Policy(), "2026-01-02")
+    fd = hold_write_lock(drive)
+    try:
+        result = apply_write_ops(drive, [op], "import", finish=receipt_finish([]))  # type: ignore[list-item]
+    finally:
+        os.close(fd)
+    assert result.status == "queued"
+    assert retry_pending(drive) == 0
+    receipt = git("show", "main:imports/receipt.md", cwd=drive.git_dir).stdout.decode()
+    assert op.id in receipt  # type: ignore[union-attr]
 
 
 # --- only drives are written (issue 10, class 10) -------------------------------------------

@@ -17,6 +17,9 @@ plugins/shell/ into any agent that runs commands at these moments):
 Hooks never break the agent's session: a failure to read the drive prints
 nothing on stdout and one line on stderr, and exits 0 (the guard then allows).
 
+Reading the event and printing the answer live in agent_hook_io.py (the shell's
+quick path answers ``session-start`` and ``prompt`` without this module).
+
 Input is the JSON object the tool sends on stdin (Claude Code's hook input:
 ``hook_event_name``, ``cwd``, ``prompt``, ``tool_name``, ``tool_input``...).
 Output in ``claude-code`` form is the hook JSON of the Claude Code docs
@@ -36,48 +39,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-EVENTS = ("session-start", "prompt", "guard", "record")
-CLAUDE_EVENT_NAMES = {"session-start": "SessionStart", "prompt": "UserPromptSubmit",
-                      "guard": "PreToolUse"}
-PROMPT_CHARS = 1000  # of a prompt used as the recall query
 RECORD_CHARS = 4000  # of a turn handed to memgit observe (which keeps less)
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
               "NotebookEdit": "notebook_path"}
 SHELL_TOOLS = ("Bash",)
-
-
-def read_event(raw: str) -> dict[str, Any]:
-    """The hook input object; ``{}`` for empty or non-object input."""
-    try:
-        data = json.loads(raw) if raw.strip() else {}
-    except json.JSONDecodeError:
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def claude_context(event: str, text: str) -> dict[str, Any]:
-    return {"hookSpecificOutput": {"hookEventName": CLAUDE_EVENT_NAMES[event],
-                                   "additionalContext": text}}
-
-
-def claude_deny(reason: str) -> dict[str, Any]:
-    return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
-                                   "permissionDecision": "deny",
-                                   "permissionDecisionReason": reason}}
-
-
-# --- recall hits for a prompt -------------------------------------------------------------
-
-
-def prompt_context(hits: list[Mapping[str, Any]]) -> str:
-    """The added context for a prompt's recall hits ('' when there are none)."""
-    if not hits:
-        return ""
-    lines = ["memgit: entries of the memory drive that may bear on this prompt "
-             "(cite by id; change only through memgit):"]
-    lines += [f"- {h['text']} [id: {h['id']}; {h['topic']}; added {h['added'] or '?'}]"
-              for h in hits]
-    return "\n".join(lines) + "\n"
 
 
 # --- the guard ----------------------------------------------------------------------------

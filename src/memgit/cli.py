@@ -41,6 +41,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sync": ("sync", "Replay offline commits onto the server, then take the server's."),
     "clone": ("clone", "Clone a server drive, ready for memgit sync."),
     "status": ("status", "Show commits waiting for memgit sync and the last sync time."),
+    "import": ("import_", "Adopt other tools' memory: import plan SOURCE, import apply PLAN."),
     "context": ("context", "Print the context packet an agent loads at session start."),
     "mcp": ("mcp", "Serve the drive to an agent over MCP (stdio; memgit[mcp])."),
     "install-agent": ("install_agent", "Install an agent integration (claude-code, codex, shell)."),

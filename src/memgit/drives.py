@@ -1,19 +1,36 @@
-"""Creating drives: a new checkout or bare server drive (``memgit init``), and a checkout
-of a server drive ready for ``memgit sync`` (``memgit clone``)."""
+"""Creating drives: a new checkout or bare server drive (``memgit init``), an existing
+memory repository made a drive in place (``memgit init --adopt``), and a checkout of a
+server drive ready for ``memgit sync`` (``memgit clone``)."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import format as fmt
 from .errors import NotADriveError, UsageError
-from .git.plumbing import hooks_dir
+from .git.plumbing import find_repository, hooks_dir
 from .git.remote import clone_repository
-from .git.repository import init_bare, open_drive, ref_target, set_ref
-from .git.worktree import init_checkout
+from .git.repository import (
+    Drive,
+    build_tree,
+    cas_ref,
+    commit_tree_id,
+    create_commit,
+    file_at,
+    head_branch,
+    init_bare,
+    open_drive,
+    read_blob,
+    ref_target,
+    set_ref,
+    tree_files,
+)
+from .git.worktree import checkout_state, commit_everything, init_checkout, update_checkout
+from .policy import find_policy
 from .sync import BRANCH, network_error
 from .sync_state import LAST_SYNCED, remote_head_ref
 
@@ -28,21 +45,25 @@ def is_empty_dir(path: Path) -> bool:
     return path.is_dir() and not any(path.iterdir())
 
 
-def create_drive(target: Path, *, bare: bool, title: str = "Memory") -> Path:
+def create_drive(target: Path, *, bare: bool, title: str = "Memory",
+                 empty: bool = False) -> Path:
     """Create a drive at ``target`` (branch main, a MEMORY.md with ``# TITLE`` and
     ``## Index``, a first commit); ``bare``: a server drive with memgit's hooks and
-    git's receive checks. Refuses a folder that is not empty."""
+    git's receive checks; ``empty`` (with ``bare``): no commit at all, so that the first
+    push may bring an existing history (receive judges its tip by every rule, its
+    older commits by the history rules). Refuses a folder that is not empty."""
     if target.exists() and not target.is_dir():
         raise UsageError(f"{target} exists and is not a folder", "choose another path")
     if target.exists() and not is_empty_dir(target):
         if (target / fmt.MEMORY_FILE).exists() and ((target / ".git").exists() or bare):
             raise UsageError(f"{target} is already a drive", "nothing to do")
         raise UsageError(f"{target} is not empty and is not a drive",
-                         "choose an empty or new folder")
+                         f"choose an empty or new folder, or make a drive of it in place: "
+                         f"memgit init --adopt {target}")
     files = {fmt.MEMORY_FILE: fmt.initial_memory(title).encode()}
     message = "Create drive"
     if bare:
-        drive = init_bare(target, files, message)
+        drive = init_bare(target, None if empty else files, message)
         from .hooks import configure_server, install_server_hooks
 
         configure_server(drive)
@@ -50,6 +71,115 @@ def create_drive(target: Path, *, bare: bool, title: str = "Memory") -> Path:
     else:
         init_checkout(target, files, message)
     return target
+
+
+@dataclass
+class Adopted:
+    """What ``memgit init --adopt`` did: the drive, its branch, the commit it made (None
+    when MEMORY.md and its Index were right already), and what it says about the branch."""
+
+    drive: Drive
+    branch: str
+    commit: str | None
+    created_memory: bool
+    branch_note: str
+
+
+def adopt_drive(target: Path) -> Adopted:
+    """Make the memory repository at ``target`` a drive in place, keeping its history:
+    a folder that is no repository yet becomes one (branch main, its files committed);
+    MEMORY.md with ``# Memory`` and ``## Index`` is created when missing and its Index
+    regenerated, as one commit on the current branch; the policy follows that branch
+    (``branch:`` written to memgit.yaml in the git directory, or a note saying how to
+    rename); a checkout gets memgit's pre-commit hook. What still fails the policy is
+    for the caller to judge and print."""
+    if not target.is_dir():
+        raise UsageError(f"{target} is not a folder", "give the folder of the memory to adopt")
+    found = find_repository(target)
+    root = target.resolve()
+    if found is not None and root not in (found[0], found[0].parent):
+        raise UsageError(f"{target} is inside the repository {found[0].parent}, not one of "
+                         "its own", "adopt works on a repository's root: copy the folder "
+                         "out first, or bring its memory into a drive with memgit import")
+    if found is None:
+        if is_empty_dir(target):
+            raise UsageError(f"{target} is empty: there is no memory to adopt",
+                             f"create a new drive instead: memgit init {target}")
+        commit_everything(target, "Memory folder as it was (memgit init --adopt)")
+    drive = open_drive(target)
+    ref = head_branch(drive)
+    if ref is None:
+        raise UsageError("HEAD is detached", "check out the branch that holds the memory, "
+                         "then run memgit init --adopt again")
+    head = ref_target(drive, ref)
+    if head is None:
+        raise NotADriveError(f"{target} has no commit on {ref.removeprefix('refs/heads/')}",
+                             "commit the memory files first (a bare repository cannot be "
+                             "adopted empty; memgit init --bare makes a new one)")
+    commit, created = _memory_commit(drive, ref, head)
+    note = _follow_branch(drive, ref.removeprefix("refs/heads/"))
+    if drive.workdir is not None:
+        install_pre_commit(drive.git_dir)
+    return Adopted(drive, ref.removeprefix("refs/heads/"), commit, created, note)
+
+
+def _memory_commit(drive: Drive, ref: str, head: str) -> tuple[str | None, bool]:
+    """Commit MEMORY.md (created when missing) with its Index regenerated, on top of
+    ``head`` with compare-and-swap; (the commit or None, whether MEMORY.md was new)."""
+    tree = commit_tree_id(drive, head)
+    found = file_at(drive, tree, fmt.MEMORY_FILE)
+    if found is not None:
+        try:
+            text = read_blob(drive, found.oid).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UsageError("MEMORY.md is not UTF-8 text", "save it as UTF-8, commit, and "
+                             "run memgit init --adopt again") from exc
+    else:
+        text = fmt.initial_memory()
+    paths = [f.path for f in tree_files(drive, tree)] + [fmt.MEMORY_FILE]
+    new = fmt.regenerate_index_section(text, paths)
+    if found is not None and new == text:
+        return None, False
+    if drive.workdir is not None:
+        staged, work = checkout_state(drive, fmt.MEMORY_FILE)
+        before = found.oid if found is not None else None
+        if staged != before or work != before:
+            raise UsageError("MEMORY.md has uncommitted changes",
+                             "commit or stash them, then run memgit init --adopt again")
+    message = ("Adopt as a memgit drive: " + ("create MEMORY.md" if found is None
+                                              else "regenerate the ## Index of MEMORY.md"))
+    new_tree = build_tree(drive, tree, {fmt.MEMORY_FILE: new.encode("utf-8")})
+    commit = create_commit(drive, new_tree, [head], message + "\n")
+    if not cas_ref(drive, ref, head, commit, "memgit init --adopt"):
+        raise UsageError(f"{ref} moved while adopting", "run memgit init --adopt again")
+    if drive.workdir is not None:
+        update_checkout(drive, {fmt.MEMORY_FILE: new.encode("utf-8")})
+    return commit, found is None
+
+
+def _follow_branch(drive: Drive, branch: str) -> str:
+    """Make the drive's policy name ``branch``; a sentence on what was done or what to do."""
+    policy_file = drive.git_dir / "memgit.yaml"
+    config = drive.config_value("memgit.policy")
+    policy = find_policy(None, drive.git_dir, config)
+    if policy.branch == branch:
+        return ""
+    rename = f"git branch -m {branch} {policy.branch}"
+    if not policy_file.exists() and config:
+        return (f"the policy ({config}, from git config memgit.policy) names branch "
+                f"{policy.branch}: write 'branch: {branch}' there, or rename: {rename}")
+    text = policy_file.read_text(encoding="utf-8") if policy_file.exists() else ""
+    import yaml
+
+    data = yaml.safe_load(text) if text.strip() else None  # find_policy parsed it already
+    if isinstance(data, dict) and "branch" in data:
+        return (f"{policy_file} names branch {policy.branch}: change it to 'branch: "
+                f"{branch}', or rename: {rename}")
+    if text and not text.endswith("\n"):
+        text += "\n"
+    policy_file.write_text(text + f"branch: {branch}\n", encoding="utf-8")
+    return (f"wrote 'branch: {branch}' to {policy_file} (the drive follows {branch}; to "
+            f"use {policy.branch} instead: {rename}, then remove that line)")
 
 
 def default_clone_path(url: str) -> str:

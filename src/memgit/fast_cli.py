@@ -55,6 +55,12 @@ def _int_in(low: int, high: int) -> Callable[[str], int | None]:
     return check
 
 
+def _choice(*allowed: str) -> Callable[[str], str | None]:
+    def check(value: str) -> str | None:
+        return value if value in allowed else None
+    return check
+
+
 def _text(value: str) -> str | None:
     return None if value.startswith("-") else value
 
@@ -68,11 +74,15 @@ _OPTIONS: dict[str, dict[str, tuple[str, Callable[[str], Any] | None]]] = {
     "context": {"--budget": ("budget", _int_in(0, 1_000_000)), "-q": ("query", _text),
                 "--query": ("query", _text), "--json": ("json", None)},
     "status": {"--remote": ("remote", _text), "--json": ("json", None)},
+    "agent-hook": {"--format": ("form", _choice("claude-code", "text")),
+                   "--budget": ("budget", _int_in(0, 200_000)),
+                   "--limit": ("limit", _int_in(1, 50))},
 }
 _DEFAULTS: dict[str, dict[str, Any]] = {
     "recall": {"limit": 5, "json": False, "no_count": False, "mounts": False},
     "context": {"budget": 2000, "query": None, "json": False},
     "status": {"remote": "origin", "json": False},
+    "agent-hook": {"form": "claude-code", "budget": 2000, "limit": 5},
 }
 
 
@@ -119,6 +129,10 @@ def parse(argv: list[str]) -> Invocation | None:
         if checked is None:
             return None
         options[dest] = checked
+    if command == "agent-hook":
+        # the hooks that run at every session and prompt; guard and record go to click
+        return Invocation(command, directory, options, words) \
+            if words in (["session-start"], ["prompt"]) else None
     if (command == "recall") != bool(words):
         return None  # recall needs words, the others take none
     if command == "recall" and not " ".join(words).strip():
@@ -144,6 +158,8 @@ def run(call: Invocation) -> int:
     from . import quick_read
 
     opts = call.options
+    if call.command == "agent-hook":
+        return _agent_hook(call)
     if call.command == "status":
         info = quick_read.status(call.directory, opts["remote"])
         if opts["json"]:
@@ -200,6 +216,41 @@ def _recall_mounts(current: Any, call: Invocation) -> int:
     else:
         _write("no matching entries\n", err=True)
     return 0 if pairs else 1
+
+
+def _agent_hook(call: Invocation) -> int:
+    """``memgit agent-hook session-start|prompt`` on a current index. When the full path
+    must answer, it reads the same event: what was read from stdin is handed back."""
+    from . import agent_hook_io as hook
+
+    raw = sys.stdin.read()
+    try:
+        text = _hook_text(call, hook.read_event(raw), raw)
+    except BaseException:
+        import io
+
+        sys.stdin = io.StringIO(raw)
+        raise
+    _write(hook.context_output(call.words[0], text, call.options["form"]))
+    return 0
+
+
+def _hook_text(call: Invocation, data: dict[str, Any], raw: str) -> str:
+    """commands/agent_hook.py's added context for the event, through quick_read."""
+    from . import agent_hook_io as hook
+    from . import quick_read
+
+    event = call.words[0]
+    query = hook.prompt_query(data, raw) if event == "prompt" else None
+    if event == "prompt" and query is None:
+        return ""
+    current = quick_read.open_current(hook.hook_where(call.directory, data))
+    quick_read.require_memory(current)
+    if query is None:
+        return quick_read.context(current, call.options["budget"], None).text
+    hits = quick_read.recall(current, query, call.options["limit"], count=False)
+    return hook.prompt_context([{"id": h.entry_id, "text": h.text, "topic": h.path,
+                                 "added": h.added} for h in hits])
 
 
 def main(argv: list[str] | None = None) -> int:

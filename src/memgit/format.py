@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
+from . import blocks as bl
 from .safe_text import INVISIBLE_RANGES
 
 MEMORY_FILE = "MEMORY.md"
@@ -33,7 +34,13 @@ _THEMATIC_BREAK_RE = re.compile(r"[ \t]{0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*\Z")
 # last ``[`` is preceded by ``[`` and the group would end in ``]]``.
 _GROUP_RE = re.compile(r"\[([^\[\]]*)\]([ \t]*)\Z")
 _PAIR_RE = re.compile(r"[ \t]*([a-z][a-z0-9_-]*):(.*)\Z", re.S)
-_FENCE_RE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
+# What a file that may hold a code block or front matter contains: a fence, a line
+# indented four columns (a tab counts to the next four), or --- on top. Only such a file
+# needs the block reader (writer-made files rarely do, and the hooks parse every new
+# file); substring tests, since a regex over the whole text costs more than the parse.
+_TAB_HINTS = ("\n\t", "\n \t", "\n  \t", "\n   \t")
+_BLOCK_STARTS = ("---", "    ", "\t", " \t", "  \t", "   \t")
+_TICKS_RE = re.compile(r"`+")
 _LINK_RE = re.compile(r"\[\[([^\[\]|]+?)(?:\|[^\[\]]*)?\]\]")
 _HEADING_RE = re.compile(r"(#{1,6})[ \t]")
 _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
@@ -236,8 +243,9 @@ class Line:
     content: str
     eol: str
     entry: Entry | None = None
-    in_fence: bool = False
+    in_code: bool = False  # a fenced or indented code block (CommonMark, also in list items)
     in_index_section: bool = False
+    in_front_matter: bool = False  # YAML between --- lines at the top: the file's metadata
 
 
 @dataclass
@@ -277,6 +285,46 @@ def split_lines(text: str) -> list[tuple[str, str]]:
     return out
 
 
+def read_blocks(text: str) -> list[bl.Block]:
+    """The CommonMark blocks of a Markdown file (memgit.blocks), lines cut by split_lines."""
+    return bl.read_lines([content for content, _eol in split_lines(text)])
+
+
+def front_matter_text(text: str) -> str | None:
+    """The YAML between the front matter's ``---`` lines, or None when there is none."""
+    lines = [content for content, _eol in split_lines(text)]
+    front = bl.split_front_matter(lines)
+    return "\n".join(lines[1:front - 1]) if front else None
+
+
+def structure_marks(text: str, contents: Sequence[str]) -> tuple[frozenset[int], int]:
+    """(numbers of the lines in code blocks, number of front matter lines) of a file.
+
+    Code blocks are fenced or indented ones as CommonMark reads them (a fence inside a
+    list item counts from the item's content column); front matter is YAML between a
+    first-line ``---`` and the next ``---`` or ``...`` line. Only a file that can hold
+    either is given to the block reader.
+    """
+    if not needs_block_reader(text):
+        return frozenset(), 0
+    code: set[int] = set()
+    front = 0
+    for block in bl.read_lines(contents):
+        if block.kind == bl.FRONT_MATTER:
+            front = block.end
+        elif block.kind in (bl.FENCE, bl.CODE):
+            code.update(range(block.start, block.end + 1))
+    return frozenset(code), front
+
+
+def needs_block_reader(text: str) -> bool:
+    """False when no line of ``text`` can be code or front matter: every bullet line is
+    then an entry, and a caller may parse lines one by one (memgit.purge_text does)."""
+    if text.startswith(_BLOCK_STARTS) or "```" in text or "~~~" in text or "\n    " in text:
+        return True
+    return "\t" in text and any(hint in text for hint in _TAB_HINTS)
+
+
 def stray_line_break(text: str) -> int:
     """Offset of the first character that CommonMark or ``str.splitlines()`` reads as a
     line end but :func:`split_lines` does not (a lone CR, U+2028...), or -1."""
@@ -297,23 +345,19 @@ def line_around(text: str, at: int) -> tuple[int, int, str]:
 
 
 def parse_document(path: str, text: str) -> Document:
-    """Parse a Markdown drive file. Bullets in fenced code and Index links are not entries."""
+    """Parse a Markdown drive file. Bullets in code blocks, in front matter and the
+    Index links of MEMORY.md are not entries."""
     doc = Document(path)
-    fence: str | None = None
+    split = split_lines(text)
+    code, front = structure_marks(text, [content for content, _eol in split]) \
+        if needs_block_reader(text) else (frozenset(), 0)
     in_index_section = False
     is_memory = path == MEMORY_FILE
-    for number, (content, eol) in enumerate(split_lines(text), start=1):
-        fence_match = _FENCE_RE.match(content)
-        if fence is not None:
-            closing = fence_match is not None and fence_match.group(1)[0] == fence[0] \
-                and len(fence_match.group(1)) >= len(fence) \
-                and not content[fence_match.end():].strip()
-            doc.lines.append(Line(number, content, eol, None, True, in_index_section))
-            if closing:
-                fence = None
+    for number, (content, eol) in enumerate(split, start=1):
+        if number <= front:
+            doc.lines.append(Line(number, content, eol, in_front_matter=True))
             continue
-        if fence_match is not None:
-            fence = fence_match.group(1)
+        if number in code:
             doc.lines.append(Line(number, content, eol, None, True, in_index_section))
             continue
         heading = _HEADING_RE.match(content)
@@ -328,9 +372,73 @@ def parse_document(path: str, text: str) -> Document:
     return doc
 
 
+def heading_trails(doc: Document) -> dict[int, str]:
+    """line number -> the trail of ATX headings above each entry (``Project > Build &
+    Deploy``): where the entry sits, as the file's headings say."""
+    trail: list[tuple[int, str]] = []
+    out: dict[int, str] = {}
+    for line in doc.lines:
+        if line.entry is not None:
+            out[line.number] = " > ".join(text for _level, text in trail if text)
+            continue
+        if line.in_code or line.in_front_matter or "#" not in line.content:
+            continue
+        heading = bl.atx_heading(line.content)
+        if heading is not None:
+            while trail and trail[-1][0] >= heading[0]:
+                trail.pop()
+            trail.append(heading)
+    return out
+
+
+def code_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of the inline code spans of one line, as CommonMark finds them: a
+    run of backticks opens one, the next run of the same length closes it; a backslash
+    before the first backtick makes it literal."""
+    if "`" not in text:
+        return []
+    runs = [(m.start(), m.end()) for m in _TICKS_RE.finditer(text)]
+    out: list[tuple[int, int]] = []
+    i = 0
+    while i < len(runs):
+        start, end = runs[i]
+        if _escaped(text, start):
+            start += 1  # an escaped backtick is literal; the rest of the run may open
+        closer = next((j for j in range(i + 1, len(runs))
+                       if runs[j][1] - runs[j][0] == end - start), None) if start < end else None
+        if closer is None:
+            i += 1
+            continue
+        out.append((start, runs[closer][1]))
+        i = closer + 1
+    return out
+
+
+def _escaped(text: str, at: int) -> bool:
+    """Whether the character at ``at`` follows an odd number of backslashes."""
+    count = 0
+    while at - count - 1 >= 0 and text[at - count - 1] == "\\":
+        count += 1
+    return count % 2 == 1
+
+
+def strip_code_spans(text: str) -> str:
+    """The line with each code span blanked (same length), for rules on prose only."""
+    spans = code_spans(text)
+    if not spans:
+        return text
+    out = list(text)
+    for start, end in spans:
+        out[start:end] = " " * (end - start)
+    return "".join(out)
+
+
 def iter_links(text: str) -> Iterator[str]:
-    """Targets of ``[[path]]`` cross-links in a line (alias after ``|`` dropped)."""
-    for m in _LINK_RE.finditer(text):
+    """Targets of ``[[path]]`` cross-links in a line (alias after ``|`` dropped); a
+    ``[[...]]`` inside a code span is literal text, not a link."""
+    if "[[" not in text:
+        return
+    for m in _LINK_RE.finditer(strip_code_spans(text)):
         yield m.group(1).strip()
 
 
@@ -372,17 +480,13 @@ _INDEX_SECTION_LINE_RE = re.compile(r"[ \t]*[-*][ \t]+\[\[([^\[\]]+)\]\](.*)\Z")
 
 
 def _index_section_span(lines: Sequence[tuple[str, str]]) -> tuple[int, int] | None:
-    """(heading line, end line exclusive) of the ``## Index`` section, outside fences."""
-    fence: str | None = None
+    """(heading line, end line exclusive) of the ``## Index`` section, outside code
+    blocks and front matter (0-based)."""
+    contents = [content for content, _eol in lines]
+    code, front = structure_marks("\n".join(contents), contents)
     start: int | None = None
-    for i, (content, _eol) in enumerate(lines):
-        fm = _FENCE_RE.match(content)
-        if fence is not None:
-            if fm and fm.group(1)[0] == fence[0] and len(fm.group(1)) >= len(fence):
-                fence = None
-            continue
-        if fm:
-            fence = fm.group(1)
+    for i, content in enumerate(contents):
+        if i < front or i + 1 in code:
             continue
         h = _HEADING_RE.match(content)
         if h is None:
@@ -459,6 +563,47 @@ def regenerate_index_section(memory_text: str, paths: Iterable[str]) -> str:
 
 def index_section_is_current(memory_text: str, paths: Iterable[str]) -> bool:
     return regenerate_index_section(memory_text, paths) == memory_text
+
+
+def index_section_difference(memory_text: str, paths: Iterable[str]) -> str:
+    """What is wrong with a stale Index section, in words: no section, the links
+    missing and extra, the first pair out of order, a repeated link, or (the same links
+    in order) lines not in ``- [[path]]`` form. Empty when the section is current."""
+    if index_section_is_current(memory_text, paths):
+        return ""
+    lines = split_lines(memory_text)
+    span = _index_section_span(lines)
+    if span is None:
+        return "MEMORY.md has no ## Index section"
+    listed: list[str] = []
+    for content, _eol in lines[span[0] + 1 : span[1]]:
+        m = _INDEX_SECTION_LINE_RE.match(content)
+        if m:
+            target = m.group(1).strip()
+            listed.append(target[:-3] if target.endswith(".md") else target)
+    wanted = index_section_paths(paths)
+    missing = [t for t in wanted if t not in listed]
+    extra = sorted({t for t in listed if t not in wanted})
+    parts = []
+    if missing:
+        parts.append("missing " + _links(missing))
+    if extra:
+        parts.append("not a topic file " + _links(extra))
+    if parts:
+        return "the ## Index does not list exactly the drive's topic files: " + "; ".join(parts)
+    repeated = next((t for i, t in enumerate(listed) if t in listed[:i]), None)
+    if repeated is not None:
+        return f"the ## Index lists [[{repeated}]] twice"
+    pair = next(((a, b) for a, b in zip(listed, listed[1:], strict=False) if a > b), None)
+    if pair is not None:
+        return f"the ## Index is not sorted by path: [[{pair[0]}]] comes before [[{pair[1]}]]"
+    return "the ## Index list is not in the form memgit writes (one '- [[path]]' line per " \
+        "file, together)"
+
+
+def _links(targets: list[str], most: int = 5) -> str:
+    shown = ", ".join(f"[[{t}]]" for t in targets[:most])
+    return shown + (f" and {len(targets) - most} more" if len(targets) > most else "")
 
 
 def initial_memory(title: str = "Memory") -> str:

@@ -71,7 +71,9 @@ def fix_index_section(workdir: Path | None) -> bool:
     memory = workdir / fmt.MEMORY_FILE
     if not memory.exists():
         raise RepoError("MEMORY.md is missing, so there is no Index to fix",
-                        "create it with memgit init, or restore it from git")
+                        "make this folder a drive with memgit init --adopt (it creates "
+                        "MEMORY.md and keeps everything else), restore MEMORY.md from git, or "
+                        "bring the memory into a new drive with memgit import")
     data = read_worktree_file(workdir, fmt.MEMORY_FILE)
     try:
         text = data.decode("utf-8")

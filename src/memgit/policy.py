@@ -57,10 +57,21 @@ from .safe_text import printable
 ERROR = "error"
 WARNING = "warning"
 
+# A first push to an empty server drive brings an existing history: its tip is judged by
+# every rule, its older commits only by these, what a clone of any old commit would
+# receive or do (docs/server.md, "Moving an existing history onto a server drive"):
+# credentials (in content, names and commits), purged entries, unsafe, hidden or
+# clashing paths, symlinks, submodules, the protected twin/, objects missing from the push.
+HISTORY_RULES = frozenset({"MG202", "MG203", "MG208", "MG209", "MG210", "MG211", "MG212",
+                           "MG214", "MG401", "MG402", "MG403", "MG601", "MG606", "MG607",
+                           "MG608"})
+
 KNOWN_KEYS = ("source", "added", "id", "status", "scope", "memory_type", "kind",
               "parent", "supersedes")
 STATUS_VALUES = ("active", "proposed", "rejected", "open", "resolved")
 KIND_VALUES = ("question", "answer")
+_ID_KEYS = ("id", "parent", "supersedes")  # values that must be ids (drive profile)
+_OWN_ID_KEY = ("id",)  # under amr only memgit's own key
 ID_RE = fmt.ID_RE
 
 _SOURCE_RES = (
@@ -68,20 +79,29 @@ _SOURCE_RES = (
     re.compile(r"/\?session=[A-Za-z0-9._~%-]+\Z"),
     re.compile(r"[a-z][a-z0-9-]*:(?:session|observation)/[A-Za-z0-9._~%-]+\Z"),
     re.compile(r"imported:unknown\Z"),
+    # what memgit import writes: the tool, the source file (percent-encoded), the line
+    re.compile(r"imported:[a-z][a-z0-9-]*/[A-Za-z0-9._~%/-]+(?:#L[0-9]{1,9})?\Z"),
 )
+# Under profile amr every source is allowed but these (what browsers would run or open
+# locally); tabs and line breaks inside a scheme are ignored by URL parsers, so they are
+# removed before comparing.
+DANGEROUS_SCHEMES = ("javascript", "data", "vbscript", "file")
+_SCHEME_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
 _HTML_RE = re.compile(
     r"<!--|<(?:[A-Za-z][A-Za-z0-9-]*)(?:\s[^<>]*)?/?>|</[A-Za-z][A-Za-z0-9-]*\s*>")
 _IMAGE_RE = re.compile(r"!\[[^\]]*\](?:\([^)]*\)|\[[^\]]*\])")
-_CODE_SPAN_RE = re.compile(r"(`+)(?:(?!\1).)+?\1")
 _SPEAKER_RE = re.compile(
-    r"[ \t]*(?:[-*>][ \t]+)?(?:\*\*)?(User|Assistant|Human|AI|System|Model|Bot)(?:\*\*)?[ \t]*:",
-    re.I)
+    r"[ \t]*(?:[-*>][ \t]+)?(?:\*\*)?(User|Assistant|Human|AI|System|Model|Bot)(?:\*\*)?[ \t]*:"
+    r"(?:\*\*)?[ \t]*(.*)", re.I)
+_SENTENCE_END = (".", "?", "!", "…", "。", "？", "！")
 _LOG_RE = re.compile(
     r"[ \t]*(?:[-*][ \t]+)?\[?(?:\d{4}-\d{2}-\d{2}[T ])?\d{2}:\d{2}:\d{2}(?:[.,]\d+)?"
     r"(?:Z|[+-]\d{2}:?\d{2})?\]?[ \t]")
 _CONFLICT_RE = re.compile(r"(?:<{7}|>{7})(?: |\Z)")
 _GROUPISH_RE = re.compile(r"\[[^\[\]]*\b(?:" + "|".join(KNOWN_KEYS) + r")\s*:[^\[\]]*\]\s*\Z", re.I)
-_LOG_NAME_RE = re.compile(r"\.log(?:\.|/|\Z)|transcript")
+# a log's extension (.log, .log.1, a .log/ folder) or the word transcript(s), not
+# "transcription" (a note about speech-to-text is no transcript)
+_LOG_NAME_RE = re.compile(r"\.log(?:\.|/|\Z)|(?<![a-z0-9])transcripts?(?![a-z])")
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # C0, DEL and C1
 
 
@@ -134,15 +154,28 @@ def quote(value: str, policy: Policy | None = None) -> str:
     return redact(value, policy.secret_rules if policy is not None else ())
 
 
-def source_allowed(source: str) -> bool:
+def source_allowed(source: str, policy: Policy | None = None) -> bool:
+    """The drive profile's forms (docs/spec.md, section 1, plus memgit import's
+    ``imported:TOOL/PATH#LN``); under profile amr any source but a dangerous scheme."""
+    if policy is not None and not policy.strict_drive_rules:
+        return source_scheme(source) not in DANGEROUS_SCHEMES
     return any(r.match(source) for r in _SOURCE_RES)
+
+
+def source_scheme(source: str) -> str:
+    """The URL scheme of a source, lowercased, as a browser reads it (tabs, line breaks
+    and leading blanks or control characters ignored); ``""`` when it has none."""
+    cleaned = re.sub(r"[\t\r\n]", "", source).lstrip("".join(map(chr, range(33))))
+    m = _SCHEME_RE.match(cleaned)
+    return m.group(1).lower() if m else ""
 
 
 def source_names_agent(source: str | None) -> bool:
     """Does a source say who wrote the entry (``require_source``, MG109)? Any allowed
-    source but the writer's anonymous default (``memgit:...``) and ``imported:unknown``."""
+    source but the writer's anonymous default (``memgit:...``) and ``imported:unknown``
+    (``imported:TOOL/PATH#LN``, what memgit import writes, names the tool and file)."""
     return bool(source) and source_allowed(source or "") \
-        and not (source or "").startswith(("memgit:", "imported:"))
+        and not (source or "").startswith("memgit:") and source != "imported:unknown"
 
 
 text_key = legacy_key  # the comparison form of an entry text (normalisation 1)
@@ -228,6 +261,7 @@ class BlobFacts:
     violations: list[Violation] = field(default_factory=list)
     text: str | None = None  # decoded content, None when not text
     ids: list[tuple[str, int]] = field(default_factory=list)  # (entry id, line)
+    explicit: set[int] = field(default_factory=set)  # lines whose id is written out
     links: list[tuple[str, int]] = field(default_factory=list)  # (target, line)
     texts: list[tuple[str, int]] = field(default_factory=list)  # (entry text, line)
     oldest: str = ""  # the earliest valid added date of its entries (for the caps)
@@ -273,14 +307,10 @@ def check_blob(path: str, data: bytes, policy: Policy, *,
     return facts
 
 
-def _strip_code_spans(text: str) -> str:
-    return _CODE_SPAN_RE.sub("", text) if "`" in text else text
-
-
 def _check_markdown(path: str, text: str, policy: Policy, facts: BlobFacts) -> None:
     doc = fmt.parse_document(path, text)
     out = facts.violations
-    speaker_lines: list[tuple[int, str]] = []
+    speaker_lines: list[tuple[int, str, str]] = []
     markers: list[int] = []
     separators: list[int] = []
     previous_entry = False
@@ -291,20 +321,20 @@ def _check_markdown(path: str, text: str, policy: Policy, facts: BlobFacts) -> N
             markers.append(number)
         elif content.rstrip() == "=======":
             separators.append(number)
-        if line.in_fence:
+        if line.in_code or line.in_front_matter:
             previous_entry = False
             continue
         for target in fmt.iter_links(content):
             facts.links.append((target, number))
         if policy.strict_drive_rules:
-            prose = _strip_code_spans(content)
+            prose = fmt.strip_code_spans(content)
             if "<" in prose and _HTML_RE.search(prose):
                 out.append(Violation("MG303", path, number, "raw HTML is not allowed"))
             if "![" in prose and _IMAGE_RE.search(prose):
                 out.append(Violation("MG304", path, number, "embedded images are not allowed"))
             sm = _SPEAKER_RE.match(content)
             if sm:
-                speaker_lines.append((number, sm.group(1).lower()))
+                speaker_lines.append((number, sm.group(1).lower(), sm.group(2)))
             if _LOG_RE.match(content):
                 out.append(Violation("MG305", path, number,
                                      "the line looks like a timestamped log line"))
@@ -321,13 +351,33 @@ def _check_markdown(path: str, text: str, policy: Policy, facts: BlobFacts) -> N
         if policy.require_source and not source_names_agent(entry.meta.get("source")):
             out.append(Violation("MG109", path, number, "the entry names no agent: give it a "
                                  "source such as TOOL:session/ID (remember --source)"))
-    if policy.strict_drive_rules and len({s for _, s in speaker_lines}) >= 2:
-        for number, speaker in speaker_lines:
+    if policy.strict_drive_rules and is_transcript(speaker_lines):
+        for number, speaker, _said in speaker_lines:
             out.append(Violation("MG305", path, number,
                                  f"a speaker turn ({speaker}:) of a transcript"))
     if markers:
         for number in sorted(markers + separators):
             out.append(Violation("MG306", path, number, "a merge-conflict marker line"))
+
+
+def is_transcript(turns: Sequence[tuple[int, str, str]]) -> bool:
+    """Whether speaker lines (line, speaker, what follows the colon) have a
+    transcript's shape: turns of two or more speakers that alternate, and either every
+    speaker speaks twice or a turn is a sentence. ``- User: alice`` next to
+    ``- Model: v5`` is two key-value bullets, not a conversation."""
+    speakers = [speaker for _n, speaker, _said in turns]
+    if len(set(speakers)) < 2 or all(a == b for a, b in zip(speakers, speakers[1:],
+                                                               strict=False)):
+        return False
+    counts = {s: speakers.count(s) for s in set(speakers)}
+    if sum(1 for n in counts.values() if n >= 2) >= 2:
+        return True
+    return any(_is_sentence(said) for _n, _s, said in turns)
+
+
+def _is_sentence(said: str) -> bool:
+    words = said.strip().strip("*").split()
+    return len(words) >= 5 or (len(words) >= 2 and said.rstrip(" *").endswith(_SENTENCE_END))
 
 
 def _check_entry(path: str, number: int, entry: fmt.Entry, facts: BlobFacts,
@@ -339,27 +389,34 @@ def _check_entry(path: str, number: int, entry: fmt.Entry, facts: BlobFacts,
                                  "the trailing [...] is not a valid metadata group"))
     meta = entry.meta
     source = meta.get("source")
-    if source is not None and not source_allowed(source):
-        scheme = source.split(":", 1)[0] if ":" in source else "this form"
-        out.append(Violation("MG101", path, number,
-                             f"source scheme {quote(scheme, policy)[:40]!r} is not allowed"))
+    if source is not None and not source_allowed(source, policy):
+        scheme = source_scheme(source)
+        message = (f"source scheme {quote(scheme, policy)[:40]!r} is not allowed" if scheme
+                   else f"source {quote(source, policy)[:40]!r} has no scheme: it is not "
+                   "a link or a label of an allowed form")
+        out.append(Violation("MG101", path, number, message))
     added = meta.get("added")
     if added is not None and not fmt.is_valid_date(added):
         out.append(Violation("MG102", path, number,
                              f"added {quote(added, policy)[:40]!r} is not a real date"))
     elif added is not None and (not facts.oldest or added < facts.oldest):
         facts.oldest = added
-    for key in ("id", "parent", "supersedes"):
+    # id is memgit's own key (forget and purge name entries by it); parent, supersedes,
+    # status and kind have memgit's meanings only in the drive profile: under amr keys
+    # and values are open, as the Agent Memory Repo spec says
+    for key in _ID_KEYS if policy.strict_drive_rules else _OWN_ID_KEY:
         value = meta.get(key)
         if value is not None and not ID_RE.match(value):
             out.append(Violation("MG106", path, number, f"{key} is not a valid id"))
     status = meta.get("status")
-    if status is not None and status not in STATUS_VALUES:
+    if status is not None and status not in STATUS_VALUES and policy.strict_drive_rules:
         out.append(Violation("MG107", path, number,
                              f"status must be one of {', '.join(STATUS_VALUES)}"))
     kind = meta.get("kind")
-    if kind is not None and kind not in KIND_VALUES:
+    if kind is not None and kind not in KIND_VALUES and policy.strict_drive_rules:
         out.append(Violation("MG107", path, number, "kind must be question or answer"))
+    if meta.get("id"):
+        facts.explicit.add(number)
     facts.ids.append((entry.id, number))
     facts.texts.append((entry.text, number))
 
@@ -433,9 +490,11 @@ def check_tree(items: Sequence[TreeItem], facts: Mapping[str, BlobFacts], policy
             out.append(Violation("MG505", fmt.MEMORY_FILE, 0,
                                  f"{size} bytes, keep it under {policy.memory_bytes}",
                                  ERROR if strict else WARNING))
-        if policy.strict_drive_rules and not fmt.index_section_is_current(memory.text, paths):
+        stale = fmt.index_section_difference(memory.text, paths) \
+            if policy.strict_drive_rules else ""
+        if stale:
             out.append(Violation("MG502", fmt.MEMORY_FILE, _index_section_line(memory.text),
-                                 "the ## Index does not list exactly the drive's topic files"))
+                                 stale))
     # links and ids across files
     seen: dict[str, tuple[str, int]] = {}
     for path in sorted(facts):
@@ -451,12 +510,17 @@ def check_tree(items: Sequence[TreeItem], facts: Mapping[str, BlobFacts], policy
                                      "points at a file that does not exist",
                                      ERROR if strict else WARNING))
         for entry_id, number in f.ids:
-            if entry_id in seen:
-                first_path, first_line = seen[entry_id]
-                out.append(Violation("MG103", path, number, f"id {quote(entry_id, policy)} is "
-                                     f"also used at {quote(first_path, policy)}:{first_line}"))
-            else:
+            first = seen.get(entry_id)
+            if first is None:
                 seen[entry_id] = (path, number)
+            elif number in f.explicit or first[1] in facts[first[0]].explicit:
+                out.append(Violation("MG103", path, number, f"id {quote(entry_id, policy)} is "
+                                     f"also used at {quote(first[0], policy)}:{first[1]}"))
+            else:
+                # two id-less lines with the same text, source and date share their
+                # derived id: a repeated line, not two entries claiming one id
+                out.append(Violation("MG108", path, number, "the same line is also at "
+                                     f"{quote(first[0], policy)}:{first[1]}", WARNING))
     return out
 
 

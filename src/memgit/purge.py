@@ -37,7 +37,7 @@ from .git.raw import (
     split_object,
     tree_entries,
 )
-from .git.repository import Drive, build_tree, create_commit, head_branch, set_ref
+from .git.repository import Drive, build_tree, create_commit, head_branch, missing_branch, set_ref
 from .git.rewrite import (
     drop_transient_heads,
     expire_reflogs_and_prune,
@@ -361,9 +361,7 @@ def _drive_branch(drive: Drive) -> str:
     policy = _policy(drive)
     head = drive.head_commit(policy.branch)
     if head is None:
-        raise NotADriveError(f"{drive.root} has no branch {policy.branch}: it is not a drive",
-                             "run memgit purge in a drive (made by memgit init), or pass "
-                             "--repo PATH")
+        raise missing_branch(drive, policy.branch_ref)
     if fmt.MEMORY_FILE not in head.tree:
         raise NotADriveError(f"{drive.root} is not a drive: {policy.branch} has no "
                              f"{fmt.MEMORY_FILE}", "run memgit purge in a drive")

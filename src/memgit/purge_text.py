@@ -46,15 +46,16 @@ def remove_entry_lines(data: bytes, ids: frozenset[str], needles: Iterable[str]
 
     The definition is path-independent and line-based: decode as UTF-8 (bytes
     that are not UTF-8 kept as they are), parse like ``format.parse_document``
-    does for a topic file (bullets inside code fences are not entries), drop
-    each entry line whose ``.id`` is purged, with its line terminator.
+    does for a topic file (bullets in code blocks or front matter are not entries),
+    drop each entry line whose ``.id`` is purged, with its line terminator.
     ``needles`` are strings every such line must contain (explicit ids, texts
     of id-less entries): only lines holding one are parsed, unless the file
-    has a code fence, which needs the whole document. None when nothing changes.
+    may hold code or front matter, which needs the whole document. None when
+    nothing changes.
     """
     text = data.decode("utf-8", "surrogateescape")
     spans: list[tuple[int, int, Removed]] = []  # (start, end with eol, what)
-    if "```" in text or "~~~" in text:
+    if fmt.needs_block_reader(text):
         pos = 0
         for line in fmt.parse_document("", text).lines:
             end = pos + len(line.content) + len(line.eol)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from . import format as fmt
 from .errors import UsageError
-from .git.repository import Drive, file_at, read_blob, ref_target
+from .git.repository import Drive, file_at, missing_branch, read_blob, ref_target
 from .policy import Policy, find_policy
 from .write_ops import NewFact, Skipped, WriteOp, WriteResult, prepare_add, today
 from .writer import apply_write_ops
@@ -41,7 +41,7 @@ def board(drive: Drive, policy: Policy | None = None) -> list[Question]:
     policy = _policy(drive, policy)
     head = ref_target(drive, policy.branch_ref)
     if head is None:
-        return []
+        raise missing_branch(drive, policy.branch_ref)
     found = file_at(drive, str(drive.repo[head].tree_id), BOARD)  # type: ignore[attr-defined]
     if found is None:
         return []

@@ -122,6 +122,24 @@ def open_current(directory: str | None) -> Current:
     return Current(location, branch, head, conn)
 
 
+MEMORY_FILE = "MEMORY.md"  # format.MEMORY_FILE without loading format (about 20 ms; tested)
+
+
+def require_memory(current: Current) -> None:
+    """NotQuick unless the head has a MEMORY.md file: agent.AgentDrive serves only a
+    drive (a code repository is not one) and the full path names the problem. ``git
+    cat-file -t`` says ``blob`` for a file or a symbolic link (which pygit2's file_at
+    accepts too), ``tree`` for a folder and ``commit`` for a submodule."""
+    from pathlib import Path
+
+    from .git.plumbing import git_plumbing
+
+    proc = git_plumbing(Path(current.location.git_dir), "cat-file", "-t",
+                        f"{current.head}:{MEMORY_FILE}")
+    if proc.returncode != 0 or proc.stdout.strip() != b"blob":
+        raise NotQuick("no MEMORY.md at the head: the full path explains")
+
+
 def recall(current: Current, query: str, limit: int, *, count: bool = True) -> list[Hit]:
     """read_path.recall on a current index."""
     return search(current.conn, query, limit, count=count, key=current.key)
@@ -235,6 +253,8 @@ def status(directory: str | None, remote: str) -> dict[str, Any]:
         raise NotQuick("a bare repository, or a work tree the config may place elsewhere")
     policy = policy_of(location)
     branch = DEFAULT_BRANCH if policy is None else policy.branch
+    if ref(location, f"refs/heads/{branch}") is None:
+        raise NotQuick("the branch is missing (the full path names it and the fix)")
     git_dir = Path(location.git_dir)
     started = start_plumbing(git_dir, "config", "--get", LAST_SYNC_CONFIG)
     url = remote_url_at(Path(workdir), remote)

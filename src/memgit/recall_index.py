@@ -41,6 +41,8 @@ from .git.repository import (
     commit_tree_id,
     has_commit,
     is_ancestor,
+    local_branches,
+    missing_branch,
     read_blob,
     ref_target,
     root_commit,
@@ -60,7 +62,7 @@ _EXCLUDED_KINDS = ("question", "answer")
 
 @dataclass
 class ReindexResult:
-    mode: str  # "current", "incremental", "full" or "empty" (no branch yet)
+    mode: str  # "current", "incremental", "full" or "empty" (no commit yet)
     head: str | None
     files: int = 0  # files parsed
     inserted: int = 0
@@ -87,15 +89,20 @@ def is_indexable(path: str, meta: Mapping[str, str]) -> bool:
 
 
 def file_rows(drive_id: str, path: str, text: str) -> Iterator[FactRow]:
-    """The rows of one Markdown file, in line order."""
+    """The rows of one Markdown file, in line order; each row's context is the heading
+    trail above the entry and its ``context`` key (memgit import writes the source's
+    trail there)."""
     doc = fmt.parse_document(path, text)
+    trails = fmt.heading_trails(doc)
     for line, entry in doc.entries():
         meta = entry.meta
         entry_id = entry.id
         body = entry.text
+        context = " > ".join(c for c in (trails.get(line.number, ""), meta.get("context", ""))
+                             if c)
         yield FactRow(fact_id(drive_id, entry_id), entry_id, path, line.number, body,
                       meta.get("source", ""), meta.get("added", ""), text_digest(body),
-                      1 if is_indexable(path, meta) else 0)
+                      1 if is_indexable(path, meta) else 0, context)
 
 
 # --- the drive id, the branch ----------------------------------------------------------
@@ -169,10 +176,12 @@ def _reindex_locked(drive: Drive, conn: state.Connection, ref: str,
     head = ref_target(drive, ref)
     indexed = state.get_meta(conn, "indexed_rev")
     if head is None:
-        if indexed is not None:
-            facts.retire_all(conn)
-            state.delete_meta(conn, "indexed_rev")
-        return ReindexResult("empty", None)
+        # never empty the index because the branch is not there (a repository on
+        # master, a policy naming another branch): say so; only a repository without
+        # any commit, never indexed, is an empty drive
+        if indexed is None and not local_branches(drive):
+            return ReindexResult("empty", None)
+        raise missing_branch(drive, ref)
     did = drive_id(drive, head)
     if state.get_meta(conn, "drive_id") not in (None, did):
         facts.clear(conn)  # another drive id means other fact ids: start over
@@ -215,6 +224,28 @@ def _collect(drive: Drive, did: str, files: Iterable[tuple[str, str]],
     return count
 
 
+def _keep_copies(drive: Drive, did: str, tree: str, changed: set[str],
+                 old: Mapping[str, facts.StoredRow], new: dict[str, FactRow]) -> None:
+    """An id-less line written twice has one derived id, hence one row: when the copy
+    the row points at leaves a changed file, the row stays (moved to another copy) while
+    an unchanged file still holds one. Only files holding the line's text are parsed."""
+    leaving = {fid: o.row for fid, o in old.items()
+               if fid not in new and o.valid_until is None and o.row.entry_id.startswith("entry-")}
+    if not leaving:
+        return
+    needles = {row.text.encode() for row in leaving.values()}
+    for entry in tree_files(drive, tree):
+        if entry.path in changed or not entry.path.endswith(".md") \
+                or entry.mode not in (MODE_FILE, MODE_EXEC):
+            continue
+        data = read_blob(drive, entry.oid)
+        if not any(needle in data for needle in needles):
+            continue
+        for row in file_rows(did, entry.path, data.decode("utf-8", "replace")):
+            if row.fact_id in leaving:
+                new.setdefault(row.fact_id, row)
+
+
 def _full(drive: Drive, conn: state.Connection, did: str, tree: str,
           now: str) -> ReindexResult:
     new: dict[str, FactRow] = {}
@@ -231,6 +262,7 @@ def _incremental(drive: Drive, conn: state.Connection, did: str, old_tree: str,
     new: dict[str, FactRow] = {}
     parsed = _collect(drive, did, [(p, oid) for p, oid in changes if oid is not None], new)
     old = facts.present_rows_in(conn, paths)
+    _keep_copies(drive, did, new_tree, set(paths), old, new)
     counts = facts.sync_rows(conn, new, old, look_up_others=True, now=now)
     return ReindexResult("incremental", None, parsed, *counts, changed_paths=paths)
 

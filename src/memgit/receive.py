@@ -59,6 +59,7 @@ from .git.plumbing import (
     ObjectMissingError,
     PushCommit,
     config_get,
+    has_refs,
     push_is_ancestor,
     push_new_commits,
     start_new_commits,
@@ -68,6 +69,7 @@ from .git.raw import LaterRead, ObjectReader, TreeCache, commit_text, is_tree
 from .hook_io import RefUpdate, ServerSideError, parse_updates, server_error_lines
 from .policy import (
     ERROR,
+    HISTORY_RULES,
     NEAR_LIMIT_CODES,
     BlobFacts,
     Policy,
@@ -184,6 +186,7 @@ class PushJudge:
         self._parse_all_old = False
         self._listing: dict[str, Popen[bytes]] = {}
         self._old_read: LaterRead | None = None
+        self._first_push = False  # an existing history pushed to an empty drive
 
     # objects ---------------------------------------------------------------------
 
@@ -293,6 +296,11 @@ class PushJudge:
         self._ref_finding(update.ref, check_update(update.ref, update.old, update.new,
                                                    policy, fast_forward=fast_forward,
                                                    new_commits=len(new_commits)))
+        if update.is_create and update.ref == policy.branch_ref and not has_refs(self.git_dir):
+            self._first_push = True
+            self.verdict.notes.append(
+                "first push to an empty drive: its tip is judged by every rule, its older "
+                "commits by the history rules (credentials, purged entries, paths)")
         if len(new_commits) > policy.push_commits:
             self.verdict.notes.append(
                 f"the content of {update.ref} was not checked: {len(new_commits)} new "
@@ -554,6 +562,10 @@ class PushJudge:
                 self.verdict.findings.append(Finding(v, commit=tip.oid))
 
     def _judge_commit(self, commit: PushCommit, *, tip: bool) -> None:
+        """Every rule on one commit; for an older commit of a first push to an empty
+        drive, only the history rules (a finding held back there is not marked reported,
+        so the tip reports it when its file is still there)."""
+        history = self._first_push and not tip
         rows = self._trees[commit.oid]
         first = self._map(commit.parents[0]) if commit.parents else {}
         out: list[Violation] = []
@@ -571,15 +583,20 @@ class PushJudge:
                 continue
             path_key = (row.path, row.mode)
             if path_key not in self._paths:
-                self._paths[path_key] = check_path(row.path, row.mode, self.policy)
-                out.extend(self._paths[path_key])
+                found = check_path(row.path, row.mode, self.policy)
+                shown = _history_only(found) if history else found
+                if len(shown) == len(found):
+                    self._paths[path_key] = found
+                out.extend(shown)
             key = (row.oid, row.path)
             blob = self._facts.get(key)
             if blob is not None and key not in self._reported:
-                self._reported.add(key)
-                out.extend(blob.violations)
-                if self.registry:
-                    out.extend(check_purged(row.path, blob, self.registry))
+                found = blob.violations + (check_purged(row.path, blob, self.registry)
+                                           if self.registry else [])
+                shown = _history_only(found) if history else found
+                if len(shown) == len(found):
+                    self._reported.add(key)
+                out.extend(shown)
         out.extend(self._changes(commit, rows))
         for v in out:
             if v.severity == ERROR:
@@ -589,7 +606,7 @@ class PushJudge:
         caps = push_cap_warnings(self.git_dir, self.policy, rows, self._facts,
                                  self._contents) if tip else []
         for v in check_tree(items, facts, self.policy) + caps:
-            if v.severity == ERROR:
+            if v.severity == ERROR and not (history and v.code not in HISTORY_RULES):
                 self._add_tree_error(commit.oid, v)
             elif tip:
                 self.verdict.findings.append(Finding(v, commit=commit.oid))
@@ -659,6 +676,10 @@ class PushJudge:
 
 
 _ID_VALUE = re.compile(rb"id:[ \t]*([^;\]\r\n]*)")
+
+
+def _history_only(violations: list[Violation]) -> list[Violation]:
+    return [v for v in violations if v.code in HISTORY_RULES]
 
 
 def _new_lines_only(seen: set[str]) -> Callable[[int, str], bool]:

@@ -256,12 +256,12 @@ class _Work:
 
 
 def _keep_entries(path: str, lines: list[_Ln]) -> None:
-    """A bullet inside a code fence or MEMORY.md's Index is no entry: a line
-    that holds an entry and landed there (inserted, or kept from someone else
+    """A bullet inside a code block, front matter or MEMORY.md's Index is no entry: a
+    line that holds an entry and landed there (inserted, or kept from someone else
     while a layout changed around it) moves to the end of the file's entries
-    (before the Index), else to the top of the file, outside any fence."""
-    if not path.endswith(".md") or (path != fmt.MEMORY_FILE and not any(
-            ln.content.lstrip().startswith(("```", "~~~")) for ln in lines)):
+    (before the Index), else to the top of the file, below any front matter."""
+    if not path.endswith(".md") or (path != fmt.MEMORY_FILE and not fmt.needs_block_reader(
+            "".join(ln.content + ln.eol for ln in lines))):
         return
     for _attempt in range(len(lines)):
         for ln in lines[:-1]:
@@ -280,7 +280,8 @@ def _keep_entries(path: str, lines: list[_Ln]) -> None:
             ln.eol = ln.eol or "\n"
         doc = fmt.parse_document(path, "".join(ln.content + ln.eol for ln in lines))
         if doc.lines[pos].entry is None:
-            lines.insert(0, lines.pop(pos))
+            front = sum(1 for d in doc.lines if d.in_front_matter)
+            lines.insert(front, lines.pop(pos))
 
 
 def _anchor_pos(path: str, lines: list[_Ln], after: Anchor) -> int:

@@ -10,14 +10,18 @@ from __future__ import annotations
 RULES: dict[str, tuple[str, str]] = {
     # entries
     "MG101": ("source-scheme", "use https://..., /?session=ID, TOOL:session/ID, "
-              "TOOL:observation/ID or imported:unknown"),
+              "TOOL:observation/ID, imported:TOOL/PATH#LN or imported:unknown (profile amr "
+              "allows any source but javascript:, data:, vbscript:, file:)"),
     "MG102": ("date-invalid", "write added as a real date YYYY-MM-DD"),
     "MG103": ("id-duplicate", "give each entry its own id (memgit remember stamps new ones)"),
     "MG104": ("metadata-malformed", "end the line with [key: value; key: value], keys in "
               "lowercase, values without ; [ ]"),
-    "MG105": ("entry-multiline", "keep each entry on one bullet line"),
+    "MG105": ("entry-multiline", "keep each entry on one bullet line (memgit import joins "
+              "wrapped lines into one entry)"),
     "MG106": ("id-invalid", "ids use letters, digits, '.', '_', ':' and '-' (at most 128)"),
     "MG107": ("value-invalid", "use an allowed value for this key"),
+    "MG108": ("line-repeated", "the same id-less line twice is one fact written twice: "
+              "delete one copy (memgit forget ID removes every copy)"),
     "MG109": ("source-required", "this drive's entries name their agent (kind team, project, "
               "swarm or require_source): add [source: TOOL:session/ID]"),
     # files
@@ -57,7 +61,9 @@ RULES: dict[str, tuple[str, str]] = {
     "MG403": ("secret-in-commit", "rewrite the commit without the credential in its message, "
               "author or committer (git commit --amend, git rebase -i), and rotate it"),
     # structure
-    "MG501": ("memory-missing", "create MEMORY.md at the drive root (memgit init)"),
+    "MG501": ("memory-missing", "make the folder a drive in place with memgit init --adopt "
+              "(keeps its files and history), or bring its memory into a new drive with "
+              "memgit import"),
     "MG502": ("index-stale", "run: memgit lint --fix (regenerates the ## Index of MEMORY.md)"),
     "MG503": ("link-missing", "create the linked file or fix the [[path]]"),
     "MG504": ("link-md-suffix", "omit .md in [[path]] links to Markdown files"),

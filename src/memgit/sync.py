@@ -63,6 +63,7 @@ from .git.repository import (
     head_branch,
     is_ancestor,
     merge_base,
+    missing_branch,
     ref_target,
     replay_commit,
     set_ref,
@@ -240,6 +241,8 @@ def check_checkout(drive: Drive, remote: str) -> str:
         raise UsageError("memgit sync runs in a drive checkout, not a bare repository",
                          "clone the drive with memgit clone URL, then sync there")
     name = drive_branch(drive)
+    if ref_target(drive, f"refs/heads/{name}") is None:
+        raise missing_branch(drive, f"refs/heads/{name}")
     branch = head_branch(drive)
     if branch is None:
         raise UsageError("HEAD is detached", f"git switch {name}, then memgit sync")
@@ -247,8 +250,7 @@ def check_checkout(drive: Drive, remote: str) -> str:
         raise UsageError(f"the checked-out branch is {branch.removeprefix('refs/heads/')}, "
                          f"not {name}", f"git switch {name}, then memgit sync")
     head = ref_target(drive, branch)
-    if head is None:
-        raise UsageError(f"{name} has no commit yet", "memgit init creates a drive")
+    assert head is not None  # checked above: the branch exists
     if remote_url(drive, remote) is None:
         raise UsageError(f"no remote named {remote!r}",
                          f"git remote add {remote} URL (or pass --remote NAME)")
@@ -325,7 +327,11 @@ def learn_purged(drive: Drive, remote: str) -> int:
 
 def waiting_commits(drive: Drive, remote: str = "origin") -> list[str]:
     """Local commits not yet on the server (as far as the last sync knows)."""
-    return sync_state.waiting_commits(DriveHistory(drive), drive_branch(drive), remote)
+    branch = drive_branch(drive)
+    ref = f"refs/heads/{branch}"
+    if ref_target(drive, ref) is None:
+        raise missing_branch(drive, ref)
+    return sync_state.waiting_commits(DriveHistory(drive), branch, remote)
 
 
 def sync(drive: Drive, remote: str = "origin", on_conflict: str = "local",
@@ -601,6 +607,8 @@ def sync_status(drive: Drive, remote: str = "origin") -> dict[str, Any]:
         raise UsageError("memgit status describes a checkout, not a bare repository",
                          "use memgit info on a server drive")
     policy = find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+    if ref_target(drive, f"refs/heads/{policy.branch}") is None:
+        raise missing_branch(drive, f"refs/heads/{policy.branch}")
     return sync_state.status(DriveHistory(drive), policy.branch, remote,
                              remote_url(drive, remote), drive.config_value(LAST_SYNC_CONFIG),
                              kind=policy.kind)

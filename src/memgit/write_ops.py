@@ -25,12 +25,14 @@ DEFAULT_TOPIC = "notes.md"
 
 @dataclass(frozen=True)
 class NewFact:
-    """One entry to add: text, optional source (default memgit:observation/<id>) and
-    topic file (default notes.md)."""
+    """One entry to add: text, optional source (default memgit:observation/<id>), topic
+    file (default notes.md) and ``added`` date (default today: memgit import gives the
+    date the source recorded)."""
 
     text: str
     source: str | None = None
     topic: str | None = None
+    added: str | None = None
 
 
 @dataclass(frozen=True)
@@ -152,10 +154,14 @@ def prepare_add(fact: NewFact | str, ref: int, policy: Policy, added: str, *,
         reason = "topic-reserved" if problems[0].code == "MG213" else "topic-invalid"
         return Skipped(ref, "", reason, f"{problems[0].code} "
                        f"{quote(problems[0].message, policy)}")
+    if fact.added and not fmt.is_valid_date(fact.added):
+        return Skipped(ref, "", "invalid", "added must be a real date YYYY-MM-DD")
+    added = fact.added or added
     source = (fact.source or "").strip() or f"memgit:observation/{entry_id}"
-    if not source_allowed(source):
+    if not source_allowed(source, policy):
         return Skipped(ref, "", "source", "the source is not an allowed link or label "
-                       "(https://..., TOOL:session/ID, TOOL:observation/ID, imported:unknown)")
+                       "(https://..., TOOL:session/ID, TOOL:observation/ID, "
+                       "imported:TOOL/PATH#LN, imported:unknown)")
     line = fmt.format_entry(text, source, added, entry_id)
     entry = fmt.parse_entry(line)
     for key, value in extra:

@@ -26,6 +26,7 @@ from .git.repository import (
     build_tree,
     commit_tree_id,
     file_at,
+    missing_branch,
     path_blocked,
     read_blob,
     ref_target,
@@ -155,8 +156,17 @@ class Plan:
     near_limit: bool = False
 
 
+Finish = Callable[[WriteResult, Callable[[str], str]], list[WriteOp]]
+"""Operations that depend on what a write really does (memgit import's receipt lists
+the entries it created): called with the planned result of the other operations and a
+lookup of a path's blob id at the head ("" when absent), each time the write is
+planned (again after a policy skip, again on a new head), so what it returns always
+matches the commit; its operations are planned and judged with the others."""
+
+
 def plan_and_judge(drive: Drive, conn: state.Connection, head: str, ops: list[WriteOp],
-                    policy: Policy, registry: PurgeRegistry) -> Plan:
+                    policy: Policy, registry: PurgeRegistry,
+                    finish: Finish | None = None) -> Plan:
     """Plan; judge; skip the operations whose own lines the policy refuses; repeat.
 
     Errors the head already has (a drive pushed past the rules by hand) are not
@@ -164,16 +174,25 @@ def plan_and_judge(drive: Drive, conn: state.Connection, head: str, ops: list[Wr
     """
     base_tree = commit_tree_id(drive, head)
     blocked: dict[int, Violation] = {}
+
+    def oid_at(path: str) -> str:
+        found = file_at(drive, base_tree, path)
+        return found.oid if found is not None else ""
+
     while True:
         plan = _plan(drive, conn, base_tree, ops, blocked, registry, policy)
+        extra = finish(plan.result, oid_at) if finish is not None else []
+        if extra:
+            plan = _plan(drive, conn, base_tree, ops + extra, blocked, registry, policy)
         if not plan.changes:
             return plan
         files = plan.files
         plan.tree = build_tree(drive, base_tree, encoded(plan.changes))
         violations = _judge(drive, plan.tree, files, policy, registry)
         plan.near_limit = any(v.code in NEAR_LIMIT_CODES for v in violations)
-        plan.result.warnings = [v.format(policy) for v in violations if v.severity != ERROR
-                                and (v.path in plan.changes or not v.path)]
+        plan.result.warnings.extend(v.format(policy) for v in violations
+                                    if v.severity != ERROR
+                                    and (v.path in plan.changes or not v.path))
         errors = [v for v in violations if v.severity == ERROR]
         if not errors:
             return plan
@@ -209,7 +228,8 @@ class Preview:
     changes: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
 
 
-def preview_write_ops(drive: Drive, ops: Sequence[WriteOp], *, policy: Policy) -> Preview:
+def preview_write_ops(drive: Drive, ops: Sequence[WriteOp], *, policy: Policy,
+                      finish: Finish | None = None) -> Preview:
     """Plan and judge ``ops`` against the branch head exactly as writer.apply_write_ops
     would, and commit nothing: no lock, no ref, no recall-index repair, no queue (the
     only trace is unreferenced blobs and trees that ``git gc`` removes). Raises
@@ -218,10 +238,9 @@ def preview_write_ops(drive: Drive, ops: Sequence[WriteOp], *, policy: Policy) -
         return Preview(WriteResult("unchanged"))
     head = ref_target(drive, policy.branch_ref)
     if head is None:
-        raise UsageError(f"the drive has no branch {policy.branch_ref}",
-                         "create it with memgit init")
+        raise missing_branch(drive, policy.branch_ref)
     plan = plan_and_judge(drive, state.connection(drive.git_dir), head, list(ops), policy,
-                          PurgeRegistry.load(drive.git_dir))
+                          PurgeRegistry.load(drive.git_dir), finish)
     plan.result.status = "planned" if plan.changes else "unchanged"
     changes = {path: (plan.files[path].original if plan.files[path].existed else None, text)
                for path, text in plan.changes.items()}
@@ -329,9 +348,20 @@ def _plan(drive: Drive, conn: state.Connection, base_tree: str, ops: list[WriteO
         file, pos = found
         line = file.lines[pos]
         assert line.entry is not None
+        # an id-less line written twice: both copies have this (derived) id
+        copies = _copies(drive, base_tree, line.entry, load) \
+            if not line.entry.has_explicit_id else [found]
         if op.kind == "retire":
-            del file.lines[pos]
+            for copy_file, copy_pos in sorted(copies, key=lambda c: (c[0].path, -c[1])):
+                del copy_file.lines[copy_pos]
             result.retired.append(op.id)
+            if len(copies) > 1:
+                result.warnings.append(f"{op.id}: removed every copy of the line "
+                                       f"({_where(copies)})")
+        elif len(copies) > 1:
+            skipped.append(Skipped(op.ref, op.id, "ambiguous",
+                                   f"the same line is at {_where(copies)}: edit one copy by "
+                                   f"hand, or forget them all (memgit forget {op.id})"))
         elif op.kind == "edit":
             new_entry = line.entry.with_text(op.text)
             if not line.entry.has_explicit_id:
@@ -416,6 +446,28 @@ def _reparse(old: PlannedFile, text: str) -> PlannedFile:
 def _added(op: WriteOp, entry: fmt.Entry) -> Added:
     meta = entry.meta
     return Added(op.id, op.path, entry.text, meta.get("source", ""), meta.get("added", ""))
+
+
+def _copies(drive: Drive, base_tree: str, entry: fmt.Entry,
+            load: Callable[[str], PlannedFile | None]) -> list[tuple[PlannedFile, int]]:
+    """Every line of the drive with the derived id of ``entry`` (an id-less line): the
+    same text, source and date; only files holding the text are parsed."""
+    needle = entry.text.encode()
+    out: list[tuple[PlannedFile, int]] = []
+    for found in tree_files(drive, base_tree):
+        if not found.path.endswith(".md") or found.mode not in (MODE_FILE, MODE_EXEC) \
+                or needle not in read_blob(drive, found.oid):
+            continue
+        file = load(found.path)
+        if file is not None:
+            out.extend((file, n) for n, line in enumerate(file.lines)
+                       if line.entry is not None and line.entry.id == entry.id)
+    return out
+
+
+def _where(copies: list[tuple[PlannedFile, int]]) -> str:
+    return ", ".join(f"{f.path}:{n + 1}" for f, n in sorted(copies, key=lambda c: (c[0].path,
+                                                                                  c[1])))
 
 
 def _find(drive: Drive, base_tree: str, entry_id: str, located: Mapping[str, str],

@@ -59,6 +59,7 @@ from .git.repository import (
     enable_fsync,
     file_at,
     head_branch,
+    missing_branch,
     ref_lock_age,
     ref_target,
     signature,
@@ -67,7 +68,7 @@ from .git.worktree import checkout_state, update_checkout
 from .policy import ERROR, Policy, PurgeRegistry, check_commit, find_policy, quote
 from .state import counters, pending
 from .write_ops import Added, NewFact, WriteOp, WriteResult, clean_text, prepare_facts
-from .write_plan import Plan, encoded, plan_and_judge
+from .write_plan import Finish, Plan, encoded, plan_and_judge
 
 MAX_ATTEMPTS = 6
 WRITE_LOCK_TIMEOUT = 30.0  # seconds to wait for another memgit writer of the drive
@@ -166,8 +167,12 @@ def _transient() -> tuple[type[BaseException], ...]:
 
 
 def apply_write_ops(drive: Drive, ops: Sequence[WriteOp], message: str = "", *,
-                    policy: Policy | None = None) -> WriteResult:
-    """Apply operations as one commit (see the module docstring); queue on failure."""
+                    policy: Policy | None = None, finish: Finish | None = None) -> WriteResult:
+    """Apply operations as one commit (see the module docstring); queue on failure.
+
+    ``finish`` (write_plan.Finish) adds operations that depend on what the write
+    really does, planned in the same commit; a queued write stores them as planned
+    from the operations alone (every add counted as added)."""
     policy = policy or _policy(drive)
     if not ops:
         return WriteResult("unchanged")
@@ -184,17 +189,21 @@ def apply_write_ops(drive: Drive, ops: Sequence[WriteOp], message: str = "", *,
             if not _drain_locked(drive, conn, policy):
                 # An older write is still stuck: queue behind it to keep the order.
                 return _queue(drive, conn, ops, message,
-                              ConflictError("older writes are still pending", ""))
-            return _apply_locked(drive, conn, list(ops), message, policy)
+                              ConflictError("older writes are still pending", ""), finish)
+            return _apply_locked(drive, conn, list(ops), message, policy, finish)
     except (UsageError, RefusedError, NotADriveError):
         raise
     except _transient() as exc:
-        return _queue(drive, conn, ops, message, exc)
+        return _queue(drive, conn, ops, message, exc, finish)
 
 
 def _queue(drive: Drive, conn: state.Connection, ops: Sequence[WriteOp], message: str,
-           exc: BaseException) -> WriteResult:
+           exc: BaseException, finish: Finish | None = None) -> WriteResult:
     """Store the intent durably; the write is acknowledged as queued."""
+    if finish is not None:
+        expected = WriteResult("queued", added=[Added(op.id, op.path, "", "", "")
+                                                for op in ops if op.kind == "add"])
+        ops = [*ops, *finish(expected, lambda _path: "")]
     intent = json.dumps({"ops": [op.as_dict() for op in ops], "message": message},
                         ensure_ascii=False)
     reason = _describe(exc)
@@ -259,17 +268,17 @@ def _retry_failed(conn: state.Connection, seq: int, exc: BaseException) -> None:
 
 
 def _apply_locked(drive: Drive, conn: state.Connection, ops: list[WriteOp], message: str,
-                  policy: Policy) -> WriteResult:
+                  policy: Policy, finish: Finish | None = None) -> WriteResult:
     ref = policy.branch_ref
     registry = PurgeRegistry.load(drive.git_dir)
     subject, refused = _checked_subject(drive, message, policy, registry)
     for attempt in range(1, MAX_ATTEMPTS + 1):
         head = ref_target(drive, ref)
         if head is None:
-            raise UsageError(f"the drive has no branch {ref}", "create it with memgit init")
+            raise missing_branch(drive, ref)
         _require_drive(drive, head, ref)
         recall_index.ensure_current(drive, policy=policy, conn=conn)
-        plan = plan_and_judge(drive, conn, head, ops, policy, registry)
+        plan = plan_and_judge(drive, conn, head, ops, policy, registry, finish)
         plan.result.attempts = attempt
         plan.result.warnings[:0] = refused
         if not plan.changes:

@@ -11,22 +11,19 @@ from typing import Any
 
 import click
 
-from ..agent_hooks import (
+from ..agent_hook_io import (
     EVENTS,
-    PROMPT_CHARS,
-    claude_context,
     claude_deny,
-    command_reason,
-    find_drive_paths,
-    guard_reason,
-    observe_argv,
+    context_output,
+    hook_drive,
+    hook_where,
     prompt_context,
+    prompt_query,
     read_event,
-    turn_text,
 )
+from ..agent_hooks import command_reason, find_drive_paths, guard_reason, observe_argv, turn_text
 from ..errors import MemgitError
 from ._common import ctx_directory
-from .mcp import DRIVE_ENV
 
 
 @click.command("agent-hook")
@@ -51,8 +48,8 @@ def command(ctx: click.Context, event: str, form: str, budget: int, limit: int,
     what the agent tool expects. Never fails the session: problems go to stderr."""
     raw = "" if (event == "guard" and (paths or shell)) else sys.stdin.read()
     data = read_event(raw)
-    drive = ctx_directory(ctx) or os.environ.get(DRIVE_ENV) or None
-    where = drive or str(data.get("cwd") or "") or None
+    drive = hook_drive(ctx_directory(ctx))
+    where = hook_where(drive, data)
     if event == "guard":
         return _guard(data, where, form, paths, shell)
     if event == "record":
@@ -62,9 +59,7 @@ def command(ctx: click.Context, event: str, form: str, budget: int, limit: int,
     except MemgitError as err:
         click.echo(f"memgit agent-hook {event}: {err.code} {err.message}", err=True)
         return 0
-    if text:
-        click.echo(json.dumps(claude_context(event, text)) if form == "claude-code"
-                   else text.rstrip("\n"))
+    click.echo(context_output(event, text, form), nl=False)
     return 0
 
 
@@ -75,10 +70,10 @@ def _context_text(event: str, data: dict[str, Any], raw: str, where: str | None,
     agent = AgentDrive(where)
     if event == "session-start":
         return str(agent.context(budget)["text"])
-    prompt = data.get("prompt") if data else raw
-    if not isinstance(prompt, str) or not prompt.strip():
+    query = prompt_query(data, raw)
+    if query is None:
         return ""
-    found = agent.recall(prompt[:PROMPT_CHARS], limit, count=False)
+    found = agent.recall(query, limit, count=False)
     return prompt_context(found["hits"])
 
 

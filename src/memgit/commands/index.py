@@ -36,7 +36,7 @@ def command(ctx: click.Context, rebuild: bool, as_json: bool, policy_file: str |
     if result.mode == "current":
         click.echo(f"index is current at {(result.head or '')[:12]}")
     elif result.mode == "empty":
-        click.echo(f"the drive has no branch {policy.branch}; index emptied")
+        click.echo(f"the drive has no commit yet (branch {policy.branch}); nothing to index")
     else:
         click.echo(f"{result.mode} reindex to {(result.head or '')[:12]} in "
                    f"{elapsed * 1000:.0f} ms: {result.files} files read, {result.inserted} "

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import os
-
 import click
 
+from ..agent_hook_io import hook_drive
 from ._common import ctx_directory
-
-DRIVE_ENV = "MEMGIT_DRIVE"
 
 
 @click.command("mcp")
@@ -18,5 +15,5 @@ def command(ctx: click.Context) -> int:
     else the current folder). Needs pip install 'memgit[mcp]'."""
     from ..mcp_server import serve
 
-    serve(ctx_directory(ctx) or os.environ.get(DRIVE_ENV) or None)
+    serve(hook_drive(ctx_directory(ctx)))
     return 0

@@ -182,6 +182,14 @@ def push_is_ancestor(git_dir: Path, ancestor: str, descendant: str) -> bool:
 # --- the whole history (purge) --------------------------------------------------------------
 
 
+def has_refs(git_dir: Path) -> bool:
+    """Whether the repository has any ref at all (an empty server drive has none)."""
+    proc = git_plumbing(git_dir, "for-each-ref", "--count=1", "--format=%(refname)")
+    if proc.returncode != 0:
+        raise RepoError("git for-each-ref failed", proc.stderr.decode("utf-8", "replace"))
+    return bool(proc.stdout.strip())
+
+
 def refs_snapshot(git_dir: Path) -> list[tuple[str, str, str]]:
     """(ref name, object id, object type) of every ref, plus HEAD when it is detached.
 

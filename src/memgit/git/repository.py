@@ -60,7 +60,8 @@ def open_drive(path: str | Path | None = None) -> Drive:
     found = pygit2.discover_repository(start)
     if found is None:
         raise NotADriveError(f"{start} is not a git repository (not a drive)",
-                             "run memgit init to create a drive, or pass -C PATH")
+                             "run memgit init to create a drive (memgit init --adopt makes "
+                             "one of an existing memory folder), or pass -C PATH")
     repo = pygit2.Repository(found)
     workdir = Path(repo.workdir).resolve() if repo.workdir else None
     return Drive(repo, Path(repo.path).resolve(), workdir)
@@ -106,12 +107,14 @@ def read_blob(drive: Drive, oid: str) -> bytes:
 # --- creating repositories -----------------------------------------------------------
 
 
-def init_bare(path: Path, files: Mapping[str, bytes], message: str) -> Drive:
-    """A new bare repository whose main holds ``files``."""
+def init_bare(path: Path, files: Mapping[str, bytes] | None, message: str) -> Drive:
+    """A new bare repository whose main holds ``files`` (None: no commit, no ref)."""
     import pygit2
 
     repo = pygit2.init_repository(str(path), bare=True, initial_head=DEFAULT_BRANCH)
     drive = Drive(repo, Path(repo.path).resolve(), None)
+    if files is None:
+        return drive
     builder = repo.TreeBuilder()
     for name, data in files.items():
         if "/" in name:
@@ -371,6 +374,29 @@ def head_branch(drive: Drive) -> str | None:
         return None
     target = head.target  # a str for a symbolic ref, an Oid when detached
     return target if isinstance(target, str) else None
+
+
+def local_branches(drive: Drive) -> list[str]:
+    """The names of the repository's branches (``main``, ``master``, ...), sorted."""
+    return sorted(drive.repo.branches.local)
+
+
+def missing_branch(drive: Drive, ref: str) -> NotADriveError:
+    """The error for a drive whose policy names a branch it does not have: which branch
+    is missing, which ones exist, and the two fixes (follow the branch, or rename it)."""
+    wanted = ref.removeprefix("refs/heads/")
+    current = (head_branch(drive) or "").removeprefix("refs/heads/")
+    others = local_branches(drive)
+    if not others:
+        return NotADriveError(f"the drive has no branch {wanted} (the repository has no "
+                              "commit yet)", "memgit init --adopt makes a drive of it")
+    have = current if current in others else others[0]
+    where = f"HEAD is {have}" if have == current else f"its branches: {', '.join(others)}"
+    config = drive.git_dir / "memgit.yaml"
+    return NotADriveError(
+        f"the drive has no branch {wanted} ({where}); nothing was read or changed",
+        f"follow the branch: write 'branch: {have}' to {config} (memgit init --adopt does "
+        f"it), or rename it: git branch -m {have} {wanted}")
 
 
 # --- replay and sync: trees as text mappings, replayed commits, refs ---------------------

@@ -137,6 +137,19 @@ def init_checkout(path: Path, files: Mapping[str, bytes], message: str) -> Drive
     return drive
 
 
+def commit_everything(path: Path, message: str) -> None:
+    """Make ``path`` a repository on branch main if it is none, and commit what it holds
+    (``git add -A``: .gitignore honoured) when its branch has no commit yet. The user's
+    git does it, so their identity and settings apply; hooks are skipped (the folder is
+    not a drive until adopted)."""
+    if not (path / ".git").exists():
+        git("init", "-q", "-b", "main", cwd=path)
+    if git("rev-parse", "-q", "--verify", "HEAD", cwd=path, check=False).returncode == 0:
+        return
+    git("add", "-A", cwd=path)
+    git("commit", "-q", "--no-verify", "--allow-empty", "-m", message, cwd=path)
+
+
 def checkout_state(drive: Drive, path: str) -> tuple[str | None, str | None]:
     """(blob id staged in git's index, blob id of the work-tree file) of one path.
 

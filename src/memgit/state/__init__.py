@@ -129,6 +129,23 @@ MIGRATIONS: list[str] = [
     CREATE INDEX facts_retrieved ON facts (retrievals DESC, last_retrieved DESC, id DESC)
         WHERE valid_until IS NULL AND indexed = 1 AND retrievals > 0;
     """,
+    # 4: the recall index's context: an entry's heading trail (and its context key), a
+    # full-text column of its own, weaker than the text. FTS5 tables cannot take a new
+    # column, so facts_fts is made anew from the rows (the topic words as
+    # state.facts.topic_words makes them: the tokenizer ignores the extra blanks) and
+    # the next read reindexes fully to fill the context in.
+    """
+    ALTER TABLE facts ADD COLUMN context TEXT NOT NULL DEFAULT '';
+    DROP TABLE facts_fts;
+    CREATE VIRTUAL TABLE facts_fts USING fts5 (
+        text, topic, context, tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    INSERT INTO facts_fts (rowid, text, topic, context)
+        SELECT id, text, trim(replace(replace(replace(replace(
+            substr(path, 1, length(path) - 3), '/', ' '), '_', ' '), '.', ' '), '-', ' ')), ''
+        FROM facts WHERE indexed = 1 AND valid_until IS NULL;
+    DELETE FROM meta WHERE key = 'indexed_rev';
+    """,
 ]
 
 

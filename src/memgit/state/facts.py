@@ -28,6 +28,7 @@ class FactRow(NamedTuple):
     added: str
     digest: str
     indexed: int  # 1: searchable; 0: kept for lookups by id only
+    context: str = ""  # the heading trail above the entry, and its context key
 
 
 class StoredRow(NamedTuple):
@@ -69,11 +70,11 @@ def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
 # --- reading and writing rows ------------------------------------------------------------
 
 _STORED_SQL = ("SELECT id, fact_id, entry_id, path, line, text, source, added, digest, "
-               "indexed, valid_until FROM facts")
+               "indexed, context, valid_until FROM facts")
 
 
 def _stored(r: tuple) -> StoredRow:
-    return StoredRow(r[0], FactRow(*r[1:10]), r[10])
+    return StoredRow(r[0], FactRow(*r[1:11]), r[11])
 
 
 def stored_rows(conn: Connection) -> dict[str, StoredRow]:
@@ -116,7 +117,7 @@ def sync_rows(conn: Connection, new: Mapping[str, FactRow], old: Mapping[str, St
         conn.executemany("DELETE FROM facts_fts WHERE rowid = ?",
                          [(o.rowid,) for o in retire if o.row.indexed])
     inserts: list[FactRow] = []
-    fts_add: list[tuple[int, str, str]] = []
+    fts_add: list[tuple[int, str, str, str]] = []
     fts_del: list[tuple[int]] = []
     updates: list[tuple] = []
     for fid, row in new.items():
@@ -131,18 +132,20 @@ def sync_rows(conn: Connection, new: Mapping[str, FactRow], old: Mapping[str, St
         if active and prev.row == row:
             continue
         updates.append((row.entry_id, row.path, row.line, row.text, row.source, row.added,
-                        row.digest, row.indexed, now if not active else None, prev.rowid))
+                        row.digest, row.indexed, row.context, now if not active else None,
+                        prev.rowid))
         was_searchable = active and prev.row.indexed
-        same_words = prev.row.text == row.text and prev.row.path == row.path
+        same_words = (prev.row.text, prev.row.path, prev.row.context) == \
+            (row.text, row.path, row.context)
         if was_searchable and (not row.indexed or not same_words):
             fts_del.append((prev.rowid,))
         if row.indexed and not (was_searchable and same_words):
-            fts_add.append((prev.rowid, row.text, topic_words(row.path)))
+            fts_add.append((prev.rowid, row.text, topic_words(row.path), row.context))
     if updates:
         conn.executemany(
             "UPDATE facts SET entry_id = ?, path = ?, line = ?, text = ?, source = ?, "
-            "added = ?, digest = ?, indexed = ?, valid_from = coalesce(?, valid_from), "
-            "valid_until = NULL WHERE id = ?", updates)
+            "added = ?, digest = ?, indexed = ?, context = ?, "
+            "valid_from = coalesce(?, valid_from), valid_until = NULL WHERE id = ?", updates)
     if fts_del:
         conn.executemany("DELETE FROM facts_fts WHERE rowid = ?", fts_del)
     if inserts:
@@ -153,12 +156,13 @@ def sync_rows(conn: Connection, new: Mapping[str, FactRow], old: Mapping[str, St
             rowid = next_id + offset
             rows.append((rowid, *row, now))
             if row.indexed:
-                fts_add.append((rowid, row.text, topic_words(row.path)))
+                fts_add.append((rowid, row.text, topic_words(row.path), row.context))
         conn.executemany(
             "INSERT INTO facts (id, fact_id, entry_id, path, line, text, source, added, digest, "
-            "indexed, valid_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            "indexed, context, valid_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     if fts_add:
-        conn.executemany("INSERT INTO facts_fts (rowid, text, topic) VALUES (?, ?, ?)", fts_add)
+        conn.executemany("INSERT INTO facts_fts (rowid, text, topic, context) "
+                         "VALUES (?, ?, ?, ?)", fts_add)
     return SyncCounts(len(inserts), len(updates), len(retire))
 
 

@@ -33,12 +33,17 @@ def match_count(conn: Connection, expression: str) -> int:
                             (expression,)).fetchone()[0])
 
 
+# BM25 weights of the columns: the entry text, the topic path's words, the heading trail
+# (chosen, not tuned: a heading and a file name say where an entry sits, both weaker
+# than what it says; docs/index.md has the labelled set's figures)
+_WEIGHTS = "1.0, 0.4, 0.4"
+
 # Rank inside the full-text table first and join only the top rows: joining
 # every match before sorting costs a facts lookup per match (3x slower at p50
 # on a 15,000-entry drive, bench/bench_recall.py).
 _RANKED_SQL = (
     "SELECT f.entry_id, f.text, f.path, f.line, f.source, f.added, r.score, f.fact_id, "
-    "f.retrievals, f.id FROM (SELECT rowid, bm25(facts_fts, 1.0, 0.4) AS score "
+    "f.retrievals, f.id FROM (SELECT rowid, bm25(facts_fts, " + _WEIGHTS + ") AS score "
     "FROM facts_fts WHERE facts_fts MATCH ? ORDER BY score LIMIT ?) AS r "
     "JOIN facts f ON f.id = r.rowid ORDER BY r.score, f.id")
 # A single term found in a large share of the drive carries almost no ranking
@@ -47,14 +52,14 @@ _RANKED_SQL = (
 # and stops after ``limit``; they are still scored with BM25 for the output.
 _NEWEST_SQL = (
     "SELECT f.entry_id, f.text, f.path, f.line, f.source, f.added, r.score, f.fact_id, "
-    "f.retrievals, f.id FROM (SELECT rowid, bm25(facts_fts, 1.0, 0.4) AS score "
+    "f.retrievals, f.id FROM (SELECT rowid, bm25(facts_fts, " + _WEIGHTS + ") AS score "
     "FROM facts_fts WHERE facts_fts MATCH ? ORDER BY rowid DESC LIMIT ?) AS r "
     "JOIN facts f ON f.id = r.rowid ORDER BY r.score, f.id")
 
 
 def search(conn: Connection, expression: str, limit: int, *,
            newest: bool = False) -> list[FoundRow]:
-    """The ``limit`` best rows for an FTS5 expression (BM25 over text and topic); with
+    """The ``limit`` best rows for an FTS5 expression (BM25 over text, topic and context); with
     ``newest``, the newest matches instead of the best."""
     sql = _NEWEST_SQL if newest else _RANKED_SQL
     return conn.execute(sql, (expression, limit)).fetchall()
