@@ -110,10 +110,13 @@ def score(scan: Scan, recs: list[dict]) -> dict[str, float | int]:
 
 
 def clear_caches() -> None:
+    """Empty every value cache of the scanner (so no value is judged twice in a pass);
+    the analysis of a keyword's name (``DB_PASSWORD``) stays cached, as in a hook."""
     from memgit.secrets import values
 
-    for fn in (values.is_placeholder, values.is_boring, values.token_like, values.looks_random):
-        fn.cache_clear()
+    for fn in vars(values).values():
+        if callable(getattr(fn, "cache_clear", None)) and fn.__module__ == values.__name__:
+            fn.cache_clear()
 
 
 def us_per_line(scan: Scan, lines: list[str]) -> float:

@@ -101,12 +101,13 @@ def test_pinned_false_positives(name):
 
 def test_figure_of_record():
     """The evaluation half is the figure of record: issue 11 asks for false positives
-    <= 1% (met) and recall >= 95% (measured 703 of 741 = 0.9487: one line short, see
+    <= 1% (met: 18 of 3,697 = 0.0049, the same count as betterleaks on the same lines)
+    and recall >= 95% (measured 703 of 741 = 0.9487: one line short, see
     docs/security.md). The floors below are the measured values."""
     record = PINNED["evaluation"]
     assert record["fp_rate"] <= 0.01
     assert (record["positives"], len(record["missed"])) == (741, 38)
-    assert (record["negatives"], len(record["false_positives"])) == (1640, 9)
+    assert (record["negatives"], len(record["false_positives"])) == (3697, 18)
 
 
 def test_near_misses_cover_every_fixed_format():

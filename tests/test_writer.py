@@ -23,7 +23,7 @@ from memgit.state import facts, pending
 from memgit.write_ops import NewFact, WriteOp, WriteResult, prepare_add, today
 from memgit.writer import apply_write_ops, commit_facts, retry_pending
 
-GITHUB_TOKEN = "ghp_1a2B3c4D5e6F7g8H9i0JkLmNoPqRsTuVwXyZ12"
+GITHUB_TOKEN = "ghp_Wm4Tq9Xv2Lp7Rk3Nb8Hs5Jd1Fz6Gc0Yt8Ue3Q7"
 
 
 def show(drive: Drive, path: str, rev: str = "main") -> str:

@@ -16,7 +16,7 @@ from .questions import answer, ask, board, resolve
 from .write_ops import NewFact, result_lines
 from .writer import commit_facts
 
-_TOKEN = "ghp_" + "1a2B3c4D5e6F7g8H9i0JkLmNoPqRsTuVwXyZ12"  # a made-up, well-formed token
+_TOKEN = "ghp_" + "Wm4Tq9Xv2Lp7Rk3Nb8Hs5Jd1Fz6Gc0Yt8Ue3Q7"  # a made-up, well-formed token
 
 
 def _step(title: str) -> None:

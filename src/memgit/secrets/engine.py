@@ -1,32 +1,39 @@
 """The scanning engine: one prefilter over all rules, then only the rules it selects.
 
-``scan_text(line)`` lowercases the line and runs one trie-shaped regex of the
-rules' literal keywords (``akia``, ``ghp_``, ``://``, ``password``...); a keyword
-with a tail counts only when its tail follows (``key`` only before an operator).
-A case-sensitive shape regex dispatches the formats without a literal (Twilio,
-Discord, Telegram). Rules compile the first time a line needs them, so a hook
-that scans nothing compiles nothing.
+``scan_text(line)`` lowercases the line and searches it with one trie-shaped regex
+of the rules' literal keywords (``akia``, ``ghp_``, ``://``, ``password``...). A
+keyword with a tail counts only when its tail follows (``key`` only before an
+operator); tails are checked in Python at each hit, so the prefilter regex stays
+small (cheap to compile on a hook's first line, cheap to run). Provider names
+match whole words through a set, and case-sensitive shape regexes dispatch the
+formats without a literal (Twilio, Discord, Telegram, hashes, generated tokens).
+Every rule's own regex compiles the first time a line needs it, so a hook that
+scans nothing compiles nothing, and a hook that scans one note compiles only the
+prefilter and the rules that note selects.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from functools import partial
+from typing import Any
 
 from . import values as V
-from .rules import CHECKS, Rule, value_passes
+from .rules import CHECKS, Check, Rule, value_passes
 from .values import trie_regex
 
 # Twilio SK/AC, Discord bot tokens, Telegram bot tokens: case-sensitive shapes on the
-# original line, each starting with a rare character (S, A, '.', ':').
+# original line, each starting with a rare character (S, A, '.', ':'). Each holds a run of
+# 20 token characters, so a line without one (RUN_SHAPE, most lines of notes) skips it.
+RUN_SHAPE = r"[A-Za-z0-9_+/=.~-]{20}"
 SHAPE_TRIGGER = (
     r"SK[0-9a-fA-F]{32}|AC[0-9a-f]{32}"
     r"|\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27}"
     r"|:(?<=\d{8}:)[A-Za-z0-9_-]{35}"
 )
-_WORD = re.compile(r"[a-z][a-z0-9]{3,}")
-_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+# the keyword name around a hit: DB_PASSWORD, dbPassword, --password (64 characters back)
+_NAME_RUN = r"[A-Za-z0-9_.-]{1,64}"
 
 
 class _Lazy:
@@ -46,91 +53,199 @@ class _Lazy:
         return self._rx
 
 
-@dataclass(eq=False)
 class _Entry:
-    rule: Rule
-    rx: _Lazy
-    trigger: _Lazy | None
+    """A rule as the engine runs it: its regexes (lazy), its check, its rank."""
+
+    __slots__ = ("rule", "rx", "trigger", "fn", "priority", "group", "at", "placed", "order")
+
+    def __init__(self, rule: Rule, order: int) -> None:
+        self.rule = rule
+        self.rx = _Lazy(rule.regex, rule.flags)
+        self.trigger = _Lazy(rule.trigger) if rule.trigger else None
+        self.fn: Check | None = CHECKS.get(rule.check) if rule.check else None
+        self.priority = rule.priority
+        self.group = rule.group
+        self.at = rule.locate == "at"
+        # where the rule's matches start: at its keywords (a trigger or locate="at")
+        self.placed = self.trigger is not None or self.at
+        self.order = order  # rank among equal priorities: the rules' order
 
 
-@dataclass
+# What a keyword found on a line dispatches: a provider name, its rules when it stands as a
+# whole word; or, per tail (None: none), the rules, and those of them that start at the keyword.
+_Group = tuple["_Lazy | None", tuple[_Entry, ...], tuple[_Entry, ...]]
+_Kw = tuple[bool, tuple[_Entry, ...], tuple[_Group, ...]]
+_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+
+
+class _TrieFinder:
+    """Every occurrence of every keyword, from one regex: a lookahead trie reports the
+    longest keyword starting at each place, the keywords it begins with are added."""
+
+    def __init__(self, keywords: list[str]) -> None:
+        index = {kw: i for i, kw in enumerate(keywords)}
+        self.index = index
+        self.prefixes = {kw: [(index[kw[:n]], n) for n in range(len(kw), 0, -1) if kw[:n] in index]
+                         for kw in keywords}
+        self.source = "(?=(" + trie_regex(keywords) + "))"
+        self._rx: re.Pattern[str] | None = None
+
+    def find(self, lowered: str) -> list[tuple[int, int, int]]:
+        if self._rx is None:
+            self._rx = re.compile(self.source)
+        out = []
+        for m in self._rx.finditer(lowered):
+            start = m.start()
+            for i, n in self.prefixes[m.group(1)]:
+                out.append((i, start, start + n))
+        return out
+
+
+def _finder(keywords: list[str]) -> Any:
+    """Aho-Corasick (ahocorasick_rs, about ten times faster than the trie regex on a
+    line of notes and built in a fraction of a millisecond) or the trie regex."""
+    if _FINDER[0] == "auto":
+        try:
+            import ahocorasick_rs
+        except ImportError:
+            _FINDER[0] = "trie"
+        else:
+            _FINDER[0] = "aho-corasick"
+            _FINDER.append(ahocorasick_rs)
+    if _FINDER[0] == "trie":
+        return _TrieFinder(keywords)
+    ac = _FINDER[1].AhoCorasick(keywords, matchkind=_FINDER[1].MatchKind.Standard)
+    return _AcFinder(ac)
+
+
+class _AcFinder:
+    __slots__ = ("find",)
+
+    def __init__(self, ac: Any) -> None:
+        fast = partial(ac.find_matches_as_indexes, overlapping=True)
+
+        def find(lowered: str) -> list[tuple[int, int, int]]:
+            try:
+                return fast(lowered)  # type: ignore[no-any-return]
+            except UnicodeEncodeError:
+                # a lone surrogate (a non-UTF-8 path read with surrogateescape) cannot
+                # cross into Rust: one replacement character each keeps every index
+                return fast(_SURROGATE.sub("\ufffd", lowered))  # type: ignore[no-any-return]
+
+        self.find = find
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+# "auto", then the finder in use ("aho-corasick" and its module, or "trie");
+# use_trie_finder() pins the regex one (tests run both)
+_FINDER: list[Any] = ["auto"]
+
+
+def use_trie_finder(on: bool = True) -> None:
+    _FINDER[:] = ["trie"] if on else ["auto"]
+
+
 class Compiled:
-    anchors: re.Pattern[str] | None
-    by_anchor: dict[str, list[_Entry]]
-    words: dict[str, list[_Entry]]  # whole-word keywords (provider names)
-    word_set: frozenset[str]
-    shapes: list[tuple[re.Pattern[str], list[_Entry]]]
-    always: list[_Entry]
+    __slots__ = ("finder", "table", "shapes", "always")
+
+    def __init__(self, finder: Any, table: list[_Kw],
+                 shapes: list[tuple[_Lazy, tuple[_Entry, ...]]], always: tuple[_Entry, ...]):
+        self.finder = finder
+        self.table = table
+        self.shapes = shapes
+        self.always = always
 
 
 def compile_rules(rules: Sequence[Rule]) -> Compiled:
-    entries = [_Entry(r, _Lazy(r.regex, r.flags), _Lazy(r.trigger) if r.trigger else None)
-               for r in rules]
-    direct: dict[str, list[_Entry]] = {}
+    entries = [_Entry(r, i) for i, r in enumerate(rules)]
+    # (keyword, tail) -> rules: the rules sharing a keyword and a tail are dispatched together
+    direct: dict[str, dict[str, list[_Entry]]] = {}
     words: dict[str, list[_Entry]] = {}
-    tail_sets: dict[str, set[str]] = {}
     for e in entries:
         own_tails = dict(e.rule.keyword_tails)
         for kw in e.rule.keywords:
             if e.rule.word_keywords and kw.isalnum():
                 words.setdefault(kw, []).append(e)
-                continue
-            direct.setdefault(kw, []).append(e)
-            tail_sets.setdefault(kw, set()).add(own_tails.get(kw, ""))
-    # a keyword shared by rules with different tails counts when any tail follows it,
-    # and without condition when one of its rules has no tail
-    tails = {kw: "" if "" in ts else "|".join(sorted(ts)) for kw, ts in tail_sets.items()}
-    # The prefilter reports the longest keyword at each place, so a keyword also
-    # dispatches the rules of every keyword it contains ("sk-ant-" has "sk-").
-    by_anchor: dict[str, list[_Entry]] = {}
-    for kw in direct:
-        merged: list[_Entry] = []
-        for other, es in direct.items():
-            if other in kw:
-                merged.extend(x for x in es if x not in merged)
-        by_anchor[kw] = merged
+            else:
+                direct.setdefault(kw, {}).setdefault(own_tails.get(kw, ""), []).append(e)
+    tails: dict[str, _Lazy] = {}
+    keywords = sorted(set(direct) | set(words))
+    table: list[_Kw] = []
+    for kw in keywords:
+        groups = tuple(
+            (tails.setdefault(tail, _Lazy(tail)) if tail else None, tuple(es),
+             tuple(e for e in es if e.placed))
+            for tail, es in direct.get(kw, {}).items())
+        table.append((kw in words, tuple(words.get(kw, ())), groups))
+    shapes: dict[str, list[_Entry]] = {}
+    for e in entries:
+        if e.rule.shape:
+            shapes.setdefault(e.rule.shape, []).append(e)
+    # the run shape first: its answer decides whether the default shape is searched
+    order = sorted(shapes, key=lambda k: (k != RUN_SHAPE, k))
     return Compiled(
-        anchors=re.compile(trie_regex(direct, tails)) if direct else None,
-        by_anchor=by_anchor,
-        words=words,
-        word_set=frozenset(words),
-        shapes=_shapes(entries),
-        always=[e for e in entries if not e.rule.keywords and not e.rule.shape],
+        finder=_finder(keywords) if keywords else None,
+        table=table,
+        shapes=[(_Lazy(SHAPE_TRIGGER if k == "default" else k), tuple(shapes[k])) for k in order],
+        always=tuple(e for e in entries if not e.rule.keywords and not e.rule.shape),
     )
 
 
-def _shapes(entries: list[_Entry]) -> list[tuple[re.Pattern[str], list[_Entry]]]:
-    groups: dict[str, list[_Entry]] = {}
-    for e in entries:
-        if e.rule.shape:
-            groups.setdefault(e.rule.shape, []).append(e)
-    return [(re.compile(SHAPE_TRIGGER if k == "default" else k), v) for k, v in groups.items()]
+def _select(text: str, lowered: str, comp: Compiled) -> dict[_Entry, list[int] | None]:
+    """The rules a line needs; for a rule with a trigger, where its keywords are."""
+    selected: dict[_Entry, list[int] | None] = dict.fromkeys(comp.always)
+    if comp.finder is not None:
+        table = comp.table
+        n = len(lowered)
+        for idx, start, end in comp.finder.find(lowered):
+            is_word, named, groups = table[idx]
+            if is_word and (start == 0 or lowered[start - 1] not in _ALNUM) and (
+                    end == n or lowered[end] not in _ALNUM):
+                for e in named:
+                    if e.placed:
+                        selected.setdefault(e, []).append(start)  # type: ignore[union-attr]
+                    else:
+                        selected.setdefault(e, None)
+            for tail, es, located in groups:
+                if tail is not None and tail.rx.match(lowered, end) is None:
+                    continue
+                for e in es:
+                    if e not in selected:
+                        selected[e] = [] if e.placed else None
+                for e in located:
+                    selected[e].append(start)  # type: ignore[union-attr]
+    run = None
+    for shape, es in comp.shapes:
+        if shape.pattern == SHAPE_TRIGGER or shape.pattern == RUN_SHAPE:
+            if run is None:
+                run = _has_run(text)
+            if not run:
+                continue
+        if shape.pattern == RUN_SHAPE or shape.rx.search(text) is not None:
+            for e in es:
+                selected.setdefault(e, None)
+    return selected
 
 
-def _select(text: str, lowered: str, comp: Compiled) -> list[_Entry]:
-    selected: dict[int, _Entry] = {id(e): e for e in comp.always}
-    if comp.anchors is not None:
-        for hit in comp.anchors.findall(lowered):
-            for e in comp.by_anchor[hit]:
-                selected[id(e)] = e
-    if comp.words:
-        for word in comp.word_set.intersection(_WORD.findall(lowered)):
-            for e in comp.words[word]:
-                selected[id(e)] = e
-    for shape, rules in comp.shapes:
-        if shape.search(text):
-            for e in rules:
-                selected[id(e)] = e
-    return list(selected.values())
+# RUN_SHAPE's characters as "a", every other byte (and each byte of a non-ASCII one) as " "
+_RUN_BYTES = bytes(97 if chr(c) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                   "0123456789_+/=.~-" else 32 for c in range(256))
+
+
+def _has_run(text: str) -> bool:
+    """Whether RUN_SHAPE can match: twenty token characters in a row, found with one
+    byte translation and one substring search (cheaper than the regex on a line)."""
+    return len(text) >= 20 and text.encode("utf-8", "surrogatepass").translate(
+        _RUN_BYTES).find(b"a" * 20) >= 0
 
 
 def _name_starts(text: str, at: int) -> list[int]:
     """Where a keyword name containing the keyword found at `at` may begin:
     DB_PASSWORD, dbPassword, "api key", --password, or the keyword itself."""
-    p = at
-    low = max(0, at - 64)
-    while p > low and text[p - 1] in _NAME_CHARS:
-        p -= 1
+    m = V.rx(_NAME_RUN).match(text[max(0, at - 64): at][::-1]) if at else None
+    p = at - m.end() if m is not None else at  # the name run, read backwards from `at`
     starts = [p]
     if p >= 4 and text[p - 4 : p].lower() == "api ":
         starts.insert(0, p - 4)
@@ -144,27 +259,31 @@ def _name_starts(text: str, at: int) -> list[int]:
     return starts
 
 
-def _matches(e: _Entry, text: str, lowered: str) -> Iterator[re.Match[str]]:
-    if e.trigger is None:
-        yield from e.rx.rx.finditer(text)
-        return
-    hits = list(e.trigger.rx.finditer(lowered))
-    if not hits:
-        return
+def _matches(e: _Entry, text: str, lowered: str, where: list[int] | None
+             ) -> list[re.Match[str]]:
+    rx = e.rx.rx
+    if not e.placed or (where is None and e.trigger is None):
+        return list(rx.finditer(text))
+    if where is None:  # dispatched without a keyword place: the trigger finds them all
+        places = [h.start() for h in e.trigger.rx.finditer(lowered)]  # type: ignore[union-attr]
+    else:  # the prefilter found the rule's keywords with their tails: the trigger's places
+        places = sorted(set(where)) if len(where) > 1 else where
+    if not places:
+        return []
     if len(lowered) != len(text):  # lower() changed offsets (rare Unicode): scan it all
-        yield from e.rx.rx.finditer(text)
-        return
-    covered = -1  # hits inside the last match belong to it (keeps long lines linear)
-    for hit in hits:
-        if hit.start() < covered:
+        return list(rx.finditer(text))
+    out = []
+    covered = -1  # places inside the last match belong to it (keeps long lines linear)
+    for place in places:
+        if place < covered:
             continue
-        starts = [hit.start()] if e.rule.locate == "at" else _name_starts(text, hit.start())
-        for start in starts:
-            m = e.rx.rx.match(text, start)
+        for start in [place] if e.at else _name_starts(text, place):
+            m = rx.match(text, start)
             if m is not None:
                 covered = m.end()
-                yield m
+                out.append(m)
                 break
+    return out
 
 
 def scan(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
@@ -174,26 +293,31 @@ def scan(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
     if not selected:
         return []
     candidates: list[tuple[int, int, int, str]] = []  # priority, start, end, kind
-    selected.sort(key=lambda e: e.rule.priority)
-    for e in selected:
+    order = sorted(selected, key=_rank) if len(selected) > 1 else list(selected)
+    is_placeholder = V.is_placeholder
+    for e in order:
         rule = e.rule
-        fn = CHECKS.get(rule.check) if rule.check else None
-        for m in _matches(e, text, lowered):
-            start, end = m.span(rule.group)
+        prio = e.priority
+        fn = e.fn
+        for m in _matches(e, text, lowered, selected[e]):
+            start, end = m.span(e.group)
             # a weaker rule's match inside a stronger finding can only lose: skip its checks
-            if any(p < rule.priority and s <= start and end <= t for p, s, t, _k in candidates):
+            if candidates and any(p < prio and s <= start and end <= t
+                                  for p, s, t, _k in candidates):
                 continue
             kind = rule.kind
             if fn is not None:
-                verdict = fn(m, text)
+                verdict: Any = fn(m, text)
                 if not verdict:
                     continue
                 if isinstance(verdict, tuple):
                     start, end, kind = verdict
-            value = text[start:end]
-            if end <= start or V.is_placeholder(value) or not value_passes(rule, value):
+            if end <= start:
                 continue
-            candidates.append((rule.priority, start, end, kind))
+            value = text[start:end]
+            if is_placeholder(value) or not value_passes(rule, value):
+                continue
+            candidates.append((prio, start, end, kind))
     if not candidates:
         return []
     candidates.sort()
@@ -203,3 +327,7 @@ def scan(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
             kept.append((start, end, kind))
     kept.sort()
     return kept
+
+
+def _rank(e: _Entry) -> tuple[int, int]:
+    return e.priority, e.order

@@ -28,7 +28,8 @@ def load_context_formats() -> tuple[Rule, ...]:
         )
         out.append(Rule(
             id="ctx-" + rec["id"], kind=CONTEXT_KIND, regex=regex,
-            keywords=(rec["keyword"].lower(),), word_keywords=True, group="s", check="token_like",
+            keywords=(rec["keyword"].lower(),), word_keywords=True, group="s",
+            check="provider_value", locate="at",
             doc="secrets-patterns-db: " + rec["kind"],
         ))
     return tuple(out)

@@ -129,7 +129,15 @@ def _telegram(m: re.Match[str], text: str) -> bool:
 
 @check("slack")
 def _slack(m: re.Match[str], text: str) -> bool:
-    return len(m.group(0)) >= 24 and V.varied(m.group(0), 8)
+    last = m.group(0).rsplit("-", 1)[-1]  # the random part; numbers alone are ids
+    return len(m.group(0)) >= 24 and V.varied(m.group(0), 8) and not last.isdigit()
+
+
+@check("provider_value")
+def _provider_value(m: re.Match[str], text: str) -> bool:
+    """A value next to a provider's name; one in a URL's path names a resource."""
+    s = m.group("s")
+    return text[m.start("s") - 1: m.start("s")] != "/" and V.token_like(s)
 
 
 @check("sas")

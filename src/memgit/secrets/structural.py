@@ -17,6 +17,7 @@ import re
 from functools import lru_cache
 
 from . import values as V
+from .engine import RUN_SHAPE
 from .rules import Rule, check
 
 _DS = "detect-secrets "
@@ -25,7 +26,7 @@ _DS = "detect-secrets "
 @check("url_password")
 def _url_password(m: re.Match[str], text: str) -> bool:
     pw = m.group("s")
-    if V.is_placeholder(pw) or (pw.isdigit() and len(pw) <= 5):
+    if V.is_placeholder(pw) or (pw.isdigit() and len(pw) <= 5) or pw.lower() == "password":
         return False
     return not (pw.startswith("$") or "{{" in pw or "${" in pw or pw.startswith("%"))
 
@@ -79,7 +80,7 @@ def _token_value(m: re.Match[str], text: str) -> bool:
 def _cli_value(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     val = m.group("s").strip("\"'")
     start = m.start("s") + m.group("s").index(val) if val else m.start("s")
-    if len(val) < 4 or V.is_boring(val) or val.startswith("-"):
+    if len(val) < 4 or V.is_boring(val) or val.startswith("-") or V.self_describing(val.lower()):
         return None
     if val.isalpha() and val.islower() and len(val) < 8:
         return None  # mysql -p mydb? `-p` then a word: too often a database name
@@ -89,7 +90,41 @@ def _cli_value(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
 @check("cli_user_pass")
 def _cli_user_pass(m: re.Match[str], text: str) -> bool:
     pw = m.group("s").strip("\"'")
+    if pw.endswith(">") or "<" in m.group(0) or len(set(pw)) <= 2:
+        return False  # <user:password>, xxx:yyy
     return len(pw) >= 3 and not V.is_placeholder(pw) and not V.is_reference(pw)
+
+
+@check("table_cell")
+def _table_cell(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    """A cell of a Markdown table row that only a password generator writes (a row
+    such as ``| staging | admin | *ipIQuA5MsB7dP |``; the header is on another line)."""
+    first = text.find("|")
+    if m.start() == first or text[:first].strip():
+        return None  # not a table row, or its first cell (a row's name)
+    v, start = m.group("s"), m.start("s")
+    if v[:2] == "**" and v[-2:] == "**":
+        v, start = v[2:-2], start + 2  # bold: emphasis does not hide a value
+    if len(v) < 10 or "/" in v or "@" in v and "." in v.split("@")[-1]:
+        return None  # paths, e-mail addresses
+    # *, !, & and % start a password as often as a reference (``*ptr``) in a table
+    if V.is_placeholder(v) or (v[0] not in "*!&%" and V.is_boring(v)):
+        return None
+    upper, lower, digits = V.classes(v)
+    other = len(v) - upper - lower - digits - v.count("-") - v.count("_") - v.count(".")
+    if min(upper, lower) < 2 or digits < 1 or (other < 1 and digits < 3):
+        return None
+    if max((len(r) for r in V.rx(r"[a-z]+|[A-Z]+").findall(v)), default=0) > 6:
+        return None  # an identifier's words (CamelCase, SNAKE_CASE), not generated
+    if V.entropy(v) < 3.3 or V.wordy(v):
+        return None
+    return start, start + len(v), "password in a table"
+
+
+@check("pem_header")
+def _pem_header(m: re.Match[str], text: str) -> bool:
+    """A header followed at once by its footer is an empty block, not a key."""
+    return not text[m.end(): m.end() + 12].lstrip("-").startswith("END")
 
 
 @check("pair_value")
@@ -123,11 +158,21 @@ def _xml_value(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
 
 
 @check("hash")
-def _hash(m: re.Match[str], text: str) -> bool:
+def _hash(m: re.Match[str], text: str) -> tuple[int, int, str] | bool:
     # the salt or the digest, whichever is longer (a line may hold a hash cut short);
     # the engine's placeholder filter then judges the whole hash
-    body = max(V.rx(r"[$}]").split(m.group(0)), key=len)
-    return len(body) >= 8 and V.varied(body, 8)
+    whole = m.group(0)
+    body = max(V.rx(r"[$}]").split(whole), key=len)
+    if len(body) < 8 or not V.varied(body, 8):
+        return False
+    if not V.is_placeholder(whole):
+        return True
+    # a placeholder salt (``$2a$05$XXXX...``) before a computed digest: a test vector's
+    # real hash; only the digest is judged (bcrypt: 22 salt characters, then the digest)
+    if V.rx(r"\$2[abxy]?\$\d\d\$").match(whole) and len(body) == 53:
+        body = body[22:]
+    start = m.start() + whole.rindex(body)
+    return (start, start + len(body), "password hash") if len(body) >= 20 else False
 
 
 def _generated(core: str, min_len: int, min_entropy: float) -> bool:
@@ -139,7 +184,7 @@ def _generated(core: str, min_len: int, min_entropy: float) -> bool:
         return False
     if max((len(r) for r in V.rx(r"[a-z]+|[A-Z]+").findall(core)), default=0) > 9:
         return False  # a random base62 string rarely has ten letters of one case in a row
-    words = V.rx(r"[A-Z][a-z]{3,}|[a-z]{4,}").findall(core)
+    words = [w for w in V.rx(r"[A-Z][a-z]{3,}|[a-z]{4,}").findall(core) if V.wordlike(w)]
     return sum(len(w) for w in words) < 0.5 * len(core)
 
 
@@ -166,6 +211,15 @@ _DIGEST_WORDS = frozenset(
 )
 
 
+# Prefix words of object ids, not credentials (Stripe cus_, OpenAI asst_/thread_/run_, Anthropic
+# msg_/toolu_, coding agents' session ids ses_): the id names a record, it opens nothing.
+_ID_WORDS = frozenset(
+    """ses session msg message req request evt event cus sub prod price pi ch txn acct pm src
+    card seti run job obj item doc chat chatcmpl conv thread asst file batch ft call toolu step
+    trace span org proj usr user id uid""".split()
+)
+
+
 def _single_case_random(core: str, min_len: int) -> bool:
     digits = V.classes(core)[2]
     return (len(core) >= min_len and digits >= 4 and len(core) - digits >= 8
@@ -188,6 +242,9 @@ def _generated_token(m: re.Match[str], text: str) -> tuple[int, int, str] | None
     before = text[start - 1: start] if start else ""
     after = text[end: end + 1]
     quoted = before in ("\"", "'", "`") and after == before
+    if before == ":" and not quoted:  # user:TOKEN, as in a credentials list or a URL's userinfo
+        # scheme:word/... (memgit:observation/m-01...) is a URI's path, not user:TOKEN
+        quoted = (V.rx(r"[a-z]+/").match(token) is None) and _user_before(text, start - 1)
     decoded = _decode_b64(m.group(0)) if len(m.group(0)) % 4 == 0 else None
     if decoded is not None and decoded.isprintable():
         if _user_pass(decoded):  # base64 of user:password, wherever it stands
@@ -197,10 +254,15 @@ def _generated_token(m: re.Match[str], text: str) -> tuple[int, int, str] | None
     if not quoted and len(token) < 32 and not _PREFIX_START.match(token):
         return None  # the common case: an id, a word run, a short path
     pm = V.rx(_PREFIXED).fullmatch(token)
-    if pm is not None and _prefixed_ok(pm.group(1), pm.group(2), token):
-        return start, end, "API token"
+    if pm is not None:
+        if _id_prefix(pm.group(1)):
+            return None  # ses_..., toolu_...: the id of a record
+        if _prefixed_ok(pm.group(1), pm.group(2), token):
+            return None if _named_not_secret(text, start) else (start, end, "API token")
     if quoted:
-        return (start, end, "high-entropy string") if _quoted_ok(token) else None
+        if not _quoted_ok(token) or _named_not_secret(text, start):
+            return None  # client_id = "...", publicToken: "...", authenticity_token
+        return start, end, "high-entropy string"
     if (len(token) < 32 or before in _URL_BEFORE or token.startswith("AAAA")
             or "/" in token or "." in token):
         return None  # short, in a URL, an SSH key blob, a path
@@ -219,13 +281,68 @@ def _generated_token(m: re.Match[str], text: str) -> tuple[int, int, str] | None
     return start, end, "API token"
 
 
+# The last word of a name that says the value is public or an identifier, not a secret.
+_NOT_SECRET_NAMES = frozenset(
+    """id ids uuid guid public pub publishable name label hash digest sha checksum etag path
+    url uri file version""".split()
+)
+_CSRF = frozenset("csrf xsrf authenticity".split())
+
+
+def _named_not_secret(text: str, start: int) -> bool:
+    """The assignment's name (``AUTH0_CLIENT_ID=``, ``"credentialId": ``, ``publicToken =``)
+    ends with a word for an identifier or says public; or a CSRF field is near."""
+    window = text[max(0, start - 80): start]
+    name = _name_before(window)
+    if name:
+        words = [w.lower() for w in V.rx(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+").findall(name)]
+        if words and (words[-1] in _NOT_SECRET_NAMES or "public" in words or "pub" in words):
+            return True
+    low = window.lower()
+    return any(w in low for w in _CSRF)
+
+
+_OPS = (":=", "=>", "==", "=", ":")
+
+
+def _name_before(window: str) -> str:
+    """The name assigned at the end of ``window`` (``name = "``, ``"name": ``), or ""."""
+    w = window.rstrip(" \t\"'`")
+    for op in _OPS:
+        if w.endswith(op):
+            w = w[: -len(op)].rstrip(" \t\"'`")
+            break
+    else:
+        return ""
+    m = V.rx(r"[\w.-]{1,41}").match(w[::-1])  # the identifier, read backwards
+    return m.group(0)[::-1] if m is not None else ""
+
+
+def _user_before(text: str, colon: int) -> bool:
+    """A user name (not a digest or scheme name) ends at ``colon``, after a space or a
+    line start: ``deploy:TOKEN``, ``user2:TOKEN``."""
+    m = V.rx(r"[\w.-]{2,32}").match(text[max(0, colon - 33): colon][::-1])
+    if m is None:
+        return False
+    user = m.group(0)[::-1]
+    at = colon - len(user)
+    if not user[0].isalpha() or (at > 0 and text[at - 1] not in " \t(,;["):
+        return False
+    return not set(V.rx(r"[a-z0-9]+").findall(user.lower())) & (_DIGEST_WORDS | _ID_WORDS)
+
+
+def _id_prefix(prefix: str) -> bool:
+    return not _ID_WORDS.isdisjoint(V.rx(r"[a-z0-9]+").findall(prefix))
+
+
 def _prefixed_ok(prefix: str, body: str, token: str) -> bool:
+    words = set(V.rx(r"[a-z0-9]+").findall(prefix))
     core = V.rx(r"[^A-Za-z0-9]").sub("", body)
     if _generated(core, 20, 3.9) or _single_case_random(core, 24):
         pass
     elif not (prefix.endswith("_") and len(core) >= 32
               and V.rx(r"[0-9a-f]+").fullmatch(core) is not None and V.entropy(core) >= 3.5
-              and not set(V.rx(r"[a-z0-9]+").findall(prefix)) & _DIGEST_WORDS):
+              and not words & _DIGEST_WORDS):
         return False
     return not V.is_boring(token) and not _documented_prefix(token)
 
@@ -371,26 +488,28 @@ def kw_kind(core: str, name: str) -> str:
 
 
 @lru_cache(maxsize=2048)
-def _name_info(name: str, core: str) -> tuple[bool, bool, str]:
-    """(skip, weak, kind) for a keyword name: DB_PASSWORD, next_page_token, api key."""
+def _name_info(name: str, core: str) -> tuple[bool, bool, str, frozenset[str]]:
+    """(skip, weak, kind, words) for a keyword name: DB_PASSWORD, next_page_token, api key."""
     split = V.rx(r"([a-z0-9])([A-Z])").sub(r"\1 \2", name)
     parts = [p.lower() for p in V.rx(r"[A-Za-z0-9]+").findall(split)]
     core_parts = [p.lower() for p in V.rx(r"[A-Za-z0-9]+").findall(core)]
     tail = parts[_last_index(parts, core_parts[-1]) + 1:] \
         if core_parts and core_parts[-1] in parts else []
     skip = bool(set(parts) & _KW_STOP_PARTS or set(tail) & _KW_STOP_TAILS)
-    return skip, bool(_WEAK_CORES.match(core)), kw_kind(core, name)
+    return skip, bool(_WEAK_CORES.match(core)), kw_kind(core, name), frozenset(parts)
 
 
 @check("keyword")
 def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     name = m.group("name")
     core = m.group("core")
-    skip, weak, kind = _name_info(name, core)
+    skip, weak, kind, name_words = _name_info(name, core)
     if skip:
         return None
     val = m.group("val")
     before = text[m.start("name") - 1: m.start("name")]
+    if before in ("?", "&"):
+        kind = "API key assignment" if kind == "key assignment" else kind  # ?key=: a URL's key
     if before in ("\"", "'") and val.startswith(before) and m.group("op") == ":":
         return None  # "Password:" is a quoted label; its closing quote is not a value
     start = m.start("val")
@@ -398,13 +517,17 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     quoted = len(val) >= 2 and val[0] in "\"'`" and val[-1] == val[0]
     if quoted:
         inner = val[1:-1].strip()
+        if len(inner) >= 2 and inner[0] in "\"'" and inner[-1] == inner[0]:
+            inner = inner[1:-1]  # `"value"`: a code span around a string literal
         start += val.index(inner) if inner else 1
         if " " in inner:
+            if weak:
+                return None  # a phrase is not a generated key
             words = inner.lower().split()
             if len(words) > 8 or any(w in SEED_STOPWORDS or w in _PROSE_WORDS for w in words):
                 return None
         val = inner
-        ok = V.token_like(val, 12) if weak else V.literal_ok(val)
+        ok = (V.token_like(val, 12) and not _bare_uuid(val, kind)) if weak else V.literal_ok(val)
     else:
         val = _strip_markup(val)
         start = m.start("val") + m.group("val").find(val)
@@ -412,14 +535,21 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
         code_style = code_style and not m.group("gap")
         val = val.rstrip(".,") if code_style else val.rstrip(".,;:")
         if weak:
-            ok = V.token_like(val, 16 if not code_style else 12)
+            ok = V.token_like(val, 16 if not code_style else 12) and not _bare_uuid(val, kind)
         elif code_style:
             ok = V.literal_ok(val) and (len(val) >= 6 or any(c.isdigit() for c in val))
         else:
             ok = V.looks_random(val) or V.token_like(val)
-    if not ok or V.is_placeholder(val):
-        return None
+    low = val.lower()
+    if not ok or V.is_placeholder(val) or low in name_words or V.self_describing(low):
+        return None  # POSTGRES_PASSWORD=postgres, password: strong-password: no secret
     return start, start + len(val), kind
+
+
+def _bare_uuid(val: str, kind: str) -> bool:
+    """A UUID after a name that says only "key" (``key: '9df2...'``) is an identifier;
+    after ``api_key`` or a provider's name it may be a key (Heroku's are UUIDs)."""
+    return kind == "key assignment" and V.R.uuid.fullmatch(val) is not None
 
 
 def _last_index(parts: list[str], item: str) -> int:
@@ -427,11 +557,14 @@ def _last_index(parts: list[str], item: str) -> int:
 
 
 def _strip_markup(val: str) -> str:
-    """`X`, **X**, [X](...), X** -> X: emphasis, code and links do not hide a value."""
+    """`X`, **X**, [X](...), X**, **X**: -> X: emphasis, code and links do not hide a value."""
     v = val
     if v.startswith("[") and "](" in v:
         v = v[1 : v.index("](")]
-    return v.strip("*_`~")
+    v = v.strip("*_`~")
+    if v[-1:] in ".,;:" and v.rstrip(".,;:")[-1:] in ("*", "`", "~"):
+        v = v.rstrip(".,;:").rstrip("*_`~")
+    return v
 
 
 _HASH_RE = (
@@ -449,17 +582,24 @@ _HASH_RE = (
     r")"
 )
 
+# after "$" or "{" (on the lowercased line): a crypt scheme ($2y$, $argon2id$) or {SSHA}
+_HASH_HEAD = r"(?:[0-9a-z-]{1,14}[$,]|[a-z0-9][a-z0-9.-]{1,20}\})"
+_SECRET_PHRASE = ("secret phrase", "secret-phrase", "secret_phrase", "secretphrase")
 _SEED_TAIL = r"[\"'`*]*\s*(?:(?:is|was|=|:|-)\s*)?[\"'`]?(?:[a-z]{3,8}[ ,]+){11}"
+
+_CODE_SPAN_KEYWORDS = ("password", "passphrase", "passcode", "passwd", "pwd", "secret", "token",
+                       "api key", "api_key", "api-key", "apikey")
 
 # One shared gate for the generic token rules: a run of 20 token characters somewhere
 # (the engine searches each distinct shape once per line).
-TOKEN_GATE = r"[A-Za-z0-9_+/=.~-]{20}"
+TOKEN_GATE = RUN_SHAPE
 
 STRUCTURAL: tuple[Rule, ...] = (
     Rule(
         "private-key-block", "private key block",
         r"-{2,}\s*BEGIN[ A-Z0-9_-]{0,100}?PRIVATE KEY(?: BLOCK)?\s*-*|PuTTY-User-Key-File-\d:",
-        keywords=("private key", "putty-user-key-file"), priority=1, doc=_DS + "PrivateKeyDetector",
+        keywords=("private key", "putty-user-key-file"), check="pem_header", priority=1,
+        doc=_DS + "PrivateKeyDetector",
     ),
     Rule(
         "private-key-material", "private key material",
@@ -553,6 +693,16 @@ STRUCTURAL: tuple[Rule, ...] = (
         priority=1, doc="notes that pair a login with its password: `admin` / `s3cret`",
     ),
     Rule(
+        "keyword-code-span", "password assignment",
+        r"(?<![A-Za-z0-9])(?i:password|passphrase|passcode|passwd|pwd|secret|token|api[ _-]?key)"
+        r"\s+(?:(?i:is|was|to|set\s+to|changed\s+to)\s+)?`(?P<s>[^`\s]{6,128})`",
+        keywords=_CODE_SPAN_KEYWORDS, group="s",
+        keyword_tails=tuple((k, r"\s+(?:(?:is|was|to|set\s+to|changed\s+to)\s+)?`[^`\s]{6}")
+                            for k in _CODE_SPAN_KEYWORDS),
+        check="pair_value", priority=1,
+        doc="prose: a credential word, then its value in a code span (wifi password `X`)",
+    ),
+    Rule(
         "use-as-password", "password assignment",
         r"(?i:\buse)\s+[`'\"]?(?P<s>[^\s`'\"]{6,128})[`'\"]?\s+(?i:as)\s+(?:(?i:the|a|an|your)\s+)?"
         r"(?:[\w-]+\s+){0,2}(?i:password|passphrase|passcode|pin|token|secret|api key)",
@@ -587,10 +737,10 @@ STRUCTURAL: tuple[Rule, ...] = (
     ),
     Rule(
         "password-hash", "password hash",
-        _HASH_RE, shape=r"[${](?:[0-9a-zA-Z-]{1,14}[$,]|[A-Z0-9][A-Z0-9.-]{1,20}\})",
+        _HASH_RE,
         keywords=("pbkdf2_sha", "bcrypt_sha256$", "argon2$", "scrypt$", "grub.pbkdf2.",
-                  "scram-sha-256$", "md5"),
-        keyword_tails=(("md5", r"[0-9a-f]{32}(?![a-z0-9])"),),
+                  "scram-sha-256$", "md5", "$", "{"),
+        keyword_tails=(("md5", r"[0-9a-f]{32}(?![a-z0-9])"), ("$", _HASH_HEAD), ("{", _HASH_HEAD)),
         check="hash", priority=1, doc="crypt(5), passlib's modular crypt format",
     ),
     Rule(
@@ -600,6 +750,13 @@ STRUCTURAL: tuple[Rule, ...] = (
         doc="a token that only a generator writes: prefix_ + generated body (rzp_, phc_, ...), "
             "a quoted 20+ character literal, or a 32+ character token outside a URL, mixing "
             "letter cases and digits at high entropy",
+    ),
+    Rule(
+        "table-cell", "password in a table",
+        r"\|[ \t]*`?(?P<s>[^\s|`]{10,64})`?[ \t]*(?=\|)",
+        keywords=("|",), keyword_tails=(("|", r"[ \t]*`?[^\s|`]{10,64}`?[ \t]*\|"),),
+        locate="at", group="s", check="table_cell", priority=2,
+        doc="a Markdown table row holding a generated password in one of its cells",
     ),
     Rule(
         "netrc", "netrc credentials",
@@ -613,10 +770,10 @@ STRUCTURAL: tuple[Rule, ...] = (
         r"(?i:seed(?:[ _-]?(?:phrase|words))?|mnemonic(?:[ _-]?phrase)?"
         r"|(?:secret[ _-]?)?recovery[ _-]?(?:phrase|words)|secret[ _-]?phrase)"
         r"[\"'`*]*\s*(?:(?i:is|was|=|:|-)\s*)?[\"'`]?(?P<s>(?:[a-z]{3,8}[ ,]+){11,30}[a-z]{3,8})",
-        keywords=("seed", "mnemonic", "recovery", "phrase"),
+        keywords=("seed", "mnemonic", "recovery", *_SECRET_PHRASE),
         keyword_tails=tuple((k, t + _SEED_TAIL) for k, t in (
             ("seed", r"(?:[ _-]?(?:phrase|words))?"), ("mnemonic", r"(?:[ _-]?phrase)?"),
-            ("recovery", r"[ _-]?(?:phrase|words)"), ("phrase", ""))),
+            ("recovery", r"[ _-]?(?:phrase|words)"), *((k, "") for k in _SECRET_PHRASE))),
         trigger=(r"(?:seed|mnemonic|recovery|secret[ _-]?phrase)(?:[ _-]?(?:phrase|words))?"
                  r"[\"'`*]*\s*(?:(?:is|was|=|:|-)\s*)?[\"'`]?(?:[a-z]{3,8}[ ,]+){11}"),
         locate="at", check="seed", priority=1,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
+from collections import _count_elements  # type: ignore[attr-defined]
 from collections.abc import Iterable
 from functools import lru_cache
 
@@ -26,30 +26,52 @@ def rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
     return compiled
 
 
+class _Rx:
+    """This module's regexes by name, each compiled on first use (then a plain attribute)."""
+
+    def __getattr__(self, name: str) -> re.Pattern[str]:
+        if name not in _PATTERNS:
+            raise AttributeError(name)
+        pattern, flags = _PATTERNS[name]
+        compiled = rx(pattern or _lazy_pattern(name), flags)
+        setattr(self, name, compiled)
+        return compiled
+
+
+R = _Rx()
+
 _CLOG = [0.0] + [c * math.log2(c) for c in range(1, 4097)]
+_LOG2 = [0.0] + [math.log2(n) for n in range(1, 4097)]
 
 
+@lru_cache(maxsize=1024)
 def entropy(s: str) -> float:
     """Shannon entropy in bits per character."""
     n = len(s)
     if not n:
         return 0.0
-    counts = Counter(s).values()
+    counts: dict[str, int] = {}
+    _count_elements(counts, s)
     if n > 4096:
-        return math.log2(n) - sum(c * math.log2(c) for c in counts) / n
-    return math.log2(n) - sum(map(_CLOG.__getitem__, counts)) / n
+        return math.log2(n) - sum(c * math.log2(c) for c in counts.values()) / n
+    return _LOG2[n] - sum(map(_CLOG.__getitem__, counts.values())) / n
 
 
-_NO_UPPER = str.maketrans("", "", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-_NO_LOWER = str.maketrans("", "", "abcdefghijklmnopqrstuvwxyz")
-_NO_DIGIT = str.maketrans("", "", "0123456789")
+_UPPER = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_LOWER = b"abcdefghijklmnopqrstuvwxyz"
+_DIGIT = b"0123456789"
 
 
 def classes(s: str) -> tuple[int, int, int]:
-    """(uppercase, lowercase, digits) counts of an ASCII string, at C speed."""
-    n = len(s)
-    return n - len(s.translate(_NO_UPPER)), n - len(s.translate(_NO_LOWER)), \
-        n - len(s.translate(_NO_DIGIT))
+    """(uppercase, lowercase, digits): counts of the ASCII letters and digits of ``s``.
+
+    On bytes: ``bytes.translate`` deletes in one C loop, where ``str.translate``
+    first builds a lookup cache on every call (slower than the count for short
+    values); UTF-8 never encodes another character with an ASCII byte."""
+    b = s.encode("utf-8", "surrogatepass")
+    n = len(b)
+    return (n - len(b.translate(None, _UPPER)), n - len(b.translate(None, _LOWER)),
+            n - len(b.translate(None, _DIGIT)))
 
 
 def varied(s: str, minimum: int = 6) -> bool:
@@ -79,12 +101,19 @@ _MARKERS = (
 )
 _MARKER_RX = "|".join(re.escape(m) for m in _MARKERS)
 _TEMPLATE_FLAGS = re.VERBOSE | re.IGNORECASE
+# runs that only a person types: xxxx, 000000, ***, ####, ..., an ellipsis
+_TYPED_RUNS = ("xxxx", "000000", "***", "####", "...", "\u2026")
+# all of the above, as literals of one trie: "<" counts only before a ">" (<password>)
+_MARKS = frozenset(_MARKERS + _TYPED_RUNS + ("${", "{{", "<"))
 _PREFIX = r"^[A-Za-z][A-Za-z0-9]{0,11}(?:[_.-][A-Za-z0-9]{1,8}){0,2}[_.-]"
 
 
 def body_of(value: str) -> str:
     """The value without a documented-looking prefix (``ghp_``, ``sk-ant-api03-``)."""
-    m = rx(_PREFIX).match(value)
+    head = value[:31]  # a prefix is at most 31 characters long and holds a separator
+    if "_" not in head and "-" not in head and "." not in head:
+        return value
+    m = R.prefix.match(value)
     return value[m.end() :] if m and len(value) - m.end() >= 8 else value
 
 
@@ -116,32 +145,96 @@ def trie_regex(words: Iterable[str], tails: dict[str, str] | None = None) -> str
     return build(trie)
 
 
-# six characters in keyboard or alphabet order, or one character six times: typed, not generated
+# six characters in keyboard or alphabet order: typed, not generated
 _WINDOWS = frozenset(run[i : i + 6] for run in _RUNS for i in range(len(run) - 5))
+_SHAPE = bytes.maketrans(b"abcdefghijklmnopqrstuvwxyz0123456789", b"a" * 26 + b"0" * 10)
+_DIGIT_QUADS = frozenset(run[i : i + 4] for run in ("0123456789", "9876543210")
+                         for i in range(len(run) - 3))
 
 
-_SEQ_GATE: list[re.Pattern[str]] = []
+def _successors(*runs: str) -> bytes:
+    """A bytes.translate table: each character of a run to the next one, others to 0x01."""
+    table = bytearray(b"\x01" * 256)
+    for run in runs:
+        for a, b in zip(run, run[1:], strict=False):
+            table[ord(a)] = ord(b)
+    return bytes(table)
+
+
+# (table, successive matches needed): six in order (five steps) or one character four times
+# the steps of the runs: alphabet and digits up, down, the keyboard rows; and no step
+_STEPS = (_successors(*_RUNS[:2]), _successors(*_RUNS[4:]), _successors(*_RUNS[2:4]),
+          bytes(range(256)))
+
+
+def _typed_run(low: str) -> bool:
+    """Whether ``low`` (lowercase ASCII) may hold a typed run: four characters in order
+    (a step each) or one character four times. Compares each character with the step
+    from the one before, for all positions and all steps at once: the XOR of two big
+    integers is 0 where they agree (a cheap gate; ``_mostly_typed`` decides)."""
+    b = low.encode("ascii", "replace")
+    if len(b) < 5:
+        return False
+    head = b[:-1]
+    rest = b[1:]
+    stepped = b"\x02".join([head.translate(t) for t in _STEPS])
+    same = int.from_bytes(stepped, "big") ^ int.from_bytes(b"\x03".join([rest] * 4), "big")
+    return same.to_bytes(len(stepped), "big").find(b"\0\0\0") >= 0
 
 
 def _sequential(s: str) -> bool:
     """Typed rather than generated: alphabet or keyboard runs and repeated characters
-    make up at least half of the value (or all but a few characters of a short one)."""
+    make up at least half of the value (or all but a few characters of a short one),
+    or one such run is ten characters long (``...ABCDEFGHIJKL...``); letters and digits
+    interleaved in order (``a1b2c3d4``, ``X9y8Z7``); a short unit repeated (``123123123``).
+    ``s`` is ASCII letters and digits (a value's core)."""
     if len(s) < 8:
         return False
     low = s.lower()
-    if not _SEQ_GATE:
-        _SEQ_GATE.append(re.compile(trie_regex(_WINDOWS) + r"|(.)\1{3}"))
-    if _SEQ_GATE[0].search(low) is None:
-        return False  # the common case, one C-level scan
+    if _typed_run(low) and _mostly_typed(low, long_run=10):
+        return True
+    return _interleaved_or_periodic(low)
+
+
+def _interleaved_or_periodic(low: str) -> bool:
+    b = low.encode("ascii", "replace")
+    shape = b.translate(_SHAPE)  # a letter as "a", a digit as "0"
+    if shape.find(b"a0a0a0a0") >= 0 or shape.find(b"0a0a0a0a") >= 0:
+        letters = b.translate(None, b"0123456789").decode()
+        digits = b.translate(None, _LOWER).decode()
+        if (len(letters) >= 6 and len(digits) >= 4 and _typed_run(letters)
+                and _mostly_typed(letters) and _mostly_typed(digits, short=True)):
+            return True
+    if len(set(low)) * 3 <= len(low):  # few distinct characters for its length
+        # a short unit repeated: half the characters equal the one 1 to 4 places back
+        n = len(b)
+        whole = int.from_bytes(b, "big")
+        for k in (1, 2, 3, 4):
+            same = (whole >> (8 * k)) ^ (whole & ((1 << (8 * (n - k))) - 1))
+            if same.to_bytes(n - k, "big").count(0) * 2 >= n:
+                return True
+    return False
+
+
+def _mostly_typed(low: str, long_run: int = 0, short: bool = False) -> bool:
+    """Runs cover half of ``low`` or all but five characters (runs of four count for
+    ``short``: a run of digits), or one run is ``long_run`` characters long."""
     marked: set[int] = set()
-    for w in _WINDOWS:
+    for w in _WINDOWS if not short else _WINDOWS | _DIGIT_QUADS:
         at = low.find(w)
         while at >= 0:
-            marked.update(range(at, at + 6))
+            marked.update(range(at, at + len(w)))
             at = low.find(w, at + 1)
-    for m in rx(r"(.)\1{3,}").finditer(low):
+    if long_run:  # a long run in order (a repeated character is base64's zero padding too)
+        run = longest = 0
+        for i in range(len(low)):
+            run = run + 1 if i in marked else 0
+            longest = max(longest, run)
+        if longest >= long_run:
+            return True
+    for m in R.repeats.finditer(low):
         marked.update(range(m.start(), m.end()))
-    return len(marked) >= max(6, 0.5 * len(low)) or len(low) - len(marked) < 6
+    return len(marked) >= max(4 if short else 6, 0.5 * len(low)) or len(low) - len(marked) < 6
 
 
 @lru_cache(maxsize=4096)
@@ -156,19 +249,38 @@ def is_placeholder(value: str) -> bool:
     v = value.strip().strip("\"'`")
     if not v:
         return True
-    if rx(_TEMPLATE, _TEMPLATE_FLAGS).match(v) or rx(_TEMPLATE_INSIDE).search(v):
-        return True
     low = v.lower()
-    if rx(_MARKER_RX).search(low):
+    if _may_be_template(v, low) and R.template.match(v) is not None:
         return True
+    if R.marks.search(low) is not None:
+        return True
+    if "$" in v and R.env_ref.search(v) is not None:
+        return True  # Bearer $TOKEN, X-Token: $API_TOKEN: a reference to a variable
+    if "xxx" in low and R.x_segment.search(low) is not None:
+        return True  # m0-xxx, sk-xxx-xxx
+    if v[0] == "[" and R.bracketed.match(v) is not None:
+        return True  # [PASSWORD], [Shared Access Key Name goes here]
+    if low.endswith("here") and R.here.search(low) is not None:
+        return True  # xoxp-1-AccessTokenHere, YOUR_KEY_HERE
     body = body_of(v)
-    core = rx(r"[^A-Za-z0-9]").sub("", body)
+    core = body if body.isascii() and body.isalnum() else R.non_alnum.sub("", body)
     if len(core) >= 6 and len(set(core.lower())) <= 3:
         return True  # XXXXXXXX, 0000aaaa, sha256~XXXX
-    if _sequential(core):
-        return True
-    return bool(rx(r"(?i)(?:x{4,}|0{6,}|\*{3,}|#{4,}|\.{3}|…)").search(body))
+    return _sequential(core)
 
+
+def _may_be_template(v: str, low: str) -> bool:
+    """Whether ``_TEMPLATE`` can match: its forms start with ``$ { % [`` or a run
+    character, end in ``here``, are one short word, or start with a short word and
+    ``_``/``-`` (your_token)."""
+    if v[0] in _TEMPLATE_FIRST or low.endswith("here") or len(v) <= 15:
+        return True
+    head = v[:8]
+    return "_" in head or "-" in head
+
+
+_TEMPLATE_FIRST = frozenset("${%[*xX\u2022.\u2026#0-")
+_REPEAT_RX = r"(.)\1{3,}"
 
 # --- references: values that name where a secret lives instead of being one ---
 
@@ -201,11 +313,14 @@ def is_reference(v: str) -> bool:
     low = v.lower()
     if low.startswith(_REFERENCE_PREFIXES):
         return True
-    if ("(" in v or "[" in v or "{" in v) and rx(r"[A-Za-z_][\w.]*[(\[]|\{").search(v):
+    if ("(" in v or "[" in v or "{" in v) and R.call.search(v):
         return True  # a call, an index or a template: os.getenv("X"), cfg["key"], {name}
-    if rx(_ENV_NAME).match(v):
+    if v[0] == "+" or v[-1] == "+":
+        return True  # " + getPassword() + ": string concatenation in code
+    if "_" in v and v[0].isupper() and R.env_name.match(v):
         return True
-    return bool(rx(_DOTTED_IDENT).match(v)) and not any(c.isdigit() for c in v)
+    return "." in v and bool(R.dotted.match(v)) and (
+        not any(c.isdigit() for c in v) or (v.islower() and v.count(".") >= 2))
 
 
 @lru_cache(maxsize=4096)
@@ -213,8 +328,9 @@ def is_boring(v: str) -> bool:
     """Placeholders, references, numbers, dates, versions, configuration words."""
     if not v or is_placeholder(v) or is_reference(v):
         return True
-    if (v.isdigit() and len(v) < 20) or rx(_DATE).match(v) or rx(_VERSION).match(v):
-        return True
+    if v[0].isdigit() or v[0] in "vV":
+        if (v.isdigit() and len(v) < 20) or R.date.match(v) or R.version.match(v):
+            return True
     return v.lower() in CONFIG_WORDS
 
 
@@ -223,27 +339,34 @@ def looks_random(v: str) -> bool:
     """For a value after a keyword in prose (``password: X``, ``token is X``)."""
     if len(v) < 6 or is_boring(v) or v.lower() in TECH_TERMS:
         return False
-    has_digit = any(c.isdigit() for c in v)
-    has_alpha = any(c.isalpha() for c in v)
-    n_kinds = (has_digit + any(c.isupper() for c in v) + any(c.islower() for c in v)
-               + any(not c.isalnum() for c in v))
-    if len(v) >= 8 and n_kinds >= 3 and entropy(v) >= 3.0 and " " not in v:
-        # qILXZlbtI-NI99, Tr0ub4dor&3 but not 2FA-enforced, Q3-Roadmap, OAuth2-Proxy
+    if v.isascii():
+        upper, lower, digits = classes(v)
+        other = len(v) - upper - lower - digits
+        has_digit, has_alpha = digits > 0, upper + lower > 0
+        n_kinds = has_digit + (upper > 0) + (lower > 0) + (other > 0)
+        symbols = other - v.count("-") - v.count("_") - v.count(".")
+    else:
         digits = sum(map(str.isdigit, v))
-        flips = len(rx(r"[a-z][A-Z]|[A-Z][a-z](?=[A-Z])").findall(v))
-        if digits >= 2 or flips >= 2:
+        has_digit = digits > 0
+        has_alpha = any(c.isalpha() for c in v)
+        n_kinds = (has_digit + any(c.isupper() for c in v) + any(c.islower() for c in v)
+                   + any(not c.isalnum() for c in v))
+        symbols = sum(1 for c in v if not (c.isalnum() or c in "-_."))
+    if len(v) >= 8 and n_kinds >= 3 and " " not in v and entropy(v) >= 3.0:
+        # qILXZlbtI-NI99, Tr0ub4dor&3 but not 2FA-enforced, Q3-Roadmap, OAuth2-Proxy
+        if digits >= 2 or len(R.flips.findall(v)) >= 2:
             return True
     if has_digit and has_alpha:
         # "hunter2", "Zx81!kq0", "s3cr3t-Pa55" but not "2FA-enforced", "Q1-2026"
         return any(
             len(seg) >= 5 and any(c.isdigit() for c in seg) and any(c.isalpha() for c in seg)
-            for seg in rx(r"[-_./]").split(v)
+            for seg in R.seg_split.split(v)
         )
     if not has_alpha:
         return False
-    if any(not (c.isalnum() or c in "-_.") for c in v):
+    if symbols > 0:
         return True  # hunter!!, p@ss, aB+/cd...
-    if rx(_JOINED_WORDS).match(v):
+    if R.joined.match(v):
         letters = v.replace("-", "").replace("_", "").replace(".", "")
         return (
             len(letters) >= 16
@@ -261,7 +384,6 @@ def literal_ok(v: str) -> bool:
     return len(v) >= 5 and not is_boring(v) and not (v.isalpha() and len(set(v)) == 1)
 
 
-@lru_cache(maxsize=4096)
 def token_like(v: str, min_len: int = 16) -> bool:
     """A generated credential: long enough, varied, mixed character classes or high entropy.
 
@@ -269,14 +391,96 @@ def token_like(v: str, min_len: int = 16) -> bool:
     name next to the value): hex, base32, base64 and mixed-case alphanumerics pass;
     words, identifiers in snake_case, UUID-free ids and paths do not.
     """
-    core = rx(r"[^A-Za-z0-9]").sub("", v)
-    if len(core) < min_len or is_boring(v) or not varied(core, 8):
-        return False
-    if rx(r"^[a-z]+(?:[_-][a-z]+)+$").match(v) or rx(r"^[A-Z][a-z]+(?:[A-Z][a-z]+)+$").match(v):
-        return False  # snake_case / CamelCase identifiers
+    return _token_length(v) >= min_len
+
+
+@lru_cache(maxsize=4096)
+def _token_length(v: str) -> int:
+    """The length of ``v``'s letters and digits if it reads as generated, else 0 (one
+    judgement per value, whatever length the caller asks for)."""
+    core = alnum_core(v)
+    if len(core) < 8 or len(set(core)) < 8:
+        return 0
     upper, lower, digits = classes(core)
+    if core is not v and (R.snake.match(v) or wordy(v)):
+        return 0  # snake_case identifiers, names with dates (both have separators)
+    if upper and lower and R.camel.match(v):
+        return 0  # CamelCase identifiers
     n_kinds = (digits > 0) + (upper > 0) + (lower > 0)
     ent = entropy(core)
     if n_kinds >= 2 and ent >= 3.0:
-        return digits > 0 or (upper >= 2 and lower >= 2 and ent >= 3.8)
-    return ent >= 3.6 and len(core) >= 24
+        ok = digits > 0 or (upper >= 2 and lower >= 2 and ent >= 3.8)
+    else:
+        ok = ent >= 3.6 and len(core) >= 24
+    return len(core) if ok and not is_boring(v) else 0
+
+
+def _lazy_pattern(name: str) -> str:
+    """The trie of the marks, built the first time a value needs it."""
+    return trie_regex(_MARKS, {"<": r"[^<>]{0,60}>"})
+
+
+# Words that say what a value is: a value made of them (and plain words) describes itself.
+_CREDENTIAL_WORDS = frozenset(
+    """key apikey token secret password passwd pass pwd passphrase credential credentials
+    auth""".split())
+
+
+def self_describing(low: str) -> bool:
+    """``strong-password``, ``vllm-api-key``, ``m0-new-key``, ``password``: plain words, one
+    of them a credential word (a short prefix such as ``m0`` aside)."""
+    if len(low) > 64 or (low.isalnum() and not low.isalpha()):
+        return False  # a long value, or letters with digits and no separator
+    if low.isalpha():
+        return low in _CREDENTIAL_WORDS
+    parts = R.segments.split(low)
+    if parts and len(parts[0]) <= 3 and len(parts) > 1:
+        parts = parts[1:]
+    return (all(p.isalpha() and p.isascii() for p in parts)
+            and not _CREDENTIAL_WORDS.isdisjoint(parts))
+
+
+def wordy(v: str) -> bool:
+    """An identifier of words and numbers: ``project_session_2026-04-30_close_out.md``."""
+    parts = R.segments.split(v)
+    return len(parts) >= 3 and all(p.isalpha() or p.isdigit() for p in parts)
+
+
+_VOWELS = frozenset("aeiouyAEIOUY")
+
+
+def wordlike(run: str) -> bool:
+    """A run of letters that reads like a word: vowels between its consonants."""
+    vowels = sum(c in _VOWELS for c in run)
+    return vowels * 4 >= len(run) and R.consonants.search(run) is None
+
+
+def alnum_core(v: str) -> str:
+    """The ASCII letters and digits of ``v``."""
+    return v if v.isascii() and v.isalnum() else R.non_alnum.sub("", v)
+
+
+_PATTERNS: dict[str, tuple[str, int]] = {
+    "template": (_TEMPLATE, _TEMPLATE_FLAGS),
+    "marks": ("", 0),  # built on first use: see _lazy_pattern
+    "prefix": (_PREFIX, 0),
+    "non_alnum": (r"[^A-Za-z0-9]", 0),
+    "repeats": (_REPEAT_RX, 0),
+    "call": (r"(?:^|[^\w.$])[A-Za-z_$][\w.$]{2,}\(|^[A-Za-z_$][\w.$]*\[[\"'\w]|\{", 0),
+    "env_name": (_ENV_NAME, 0),
+    "dotted": (_DOTTED_IDENT, 0),
+    "date": (_DATE, 0),
+    "version": (_VERSION, 0),
+    "flips": (r"[a-z][A-Z]|[A-Z][a-z](?=[A-Z])", 0),
+    "seg_split": (r"[-_./]", 0),
+    "segments": (r"[-_./:]", 0),
+    "env_ref": (r"(?<![A-Za-z0-9$])\$[A-Z_][A-Z0-9_]{2,}(?![A-Za-z0-9_])", 0),
+    "x_segment": (r"(?:^|[-_.:])x{3,}(?:$|[-_.:])", 0),
+    "consonants": (r"[^aeiouyAEIOUY]{4}", 0),
+    "joined": (_JOINED_WORDS, 0),
+    "snake": (r"^[a-z]+(?:[_-][a-z]+)+$", 0),
+    "camel": (r"^[A-Z][a-z]+(?:[A-Z][a-z]+)+\d{0,3}$", 0),
+    "bracketed": (r"\[[A-Za-z][A-Za-z _-]*\]?$", 0),
+    "here": (r"(?:token|key|secret|password|pass|value|goes|name)[_-]?here$", 0),
+    "uuid": (r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", 0),
+}

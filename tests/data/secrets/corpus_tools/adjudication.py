@@ -11,7 +11,11 @@ Mechanical rules only (no line is judged by looking at a scanner's output):
   ``sheet_id :=``, ``<id>``) on a line with no credential word: an id, not a
   credential (the fixture's secret half sits on another line);
 * a positive with no secret text on its line (a multi-line fixture whose value
-  starts on another line) is dropped.
+  starts on another line) is dropped;
+* a documentation line (a negative of the "docs with placeholders" family) that holds
+  a generated-looking value (a run of 12+ letters and digits with 3+ of each, such as
+  ``token: "8e4b8ca8cf2c67"``) is dropped: the docs may show a working credential or a
+  realistic example; either way it is not a placeholder, and it is no known secret.
 """
 
 from __future__ import annotations
@@ -34,9 +38,17 @@ def _is_id_value(rec: dict) -> bool:
         line[: start] + line[start + len(rec.get("secret", "")) :])
 
 
+def _generated_looking(line: str) -> bool:
+    for run in re.findall(r"[A-Za-z0-9]{12,}", line):
+        digits = sum(c.isdigit() for c in run)
+        if digits >= 3 and len(run) - digits >= 3:
+            return True
+    return False
+
+
 def _drop(rec: dict) -> bool:
     if rec["label"] != "pos":
-        return False
+        return rec.get("family") == "docs with placeholders" and _generated_looking(rec["line"])
     if rec.get("secret") and _is_id_value(rec):
         return True
     secret = rec.get("secret", "")

@@ -36,6 +36,14 @@ MIRROR = Path("/work/.mirror")
 TRUFFLEHOG = "trufflesecurity/trufflehog"
 SPDB = "mazen160/secrets-patterns-db"
 NOTES = ("7Spade/cursor-memory-bank", "0xsyncroot/moonx-farm", "ADTrauts/Vssyl")
+# Added for the second round of tuning (notes written by agents or for agents): Letta memory
+# repositories (every Markdown file is a memory block) and projects' agent instructions.
+MEMORY_REPOS = ("golaunchmate/memories", "jaewilson07/datacrew-emmabot-memories")
+NOTES_2 = ("31103/csv_date_expander", "4444J99/portfolio", "0xmichalis/nftbk",
+           "anthropics/claude-agent-sdk-python", "anthropics/claude-code",
+           "basicmachines-co/basic-memory", "mem0ai/mem0")
+# Documentation of memory tools, full of API-key placeholders (`api_key="your-api-key"`).
+DOC_REPOS = ("mem0ai/mem0", "basicmachines-co/basic-memory", "anthropics/claude-agent-sdk-python")
 GITLEAKS = "gitleaks/gitleaks"
 NOSEYPARKER = "praetorian-inc/noseyparker"
 PASSLIB_WHEEL = Path("/tmp/dl/passlib-1.7.4-py2.py3-none-any.whl")
@@ -262,10 +270,10 @@ _BULLET = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+\S")
 
 
 def notes() -> Iterator[dict]:
-    for repo in NOTES:
+    for repo in NOTES + NOTES_2 + MEMORY_REPOS:
         commit = head(repo)
         for path in files(repo):
-            if not _NOTE_PATHS.search(path):
+            if not _NOTE_PATHS.search(path) and not (repo in MEMORY_REPOS and path.endswith(".md")):
                 continue
             seen: set[str] = set()
             kept = 0
@@ -317,6 +325,32 @@ def repo_docs() -> Iterator[dict]:
                 "origin": f"{repo}@{commit}:{path}:{number}",
                 "unit": f"docs:{repo}:{path}",
             }
+
+
+def memory_tool_docs() -> Iterator[dict]:
+    """Lines about credentials in memory tools' documentation (not their agent notes)."""
+    for repo in DOC_REPOS:
+        commit = head(repo)
+        for path in files(repo):
+            if not path.endswith((".md", ".mdx")) or _NOTE_PATHS.search(path):
+                continue
+            kept = 0
+            for number, raw in enumerate(show(repo, path).splitlines(), 1):
+                line = raw.strip()
+                if not 12 <= len(line) <= 300 or not _DOC_WORDS.search(line):
+                    continue
+                kept += 1
+                if kept > 20:
+                    break
+                yield {
+                    "line": line,
+                    "label": "neg",
+                    "family": "docs with placeholders",
+                    "kind": "",
+                    "source": "memory tools' documentation",
+                    "origin": f"{repo}@{commit}:{path}:{number}",
+                    "unit": f"docs:{repo}:{path}",
+                }
 
 
 def package_docs() -> Iterator[dict]:
@@ -506,6 +540,7 @@ def main() -> None:
 
     pos = list(trufflehog()) + list(passlib()) + list(spdb())
     neg = list(notes()) + list(package_docs()) + list(repo_docs()) + list(near_misses())
+    neg += list(memory_tool_docs())
     pos += [r for r in forms() if r["label"] == "pos"]
     neg += [r for r in forms() if r["label"] == "neg"]
     records = apply(dedupe(pos + neg))
