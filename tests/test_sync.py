@@ -653,6 +653,11 @@ def test_sync_killed_during_pushes_resumes_without_duplicates(tmp_path: Path) ->
     for n in range(4):
         ids.append(add(b, f"b fact {n}"))
         commit_all(b, f"b {n}")
+    # The server's receive-pack runs in a session of its own, as on a real server: over a
+    # local path git starts it as a child of `git push`, and killing the agent's process
+    # group would kill it too, mid-update, leaving a stale refs/heads/main.lock that makes
+    # every later push fail with "cannot lock ref" (the server's problem, not sync's).
+    git("config", "remote.origin.receivepack", "setsid -w git receive-pack", cwd=b)
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
     proc = subprocess.Popen([sys.executable, "-m", "memgit", "sync"], cwd=b, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
