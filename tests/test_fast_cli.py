@@ -232,6 +232,10 @@ def test_a_drive_with_an_embedder_recalls_by_meaning_on_the_quick_path(tmp_path:
         quick, full = both(["recall", "--mounts", "--mode", "hybrid", QUERIES[0]], a, b)
         assert not quick.quick and quick.same_output(full)
         assert quick.code == 2 and b"cannot be combined with mounts" in quick.err
+        event = json.dumps({"prompt": QUERIES[3]}).encode()  # the prompt hook: hybrid too
+        quick, full = both(["agent-hook", "prompt"], a, b, event)
+        assert quick.quick and not full.quick and quick.same_output(full), quick.err
+        assert "memgit.hybrid" in quick.loaded and b"[id: " in quick.out
 
 
 def test_context_and_status_print_the_same_bytes(tmp_path: Path) -> None:

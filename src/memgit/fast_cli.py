@@ -261,7 +261,9 @@ def _hook_text(call: Invocation, data: dict[str, Any], raw: str) -> str:
     quick_read.require_memory(current)
     if query is None:
         return quick_read.context(current, call.options["budget"], None).text
-    hits = quick_read.recall(current, query, call.options["limit"], count=False)
+    # the drive's default mode, as agent.AgentDrive.recall (hybrid with embeddings:)
+    hits, _warnings = quick_read.recall_in_mode(current, query, call.options["limit"],
+                                                count=False)
     return hook.prompt_context([{"id": h.entry_id, "text": h.text, "topic": h.path,
                                  "added": h.added} for h in hits])
 
