@@ -1,7 +1,7 @@
-"""What an agent tool waits for at every session start and every prompt: ``memgit
-agent-hook session-start`` and ``memgit agent-hook prompt`` from the shell, on the
-quick path and on the full path (MEMGIT_QUICK=0), side by side with
-``python3 -c 'import sqlite3'`` (the least a Python hook can cost), alternated in one run.
+"""What an agent tool waits for at every session start, prompt and tool call: ``memgit
+agent-hook session-start``, ``prompt`` and ``guard`` from the shell, on the quick path and
+on the full path (MEMGIT_QUICK=0), side by side with ``python3 -c 'import sqlite3'`` (the
+least a Python hook can cost), alternated in one run.
 
 Run: python bench/bench_agent_hooks.py [--rounds N]
 
@@ -54,13 +54,18 @@ def main() -> None:
             "prompt, full path": ([*memgit, "agent-hook", "prompt"], full),
             "session-start, quick path": ([*memgit, "agent-hook", "session-start"], env),
             "session-start, full path": ([*memgit, "agent-hook", "session-start"], full),
+            "guard, quick path": ([*memgit, "agent-hook", "guard"], env),
+            "guard, full path": ([*memgit, "agent-hook", "guard"], full),
             "python3 -c 'import sqlite3'": (["python3", "-c", "import sqlite3"], env),
         }
         times: dict[str, list[float]] = {name: [] for name in cases}
         for _ in range(args.rounds):
             prompt = " ".join(rng.sample(WORDS, 3))
+            # one event serves all: prompt reads "prompt", the guard judges the Write (into
+            # the drive: refused, the longer of its two answers)
             stdin = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": prompt,
-                                "cwd": str(drive)}).encode()
+                                "cwd": str(drive), "tool_name": "Write",
+                                "tool_input": {"file_path": "MEMORY.md"}}).encode()
             for name, (argv, case_env) in cases.items():
                 times[name].append(_time(argv, stdin, case_env, drive))
     base = statistics.median(times["python3 -c 'import sqlite3'"])

@@ -46,3 +46,12 @@ def test_prompt_context_escapes_control_characters() -> None:
     assert "\x07" not in text and "\x1b" not in text
     assert text.splitlines()[1] == "- Ring\\x07 \\x1b[2J [id: m-01x; a.md; added ?]"
     assert io.prompt_context([]) == ""
+
+
+def test_deny_output_in_both_forms() -> None:
+    text, on_stderr, code = io.deny_output("memgit: no", "claude-code")
+    assert (on_stderr, code) == (False, 0)
+    assert json.loads(text)["hookSpecificOutput"] == {
+        "hookEventName": "PreToolUse", "permissionDecision": "deny",
+        "permissionDecisionReason": "memgit: no"}
+    assert io.deny_output("memgit: no", "text") == ("memgit: no\n", True, 2)

@@ -133,7 +133,7 @@ def test_the_plain_forms_are_parsed_as_click_would(argv, command, directory, opt
     ["--debug", "recall", "x"], ["-C"], ["context", "word"], ["context", "-q", "--json"],
     ["context", "--budget", "-1"], ["status", "--remote"], ["status", "extra"],
     ["remember", "x"], ["--version"], ["-h"],
-    ["agent-hook", "guard"], ["agent-hook", "record"], ["agent-hook"],
+    ["agent-hook", "guard", "--path", "x.md"], ["agent-hook", "record"], ["agent-hook"],
     ["agent-hook", "prompt", "--format", "xml"], ["agent-hook", "prompt", "--limit", "51"],
     ["agent-hook", "prompt", "--command", "ls"], ["agent-hook", "prompt", "session-start"],
 ])
@@ -282,6 +282,39 @@ def test_agent_hooks_print_the_same_bytes(tmp_path: Path) -> None:
     quick, full = both(["agent-hook", "prompt"], a, b, event)
     assert not quick.quick and quick.same_output(full)
     assert quick.out == b"" and b"not a memgit drive" in quick.err
+
+
+def test_the_guard_decides_alike_on_both_paths(tmp_path: Path) -> None:
+    """agent-hook guard, run at every tool call: the same decision, bytes and exit status
+    on both paths, in both forms, for writes into the drive, outside it and odd input."""
+    a, b = twins(tmp_path)
+    outside = str(tmp_path / "elsewhere.md")
+
+    def event(tool: str, **tool_input: str) -> bytes:
+        return json.dumps({"hook_event_name": "PreToolUse", "tool_name": tool,
+                           "tool_input": tool_input}).encode()
+
+    cases = [(["agent-hook", "guard"], event("Write", file_path="health.md"), True),
+             (["agent-hook", "guard"], event("Edit", file_path="./MEMORY.md"), True),
+             (["agent-hook", "guard"], event("Bash", command="echo x >> apps.md"), True),
+             (["agent-hook", "guard"], event("Bash", command="git commit -qam x"), True),
+             (["agent-hook", "guard", "--format", "text"], event("Write", file_path="apps.md"),
+              True),
+             (["agent-hook", "guard"], event("Write", file_path=outside), False),
+             (["agent-hook", "guard"], event("Bash", command="memgit recall flu"), False),
+             (["agent-hook", "guard"], event("Read", file_path="apps.md"), False),
+             (["agent-hook", "guard"], b"not json", False)]
+    for argv, stdin, denied in cases:
+        quick, full = both(argv, a, b, stdin)
+        assert quick.quick and not full.quick, (argv, stdin)
+        assert quick.same_output(full), (argv, stdin, quick.out, full.out)
+        if "text" in argv:
+            assert quick.code == 2 and b"bypasses its writer" in quick.err and not quick.out
+        elif denied:
+            answer = json.loads(quick.out)["hookSpecificOutput"]
+            assert quick.code == 0 and answer["permissionDecision"] == "deny", stdin
+        else:
+            assert quick.code == 0 and quick.out == b"" and quick.err == b"", stdin
 
 
 def test_status_counts_waiting_commits_after_a_sync_like_the_full_path(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 EVENTS = ("session-start", "prompt", "guard", "record")
-QUICK_EVENTS = ("session-start", "prompt")  # the events fast_cli answers
+QUICK_EVENTS = ("session-start", "prompt", "guard")  # the events fast_cli answers
 CLAUDE_EVENT_NAMES = {"session-start": "SessionStart", "prompt": "UserPromptSubmit",
                       "guard": "PreToolUse"}
 PROMPT_CHARS = 1000  # of a prompt used as the recall query
@@ -71,6 +71,14 @@ def context_output(event: str, text: str, form: str) -> str:
     body = json.dumps(claude_context(event, text)) if form == "claude-code" \
         else text.rstrip("\n")
     return body + "\n"
+
+
+def deny_output(reason: str, form: str) -> tuple[str, bool, int]:
+    """(what to print, whether on stderr, exit status) for a tool call the guard refuses:
+    Claude Code's deny JSON on stdout and 0, or in text form the reason on stderr and 2."""
+    if form == "claude-code":
+        return json.dumps(claude_deny(reason)) + "\n", False, 0
+    return reason + "\n", True, 2
 
 
 def prompt_context(hits: list[Mapping[str, Any]]) -> str:

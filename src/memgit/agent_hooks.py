@@ -127,6 +127,26 @@ _SEPARATORS = frozenset([";", "&&", "||", "|", "&", "\n", "(", ")"])
 _REDIRECTS = re.compile(r"\d*(>|>>|>\||&>|&>>)\Z")
 
 
+def guard_decision(event: Mapping[str, Any], where: str | None, paths: tuple[str, ...] = (),
+                   shell: str | None = None) -> str | None:
+    """Why the guard refuses: the event's tool call, or writes to ``paths`` and the shell
+    command ``shell`` when given (``--path``/``--command``); None allows (also outside
+    a drive: the session's folder, or ``where``, is not in one)."""
+    drive = find_drive_paths(where or os.getcwd())
+    if drive is None:
+        return None
+    cwd = Path(str(event.get("cwd") or os.getcwd()))
+    reason = None
+    for path in paths:
+        reason = reason or guard_reason({"tool_name": "Write", "cwd": str(cwd),
+                                         "tool_input": {"file_path": path}}, drive)
+    if shell is not None:
+        reason = reason or command_reason(shell, cwd, drive)
+    if not paths and shell is None:
+        reason = guard_reason(event, drive)
+    return reason
+
+
 def _simple_commands(command: str) -> list[list[str]]:
     lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=";&|()<>")
     lexer.whitespace_split = True

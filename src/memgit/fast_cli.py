@@ -3,12 +3,14 @@
 An agent runs ``memgit recall`` from a shell many times a session, and process start
 is most of its time: importing click and pygit2 costs several times the recall itself
 (docs/performance.md). So before anything heavy is imported, :func:`main` parses the
-plain forms of three read commands itself::
+plain forms of three read commands and of the agent hooks itself::
 
     memgit [-C PATH] recall [-n N | --limit N] [--mode MODE] [--json] [--no-count]
                             [--mounts] WORD...
     memgit [-C PATH] context [--budget TOKENS] [-q Q | --query Q] [--json]
     memgit [-C PATH] status [--remote NAME] [--json]
+    memgit [-C PATH] agent-hook session-start|prompt|guard [--format F] [--budget N]
+                                [--limit N]          (the event's JSON on stdin)
 
 and answers them through memgit.quick_read when the drive's recall index is current
 and no write is queued. Everything else (other commands, --help, --policy, a value
@@ -136,9 +138,12 @@ def parse(argv: list[str]) -> Invocation | None:
             return None
         options[dest] = checked
     if command == "agent-hook":
-        # the hooks that run at every session and prompt; guard and record go to click
+        # the hooks that run at every session, prompt and tool call; record (and the
+        # guard's --path/--command forms, unknown options here) go to click
+        from .agent_hook_io import QUICK_EVENTS
+
         return Invocation(command, directory, options, words) \
-            if words in (["session-start"], ["prompt"]) else None
+            if len(words) == 1 and words[0] in QUICK_EVENTS else None
     if (command == "recall") != bool(words):
         return None  # recall needs words, the others take none
     if command == "recall" and not " ".join(words).strip():
@@ -238,6 +243,8 @@ def _agent_hook(call: Invocation) -> int:
 
     raw = sys.stdin.read()
     try:
+        if call.words[0] == "guard":
+            return _guard(call, hook.read_event(raw))
         text = _hook_text(call, hook.read_event(raw), raw)
     except BaseException:
         import io
@@ -246,6 +253,19 @@ def _agent_hook(call: Invocation) -> int:
         raise
     _write(hook.context_output(call.words[0], text, call.options["form"]))
     return 0
+
+
+def _guard(call: Invocation, data: dict[str, Any]) -> int:
+    """commands/agent_hook.py's guard for a tool call on stdin (no click, no pygit2)."""
+    from . import agent_hook_io as hook
+    from .agent_hooks import guard_decision
+
+    reason = guard_decision(data, hook.hook_where(call.directory, data))
+    if reason is None:
+        return 0
+    text, on_stderr, code = hook.deny_output(reason, call.options["form"])
+    _write(text, err=on_stderr)
+    return code
 
 
 def _hook_text(call: Invocation, data: dict[str, Any], raw: str) -> str:

@@ -3,25 +3,23 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
 
 from ..agent_hook_io import (
     EVENTS,
-    claude_deny,
     context_output,
+    deny_output,
     hook_drive,
     hook_where,
     prompt_context,
     prompt_query,
     read_event,
 )
-from ..agent_hooks import command_reason, find_drive_paths, guard_reason, observe_argv, turn_text
+from ..agent_hooks import guard_decision, observe_argv, turn_text
 from ..errors import MemgitError
 from ._common import ctx_directory
 
@@ -79,25 +77,12 @@ def _context_text(event: str, data: dict[str, Any], raw: str, where: str | None,
 
 def _guard(data: dict[str, Any], where: str | None, form: str, paths: tuple[str, ...],
            shell: str | None) -> int:
-    drive = find_drive_paths(where or os.getcwd())
-    if drive is None:
-        return 0
-    cwd = Path(str(data.get("cwd") or os.getcwd()))
-    reason = None
-    for path in paths:
-        reason = reason or guard_reason({"tool_name": "Write", "cwd": str(cwd),
-                                         "tool_input": {"file_path": path}}, drive)
-    if shell is not None:
-        reason = reason or command_reason(shell, cwd, drive)
-    if not paths and shell is None:
-        reason = guard_reason(data, drive)
+    reason = guard_decision(data, where, paths, shell)
     if reason is None:
         return 0
-    if form == "claude-code":
-        click.echo(json.dumps(claude_deny(reason)))
-        return 0
-    click.echo(reason, err=True)
-    return 2
+    text, on_stderr, code = deny_output(reason, form)
+    click.echo(text, nl=False, err=on_stderr)
+    return code
 
 
 def _record(data: dict[str, Any], drive: str | None, dry_run: bool) -> int:
