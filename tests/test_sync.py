@@ -680,6 +680,25 @@ def test_sync_killed_during_pushes_resumes_without_duplicates(tmp_path: Path) ->
     assert_clean_drive(b)
 
 
+def test_a_stale_branch_lock_on_the_server_is_named_with_its_fix(tmp_path: Path) -> None:
+    """A receive-pack killed on the server can leave refs/heads/main.lock behind; every
+    push then fails to lock the branch. sync stops after its retries and says what to
+    check instead of only "run memgit sync again"; the local commit is kept."""
+    bare = server(tmp_path)
+    b = clone_drive(bare.as_uri(), tmp_path / "b")
+    entry = add(b, "kept while the server is stuck")
+    commit_all(b, "b")
+    (bare / "refs" / "heads" / "main.lock").write_text("")
+    stuck = memgit("sync", cwd=b)
+    err = stuck.stderr.decode()
+    assert stuck.returncode == 3 and "MG006" in err, err
+    assert "could not lock its branch" in err and "refs/heads/<branch>.lock" in err
+    assert entry in head_entries(b) and entry not in head_entries(bare)
+    (bare / "refs" / "heads" / "main.lock").unlink()  # the admin's fix
+    assert memgit("sync", cwd=b).returncode == 0
+    assert entry in head_entries(bare)
+
+
 def test_demo_sync_two_offline_agents_end_with_all_entries(tmp_path: Path, capsys) -> None:
     from memgit.demo_sync import demo_sync
 

@@ -108,7 +108,22 @@ class SyncRefusedError(RefusedError):
 
 
 class SyncRaceError(ConflictError):
-    """The server kept moving while we pushed."""
+    """The server kept moving while we pushed (or could not lock its branch each time)."""
+
+
+def race_error(races: int, what: str, outcome: PushOutcome) -> SyncRaceError:
+    """The error after MAX_RACES lost races. git answers "cannot lock ref" both when
+    another push holds the branch's lock and when a killed receive-pack left its
+    ``<branch>.lock`` file behind; only the first goes away by trying again."""
+    said = f"{outcome.summary}\n{outcome.message}"  # git puts the reason in remote: lines
+    if "cannot lock ref" in said or "failed to lock" in said:
+        return SyncRaceError(
+            f"the server could not lock its branch {races} times while pushing {what}",
+            "run memgit sync again; if it says so again, a push killed on the server may have "
+            "left a stale lock: the server's admin removes refs/heads/<branch>.lock in the "
+            "bare repository when no push is running")
+    return SyncRaceError(f"the server moved {races} times while pushing {what}",
+                         "run memgit sync again")
 
 
 # --- push and fetch outcomes ----------------------------------------------------------
@@ -442,8 +457,7 @@ def _sync_batch(state: _State, chunk: list[str], target: str | None) -> tuple[st
             races += 1
             report.races += 1
             if races > MAX_RACES:
-                raise SyncRaceError(f"the server moved {races} times while pushing a batch",
-                                    "run memgit sync again")
+                raise race_error(races, "a batch", outcome)
             target = _timed(report, "fetch", lambda: fetch(drive, state.remote))
             continue
         if outcome.status == "refused":
@@ -475,8 +489,7 @@ def _sync_commit(state: _State, commit: str, target: str | None) -> str | None:
             races += 1
             report.races += 1
             if races > MAX_RACES:
-                raise SyncRaceError(f"the server moved {races} times while pushing "
-                                    f"{commit[:10]}", "run memgit sync again")
+                raise race_error(races, commit[:10], outcome)
             target = _timed(report, "fetch", lambda: fetch(drive, state.remote))
             continue
         if outcome.status == "refused":
