@@ -60,6 +60,23 @@ def raw(payload: bytes) -> Reply:
     return lambda body: (200, {"Content-Type": "application/json"}, payload)
 
 
+def slow(seconds: float, dim: int = 8) -> Reply:
+    """The OpenAI answer after ``seconds`` (a request that stays in flight a while)."""
+    def reply(body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
+        time.sleep(seconds)
+        return ok(dim)(body)
+    return reply
+
+
+def gated(gate: threading.Event, dim: int = 8) -> Reply:
+    """The OpenAI answer once ``gate`` is set (at most 60 s): a test acts while a
+    request is in flight."""
+    def reply(body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
+        gate.wait(60)
+        return ok(dim)(body)
+    return reply
+
+
 def silent(seconds: float) -> Reply:
     def reply(body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
         time.sleep(seconds)
@@ -75,6 +92,9 @@ class Double:
     url: str
     replies: list[Reply] = field(default_factory=list)
     requests: list[tuple[str, dict[str, str], dict[str, Any]]] = field(default_factory=list)
+    active: int = 0  # requests being answered now
+    peak: int = 0  # the most answered at once
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def answer(self, *replies: Reply) -> None:
         self.replies[:] = list(replies)
@@ -93,9 +113,16 @@ def serving(*replies: Reply) -> Iterator[Double]:
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            state.requests.append((self.path, dict(self.headers), body))
-            reply = state.replies.pop(0) if len(state.replies) > 1 else state.replies[0]
-            code, headers, payload = reply(body)
+            with state.lock:
+                state.requests.append((self.path, dict(self.headers), body))
+                reply = state.replies.pop(0) if len(state.replies) > 1 else state.replies[0]
+                state.active += 1
+                state.peak = max(state.peak, state.active)
+            try:
+                code, headers, payload = reply(body)
+            finally:
+                with state.lock:
+                    state.active -= 1
             self.send_response(code)
             for k, v in headers.items():
                 self.send_header(k, v)

@@ -17,7 +17,7 @@ import pytest
 
 from conftest import memgit
 from embed_support import Double, inputs, ok, serving, status
-from memgit import embedding
+from memgit import embedding, vector_fill
 from memgit.errors import EmbeddingModelError
 
 DIM = 64  # the double's hash vectors: 256-byte BLOBs, long enough to look for in a file
@@ -65,6 +65,16 @@ def index_json(path: Path, *args: str) -> dict[str, Any]:
     return json.loads(run(path, "index", "--json", *args).stdout)
 
 
+def embed_now(path: Path, *args: str) -> dict[str, Any]:
+    """``memgit index --embeddings``: every missing vector made before it returns."""
+    return index_json(path, "--embeddings", *args)
+
+
+def settle(path: Path) -> None:
+    """Wait for the background fillers started so far (memgit.vector_fill)."""
+    assert vector_fill.wait_for_fill(path / ".git", timeout=120)
+
+
 @pytest.fixture
 def drive(new_drive, double: Double) -> Path:
     path = new_drive(ENTRIES)
@@ -77,7 +87,7 @@ def drive(new_drive, double: Double) -> Path:
 
 def test_index_embeds_the_drive_in_one_request_and_records_the_model(drive: Path,
                                                                      double: Double) -> None:
-    result = index_json(drive)
+    result = embed_now(drive)
     assert result["embeddings"]["embedded"] == 4 and result["embeddings"]["calls"] == 1
     assert result["embeddings"]["missing"] == 0 and result["embeddings"]["vectors"] == 4
     assert len(double.requests) == 1
@@ -91,58 +101,72 @@ def test_index_embeds_the_drive_in_one_request_and_records_the_model(drive: Path
     with db(drive) as conn:
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     assert (meta["embed_model_id"], meta["embed_dimension"]) == ("test-embed", str(DIM))
-    assert index_json(drive)["embeddings"]["embedded"] == 0  # nothing left to embed
+    again = index_json(drive)["embeddings"]  # nothing left to embed, no filler started
+    assert (again["embedded"], again["missing"], again["background"]) == (0, 0, None)
+    settle(drive)
     assert len(double.requests) == 1
 
 
-def test_a_write_embeds_nothing_and_the_next_read_only_the_new_entry(drive: Path,
-                                                                     double: Double) -> None:
-    index_json(drive)
+def test_a_write_and_a_read_embed_nothing_the_filler_only_the_new_entry(drive: Path,
+                                                                         double: Double) -> None:
+    embed_now(drive)
     before = stored(drive)
-    run(drive, "remember", "Priya owns the billing service", "--source", "imported:unknown",
-        "--topic", "people")
-    assert len(double.requests) == 1  # the write itself calls no embedder
-    run(drive, "recall", "billing")
-    assert inputs(double)[4:] == ["Priya owns the billing service", "billing"]
-    assert len(double.requests) == 3  # one call for the new entry, one for the query
+    with vector_fill.foreground(drive / ".git"):  # no filler runs while the test holds it
+        run(drive, "remember", "Priya owns the billing service", "--source",
+            "imported:unknown", "--topic", "people")
+        found = run(drive, "recall", "billing", "--json")
+        assert inputs(double)[4:] == ["billing"]  # the write and the read: the query only
+        first = json.loads(found.stdout)[0]  # by its words, at its lexical rank
+        assert first["text"] == "Priya owns the billing service"
+        assert len(stored(drive)) == 4
+    run(drive, "remember", "Lena books the meeting rooms", "--topic", "people")
+    settle(drive)
+    assert inputs(double)[5:] == ["Lena books the meeting rooms",
+                                  "Priya owns the billing service"]  # one call, newest first
     after = stored(drive)
-    assert len(after) == 5 and {k: after[k] for k in before} == before  # unchanged kept
+    assert len(after) == 6 and {k: after[k] for k in before} == before  # unchanged kept
     run(drive, "recall", "cafeteria")
-    assert inputs(double)[6:] == ["cafeteria"]  # no entry embedded again
+    settle(drive)
+    assert inputs(double)[7:] == ["cafeteria"]  # no entry embedded again
     run(drive, "edit", "m-cafe", "The cafeteria opens at half past twelve")
-    run(drive, "recall", "lunch")
-    assert inputs(double)[7:] == ["The cafeteria opens at half past twelve", "lunch"]
+    settle(drive)
+    assert inputs(double)[8:] == ["The cafeteria opens at half past twelve"]
     assert stored(drive)["m-cafe"] != before["m-cafe"]
 
 
 def test_a_rebuild_of_the_index_keeps_every_vector(drive: Path, double: Double) -> None:
-    index_json(drive)
+    embed_now(drive)
     before = stored(drive)
     result = index_json(drive, "--rebuild")
     assert result["mode"] == "full" and result["embeddings"]["embedded"] == 0
+    settle(drive)
     assert stored(drive) == before and len(double.requests) == 1
 
 
-def test_a_large_gap_is_filled_by_reads_a_little_at_a_time(new_drive, double: Double) -> None:
+def test_a_large_gap_is_filled_in_the_background_a_chunk_at_a_time(new_drive,
+                                                                    double: Double) -> None:
     lines = "".join(f"- Fact number {i} about topic {i} [source: imported:unknown; "
                     f"id: m-fact{i:03d}]\n" for i in range(40))
     path = new_drive({"facts.md": "# Facts\n\n" + lines})
     configure(path, double.url)
     proc = run(path, "recall", "fact")
-    assert len(inputs(double)) == embedding.READ_FILL + 1  # the newest, then the query
-    assert b"24 entries have no vector yet" in proc.stderr and b"memgit index" in proc.stderr
-    assert len(stored(path)) == embedding.READ_FILL
-    assert index_json(path)["embeddings"]["embedded"] == 40 - embedding.READ_FILL
+    assert b"40 entries have no vector yet" in proc.stderr and b"memgit index" in proc.stderr
+    settle(path)
+    assert [len(body["input"]) for _p, _h, body in double.requests] == \
+        [1, vector_fill.CHUNK, 40 - vector_fill.CHUNK]  # the query, then the filler's calls
+    assert len(stored(path)) == 40
+    assert index_json(path)["embeddings"]["missing"] == 0
+    assert b"no vector" not in run(path, "recall", "fact").stderr
 
 
 def test_info_shows_the_embedder_and_the_vectors(drive: Path, new_drive) -> None:
     before = json.loads(run(drive, "info", "--json").stdout)["embeddings"]
     assert before == {"plugin": "openai", "model": None, "dimension": None, "vectors": 0,
-                      "missing": 4}
-    index_json(drive)
+                      "missing": 4, "fill_failed": None}
+    embed_now(drive)
     after = json.loads(run(drive, "info", "--json").stdout)["embeddings"]
     assert after == {"plugin": "openai", "model": "test-embed", "dimension": DIM,
-                     "vectors": 4, "missing": 0}
+                     "vectors": 4, "missing": 0, "fill_failed": None}
     assert b"embeddings:       openai: 4 vectors (test-embed), 0 entries without" in \
         run(drive, "info").stdout
     plain = new_drive(ENTRIES)
@@ -154,9 +178,9 @@ def test_info_shows_the_embedder_and_the_vectors(drive: Path, new_drive) -> None
 
 
 def test_another_model_is_refused_until_rebuild_embeddings(drive: Path, double: Double) -> None:
-    index_json(drive)
+    embed_now(drive)
     configure(drive, double.url, model="other-embed")
-    for args in (("recall", "product"), ("index",)):
+    for args in (("recall", "product"), ("index", "--embeddings")):
         proc = memgit(*args, cwd=drive)
         err = proc.stderr.decode()
         assert proc.returncode == 2 and "MG015" in err, err
@@ -165,7 +189,7 @@ def test_another_model_is_refused_until_rebuild_embeddings(drive: Path, double: 
     assert len(double.requests) == 1  # nothing of the new model was stored or asked
     lexical = json.loads(run(drive, "recall", "product", "--mode", "lexical", "--json").stdout)
     assert [h["entry_id"] for h in lexical] == ["m-joe"]
-    result = index_json(drive, "--rebuild", "--embeddings")
+    result = embed_now(drive, "--rebuild")
     assert result["embeddings"]["embedded"] == 4 and result["embeddings"]["model"] == "other-embed"
     assert double.requests[-1][2]["model"] == "other-embed"
     hits = json.loads(run(drive, "recall", "product", "--json").stdout)
@@ -173,7 +197,7 @@ def test_another_model_is_refused_until_rebuild_embeddings(drive: Path, double: 
 
 
 def test_another_dimension_is_refused_too(drive: Path, double: Double) -> None:
-    index_json(drive)
+    embed_now(drive)
     double.answer(ok(DIM // 2))
     configure(drive, double.url, dimension=DIM // 2)
     proc = memgit("recall", "product", cwd=drive)
@@ -184,7 +208,7 @@ def test_the_model_check_adopts_a_new_model_when_no_vector_is_stored(drive: Path
                                                                       double: Double) -> None:
     from memgit import plugins, state
 
-    index_json(drive)
+    embed_now(drive)
     conn = state.connect(drive / ".git")
     other = plugins.load("embedder", "openai", {"base_url": double.url, "model": "other",
                                                 "dimension": DIM})
@@ -216,14 +240,16 @@ def test_an_endpoint_down_falls_back_to_lexical_with_one_warning(drive: Path) ->
     lexical = memgit("recall", "product", "--json", "--no-count", "--mode", "lexical",
                      cwd=drive)
     assert proc.stdout == lexical.stdout and json.loads(proc.stdout)[0]["entry_id"] == "m-joe"
+    settle(drive)  # the filler the recall started failed too, and said so
     index = memgit("index", cwd=drive)  # the recall index is made; the vectors wait
-    assert index.returncode == 0 and b"vectors not updated: MG014" in index.stderr
+    assert index.returncode == 0 and b"last background embedding failed: MG014" in index.stderr
+    assert b"MG014" in (drive / ".git" / "memgit" / vector_fill.LOG_FILE).read_bytes()
     strict = memgit("index", "--embeddings", cwd=drive)
     assert strict.returncode == 2 and b"MG014" in strict.stderr
 
 
 def test_a_failing_endpoint_leaves_the_stored_vectors_alone(drive: Path, double: Double) -> None:
-    index_json(drive)
+    embed_now(drive)
     before = stored(drive)
     double.answer(status(503, "overloaded"))
     proc = memgit("recall", "front desk", cwd=drive)
@@ -267,14 +293,14 @@ def blob_anywhere(folder: Path, blob: bytes) -> list[Path]:
 
 
 def test_forget_deletes_the_vector_with_the_row(drive: Path) -> None:
-    index_json(drive)
+    embed_now(drive)
     assert "m-desk" in stored(drive)
     run(drive, "forget", "m-desk")  # the writer reindexes: the row retires, the vector goes
     assert "m-desk" not in stored(drive) and len(stored(drive)) == 3
 
 
 def test_purge_leaves_no_byte_of_the_vector_in_the_state_files(drive: Path) -> None:
-    index_json(drive)
+    embed_now(drive)
     blob = stored(drive)["m-ana"]
     assert blob_anywhere(drive / ".git" / "memgit", blob)
     proc = memgit("purge", "m-ana", "--repo", str(drive), "--yes", "--json")
@@ -297,6 +323,7 @@ def test_a_sync_client_deletes_the_vectors_of_what_its_server_purged(tmp_path: P
     run(work, "remember", "Quillon keeps the spare key under the blue flowerpot")
     run(work, "remember", "Lunch is at noon on Fridays")
     run(work, "sync")
+    settle(work)
     hits = json.loads(run(work, "recall", "flowerpot", "--json").stdout)
     entry_id = hits[0]["entry_id"]
     blob = stored(work)[entry_id]
@@ -340,7 +367,7 @@ def on_a_terminal(path: Path, *args: str) -> tuple[int, bytes]:
 
 def test_embedding_a_drive_shows_progress_on_a_terminal_only(drive: Path,
                                                              double: Double) -> None:
-    status_code, shown = on_a_terminal(drive, "index")
+    status_code, shown = on_a_terminal(drive, "index", "--embeddings")
     assert status_code == 0 and b"embedding entries" in shown and b"4/4" in shown
     assert len(double.requests) == 1
     again = run(drive, "index", "--rebuild", "--embeddings")  # no terminal: no bar
@@ -377,16 +404,18 @@ def test_the_kept_matrix_follows_writes_edits_forgets_and_purges(drive: Path) ->
         assert (kept.matrix.matrix == fresh.matrix.matrix).all()
 
     hybrid.clear_caches()
-    index_json(drive)
+    embed_now(drive)
     recall_here("product")
     kept_is_fresh()
     first = hybrid._matrices[str(drive / ".git")].buffer
     for i in range(3):
         run(drive, "remember", f"Note {i} about the quarterly roadmap", "--topic", "notes")
+        settle(drive)
         assert any(e.startswith("m-") for e in recall_here("roadmap"))
         kept_is_fresh()
     assert hybrid._matrices[str(drive / ".git")].buffer is first  # appended in place
     run(drive, "edit", "m-cafe", "The cafeteria opens at one")
+    settle(drive)
     recall_here("cafeteria")
     kept_is_fresh()
     run(drive, "forget", "m-desk")

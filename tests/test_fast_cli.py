@@ -221,7 +221,7 @@ def test_a_drive_with_an_embedder_recalls_by_meaning_on_the_quick_path(tmp_path:
         a, b = twins(tmp_path)
         for drive in (a, b):
             (drive / ".git" / "memgit.yaml").write_text(f"embeddings: {json.dumps(settings)}\n")
-            assert memgit("index", cwd=drive).returncode == 0
+            assert memgit("index", "--embeddings", cwd=drive).returncode == 0
         for argv in (["recall", QUERIES[0]], ["recall", "--mode", "semantic", "--json",
                                               QUERIES[1]],
                      ["recall", "--mode", "lexical", QUERIES[2]]):

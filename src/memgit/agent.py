@@ -157,7 +157,9 @@ class AgentDrive:
 
     def warm_embedder(self) -> str | None:
         """Load the drive's embedder and its vectors now (the MCP server's first recall is
-        then as fast as the others); returns why semantic recall is unavailable, or None."""
+        then as fast as the others) and start filling missing vectors in the background;
+        returns why semantic recall is unavailable, or None."""
+        from . import vector_fill
         from .embedders.config import of as embed_config
         from .hybrid import warm
         from .read_path import catch_up
@@ -167,7 +169,9 @@ class AgentDrive:
             if config is None:
                 return None
             catch_up(drive, policy=policy)
-            return warm(state.connection(drive.git_dir), str(drive.git_dir), config)
+            unavailable = warm(state.connection(drive.git_dir), str(drive.git_dir), config)
+            vector_fill.schedule(drive.git_dir, config)  # what no filler embedded yet
+            return unavailable
 
         return self.call(load)
 

@@ -3,13 +3,14 @@
 docs/embeddings.md. The vectors are a cache of the drive, like the recall index they
 live beside (state.vectors): a searchable entry gets one when it is first embedded,
 keeps it while its text is unchanged, and loses it with its row (the triggers of
-migration 5). Embedding stays out of the write: the writer commits and reindexes as
-before, and the entries that lack a vector are embedded later, in one batched call:
+migration 5). Embedding stays out of every read and write: the writer commits and
+reindexes as before, a recall ranks an entry without a vector by its words, and the
+entries that lack a vector are embedded:
 
-* by a read that needs them (hybrid or semantic recall), at most :data:`READ_FILL`
-  per read, newest first, so an entry just written is found by meaning at once;
-* by ``memgit index`` (all of them, with progress on a terminal); what a ``memgit
-  sync`` brings is embedded by the reads that follow, or by ``memgit index``;
+* in the background (memgit.vector_fill: a thread of the MCP server, else a
+  detached process), started after each write, ``memgit sync``, ``memgit index``
+  and recall by meaning, in chunks of vector_fill.CHUNK;
+* by ``memgit index --embeddings``, at once, with progress on a terminal;
 * ``memgit index --rebuild --embeddings`` drops every vector and embeds the drive
   again, with the model ``embeddings:`` names now.
 
@@ -36,7 +37,6 @@ from .embedders.config import EmbedConfig
 from .errors import EmbedderError, EmbeddingModelError, PluginError
 from .state import vectors as rows
 
-READ_FILL = 16  # vectors a read makes at most (about 60 ms each with the local model here)
 CHUNK = 256  # texts per call (and per commit) when a whole drive is embedded with progress
 
 Progress = Callable[[int, int], None]
@@ -222,4 +222,4 @@ def summary(conn: state.Connection) -> dict[str, Any]:
     recorded = rows.recorded_model(conn)
     return {"model": recorded[0] if recorded else None,
             "dimension": recorded[1] if recorded else None,
-            "vectors": rows.count(conn), "missing": rows.missing_count(conn)}
+            "vectors": rows.count(conn), "missing": rows.missing_fast(conn)}

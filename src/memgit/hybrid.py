@@ -12,7 +12,9 @@ tuned on the labelled set's tuning half). Its cost is the query's embedding, so:
   text): agents repeat questions and the MCP server lives long; a query is not a
   memory, so none is written to the state database;
 * the drive's vectors are loaded into one matrix per process, cached under the
-  table's stamp (state.vectors), and scanned with NumPy.
+  table's stamp (state.vectors), and scanned with NumPy;
+* a recall never embeds an entry: one without a vector yet (just written) is ranked
+  by its words, and a filler is started in the background (memgit.vector_fill).
 
 When the embedder is unavailable (its extra not installed, its endpoint down, NumPy
 missing) the recall answers lexically and says why in :attr:`Recalled.warnings`; a
@@ -28,7 +30,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import embedding, recall_search, state
+from . import embedding, recall_search, state, vector_fill
 from .embedders.config import EmbedConfig
 from .errors import EmbedderError, PluginError, UsageError
 from .recall_search import Hit
@@ -38,6 +40,7 @@ from .state import vectors as vector_rows
 MODES = ("hybrid", "lexical", "semantic")
 DEPTH = 50  # hits of each ranking that go into the fusion (docs/embeddings.md)
 QUERY_CACHE = 512  # query vectors kept per process
+MANY_MISSING = 16  # entries without a vector beyond which a hybrid recall says so
 
 
 @dataclass
@@ -82,11 +85,6 @@ def search(conn: state.Connection, key: tuple[str, str], query: str, limit: int,
     warnings: list[str] = []
     try:
         embedder = embedding.embedder_for(config)
-        if embedding.needs_fill(conn):
-            filled = embedding.fill(conn, embedder, limit=embedding.READ_FILL)
-            if filled.missing:
-                warnings.append(f"{filled.missing} entries have no vector yet and are found "
-                                "by their words only: memgit index embeds them")
         matrix = _matrix(conn, key[0], embedder)
         pending = _query_vector(embedder, query)
         lexical = recall_search.search(conn, query, DEPTH, count=False, key=key) \
@@ -95,10 +93,50 @@ def search(conn: state.Connection, key: tuple[str, str], query: str, limit: int,
     except (EmbedderError, PluginError) as err:
         warnings.append(f"semantic recall unavailable, lexical results only: {err.code} "
                         f"{err.message}")
-        return Recalled(recall_search.search(conn, query, limit, count=count, key=key),
-                        "lexical", warnings)
+        found = Recalled(recall_search.search(conn, query, limit, count=count, key=key),
+                         "lexical", warnings)
+        vector_fill.schedule(key[0], config, conn, after_read=True)
+        return found
     semantic = matrix.nearest(qvec, DEPTH) if matrix is not None else []
-    return Recalled(_ranked(conn, lexical, semantic, limit, mode, count), mode, warnings)
+    incomplete = vector_fill.needs_fill(conn)
+    if incomplete and lexical:
+        semantic = _imputed(semantic, [h.fact_id for h in lexical],
+                            vector_rows.without_vector(conn, [h.fact_id for h in lexical]))
+    found = Recalled(_ranked(conn, lexical, semantic, limit, mode, count), mode, warnings)
+    if incomplete:
+        _note_missing(conn, key[0], config, found)
+    return found
+
+
+def _imputed(semantic: list[tuple[str, float]], lexical: list[str],
+             unembedded: set[str]) -> list[tuple[str, float]]:
+    """The semantic ranking with each lexical hit that has no vector yet put in at its
+    lexical rank (cosine unknown: 0.0): absent from the semantic ranking, an entry just
+    written would weigh 1/(k + rank) in the fusion against 3/(k + rank) for the entries
+    found by meaning, and fall out of the top few however well its words match."""
+    out = list(semantic)
+    for rank, fact_id in enumerate(lexical):
+        if fact_id in unembedded:
+            out.insert(rank, (fact_id, 0.0))
+    return out
+
+
+def _note_missing(conn: state.Connection, git_dir: str, config: EmbedConfig,
+                  found: Recalled) -> None:
+    """Entries without a vector yet (just written, or brought by a sync or a pull): a
+    filler is started for them in the background (memgit.vector_fill; the read never
+    embeds a passage), and the answer says they were missed by meaning: in semantic
+    mode always, in hybrid mode (where their words rank them: :func:`_imputed`) only
+    when many are."""
+    missing = vector_rows.missing_fast(conn)
+    vector_fill.schedule(git_dir, config, conn, after_read=True)
+    if found.mode == "semantic" or missing > MANY_MISSING:
+        how = "are not found by meaning" if found.mode == "semantic" else \
+            "are found by their words only"
+        found.warnings.append(
+            f"{missing} entr{'y has' if missing == 1 else 'ies have'} no vector yet and "
+            f"{how} until embedded in the background (memgit index --embeddings embeds "
+            "them now)")
 
 
 def _ranked(conn: state.Connection, lexical: list[Hit], semantic: list[tuple[str, float]],

@@ -218,6 +218,9 @@ def warm(agent: AgentDrive) -> str | None:
 
 def serve(path: str | None) -> None:
     """Run the server on stdin/stdout until the client closes it."""
+    from . import vector_fill
+
+    vector_fill.use_thread()  # a long-lived process: vectors are filled by one thread of it
     agent = AgentDrive(path)
     app = build_server(agent)
     problem = warm(agent)

@@ -67,13 +67,14 @@ def _embeddings(conn: state.Connection, policy: Policy) -> dict[str, Any] | None
     """The embedder configured, the model of the stored vectors, how many are stored and
     how many searchable entries have none (memgit index embeds them); None without an
     ``embeddings:`` section."""
-    from . import embedding
+    from . import embedding, vector_fill
     from .embedders.config import of as embed_config
 
     config = embed_config(policy)
     if config is None:
         return None
-    return {"plugin": config.plugin, **embedding.summary(conn)}
+    return {"plugin": config.plugin, **embedding.summary(conn),
+            "fill_failed": vector_fill.last_failure(conn)}
 
 
 def cap_status(conn: state.Connection, policy: Policy) -> dict[str, Any]:

@@ -64,6 +64,7 @@ from .git.repository import (
     is_ancestor,
     merge_base,
     missing_branch,
+    open_drive,
     ref_target,
     replay_commit,
     set_ref,
@@ -73,7 +74,7 @@ from .git.repository import (
 from .git.rewrite import expire_reflogs_and_prune
 from .git.worktree import switch_branch_to, worktree_changes
 from .policy import ID_RE, Policy, find_policy, quote
-from .recall_index import forget_entries
+from .recall_index import ensure_current, forget_entries
 from .registry import PURGED_IDS_FILE, PURGED_REF
 from .replay import CONFLICT_CHOICES, Conflict, ReplayOp, apply_replay_ops, compute_ops, entry_map
 from .sync_state import LAST_SYNC_CONFIG, LAST_SYNCED, SYNC_SOURCE, remote_head_ref
@@ -401,7 +402,29 @@ def sync(drive: Drive, remote: str = "origin", on_conflict: str = "local",
             target = pushed[0]
         done += len(chunk)
     _timed(report, "finish", lambda: _finish(state, local_head, target))
+    _vectors_later(drive)
     return report
+
+
+def _vectors_later(drive: Drive) -> None:
+    """For a drive with an ``embeddings:`` section: the recall index brought to the new
+    head now and the vectors of the entries the sync brought left to the background
+    filler (memgit.vector_fill). The sync is done: a failure here is the next read's."""
+    from . import state as state_db
+    from . import vector_fill
+    from .embedders.config import of as embed_config
+
+    try:
+        policy = _policy(drive)
+        config = embed_config(policy)
+        if config is not None:
+            # Opened again: after a purge's prune, this process's repository object may
+            # still list packs that are gone (pygit2 caches the object database).
+            fresh = open_drive(drive.root)
+            ensure_current(fresh, policy=policy)
+            vector_fill.schedule(drive.git_dir, config)
+    except (MemgitError, state_db.Error, OSError):
+        pass
 
 
 T = TypeVar("T")

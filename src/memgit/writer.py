@@ -17,8 +17,10 @@ set-metadata, whole file) and hand them to :func:`apply_write_ops`, which
 4. writes blobs, trees and the commit with pygit2 (no checkout needed) and
    moves the branch with compare-and-swap (git.repository.cas_ref); if the branch
    moved meanwhile (a push), it re-reads and retries, up to 6 attempts;
-5. reindexes incrementally, counts the ``commit`` event, and on a checkout
-   writes the touched files and stages them.
+5. reindexes incrementally, counts the ``commit`` event, on a checkout
+   writes the touched files and stages them, and, for a drive with an
+   ``embeddings:`` section, starts the background filler of the new entries'
+   vectors (memgit.vector_fill; the write never waits for a model).
 
 When the commit fails for any other reason (disk full, ref lock held, I/O
 error, conflicts exhausted) the operations are stored in the pending queue
@@ -40,7 +42,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 from . import format as fmt
-from . import recall_index, state
+from . import recall_index, state, vector_fill
+from .embedders import config as embed_config
 from .errors import (
     ConflictError,
     MemgitError,
@@ -370,6 +373,9 @@ def _after_commit(drive: Drive, conn: state.Connection, plan: Plan, policy: Poli
                 count(conn)
         except state.Error:
             pass  # counting is best effort (events.record)
+        return
+    # The new entries' vectors are made in the background, never in the write.
+    vector_fill.schedule(drive.git_dir, embed_config.of(policy), conn)
 
 
 def _checkout_target(drive: Drive, ref: str) -> bool:

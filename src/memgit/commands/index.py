@@ -10,9 +10,9 @@ from typing import Any
 
 import click
 
-from .. import embedding, state
+from .. import embedding, state, vector_fill
 from ..embedders import config as embed_config
-from ..errors import EmbedderError, PluginError, UsageError
+from ..errors import UsageError
 from ..git.repository import Drive
 from ..read_path import catch_up
 from ..recall_index import reindex
@@ -24,8 +24,9 @@ from ._common import ProgressBar, drive_from_ctx, policy_for, policy_option
 @click.option("--rebuild", is_flag=True, help="Re-read every file instead of the changed ones "
               "(with --embeddings: embed every entry again too).")
 @click.option("--embeddings", is_flag=True,
-              help="Embed the entries that have no vector (an error when the embedder is "
-                   "unavailable); with --rebuild, drop every vector first (a new model).")
+              help="Embed the entries that have no vector now, not in the background (an "
+                   "error when the embedder is unavailable); with --rebuild, drop every "
+                   "vector first (a new model).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @policy_option
 @click.pass_context
@@ -34,7 +35,8 @@ def command(ctx: click.Context, rebuild: bool, embeddings: bool, as_json: bool,
     """Update the index (SQLite in the git directory) from the drive.
 
     With an embeddings: section in memgit.yaml, the entries that have no vector yet are
-    embedded too (a progress bar on a terminal, nothing under --json)."""
+    embedded in the background; with --embeddings, now (a progress bar on a terminal,
+    nothing under --json)."""
     drive = drive_from_ctx(ctx)
     policy = policy_for(drive, policy_file)
     config = embed_config.of(policy)
@@ -48,17 +50,19 @@ def command(ctx: click.Context, rebuild: bool, embeddings: bool, as_json: bool,
         result = reindex(drive, full=True, policy=policy)
     elapsed = time.perf_counter() - started
     vectors = None
-    if config is not None:
+    if config is not None and embeddings:
         # Shown progress costs calls: the embedding goes in chunks instead of one call
         # (embedding.fill), so only a terminal that draws the bar gets it.
         bar = ProgressBar(quiet=as_json)
         shown = bar.tty and not as_json
         try:
-            vectors = _embed(drive, config, rebuild and embeddings, strict=embeddings,
+            vectors = _embed(drive, config, rebuild,
                              progress=(lambda done, total: bar("embedding entries", done,
                                                                total)) if shown else None)
         finally:
             bar.end()
+    elif config is not None:
+        vectors = _in_background(drive, config)
     if as_json:
         data = asdict(result)
         data["seconds"] = round(elapsed, 4)
@@ -74,24 +78,39 @@ def command(ctx: click.Context, rebuild: bool, embeddings: bool, as_json: bool,
         click.echo(f"{result.mode} reindex to {(result.head or '')[:12]} in "
                    f"{elapsed * 1000:.0f} ms: {result.files} files read, {result.inserted} "
                    f"new, {result.updated} updated, {result.retired} retired")
-    if vectors is not None and "warning" not in vectors:
+    if vectors is not None and "background" in vectors:
+        if vectors["fill_failed"]:
+            when, _sp, said = vectors["fill_failed"].partition(" ")
+            click.echo(f"memgit: warning: the last background embedding failed: "
+                       f"{printable(said, 300)} (at {when})", err=True)
+        later = "being embedded in the background" if vectors["background"] else "none"
+        click.echo(f"vectors: {vectors['vectors']} stored, {vectors['missing']} missing "
+                   f"({later if vectors['missing'] else 'complete'}; memgit index "
+                   "--embeddings embeds at once)")
+    elif vectors is not None:
         click.echo(f"vectors: {vectors['embedded']} embedded in {vectors['seconds']:.1f} s, "
                    f"{vectors['vectors']} stored, {vectors['missing']} missing "
                    f"({vectors['model']})")
     return 0
 
 
-def _embed(drive: Drive, config: embed_config.EmbedConfig, again: bool, *, strict: bool,
+def _embed(drive: Drive, config: embed_config.EmbedConfig, again: bool, *,
            progress: Callable[[int, int], None] | None) -> dict[str, Any]:
-    """Embed what lacks a vector (everything, ``again``). An unavailable embedder is an
-    error when ``strict`` (--embeddings), else a warning line: the index itself is done."""
-    try:
-        return embedding.update(state.connection(drive.git_dir), config, again=again,
+    """Embed what lacks a vector (everything, ``again``) now, a background filler giving
+    way (vector_fill.foreground); an unavailable embedder is an error."""
+    with vector_fill.foreground(drive.git_dir):
+        done = embedding.update(state.connection(drive.git_dir), config, again=again,
                                 progress=progress)
-    except (EmbedderError, PluginError) as err:
-        if strict:
-            raise
-        click.echo(f"memgit: warning: vectors not updated: {err.code} "
-                   f"{printable(err.message, 300)}", err=True)
-        return {"warning": f"{err.code} {err.message}"}
+    vector_fill.schedule(drive.git_dir, config)  # what was written meanwhile
+    return done
 
+
+def _in_background(drive: Drive, config: embed_config.EmbedConfig) -> dict[str, Any]:
+    """Start the background filler when vectors are missing; what is stored and missing,
+    and what the last background fill that failed said."""
+    conn = state.connection(drive.git_dir)
+    started = vector_fill.schedule(drive.git_dir, config, conn)
+    summary = embedding.summary(conn)
+    return {"embedded": 0, "vectors": summary["vectors"], "missing": summary["missing"],
+            "model": summary["model"], "background": started,
+            "fill_failed": vector_fill.last_failure(conn)}

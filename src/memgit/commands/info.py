@@ -7,6 +7,7 @@ import json
 import click
 
 from ..overview import drive_info
+from ..safe_text import printable
 from ._common import drive_from_ctx, policy_for, policy_option
 
 
@@ -58,6 +59,8 @@ def command(ctx: click.Context, as_json: bool, policy_file: str | None) -> int:
         rows.insert(-1, ("embeddings", f"{vectors['plugin']}: {vectors['vectors']} vectors "
                                        f"({vectors['model'] or 'none yet'}), "
                                        f"{vectors['missing']} entries without"))
+        if vectors["fill_failed"]:
+            rows.insert(-1, ("embedding failed", printable(vectors["fill_failed"], 300)))
     width = max(len(k) for k, _v in rows)
     for key, value in rows:
         click.echo(f"{key + ':':<{width + 1}} {value}")

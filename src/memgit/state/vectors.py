@@ -59,6 +59,17 @@ def missing_count(conn: Connection) -> int:
         "AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.fact_id = f.fact_id)").fetchone()[0])
 
 
+def missing_fast(conn: Connection) -> int:
+    """Searchable entries without a vector, as two counts (about 0.4 ms at 15,000 entries
+    against 4-12 ms for :func:`missing_count`'s scan): a vector exists only for a
+    present, searchable fact (the INSERT of :func:`store` checks it, migration 5's
+    triggers delete it when that ends) and at most one per fact (fact_id is UNIQUE)."""
+    return int(conn.execute(
+        "SELECT (SELECT count(*) FROM facts INDEXED BY facts_newest "
+        "WHERE valid_until IS NULL AND indexed = 1) - (SELECT count(*) FROM vectors)"
+    ).fetchone()[0])
+
+
 def missing(conn: Connection, limit: int | None = None) -> list[tuple[str, str, str]]:
     """(fact id, digest, text) of searchable entries without a vector, newest row first."""
     return conn.execute(
@@ -66,6 +77,17 @@ def missing(conn: Connection, limit: int | None = None) -> list[tuple[str, str, 
         "WHERE f.valid_until IS NULL AND f.indexed = 1 "
         "AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.fact_id = f.fact_id) "
         "ORDER BY f.id DESC LIMIT ?", (-1 if limit is None else limit,)).fetchall()
+
+
+def without_vector(conn: Connection, fact_ids: list[str]) -> set[str]:
+    """Those of ``fact_ids`` that have no vector (a recall's top hits: a few dozen)."""
+    wanted = list(dict.fromkeys(fact_ids))
+    having: set[str] = set()
+    for chunk in _chunks(wanted, 500):
+        marks = ",".join("?" * len(chunk))
+        having.update(r[0] for r in conn.execute(
+            f"SELECT fact_id FROM vectors WHERE fact_id IN ({marks})", chunk))
+    return set(wanted) - having
 
 
 def store(conn: Connection, rows: Iterable[tuple[str, str, bytes]]) -> int:
