@@ -131,12 +131,11 @@ def _note_missing(conn: state.Connection, git_dir: str, config: EmbedConfig,
     missing = vector_rows.missing_fast(conn)
     vector_fill.schedule(git_dir, config, conn, after_read=True)
     if found.mode == "semantic" or missing > MANY_MISSING:
-        how = "are not found by meaning" if found.mode == "semantic" else \
-            "are found by their words only"
+        how = "not found by meaning" if found.mode == "semantic" else \
+            "found by their words only"
         found.warnings.append(
-            f"{missing} entr{'y has' if missing == 1 else 'ies have'} no vector yet and "
-            f"{how} until embedded in the background (memgit index --embeddings embeds "
-            "them now)")
+            f"{missing} entr{'y has' if missing == 1 else 'ies have'} no vector yet: {how} "
+            "until embedded in the background (memgit index --embeddings embeds them now)")
 
 
 def _ranked(conn: state.Connection, lexical: list[Hit], semantic: list[tuple[str, float]],

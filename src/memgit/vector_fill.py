@@ -123,7 +123,7 @@ def schedule(git_dir: str | os.PathLike[str], config: EmbedConfig | None,
             return "thread"
         if _held(git_dir, FILL_LOCK):
             return None  # the filler at work looks again when it is done
-        _spawn(git_dir, config)
+        start_process(git_dir, config)
         return "process"
     except (OSError, state.Error) as exc:
         _log(git_dir, f"could not start a filler: {type(exc).__name__}: {exc}")
@@ -171,7 +171,7 @@ def _ticket(git_dir: str | os.PathLike[str]) -> int:
     return fd
 
 
-def _spawn(git_dir: str | os.PathLike[str], config: EmbedConfig) -> None:
+def start_process(git_dir: str | os.PathLike[str], config: EmbedConfig) -> None:
     """Start :func:`child_main` detached, holding a wait ticket; return at once."""
     import subprocess
 
