@@ -12,7 +12,8 @@ sure a filler will embed what is missing:
   detached child), a detached child process: ``python -c`` this module's
   :func:`child_main`, started with stdin, stdout and stderr on /dev/null (a caller
   whose output is read through a pipe is not held open by it) in a session of its
-  own, at a lower CPU priority and with one engine thread.
+  own, at the lowest CPU priority, with one engine thread, after START_DELAY (the
+  read that often follows a write runs first: bench/bench_semantic.py).
 
 Who calls it: the writer after every commit (writer._after_commit), ``memgit sync``
 after it brought entries in, ``memgit index`` and every recall by meaning (so an
@@ -24,10 +25,12 @@ then, only when the mark is stale, two counts (about 0.4 ms at 15,000 entries).
 
 Locks (``<git dir>/memgit/``; ``flock``, released when the process dies):
 
-* ``vectors-fill.lock``, exclusive: the one filler at work. A filler that finds it
-  held exits at once; the holder looks for missing vectors again after releasing it,
-  so an entry written meanwhile is not left behind (the writer stored its rows
-  before it looked at the lock).
+* ``vectors-fill.lock``, exclusive: the one filler at work. :func:`schedule` takes
+  it and hands it to the child it starts (so a read right after a write does not
+  start a second one while the first is still loading); a filler that finds it held
+  exits at once; the holder looks for missing vectors again after releasing it, so
+  an entry written meanwhile is not left behind (the writer stored its rows before
+  it looked at the lock).
 * ``vectors-wait.lock``, shared: held by every filler started (or thread woken) from
   the moment :func:`schedule` returns until it is done; :func:`wait_for_fill` takes
   it exclusively, as post_receive.wait_for_background does for pushes, so a test or
@@ -69,7 +72,8 @@ LOG_FILE = "vectors-fill.log"
 FAILED_KEY = "vectors_fill_failed"  # meta: "<utc stamp> <code> <message>" of the last failure
 CHUNK = 32  # entries per embedder call and transaction (about 2 s with the local model)
 RETRY_AFTER = 60.0  # seconds after a failed fill before a read starts another
-NICE = 10  # the child's CPU priority, below the user's commands
+START_DELAY = 0.3  # seconds a detached filler waits before it starts (see start_process)
+NICE = 19  # the filler's CPU priority: the lowest, below every command of the user
 
 _worker: _Worker | None = None
 _worker_lock = threading.Lock()
@@ -121,9 +125,14 @@ def schedule(git_dir: str | os.PathLike[str], config: EmbedConfig | None,
         if worker is not None:
             worker.wake(str(git_dir), config, _ticket(git_dir))
             return "thread"
-        if _held(git_dir, FILL_LOCK):
-            return None  # the filler at work looks again when it is done
-        start_process(git_dir, config)
+        fill = _open_lock(git_dir, FILL_LOCK)
+        try:
+            if not _try(fill, fcntl.LOCK_EX):
+                return None  # the filler at work looks again when it is done
+            # Taken here and handed to the child: no second filler starts in between.
+            start_process(git_dir, config, held=fill)
+        finally:
+            os.close(fill)
         return "process"
     except (OSError, state.Error) as exc:
         _log(git_dir, f"could not start a filler: {type(exc).__name__}: {exc}")
@@ -171,35 +180,42 @@ def _ticket(git_dir: str | os.PathLike[str]) -> int:
     return fd
 
 
-def start_process(git_dir: str | os.PathLike[str], config: EmbedConfig) -> None:
-    """Start :func:`child_main` detached, holding a wait ticket; return at once."""
+def start_process(git_dir: str | os.PathLike[str], config: EmbedConfig, *,
+                  held: int | None = None) -> None:
+    """Start :func:`child_main` detached, holding a wait ticket (and ``held``, a
+    descriptor holding the fill lock, which it fills under); return at once."""
     import subprocess
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    code = (f"import sys; sys.path.append({root!r}); "
+    # The child waits START_DELAY before loading anything: a read right after the write
+    # then runs beside an idle process, not beside one loading Python, NumPy and a model.
+    code = (f"import sys, time; time.sleep({START_DELAY}); sys.path.append({root!r}); "
             "from memgit.vector_fill import child_main; child_main(sys.argv[1:])")
     ticket = _ticket(git_dir)
     try:
         # The child keeps the ticket's descriptor (the same open file, so the same
-        # shared lock) until it exits: pass_fds leaves it open across exec.
+        # shared lock) until it exits: pass_fds leaves it open across exec. So with
+        # ``held``: an flock belongs to the open file, which the child's copy keeps.
         subprocess.Popen(
             [sys.executable, "-c", code, os.fspath(git_dir), config.plugin,
-             config.settings_json],
+             config.settings_json, "-" if held is None else str(held)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            pass_fds=(ticket,), start_new_session=True, cwd="/")
+            pass_fds=(ticket,) if held is None else (ticket, held), start_new_session=True,
+            cwd="/")
     finally:
         os.close(ticket)
 
 
 def child_main(argv: list[str]) -> None:
     """The detached filler: fill, log what failed, exit."""
-    git_dir, plugin, settings_json = argv[0], argv[1], argv[2]
+    git_dir, plugin, settings_json, held = argv[0], argv[1], argv[2], argv[3]
     try:
         os.nice(NICE)
     except OSError:
         pass
     try:
-        fill_in_background(git_dir, EmbedConfig(plugin, settings_json))
+        fill_in_background(git_dir, EmbedConfig(plugin, settings_json),
+                           held=None if held == "-" else int(held))
     except BaseException as exc:  # noqa: BLE001 - nobody to tell but the log
         _log(git_dir, f"{type(exc).__name__}: {exc}")
 
@@ -208,12 +224,14 @@ def child_main(argv: list[str]) -> None:
 
 
 def fill_in_background(git_dir: str | os.PathLike[str], config: EmbedConfig,
-                       embedder: Callable[[], Any] | None = None) -> int:
+                       embedder: Callable[[], Any] | None = None, *,
+                       held: int | None = None) -> int:
     """Embed every missing vector, a chunk at a time, unless another filler holds the
     fill lock or ``memgit index --embeddings`` wants it; returns the vectors stored.
 
     ``embedder`` builds the embedder (default: :func:`background_embedder`), called only
-    when something is missing."""
+    when something is missing; ``held``: a descriptor that holds the fill lock already
+    (:func:`schedule` took it for this filler), used for the first round and closed."""
     from . import embedding
     from .errors import EmbedderError, EmbeddingModelError, PluginError
 
@@ -223,9 +241,10 @@ def fill_in_background(git_dir: str | os.PathLike[str], config: EmbedConfig,
     idle = 0  # rounds that stored nothing: rows changing under the filler all along
     try:
         while needs_fill(conn) and idle < 3:
-            fd = _open_lock(git_dir, FILL_LOCK)
+            fd, held = (held, None) if held is not None else \
+                (_open_lock(git_dir, FILL_LOCK), None)
             try:
-                if not _try(fd, fcntl.LOCK_EX):
+                if not _try(fd, fcntl.LOCK_EX):  # (a no-op on a held lock)
                     return stored  # the holder looks again after releasing it
                 while needs_fill(conn) and not _held(git_dir, WANT_LOCK):
                     if model is None:
@@ -246,6 +265,8 @@ def fill_in_background(git_dir: str | os.PathLike[str], config: EmbedConfig,
         _failed(git_dir, conn, f"{type(exc).__name__}: {exc}")
     finally:
         conn.close()
+        if held is not None:
+            os.close(held)
     return stored
 
 
