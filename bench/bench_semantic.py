@@ -182,6 +182,12 @@ def bench_writes(lexical: Drive, semantic: Drive, n: int) -> None:
     on = statistics.median(figures["write+read on"])
     print(f"  write + next read, p50: {on:.1f} ms with embeddings vs {off:.1f} ms without "
           f"(+{on - off:.1f} ms, {on / off:.2f}x)")
+    write_adds = statistics.median(figures["write on"]) - statistics.median(figures["write off"])
+    read_adds = statistics.median(figures["read on"]) - \
+        statistics.median(figures["read on after fill"])
+    print(f"  what the write adds on the embedding drive, p50: {write_adds:+.1f} ms to the write, "
+          f"{read_adds:+.1f} ms to the next recall (against a recall once filled): "
+          f"{write_adds + read_adds:+.1f} ms")
     print(f"  in the background: the vector stored {statistics.median(figures['vector in']):.0f} "
           f"ms after the write began (p50), the filler used "
           f"{statistics.median(figures['filler cpu']):.0f} ms of CPU per write (p50)")

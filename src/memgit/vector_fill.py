@@ -44,7 +44,8 @@ timeout (state.connect), the filler holds no transaction while it embeds, and ea
 chunk is stored in one ``BEGIN IMMEDIATE`` transaction whose INSERT takes only the
 rows whose fact is still present, searchable and of the digest embedded
 (state.vectors.store): a fact purged, forgotten or edited while its text was being
-embedded gets no vector. Failures go to ``vectors-fill.log`` (never an entry's text)
+embedded gets no vector. Failures go to ``vectors-fill.log`` (the error as a recall
+would show it: the code, the endpoint, its status; memgit writes no entry text there)
 and to the meta value ``vectors_fill_failed``, which ``memgit index`` and ``memgit
 info`` show.
 """
@@ -187,18 +188,20 @@ def start_process(git_dir: str | os.PathLike[str], config: EmbedConfig, *,
     import subprocess
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    # The child waits START_DELAY before loading anything: a read right after the write
-    # then runs beside an idle process, not beside one loading Python, NumPy and a model.
-    code = (f"import sys, time; time.sleep({START_DELAY}); sys.path.append({root!r}); "
+    code = (f"import sys; sys.path.append({root!r}); "
             "from memgit.vector_fill import child_main; child_main(sys.argv[1:])")
+    # A shell waits START_DELAY, then becomes the interpreter at the lowest priority
+    # (exec nice): a read that often follows a write runs before even Python starts,
+    # and the interpreter's start-up already runs at nice NICE.
+    wrapper = f'sleep {START_DELAY}; exec nice -n {NICE} "$0" "$@"'
     ticket = _ticket(git_dir)
     try:
         # The child keeps the ticket's descriptor (the same open file, so the same
         # shared lock) until it exits: pass_fds leaves it open across exec. So with
         # ``held``: an flock belongs to the open file, which the child's copy keeps.
         subprocess.Popen(
-            [sys.executable, "-c", code, os.fspath(git_dir), config.plugin,
-             config.settings_json, "-" if held is None else str(held)],
+            ["/bin/sh", "-c", wrapper, sys.executable, "-c", code, os.fspath(git_dir),
+             config.plugin, config.settings_json, "-" if held is None else str(held)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             pass_fds=(ticket,) if held is None else (ticket, held), start_new_session=True,
             cwd="/")
@@ -207,12 +210,9 @@ def start_process(git_dir: str | os.PathLike[str], config: EmbedConfig, *,
 
 
 def child_main(argv: list[str]) -> None:
-    """The detached filler: fill, log what failed, exit."""
+    """The detached filler (at nice NICE: start_process's wrapper): fill, log what
+    failed, exit."""
     git_dir, plugin, settings_json, held = argv[0], argv[1], argv[2], argv[3]
-    try:
-        os.nice(NICE)
-    except OSError:
-        pass
     try:
         fill_in_background(git_dir, EmbedConfig(plugin, settings_json),
                            held=None if held == "-" else int(held))
@@ -310,7 +310,7 @@ def _clear_failure(conn: state.Connection) -> None:
 
 def _log(git_dir: str | os.PathLike[str], message: str) -> None:
     """One line in ``vectors-fill.log``: a time and what failed (error messages, which
-    name endpoints and codes, never an entry's text)."""
+    name endpoints and codes; memgit puts no entry text in them)."""
     from .safe_text import printable
 
     line = f"{state.utc_now()} {printable(message, 500)}\n"
