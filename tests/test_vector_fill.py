@@ -241,3 +241,29 @@ def test_a_failed_fill_is_logged_and_a_read_waits_before_starting_another(new_dr
         settle(path)
     assert len(stored(path)) == 3
     assert json.loads(run(path, "info", "--json").stdout)["embeddings"]["fill_failed"] is None
+
+
+def test_a_server_drive_fills_the_vectors_of_what_is_pushed(tmp_path: Path) -> None:
+    """A bare drive with an embeddings: section: post-receive's detached work reindexes,
+    then starts a filler for the pushed entries."""
+    from memgit.drives import create_drive
+    from memgit.post_receive import wait_for_background
+
+    server = tmp_path / "server.git"
+    create_drive(server, bare=True)
+    work = tmp_path / "agent"
+    assert memgit("clone", server.as_uri(), str(work)).returncode == 0
+    text = "The release train leaves every second Tuesday"
+    with serving(ok(DIM)) as double:
+        settings = {"plugin": "openai", "base_url": double.url, "model": "test-embed",
+                    "dimension": DIM, "timeout": 60, "retries": 0}
+        (server / "memgit.yaml").write_text("embeddings: " + json.dumps(settings) + "\n")
+        run(work, "remember", text)  # the client has no embeddings: section
+        run(work, "sync")
+        assert wait_for_background(server)
+        assert vector_fill.wait_for_fill(server, timeout=120)
+        assert inputs(double) == [text]
+    with sqlite3.connect(server / "memgit" / "state.sqlite") as conn:
+        rows = conn.execute("SELECT f.text, v.vector FROM vectors v JOIN facts f "
+                            "ON f.fact_id = v.fact_id").fetchall()
+    assert rows == [(text, struct.pack(f"<{DIM}f", *hash_vector(text, DIM)))]

@@ -92,12 +92,14 @@ def _detach(keep: int) -> None:
 
 
 def background_work(git_dir: str | os.PathLike[str]) -> None:
-    """Count the accepted push, reindex from the branch head git just moved, and bring
-    the census of a drive with caps up to date (memgit.census)."""
+    """Count the accepted push, reindex from the branch head git just moved, bring the
+    census of a drive with caps up to date (memgit.census), and start the vectors'
+    filler of a drive with an ``embeddings:`` section."""
     from pathlib import Path
 
-    from . import events
+    from . import events, vector_fill
     from .census import update_census
+    from .embedders.config import of as embed_config
     from .git.repository import open_drive
     from .policy import find_policy
     from .recall_index import reindex
@@ -107,6 +109,9 @@ def background_work(git_dir: str | os.PathLike[str]) -> None:
     policy = find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
     reindex(drive, policy=policy)
     update_census(drive.git_dir, policy)
+    # A server drive with an embeddings: section: the pushed entries' vectors are made
+    # by a filler of their own (memgit.vector_fill.wait_for_fill waits for it).
+    vector_fill.schedule(drive.git_dir, embed_config(policy))
 
 
 def _log(git_dir: str | os.PathLike[str], exc: BaseException) -> None:

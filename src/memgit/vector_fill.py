@@ -16,7 +16,8 @@ sure a filler will embed what is missing:
   read that often follows a write runs first: bench/bench_semantic.py).
 
 Who calls it: the writer after every commit (writer._after_commit), ``memgit sync``
-after it brought entries in, ``memgit index`` and every recall by meaning (so an
+after it brought entries in, ``memgit index``, post-receive's detached work on a
+server drive, the MCP server at start-up, and every recall by meaning (so an
 entry that came in any other way, a ``git pull`` say, is filled too; a read does not
 start one within :data:`RETRY_AFTER` seconds of a failed fill). Nothing is started
 for a drive without an ``embeddings:`` section, nor when nothing is missing:
