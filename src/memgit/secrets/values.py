@@ -8,6 +8,8 @@ placeholders are judged the same way everywhere.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import re
 from collections import _count_elements  # type: ignore[attr-defined]
@@ -484,3 +486,21 @@ _PATTERNS: dict[str, tuple[str, int]] = {
     "here": (r"(?:token|key|secret|password|pass|value|goes|name)[_-]?here$", 0),
     "uuid": (r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", 0),
 }
+
+
+def decode_b64(s: str) -> str | None:
+    """The ASCII text ``s`` encodes in base64 (padding optional), or None."""
+    try:
+        raw = base64.b64decode(s + "=" * (-len(s) % 4), validate=True)
+        return raw.decode("ascii")
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return None
+
+
+def is_user_pass(decoded: str | None) -> bool:
+    """Whether a decoded text is ``user:password`` with a real password (HTTP Basic)."""
+    if decoded is None or not decoded.isprintable():
+        return False
+    user, sep, pw = decoded.partition(":")
+    return bool(sep and user and len(pw) >= 3 and " " not in user
+                and not is_placeholder(pw) and not is_placeholder(user + ":" + pw))
