@@ -128,19 +128,18 @@ def _name_info(name: str, core: str) -> tuple[bool, bool, str, frozenset[str]]:
 
 @check("keyword")
 def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
-    name = m.group("name")
-    core = m.group("core")
+    name, core, val, raw_op, gap = m.group("name", "core", "val", "op", "gap")
     skip, weak, kind, name_words = _name_info(name, core)
     if skip:
         return None
-    val = m.group("val")
-    before = text[m.start("name") - 1: m.start("name")]
+    at = m.start("name")
+    before = text[at - 1: at]
     if before in ("?", "&"):
         kind = "API key assignment" if kind == "key assignment" else kind  # ?key=: a URL's key
-    if before in ("\"", "'") and val.startswith(before) and m.group("op") == ":":
+    if before in ("\"", "'") and val.startswith(before) and raw_op == ":":
         return None  # "Password:" is a quoted label; its closing quote is not a value
     start = m.start("val")
-    op = m.group("op").strip()
+    op = raw_op.strip()
     quoted = len(val) >= 2 and val[0] in "\"'`" and val[-1] == val[0]
     if quoted:
         inner = val[1:-1].strip()
@@ -156,10 +155,11 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
         val = inner
         ok = (V.token_like(val, 12) and not _bare_uuid(val, kind)) if weak else V.literal_ok(val)
     else:
+        whole = val
         val = _strip_markup(val)
-        start = m.start("val") + m.group("val").find(val)
-        code_style = op in ("=", ":=", "=>", "==") and not m.group("op")[0].isspace()
-        code_style = code_style and not m.group("gap")
+        start += whole.find(val)
+        code_style = op in ("=", ":=", "=>", "==") and not raw_op[0].isspace()
+        code_style = code_style and not gap
         val = val.rstrip(".,") if code_style else val.rstrip(".,;:")
         if weak:
             ok = V.token_like(val, 16 if not code_style else 12) and not _bare_uuid(val, kind)

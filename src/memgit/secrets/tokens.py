@@ -23,7 +23,7 @@ def _generated(core: str, min_len: int, min_entropy: float) -> bool:
         return False
     if V.entropy(core) < min_entropy:
         return False
-    if max((len(r) for r in V.rx(r"[a-z]+|[A-Z]+").findall(core)), default=0) > 9:
+    if max(map(len, V.rx(r"[a-z]+|[A-Z]+").findall(core)), default=0) > 9:
         return False  # a random base62 string rarely has ten letters of one case in a row
     words = [w for w in V.rx(r"[A-Z][a-z]{3,}|[a-z]{4,}").findall(core) if V.wordlike(w)]
     return sum(len(w) for w in words) < 0.5 * len(core)
@@ -70,6 +70,7 @@ def _single_case_random(core: str, min_len: int) -> bool:
 _PREFIXED = r"([a-z][a-z0-9]{1,9}(?:[_-][a-z0-9]{2,8}){0,2}[_-])([A-Za-z0-9][A-Za-z0-9_-]{19,})"
 _URL_BEFORE = frozenset("/=?&#%@")
 _PREFIX_START = re.compile(r"[a-z][a-z0-9]{1,9}[_-]")
+_DIGITS = b"0123456789"
 
 
 @check("generated_token")
@@ -94,6 +95,8 @@ def _generated_token(m: re.Match[str], text: str) -> tuple[int, int, str] | None
             return None  # base64 of prose, not a generated token
     if not quoted and len(token) < 32 and not _PREFIX_START.match(token):
         return None  # the common case: an id, a word run, a short path
+    if len(token) - len(token.encode("ascii", "replace").translate(None, _DIGITS)) < 2:
+        return None  # every shape below needs two digits or more (words, paths, names)
     pm = V.rx(_PREFIXED).fullmatch(token)
     if pm is not None:
         if _id_prefix(pm.group(1)):
@@ -192,7 +195,7 @@ def _quoted_ok(s: str) -> bool:
     """A quoted literal that only a generator writes: both cases, digits, high entropy."""
     if s.count("/") > 1 or s.count(".") > 2:
         return False
-    core = V.rx(r"[^A-Za-z0-9]").sub("", s)
+    core = V.alnum_core(s)
     if len(core) < 20:
         return False
     upper, lower, digits = V.classes(core)
