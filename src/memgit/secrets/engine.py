@@ -136,15 +136,17 @@ class _AcFinder:
     __slots__ = ("find",)
 
     def __init__(self, ac: Any) -> None:
-        fast = partial(ac.find_matches_as_indexes, overlapping=True)
+        # overlapping=True, passed by position: a keyword argument costs more than the
+        # search itself on a line of notes (PyO3 parses keywords the slow way)
+        fast = ac.find_matches_as_indexes
 
         def find(lowered: str) -> list[tuple[int, int, int]]:
             try:
-                return fast(lowered)  # type: ignore[no-any-return]
+                return fast(lowered, True)  # type: ignore[no-any-return]
             except UnicodeEncodeError:
                 # a lone surrogate (a non-UTF-8 path read with surrogateescape) cannot
                 # cross into Rust: one replacement character each keeps every index
-                return fast(_SURROGATE.sub("\ufffd", lowered))  # type: ignore[no-any-return]
+                return fast(_SURROGATE.sub("\ufffd", lowered), True)  # type: ignore[no-any-return]
 
         self.find = find
 
