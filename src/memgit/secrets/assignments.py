@@ -251,7 +251,17 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     low = val.lower()
     if not ok or V.is_placeholder(val) or low in name_words or V.self_describing(low):
         return None  # POSTGRES_PASSWORD=postgres, password: strong-password: no secret
+    if weak and _encodes_prose(val):
+        return None  # ANY_KEY = <base64 of a sentence>: an encoded text, not a generated key
     return start, start + len(val), kind
+
+
+def _encodes_prose(val: str) -> bool:
+    """Base64 of printable text with spaces (a sentence, not random bytes)."""
+    if len(val) % 4 or len(val) < 16:
+        return False
+    decoded = V.decode_b64(val)
+    return decoded is not None and decoded.isprintable() and " " in decoded
 
 
 def _bare_uuid(val: str, kind: str) -> bool:

@@ -26,6 +26,11 @@ def _url_password(m: re.Match[str], text: str) -> bool:
     pw = m.group("s")
     if V.is_placeholder(pw) or (pw.isdigit() and len(pw) <= 5) or pw.lower() == "password":
         return False
+    if pw[:1] == "{" and pw.rstrip("\"'`")[-1:] == "}":
+        return False  # f"https://user:{token()}@host": an f-string's expression, a template
+    opening = text[m.start() - 1: m.start()]
+    if opening in ("\"", "'", "`") and opening in pw:
+        return False  # "https://host:8000";@x: the quoted URL ended before the @
     return not (pw.startswith("$") or "{{" in pw or "${" in pw or pw.startswith("%"))
 
 
@@ -105,8 +110,14 @@ def _table_cell(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
 
 @check("pem_header")
 def _pem_header(m: re.Match[str], text: str) -> bool:
-    """A header followed at once by its footer is an empty block, not a key."""
-    return not text[m.end(): m.end() + 12].lstrip("-").startswith("END")
+    """A header followed at once by its footer is an empty block, not a key; so is one
+    whose footer follows on the same line after words (``...-----this is not a key-----
+    END...``): key material has no spaces."""
+    rest = text[m.end():]
+    if rest[:12].lstrip("-").startswith("END"):
+        return False
+    body, sep, _after = rest.partition("-----END")
+    return not (sep and " " in body.strip())
 
 
 @check("pair_value")
@@ -342,6 +353,18 @@ STRUCTURAL: tuple[Rule, ...] = (
         keywords=("password>", "passwd>", "secret>", "token>", "key>", "credential>",
                   "credentials>"),
         check="xml_value", priority=1, doc="XML/HTML configuration elements",
+    ),
+    Rule(
+        "named-resource", "secret assignment",
+        r"<(?:string|item|entry|add|property|param)\s+(?:name|key)=\"(?P<name>[^\"]{0,60}"
+        r"(?i:password|passwd|secret|token|api[_-]?key|key|credential)[^\"]{0,30})\"\s*>"
+        r"(?P<s>[^<\n]{6,400})</",
+        keywords=("name=\"", "key=\""),
+        keyword_tails=(("name=\"", r"[^\"]{0,60}(?:password|passwd|secret|token|key|credential)"),
+                       ("key=\"", r"[^\"]{0,60}(?:password|passwd|secret|token|key|credential)")),
+        check="xml_value", priority=1,
+        doc="Android string resources and XML properties named by an attribute: "
+            "<string name=\"maps_api_key\">VALUE</string>",
     ),
     Rule(
         "password-hash", "password hash",

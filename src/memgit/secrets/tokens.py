@@ -67,6 +67,21 @@ def _single_case_random(core: str, min_len: int) -> bool:
             and not V.rx(r"[0-9a-fA-F]+").fullmatch(core) and V.entropy(core) >= 4.0)
 
 
+def _one_case_key(core: str, standalone: bool) -> bool:
+    """A key of one letter case (base36): long and digit-rich, not hex, at high entropy for
+    its length (40 characters: eight digits; 32, standing alone as a word: five)."""
+    digits = V.classes(core)[2]
+    if len(core) >= 40:
+        return digits >= 8 and _single_case_random(core, 40) and V.entropy(core) >= 4.4
+    return (standalone and len(core) >= 32 and digits >= 5 and _single_case_random(core, 32)
+            and V.entropy(core) >= 4.3)
+
+
+# what may stand before a token that stands alone as a word (not a part of a compound
+# value such as access_token$production$<id>$<key>)
+_STANDALONE = frozenset(["", " ", "\t", "(", "[", ",", ";", ">"])
+
+
 _PREFIXED = r"([a-z][a-z0-9]{1,9}(?:[_-][a-z0-9]{2,8}){0,2}[_-])([A-Za-z0-9][A-Za-z0-9_-]{19,})"
 _URL_BEFORE = frozenset("/=?&#%@")
 _PREFIX_START = re.compile(r"[a-z][a-z0-9]{1,9}[_-]")
@@ -103,18 +118,19 @@ def _generated_token(m: re.Match[str], text: str) -> tuple[int, int, str] | None
             return None  # ses_..., toolu_...: the id of a record
         if _prefixed_ok(pm.group(1), pm.group(2), token):
             return None if _named_not_secret(text, start) else (start, end, "API token")
+    if len(token) in (32, 40, 64) and _provider_hex_key(text, start, token):
+        return start, end, "API token"
     if quoted:
-        if not _quoted_ok(token) or _named_not_secret(text, start):
+        if _named_not_secret(text, start):
             return None  # client_id = "...", publicToken: "...", authenticity_token
-        return start, end, "high-entropy string"
+        return (start, end, "high-entropy string") if _quoted_ok(token) else None
     if (len(token) < 32 or before in _URL_BEFORE or token.startswith("AAAA")
             or "/" in token or "." in token):
         return None  # short, in a URL, an SSH key blob, a path
     core = V.rx(r"[^A-Za-z0-9]").sub("", token)
     if token.islower() or token.isupper():
         # one letter case: only long base36 keys (not hex, not ids), well mixed with digits
-        if not (len(core) >= 40 and V.classes(core)[2] >= 8
-                and _single_case_random(core, 40) and V.entropy(core) >= 4.4):
+        if not _one_case_key(core, standalone=before in _STANDALONE):
             return None
     elif not _generated(core, 32, 4.2):
         return None
@@ -173,6 +189,26 @@ def _user_before(text: str, colon: int) -> bool:
     if not user[0].isalpha() or (at > 0 and text[at - 1] not in " \t(,;["):
         return False
     return not set(V.rx(r"[a-z0-9]+").findall(user.lower())) & (_DIGEST_WORDS | _ID_WORDS)
+
+
+def _provider_hex_key(text: str, start: int, token: str) -> bool:
+    """A hex key of a key's length assigned to a bare provider name (``SOFTLAYER: <64 hex>``,
+    ``cloudsmith: "<40 hex>"``): one word of letters, no digest's or id's name. Hex looks
+    like a digest, so only such a name makes it a key."""
+    if V.rx(r"[0-9a-f]+|[0-9A-F]+").fullmatch(token) is None or V.entropy(token) < 3.5:
+        return False
+    name = _name_before(text[max(0, start - 80): start])
+    if not (4 <= len(name) <= 24 and name.isalpha()):
+        return False
+    low = name.lower()
+    return not (low in _DIGEST_WORDS or low in _ID_WORDS or low in _NOT_SECRET_NAMES
+                or low in _HEX_NAMES)
+
+
+# names of hex values that are not keys, beyond digests and ids
+_HEX_NAMES = frozenset("""version hex color colour nonce salt seed address wallet contract
+    account block parent head base tag sum fingerprint thumbprint kid value data body payload
+    output input result expected actual signature sig integrity""".split())
 
 
 def _id_prefix(prefix: str) -> bool:

@@ -315,6 +315,9 @@ def is_reference(v: str) -> bool:
     low = v.lower()
     if low.startswith(_REFERENCE_PREFIXES):
         return True
+    if "://" in low and R.scheme.match(low) is not None:
+        return True  # mongodb://host/db: a URL names a place (its password, if any, is
+        # the password-in-URL rule's)
     if ("(" in v or "[" in v or "{" in v) and R.call.search(v):
         return True  # a call, an index or a template: os.getenv("X"), cfg["key"], {name}
     if v[0] == "+" or v[-1] == "+":
@@ -484,6 +487,7 @@ _PATTERNS: dict[str, tuple[str, int]] = {
     "camel": (r"^[A-Z][a-z]+(?:[A-Z][a-z]+)+\d{0,3}$", 0),
     "bracketed": (r"\[[A-Za-z][A-Za-z _-]*\]?$", 0),
     "here": (r"(?:token|key|secret|password|pass|value|goes|name)[_-]?here$", 0),
+    "scheme": (r"[a-z][a-z0-9+.-]{1,30}://", 0),
     "uuid": (r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", 0),
 }
 
