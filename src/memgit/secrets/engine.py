@@ -68,7 +68,7 @@ class _Entry:
     """A rule as the engine runs it: its regexes (lazy), its check, its rank."""
 
     __slots__ = ("rule", "rx", "trigger", "fn", "priority", "group", "at", "placed", "order",
-                 "rank", "names")
+                 "rank", "names", "value_tests")
 
     def __init__(self, rule: Rule, order: int) -> None:
         self.rule = rule
@@ -83,6 +83,9 @@ class _Entry:
         self.order = order  # rank among equal priorities: the rules' order
         self.rank = (self.priority, order)
         self.names = not self.at  # a placed rule matches where a keyword *name* may start
+        # whether value_passes has anything to test (most records declare no value test)
+        self.value_tests = bool(rule.min_length or rule.min_distinct or rule.entropy
+                                or rule.charset)
 
 
 # What a keyword found on a line dispatches: a provider name, its rules when it stands as a
@@ -336,11 +339,20 @@ def scan(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
         rule = e.rule
         prio = e.priority
         fn = e.fn
-        for m in _matches(e, text, lowered, selected[e]):
+        where = selected[e]
+        if not e.placed or (where is None and e.trigger is None):
+            found: Any = e.rx.finditer(text)  # the common case, without a list
+        else:
+            found = _matches(e, text, lowered, where)
+        for m in found:
             start, end = m.span(e.group)
             # a weaker rule's match inside a stronger finding can only lose: skip its checks
-            if candidates and any(p < prio and s <= start and end <= t
-                                  for p, s, t, _k in candidates):
+            inside = False
+            for p, s, t, _k in candidates:
+                if p < prio and s <= start and end <= t:
+                    inside = True
+                    break
+            if inside:
                 continue
             kind = rule.kind
             if fn is not None:
@@ -352,7 +364,7 @@ def scan(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
             if end <= start:
                 continue
             value = text[start:end]
-            if is_placeholder(value) or not value_passes(rule, value):
+            if is_placeholder(value) or (e.value_tests and not value_passes(rule, value)):
                 continue
             candidates.append((prio, start, end, kind))
     if not candidates:

@@ -8,7 +8,6 @@ placeholders are judged the same way everywhere.
 
 from __future__ import annotations
 
-import base64
 import binascii
 import math
 import re
@@ -494,10 +493,10 @@ _PATTERNS: dict[str, tuple[str, int]] = {
 
 def decode_b64(s: str) -> str | None:
     """The ASCII text ``s`` encodes in base64 (padding optional), or None."""
-    try:
-        raw = base64.b64decode(s + "=" * (-len(s) % 4), validate=True)
+    try:  # base64.b64decode(..., validate=True) without its Python layer
+        raw = binascii.a2b_base64((s + "=" * (-len(s) % 4)).encode("ascii"), strict_mode=True)
         return raw.decode("ascii")
-    except (binascii.Error, ValueError, UnicodeDecodeError):
+    except (binascii.Error, ValueError):  # UnicodeEncodeError/DecodeError are ValueErrors
         return None
 
 
