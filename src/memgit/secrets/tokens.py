@@ -23,10 +23,13 @@ def _generated(core: str, min_len: int, min_entropy: float) -> bool:
         return False
     if V.entropy(core) < min_entropy:
         return False
-    if max(map(len, V.rx(r"[a-z]+|[A-Z]+").findall(core)), default=0) > 9:
+    if V.rx(r"[a-z]{10}|[A-Z]{10}").search(core) is not None:
         return False  # a random base62 string rarely has ten letters of one case in a row
-    words = [w for w in V.rx(r"[A-Z][a-z]{3,}|[a-z]{4,}").findall(core) if V.wordlike(w)]
-    return sum(len(w) for w in words) < 0.5 * len(core)
+    runs = V.rx(r"[A-Z][a-z]{3,}|[a-z]{4,}").findall(core)
+    half = 0.5 * len(core)
+    if sum(map(len, runs)) < half:
+        return True  # even if every run read like a word, words would not make half of it
+    return sum(len(w) for w in runs if V.wordlike(w)) < half
 
 
 _known_prefix: list[re.Pattern[str]] = []
@@ -121,9 +124,9 @@ def _generated_token(m: re.Match[str], text: str) -> tuple[int, int, str] | None
     if len(token) in (32, 40, 64) and _provider_hex_key(text, start, token):
         return start, end, "API token"
     if quoted:
-        if _named_not_secret(text, start):
+        if not _quoted_ok(token) or _named_not_secret(text, start):
             return None  # client_id = "...", publicToken: "...", authenticity_token
-        return (start, end, "high-entropy string") if _quoted_ok(token) else None
+        return start, end, "high-entropy string"
     if (len(token) < 32 or before in _URL_BEFORE or token.startswith("AAAA")
             or "/" in token or "." in token):
         return None  # short, in a URL, an SSH key blob, a path

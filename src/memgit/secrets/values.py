@@ -450,12 +450,13 @@ def wordy(v: str) -> bool:
     return len(parts) >= 3 and all(p.isalpha() or p.isdigit() for p in parts)
 
 
-_VOWELS = frozenset("aeiouyAEIOUY")
+_VOWEL_BYTES = b"aeiouyAEIOUY"
 
 
 def wordlike(run: str) -> bool:
     """A run of letters that reads like a word: vowels between its consonants."""
-    vowels = sum(c in _VOWELS for c in run)
+    b = run.encode("utf-8", "surrogatepass")
+    vowels = len(b) - len(b.translate(None, _VOWEL_BYTES))  # vowels are one byte each
     return vowels * 4 >= len(run) and R.consonants.search(run) is None
 
 

@@ -90,6 +90,8 @@ def _text(repo: str, path: str) -> str | None:
 _TYPED = re.compile(r"(?i)abcdefghij|0123456789|1234567890|example|(.)\1{7}")
 _KNOWN_PREFIXES: list[str] = []
 _FIXED_HEADS = ("pypi-AgEIcHlwaS5vcmc", "pypi-AgENdGVzdC5weXBpLm9yZw")
+_AGE = "AGE-SECRET-KEY-1"
+_BECH32 = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"
 
 
 def _known_prefix(value: str) -> str:
@@ -116,6 +118,9 @@ def _reshape(value: str) -> str:
         return basic  # base64 of user:password: a new password, encoded again
     if value.startswith("0x"):
         return "0x" + synth.reshape(value[2:], 0)
+    if value.startswith(_AGE):  # age keys are bech32: the body keeps that alphabet
+        rng = synth._rng(value)
+        return _AGE + "".join(rng.choice(_BECH32) for _ in value[len(_AGE):])
     crypt = re.match(r"\$[0-9a-z]{1,8}\$(?:\d{1,2}\$)?", value)
     twilio = re.match(r"(?:SK|AC)(?=[0-9a-fA-F]{32}$)", value)
     if crypt or twilio:  # a crypt scheme ($2a$10$) or Twilio's SK/AC stays as it is
@@ -127,8 +132,10 @@ def _reshape(value: str) -> str:
     m = synth._PREFIX.match(value)
     keep = max(m.end() if m and m.end() < len(value) - 6 else 0, len(_known_prefix(value)))
     head, body = value[:keep], value[keep:]
-    if value.startswith("eyJ") or not re.search(r"[_.$:-]", body):
-        return synth.reshape(value)
+    if value.startswith("eyJ"):
+        return synth.reshape(value)  # a JWT: header and claims kept, a new signature
+    if not re.search(r"[_.$:-]", body):
+        return synth.reshape(value, keep)
     parts = re.split(r"([_.$:-])", body)
     return head + "".join(synth.reshape(p, 0) if synth.looks_live(p) else p for p in parts)
 
