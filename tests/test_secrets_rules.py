@@ -194,6 +194,8 @@ def _b64(s: str) -> str:
     return base64.b64encode(s.encode()).decode()
 
 
+HEX64 = "9c1e7f3a5b2d8f4a0e6c3b9d1f7a2e5c8b4d0f6a3e9c1b7d5f2a8e4c0b6d3f9a"
+BASE36_32 = "k7q2m9x4v1t8r5w3z6p0n2j8h4f6d1s9"
 PEM64 = _b64("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7Hq2")
 
 
@@ -234,6 +236,14 @@ PEM64 = _b64("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7Hq2")
          "$argon2id$v=19$m=65536,t=3,p=4$c2FsdHNhbHRzYWx0$J2w7rG9mXk3Qp8Vn5Lb1Tz6Yh4Ud0Wc"),
         (f"STRIPE_KEY={RANDOM20}x9Q2", "key assignment", RANDOM20 + "x9Q2"),
         (f"export SERVICE_TOKEN={RANDOM20}", "token assignment", RANDOM20),
+        # round 4, from the late sources (secretlint, semgrep-rules, ripsecrets)
+        (f'<string name="maps_api_key">{RANDOM20}</string>', "secret assignment", RANDOM20),
+        (f"softlayer: {HEX64}", "API token", HEX64),
+        (f'cloudsmith: "{HEX64[:40]}"', "API token", HEX64[:40]),
+        (f"- relay uses {BASE36_32} for the bridge", "API token", BASE36_32),
+        (f"access_token$production${BASE36_32[:16]}${HEX64[:32]}", "Braintree access token",
+         f"access_token$production${BASE36_32[:16]}${HEX64[:32]}"),
+        (f"s-s4t2ud-{HEX64}", "42 intra API secret", f"s-s4t2ud-{HEX64}"),
     ],
 )
 def test_structural_families(line, kind, secret):
@@ -257,6 +267,16 @@ def test_structural_families(line, kind, secret):
         "- see https://docs.google.com/document/d/1W7KCxOxP-1Fy5EyF2lbJGE2WuKmu5v0suYqoHas1jRM",
         "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOa1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7 joe@laptop",
         "- the fixture is dGhpcyBpcyBhIHRlc3Qgb2YgYmFzZTY0IGVuY29kaW5n (base64 of a sentence)",
+        # round 4
+        'const MONGO_NO_AUTH = "mongodb://localhost:27017/database";',
+        f"SIGNING_KEY = {_b64('this is only a sentence of text')}",
+        "-----BEGIN PRIVATE KEY-----this is not a private key-----END PRIVATE KEY-----",
+        '"https://url:8000";@something else',
+        'f"https://user123:{_github_pat(github_secret_name)}@github.com/"',
+        '<string name="api_key_label">API key</string>',
+        f"sha: {HEX64[:40]}",
+        f'commit: "{HEX64[:40]}"',
+        f"- part of a compound $Q{BASE36_32.upper()}",
     ],
 )
 def test_structural_negatives(line):

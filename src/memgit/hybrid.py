@@ -4,7 +4,8 @@ hybrid (both rankings fused), on a current recall index.
 Hybrid is the default when the drive's policy has an ``embeddings:`` section, lexical
 otherwise (docs/embeddings.md). A hybrid recall takes the top :data:`DEPTH` of each
 ranking and fuses them by reciprocal rank (memgit.vectors.fuse with the parameters
-tuned on the labelled set's tuning half). Its cost is the query's embedding, so:
+tuned on the labelled set's tuning half, or the embedder's own ``fusion`` when it has one:
+the local embedder's fast query encoder). Its cost is the query's embedding, so:
 
 * the query is embedded in a worker thread while SQLite runs the full-text query (the
   local model's C call and an endpoint's socket both release the GIL);
@@ -102,7 +103,8 @@ def search(conn: state.Connection, key: tuple[str, str], query: str, limit: int,
     if incomplete and lexical:
         semantic = _imputed(semantic, [h.fact_id for h in lexical],
                             vector_rows.without_vector(conn, [h.fact_id for h in lexical]))
-    found = Recalled(_ranked(conn, lexical, semantic, limit, mode, count), mode, warnings)
+    found = Recalled(_ranked(conn, lexical, semantic, limit, mode, count,
+                             getattr(embedder, "fusion", None)), mode, warnings)
     if incomplete:
         _note_missing(conn, key[0], config, found)
     return found
@@ -139,10 +141,14 @@ def _note_missing(conn: state.Connection, git_dir: str, config: EmbedConfig,
 
 
 def _ranked(conn: state.Connection, lexical: list[Hit], semantic: list[tuple[str, float]],
-            limit: int, mode: str, count: bool) -> list[Hit]:
+            limit: int, mode: str, count: bool,
+            fusion: tuple[int, float] | None = None) -> list[Hit]:
     """Hits in the order of the semantic ranking (score: the cosine) or of the fusion
-    (score: the fused reciprocal-rank score); retrievals counted for those returned."""
+    (score: the fused reciprocal-rank score); retrievals counted for those returned.
+    ``fusion``: the embedder's own (k, semantic weight), else memgit.vectors' defaults."""
     from .vectors import LEXICAL_WEIGHT, RRF_K, SEMANTIC_WEIGHT, fuse, fused_scores
+
+    k, semantic_weight = fusion or (RRF_K, SEMANTIC_WEIGHT)
 
     if mode == "semantic":
         scores = dict(semantic)
@@ -150,9 +156,9 @@ def _ranked(conn: state.Connection, lexical: list[Hit], semantic: list[tuple[str
     else:
         rankings = {"lexical": [h.fact_id for h in lexical],
                     "semantic": [fid for fid, _ in semantic]}
-        weights = {"lexical": LEXICAL_WEIGHT, "semantic": SEMANTIC_WEIGHT}
-        scores = fused_scores(rankings, k=RRF_K, weights=weights)
-        order = fuse(rankings, k=RRF_K, weights=weights)
+        weights = {"lexical": LEXICAL_WEIGHT, "semantic": semantic_weight}
+        scores = fused_scores(rankings, k=k, weights=weights)
+        order = fuse(rankings, k=k, weights=weights)
     found = vector_rows.found_rows(conn, order[:2 * limit + 10])
     picked = [found[fid] for fid in order if fid in found][:limit]
     hits = [Hit(r[0], r[1], r[2], r[3], r[4], r[5], round(scores[r[7]], 4), r[7],

@@ -5,7 +5,8 @@ credential? Findings carry the kind and the span only; callers never print
 the matched text (``redact`` replaces it by its kind when a value must be quoted).
 
 Layout: ``formats`` (provider formats as data records), ``structural``
-(detectors that need code), ``values`` (the one placeholder filter and the
+(detectors that need code; keyword assignments in ``assignments``, generated
+tokens in ``tokens``), ``values`` (the one placeholder filter and the
 value tests), ``rules`` (the record, its checks, validation of a drive's extra
 rules), ``engine`` (prefilter and dispatch), ``deep`` (detect-secrets and
 betterleaks as optional second engines behind ``secrets: deep``).

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import partial
+from operator import attrgetter
 from typing import Any
 
 from . import values as V
@@ -37,26 +38,37 @@ _NAME_RUN = r"[A-Za-z0-9_.-]{1,64}"
 
 
 class _Lazy:
-    """A regex compiled the first time a line needs it."""
+    """A regex compiled the first time a line needs it. ``match``/``search``/``finditer``
+    start as compiling stand-ins that replace themselves with the compiled pattern's
+    methods, so later calls cost one attribute read (no property, no test)."""
 
-    __slots__ = ("pattern", "flags", "_rx")
+    __slots__ = ("pattern", "flags", "_rx", "match", "search", "finditer")
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self.pattern = pattern
         self.flags = flags
         self._rx: re.Pattern[str] | None = None
+        self.match: Any = partial(self._first, "match")
+        self.search: Any = partial(self._first, "search")
+        self.finditer: Any = partial(self._first, "finditer")
+
+    def _first(self, method: str, *args: Any) -> Any:
+        rx = self.rx
+        return getattr(rx, method)(*args)
 
     @property
     def rx(self) -> re.Pattern[str]:
         if self._rx is None:
-            self._rx = re.compile(self.pattern, self.flags)
+            self._rx = rx = re.compile(self.pattern, self.flags)
+            self.match, self.search, self.finditer = rx.match, rx.search, rx.finditer
         return self._rx
 
 
 class _Entry:
     """A rule as the engine runs it: its regexes (lazy), its check, its rank."""
 
-    __slots__ = ("rule", "rx", "trigger", "fn", "priority", "group", "at", "placed", "order")
+    __slots__ = ("rule", "rx", "trigger", "fn", "priority", "group", "at", "placed", "order",
+                 "rank", "names", "value_tests")
 
     def __init__(self, rule: Rule, order: int) -> None:
         self.rule = rule
@@ -69,6 +81,11 @@ class _Entry:
         # where the rule's matches start: at its keywords (a trigger or locate="at")
         self.placed = self.trigger is not None or self.at
         self.order = order  # rank among equal priorities: the rules' order
+        self.rank = (self.priority, order)
+        self.names = not self.at  # a placed rule matches where a keyword *name* may start
+        # whether value_passes has anything to test (most records declare no value test)
+        self.value_tests = bool(rule.min_length or rule.min_distinct or rule.entropy
+                                or rule.charset)
 
 
 # What a keyword found on a line dispatches: a provider name, its rules when it stands as a
@@ -122,15 +139,17 @@ class _AcFinder:
     __slots__ = ("find",)
 
     def __init__(self, ac: Any) -> None:
-        fast = partial(ac.find_matches_as_indexes, overlapping=True)
+        # overlapping=True, passed by position: a keyword argument costs more than the
+        # search itself on a line of notes (PyO3 parses keywords the slow way)
+        fast = ac.find_matches_as_indexes
 
         def find(lowered: str) -> list[tuple[int, int, int]]:
             try:
-                return fast(lowered)  # type: ignore[no-any-return]
+                return fast(lowered, True)  # type: ignore[no-any-return]
             except UnicodeEncodeError:
                 # a lone surrogate (a non-UTF-8 path read with surrogateescape) cannot
                 # cross into Rust: one replacement character each keeps every index
-                return fast(_SURROGATE.sub("\ufffd", lowered))  # type: ignore[no-any-return]
+                return fast(_SURROGATE.sub("\ufffd", lowered), True)  # type: ignore[no-any-return]
 
         self.find = find
 
@@ -147,11 +166,16 @@ def use_trie_finder(on: bool = True) -> None:
     _FINDER[:] = ["trie"] if on else ["auto"]
 
 
+# a shape: its regex (lazy), its rules, whether it needs a run of token characters, whether
+# it is that run itself (then the run decides alone)
+_Shape = tuple[_Lazy, tuple[_Entry, ...], bool, bool]
+
+
 class Compiled:
     __slots__ = ("finder", "table", "shapes", "always")
 
     def __init__(self, finder: Any, table: list[_Kw],
-                 shapes: list[tuple[_Lazy, tuple[_Entry, ...]]], always: tuple[_Entry, ...]):
+                 shapes: list[_Shape], always: tuple[_Entry, ...]):
         self.finder = finder
         self.table = table
         self.shapes = shapes
@@ -188,18 +212,23 @@ def compile_rules(rules: Sequence[Rule]) -> Compiled:
     return Compiled(
         finder=_finder(keywords) if keywords else None,
         table=table,
-        shapes=[(_Lazy(SHAPE_TRIGGER if k == "default" else k), tuple(shapes[k])) for k in order],
+        shapes=[_shape(SHAPE_TRIGGER if k == "default" else k, tuple(shapes[k])) for k in order],
         always=tuple(e for e in entries if not e.rule.keywords and not e.rule.shape),
     )
 
 
+def _shape(pattern: str, entries: tuple[_Entry, ...]) -> _Shape:
+    return (_Lazy(pattern), entries, pattern in (SHAPE_TRIGGER, RUN_SHAPE), pattern == RUN_SHAPE)
+
+
 def _select(text: str, lowered: str, comp: Compiled) -> dict[_Entry, list[int] | None]:
     """The rules a line needs; for a rule with a trigger, where its keywords are."""
-    selected: dict[_Entry, list[int] | None] = dict.fromkeys(comp.always)
-    if comp.finder is not None:
+    selected: dict[_Entry, list[int] | None] = dict.fromkeys(comp.always) if comp.always else {}
+    finder = comp.finder
+    if finder is not None:
         table = comp.table
         n = len(lowered)
-        for idx, start, end in comp.finder.find(lowered):
+        for idx, start, end in finder.find(lowered):
             is_word, named, groups = table[idx]
             if is_word and (start == 0 or lowered[start - 1] not in _ALNUM) and (
                     end == n or lowered[end] not in _ALNUM):
@@ -209,7 +238,7 @@ def _select(text: str, lowered: str, comp: Compiled) -> dict[_Entry, list[int] |
                     else:
                         selected.setdefault(e, None)
             for tail, es, located in groups:
-                if tail is not None and tail.rx.match(lowered, end) is None:
+                if tail is not None and tail.match(lowered, end) is None:
                     continue
                 for e in es:
                     if e not in selected:
@@ -217,13 +246,13 @@ def _select(text: str, lowered: str, comp: Compiled) -> dict[_Entry, list[int] |
                 for e in located:
                     selected[e].append(start)  # type: ignore[union-attr]
     run = None
-    for shape, es in comp.shapes:
-        if shape.pattern == SHAPE_TRIGGER or shape.pattern == RUN_SHAPE:
+    for shape, es, gated, is_run in comp.shapes:
+        if gated:
             if run is None:
                 run = _has_run(text)
             if not run:
                 continue
-        if shape.pattern == RUN_SHAPE or shape.rx.search(text) is not None:
+        if is_run or shape.search(text) is not None:
             for e in es:
                 selected.setdefault(e, None)
     return selected
@@ -241,11 +270,22 @@ def _has_run(text: str) -> bool:
         _RUN_BYTES).find(b"a" * 20) >= 0
 
 
+def _name_run(reversed_window: str) -> re.Match[str] | None:
+    """The keyword name's run at the start of ``reversed_window`` (compiled on first use,
+    then this function is replaced by the compiled pattern's ``match``)."""
+    match = re.compile(_NAME_RUN).match
+    globals()["_name_run"] = match
+    return match(reversed_window)
+
+
 def _name_starts(text: str, at: int) -> list[int]:
     """Where a keyword name containing the keyword found at `at` may begin:
     DB_PASSWORD, dbPassword, "api key", --password, or the keyword itself."""
-    m = V.rx(_NAME_RUN).match(text[max(0, at - 64): at][::-1]) if at else None
-    p = at - m.end() if m is not None else at  # the name run, read backwards from `at`
+    if at:
+        m = _name_run(text[at - 64 if at > 64 else 0: at][::-1])
+        p = at - m.end() if m is not None else at  # the name run, read backwards from `at`
+    else:
+        p = 0
     starts = [p]
     if p >= 4 and text[p - 4 : p].lower() == "api ":
         starts.insert(0, p - 4)
@@ -261,24 +301,24 @@ def _name_starts(text: str, at: int) -> list[int]:
 
 def _matches(e: _Entry, text: str, lowered: str, where: list[int] | None
              ) -> list[re.Match[str]]:
-    rx = e.rx.rx
     if not e.placed or (where is None and e.trigger is None):
-        return list(rx.finditer(text))
+        return list(e.rx.finditer(text))
     if where is None:  # dispatched without a keyword place: the trigger finds them all
-        places = [h.start() for h in e.trigger.rx.finditer(lowered)]  # type: ignore[union-attr]
+        places = [h.start() for h in e.trigger.finditer(lowered)]  # type: ignore[union-attr]
     else:  # the prefilter found the rule's keywords with their tails: the trigger's places
         places = sorted(set(where)) if len(where) > 1 else where
     if not places:
         return []
     if len(lowered) != len(text):  # lower() changed offsets (rare Unicode): scan it all
-        return list(rx.finditer(text))
+        return list(e.rx.finditer(text))
+    match = e.rx.match
     out = []
     covered = -1  # places inside the last match belong to it (keeps long lines linear)
     for place in places:
         if place < covered:
             continue
-        for start in [place] if e.at else _name_starts(text, place):
-            m = rx.match(text, start)
+        for start in _name_starts(text, place) if e.names else (place,):
+            m = match(text, start)
             if m is not None:
                 covered = m.end()
                 out.append(m)
@@ -293,17 +333,26 @@ def scan(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
     if not selected:
         return []
     candidates: list[tuple[int, int, int, str]] = []  # priority, start, end, kind
-    order = sorted(selected, key=_rank) if len(selected) > 1 else list(selected)
+    order = sorted(selected, key=_RANK) if len(selected) > 1 else selected
     is_placeholder = V.is_placeholder
     for e in order:
         rule = e.rule
         prio = e.priority
         fn = e.fn
-        for m in _matches(e, text, lowered, selected[e]):
+        where = selected[e]
+        if not e.placed or (where is None and e.trigger is None):
+            found: Any = e.rx.finditer(text)  # the common case, without a list
+        else:
+            found = _matches(e, text, lowered, where)
+        for m in found:
             start, end = m.span(e.group)
             # a weaker rule's match inside a stronger finding can only lose: skip its checks
-            if candidates and any(p < prio and s <= start and end <= t
-                                  for p, s, t, _k in candidates):
+            inside = False
+            for p, s, t, _k in candidates:
+                if p < prio and s <= start and end <= t:
+                    inside = True
+                    break
+            if inside:
                 continue
             kind = rule.kind
             if fn is not None:
@@ -315,7 +364,7 @@ def scan(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
             if end <= start:
                 continue
             value = text[start:end]
-            if is_placeholder(value) or not value_passes(rule, value):
+            if is_placeholder(value) or (e.value_tests and not value_passes(rule, value)):
                 continue
             candidates.append((prio, start, end, kind))
     if not candidates:
@@ -329,5 +378,4 @@ def scan(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
     return kept
 
 
-def _rank(e: _Entry) -> tuple[int, int]:
-    return e.priority, e.order
+_RANK = attrgetter("rank")

@@ -135,7 +135,7 @@ FORMATS: list[dict[str, Any]] = [
         "kind": 'GitLab token',
         "regex": '(?<![A-Za-z0-9_-])(?:(?:glpat|gldt|glft|glsoat|glrt|glffct|glimt|glagent|gloas|glptt)-[A-Za-z0-9_-]{20,300}(?:\\.[0-9a-z]{9})?|glcbt-(?:[0-9a-fA-F]{2}_)?[A-Za-z0-9_-]{20,}|GR1348941[A-Za-z0-9_-]{20,})(?![A-Za-z0-9_-])',
         "keywords": ['glpat-', 'gldt-', 'glft-', 'glsoat-', 'glrt-', 'glffct-', 'glimt-', 'glagent-', 'gloas-', 'glptt-', 'glcbt-', 'gr1348941'],
-        "check": 'varied',
+        "check": 'token_like',  # a generated body: words (glimt-my-tokens_are-...) are not
         "doc": _DS + 'GitLabTokenDetector',
     },
     {
@@ -633,6 +633,11 @@ _PREFIXED: list[tuple[str, str, str, list[str], str]] = [
      "https://docs.readme.com/main/reference/intro-authentication"),
     ("sourcegraph-token", "Sourcegraph token", _L + r"sgp_(?:[a-f0-9]{16}_)?[a-f0-9]{40}" + _R,
      ["sgp_"], "https://sourcegraph.com/docs/cli/how-tos/creating_an_access_token"),
+    ("braintree-access-token", "Braintree access token", _LA + r"access_token\$(?:production|sandbox)"
+     r"\$[0-9a-z]{16}\$[0-9a-z]{32}" + _RA, ["access_token$"],
+     "https://developer.paypal.com/braintree/docs/guides/authorization/overview"),
+    ("intra42-secret", "42 intra API secret", _L + r"s-s4t2(?:ud|af)-[a-f0-9]{64}" + _R,
+     ["s-s4t2ud-", "s-s4t2af-"], "ripsecrets' intra42 rule: 42 school's API application secrets"),
     ("vercel-token", "Vercel token", _L + r"vc[pkai]_[A-Za-z0-9]{56}" + _R,
      ["vcp_", "vck_", "vca_", "vci_"], "https://vercel.com/docs/rest-api"),
     ("zapier-webhook", "Zapier webhook URL", r"https://(?:www\.)?hooks\.zapier\.com/hooks/catch/"

@@ -8,6 +8,7 @@ placeholders are judged the same way everywhere.
 
 from __future__ import annotations
 
+import binascii
 import math
 import re
 from collections import _count_elements  # type: ignore[attr-defined]
@@ -313,6 +314,9 @@ def is_reference(v: str) -> bool:
     low = v.lower()
     if low.startswith(_REFERENCE_PREFIXES):
         return True
+    if "://" in low and R.scheme.match(low) is not None:
+        return True  # mongodb://host/db: a URL names a place (its password, if any, is
+        # the password-in-URL rule's)
     if ("(" in v or "[" in v or "{" in v) and R.call.search(v):
         return True  # a call, an index or a template: os.getenv("X"), cfg["key"], {name}
     if v[0] == "+" or v[-1] == "+":
@@ -446,12 +450,13 @@ def wordy(v: str) -> bool:
     return len(parts) >= 3 and all(p.isalpha() or p.isdigit() for p in parts)
 
 
-_VOWELS = frozenset("aeiouyAEIOUY")
+_VOWEL_BYTES = b"aeiouyAEIOUY"
 
 
 def wordlike(run: str) -> bool:
     """A run of letters that reads like a word: vowels between its consonants."""
-    vowels = sum(c in _VOWELS for c in run)
+    b = run.encode("utf-8", "surrogatepass")
+    vowels = len(b) - len(b.translate(None, _VOWEL_BYTES))  # vowels are one byte each
     return vowels * 4 >= len(run) and R.consonants.search(run) is None
 
 
@@ -482,5 +487,24 @@ _PATTERNS: dict[str, tuple[str, int]] = {
     "camel": (r"^[A-Z][a-z]+(?:[A-Z][a-z]+)+\d{0,3}$", 0),
     "bracketed": (r"\[[A-Za-z][A-Za-z _-]*\]?$", 0),
     "here": (r"(?:token|key|secret|password|pass|value|goes|name)[_-]?here$", 0),
+    "scheme": (r"[a-z][a-z0-9+.-]{1,30}://", 0),
     "uuid": (r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", 0),
 }
+
+
+def decode_b64(s: str) -> str | None:
+    """The ASCII text ``s`` encodes in base64 (padding optional), or None."""
+    try:  # base64.b64decode(..., validate=True) without its Python layer
+        raw = binascii.a2b_base64((s + "=" * (-len(s) % 4)).encode("ascii"), strict_mode=True)
+        return raw.decode("ascii")
+    except (binascii.Error, ValueError):  # UnicodeEncodeError/DecodeError are ValueErrors
+        return None
+
+
+def is_user_pass(decoded: str | None) -> bool:
+    """Whether a decoded text is ``user:password`` with a real password (HTTP Basic)."""
+    if decoded is None or not decoded.isprintable():
+        return False
+    user, sep, pw = decoded.partition(":")
+    return bool(sep and user and len(pw) >= 3 and " " not in user
+                and not is_placeholder(pw) and not is_placeholder(user + ":" + pw))
