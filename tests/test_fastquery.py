@@ -98,7 +98,7 @@ def test_changed_data_is_another_model_and_is_refused(tmp_path: Path, new_drive,
                                                       fast: fastquery.FastQuery) -> None:
     drive = new_drive(ENTRIES)
     (drive / ".git" / "memgit.yaml").write_text("embeddings: {plugin: local}\n")
-    assert memgit("index", cwd=drive).returncode == 0
+    assert memgit("index", "--embeddings", cwd=drive).returncode == 0
     from memgit.embedders.local import LocalEmbedder
 
     original = LocalEmbedder({}).model_id
@@ -119,7 +119,7 @@ def test_switching_the_query_encoder_is_refused_until_a_rebuild(new_drive) -> No
     drive = new_drive(ENTRIES)
     yaml = drive / ".git" / "memgit.yaml"
     yaml.write_text("embeddings: {plugin: local}\n")
-    assert memgit("index", cwd=drive).returncode == 0
+    assert memgit("index", "--embeddings", cwd=drive).returncode == 0
     fast_hits = json.loads(memgit("recall", "who runs product", "--json", cwd=drive).stdout)
     assert fast_hits[0]["entry_id"] == "m-joe"
     yaml.write_text("embeddings: {plugin: local, query: full}\n")
