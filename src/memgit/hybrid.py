@@ -266,7 +266,10 @@ _pool: ThreadPoolExecutor | None = None
 def _query_vector(embedder: Any, query: str) -> Future[Any]:
     """The query's unit vector: from the LRU, else embedded in the worker thread."""
     global _pool
-    key = (embedder.model_id, query)
+    # the model id names what made the stored vectors; one model may encode questions in
+    # more than one way (the local embedder's fast and full query encoders)
+    encoder = f"{embedder.model_id}/{getattr(embedder, 'query_encoder', '')}"
+    key = (encoder, query)
     with _query_lock:
         cached = _queries.get(key)
         if cached is not None:

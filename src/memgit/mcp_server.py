@@ -218,6 +218,11 @@ def warm(agent: AgentDrive) -> str | None:
 
 def serve(path: str | None) -> None:
     """Run the server on stdin/stdout until the client closes it."""
+    from .embedders import expect_many_queries
+
+    # before the embedder loads (warm): a server answers many questions, so the local
+    # embedder's query: auto takes its fast query encoder (docs/embeddings.md)
+    expect_many_queries()
     from . import vector_fill
 
     vector_fill.use_thread()  # a long-lived process: vectors are filled by one thread of it

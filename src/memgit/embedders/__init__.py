@@ -18,6 +18,22 @@ from typing import Any
 
 from ..errors import EmbedderError, PluginError
 
+# Whether this process answers many questions (the MCP server says so when it starts):
+# the local embedder's ``query: auto`` then takes its fast query encoder, whose one-time
+# load (about 90 ms) pays for itself after a few questions; a one-shot command (memgit
+# recall, an agent hook) embeds its one question with e5 itself, sooner and better.
+_many_queries = False
+
+
+def expect_many_queries() -> None:
+    """Say that this process will answer many questions (a long-lived server)."""
+    global _many_queries
+    _many_queries = True
+
+
+def expects_many_queries() -> bool:
+    return _many_queries
+
 
 def check_keys(settings: Mapping[str, Any], known: set[str], *, plugin: str) -> None:
     """PluginError naming any setting the embedder does not know (a typo would otherwise

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 # The settings of memgit's own embedders (embedders/local.py, embedders/openai_api.py).
 LOCAL_SETTINGS = frozenset({"threads", "query"})
-LOCAL_QUERY_ENCODERS = ("fast", "full")  # embedders/local.py: how a question is embedded
+LOCAL_QUERY_ENCODERS = ("auto", "fast", "full")  # embedders/local.py: how a question is embedded
 OPENAI_SETTINGS = frozenset({
     "base_url", "model", "model_id", "api_key_env", "dimension", "batch_size", "timeout",
     "retries", "max_wait", "query_prefix", "passage_prefix", "input_type"})
@@ -117,9 +117,9 @@ def check_section(data: Any, origin: str = "policy") -> EmbedConfig | None:
                 "variable api_key_env names)" if plugin == "openai"
                 else f"known: {', '.join(sorted(known))}")
     _check_common(origin, settings)
-    if plugin == "local" and settings.get("query", "fast") not in LOCAL_QUERY_ENCODERS:
-        raise _fail(origin, "query must be fast or full",
-                    "embeddings: {plugin: local, query: fast}")
+    if plugin == "local" and settings.get("query", "auto") not in LOCAL_QUERY_ENCODERS:
+        raise _fail(origin, "query must be auto, fast or full",
+                    "embeddings: {plugin: local, query: auto}")
     try:
         settings_json = json.dumps(settings, sort_keys=True, ensure_ascii=False)
     except (TypeError, ValueError) as exc:

