@@ -25,7 +25,7 @@ import os
 import sys
 
 from .hook_io import parse_updates
-from .safe_text import printable
+from .safe_text import append_log_line, printable
 
 LOCK_FILE = "post-receive.lock"
 LOG_FILE = "post-receive.log"
@@ -115,19 +115,8 @@ def background_work(git_dir: str | os.PathLike[str]) -> None:
 
 
 def _log(git_dir: str | os.PathLike[str], exc: BaseException) -> None:
-    import time
-
     message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
-    line = f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {printable(message, 500)}\n"
-    try:
-        fd = os.open(os.path.join(_state_dir(git_dir), LOG_FILE),
-                     os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-        try:
-            os.write(fd, line.encode("utf-8", "backslashreplace"))
-        finally:
-            os.close(fd)
-    except OSError:
-        pass
+    append_log_line(os.path.join(_state_dir(git_dir), LOG_FILE), message)
 
 
 def wait_for_background(git_dir: str | os.PathLike[str], timeout: float = 60.0) -> bool:

@@ -56,3 +56,22 @@ def printable(text: str, limit: int = 0) -> str:
             out.append(ch)
     cleaned = "".join(out)
     return cleaned if not limit or len(cleaned) <= limit else cleaned[: limit - 3] + "..."
+
+
+def append_log_line(path: str, message: str) -> None:
+    """Append ``message`` as one printable line (at most 500 characters) to the log at
+    ``path``, mode 0600, never through a symlink (``O_NOFOLLOW``); a log that cannot be
+    written is skipped, since a log line is never worth failing the work it reports."""
+    import os
+    import time
+
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    line = f"{stamp} {printable(message, 500)}\n"
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8", "backslashreplace"))
+        finally:
+            os.close(fd)
+    except OSError:
+        pass

@@ -312,18 +312,9 @@ def _clear_failure(conn: state.Connection) -> None:
 def _log(git_dir: str | os.PathLike[str], message: str) -> None:
     """One line in ``vectors-fill.log``: a time and what failed (error messages, which
     name endpoints and codes; memgit puts no entry text in them)."""
-    from .safe_text import printable
+    from .safe_text import append_log_line
 
-    line = f"{state.utc_now()} {printable(message, 500)}\n"
-    try:
-        fd = os.open(_lock_path(git_dir, LOG_FILE),
-                     os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-        try:
-            os.write(fd, line.encode("utf-8", "backslashreplace"))
-        finally:
-            os.close(fd)
-    except OSError:
-        pass
+    append_log_line(_lock_path(git_dir, LOG_FILE), message)
 
 
 # --- a long-lived process: one thread ---------------------------------------------------------
