@@ -17,7 +17,13 @@ word matches thousands of entries: recall's worst case):
 * the server's and the client's CPU per call, and the server's start (process start to
   the first tool result);
 * with ``--transports N``: memgit's stdio transport against the SDK's, N sessions of
-  each, alternated (MEMGIT_MCP_STDIO=sdk selects the SDK's).
+  each, alternated (MEMGIT_MCP_STDIO=sdk selects the SDK's);
+* with ``--semantic N`` (needs the embed extra): recall by meaning through the MCP server,
+  on the labelled set's drive (tests/data/recall_semantic) asked its report half's
+  questions, each new to the server: the drive without embeddings (lexical), with
+  ``embeddings: {plugin: local}`` (``query: auto``: the server takes the fast query
+  encoder) and with ``query: full`` (e5 embeds each question); N sessions of each,
+  alternated.
 """
 
 from __future__ import annotations
@@ -121,6 +127,41 @@ def compare_transports(drive: Path, qs: list[str], sessions: int) -> None:
         print(f"MCP round trip, {label:29} {ms_stats(times[transport])}")
 
 
+def compare_semantic(tmp: Path, sessions: int) -> None:
+    """MCP recall round trips on the labelled drive: lexical, auto (fast), full."""
+    import json
+    import shutil
+
+    data = ROOT / "tests" / "data" / "recall_semantic"
+    qs = [q["query"] for q in json.loads((data / "queries.json").read_text())
+          if q["half"] == "report"]
+    settings = {"lexical": None, "auto (fast in the server)": "{plugin: local}",
+                "full (e5 per question)": "{plugin: local, query: full}"}
+    drives: dict[str, Path] = {}
+    for n, (label, embeddings) in enumerate(settings.items()):
+        drive = tmp / f"semantic-{n}"
+        shutil.copytree(data / "drive", drive)
+        for args in (["init", "-q", "-b", "main"], ["add", "-A"],
+                     ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid",
+                      "commit", "-qm", "labelled drive"]):
+            subprocess.run(["git", *args], cwd=drive, check=True)
+        if embeddings:
+            (drive / ".git" / "memgit.yaml").write_text(f"embeddings: {embeddings}\n")
+            subprocess.run([*memgit_argv(), "-C", str(drive), "index", "--embeddings"],
+                           capture_output=True, check=True)
+        drives[label] = drive
+    times: dict[str, list[float]] = {label: [] for label in drives}
+    for _ in range(sessions):
+        for label, drive in drives.items():
+            times[label] += bench_mcp(drive, qs)[0]
+    print(f"== MCP recall on the labelled drive ({len(qs)} report-half questions, "
+          f"{sessions} sessions each, alternated)")
+    lexical = statistics.median(times["lexical"])
+    for label, values in times.items():
+        print(f"{label:28} {ms_stats(values)}  p50 {statistics.median(values) / lexical:.1f}x "
+              "lexical")
+
+
 def bench_in_process(drive: Path, qs: list[str]) -> list[float]:
     from memgit.git.repository import open_drive
     from memgit.read_path import recall
@@ -179,7 +220,14 @@ def main() -> None:
     ap.add_argument("--transports", type=int, default=0, metavar="SESSIONS",
                     help="also compare the two stdio transports on zipf, alternating "
                          "SESSIONS sessions of each")
+    ap.add_argument("--semantic", type=int, default=0, metavar="SESSIONS",
+                    help="only: recall by meaning through the MCP server (lexical, auto, "
+                         "full) on the labelled drive, SESSIONS sessions of each")
     args = ap.parse_args()
+    if args.semantic:
+        with tempfile.TemporaryDirectory() as tmp:
+            compare_semantic(Path(tmp), args.semantic)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         if args.drive in ("zipf", "both"):
             zipf = make_bare_drive(Path(tmp) / "zipf.git").git_dir
