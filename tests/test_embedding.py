@@ -237,6 +237,7 @@ def test_an_endpoint_down_falls_back_to_lexical_with_one_warning(drive: Path) ->
     warning = proc.stderr.decode().splitlines()
     assert len(warning) == 1 and warning[0].startswith("memgit: warning: semantic recall "
                                                        "unavailable, lexical results only: MG014")
+    assert "; start the embeddings server" in warning[0], warning  # the hint: how to fix it
     lexical = memgit("recall", "product", "--json", "--no-count", "--mode", "lexical",
                      cwd=drive)
     assert proc.stdout == lexical.stdout and json.loads(proc.stdout)[0]["entry_id"] == "m-joe"

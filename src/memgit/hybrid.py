@@ -92,8 +92,7 @@ def search(conn: state.Connection, key: tuple[str, str], query: str, limit: int,
             if mode == "hybrid" else []
         qvec = pending.result()
     except (EmbedderError, PluginError) as err:
-        warnings.append(f"semantic recall unavailable, lexical results only: {err.code} "
-                        f"{err.message}")
+        warnings.append(f"semantic recall unavailable, lexical results only: {why(err)}")
         found = Recalled(recall_search.search(conn, query, limit, count=count, key=key),
                          "lexical", warnings)
         vector_fill.schedule(key[0], config, conn, after_read=True)
@@ -299,8 +298,15 @@ def warm(conn: state.Connection, git_dir: str, config: EmbedConfig) -> str | Non
         embedding.embed_texts(embedder, ["warm up"], "query")
         _matrix(conn, git_dir, embedder)
     except (EmbedderError, PluginError) as err:
-        return f"{err.code} {err.message}"
+        return why(err)
     return None
+
+
+def why(err: EmbedderError | PluginError) -> str:
+    """Why semantic recall is unavailable, and the fix (install the extra, start the
+    endpoint): hints are memgit's own texts, and an EmbedderError's message never carries
+    an API key."""
+    return f"{err.code} {err.message}" + (f"; {err.hint}" if err.hint else "")
 
 
 def clear_caches() -> None:
