@@ -313,25 +313,30 @@ def repo_docs() -> Iterator[dict]:
     repo = "Yelp/detect-secrets"
     commit = head(repo)
     for path in files(repo):
-        if not path.endswith(".md"):
+        if path.endswith(".md"):
+            yield from _doc_lines(repo, commit, path, 40, "scanner documentation")
+
+
+def _doc_lines(repo: str, commit: str, path: str, most: int, source: str) -> Iterator[dict]:
+    """The first ``most`` lines of a documentation file that talk about credentials
+    (12 to 300 characters, one of _DOC_WORDS), as negatives with their origin."""
+    kept = 0
+    for number, raw in enumerate(show(repo, path).splitlines(), 1):
+        line = raw.strip()
+        if not 12 <= len(line) <= 300 or not _DOC_WORDS.search(line):
             continue
-        kept = 0
-        for number, raw in enumerate(show(repo, path).splitlines(), 1):
-            line = raw.strip()
-            if not 12 <= len(line) <= 300 or not _DOC_WORDS.search(line):
-                continue
-            kept += 1
-            if kept > 40:
-                break
-            yield {
-                "line": line,
-                "label": "neg",
-                "family": "docs with placeholders",
-                "kind": "",
-                "source": "scanner documentation",
-                "origin": f"{repo}@{commit}:{path}:{number}",
-                "unit": f"docs:{repo}:{path}",
-            }
+        kept += 1
+        if kept > most:
+            break
+        yield {
+            "line": line,
+            "label": "neg",
+            "family": "docs with placeholders",
+            "kind": "",
+            "source": source,
+            "origin": f"{repo}@{commit}:{path}:{number}",
+            "unit": f"docs:{repo}:{path}",
+        }
 
 
 def memory_tool_docs() -> Iterator[dict]:
@@ -339,25 +344,8 @@ def memory_tool_docs() -> Iterator[dict]:
     for repo in DOC_REPOS:
         commit = head(repo)
         for path in files(repo):
-            if not path.endswith((".md", ".mdx")) or _NOTE_PATHS.search(path):
-                continue
-            kept = 0
-            for number, raw in enumerate(show(repo, path).splitlines(), 1):
-                line = raw.strip()
-                if not 12 <= len(line) <= 300 or not _DOC_WORDS.search(line):
-                    continue
-                kept += 1
-                if kept > 20:
-                    break
-                yield {
-                    "line": line,
-                    "label": "neg",
-                    "family": "docs with placeholders",
-                    "kind": "",
-                    "source": "memory tools' documentation",
-                    "origin": f"{repo}@{commit}:{path}:{number}",
-                    "unit": f"docs:{repo}:{path}",
-                }
+            if path.endswith((".md", ".mdx")) and not _NOTE_PATHS.search(path):
+                yield from _doc_lines(repo, commit, path, 20, "memory tools' documentation")
 
 
 def package_docs() -> Iterator[dict]:
