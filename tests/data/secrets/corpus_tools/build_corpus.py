@@ -314,14 +314,16 @@ def repo_docs() -> Iterator[dict]:
     commit = head(repo)
     for path in files(repo):
         if path.endswith(".md"):
-            yield from _doc_lines(repo, commit, path, 40, "scanner documentation")
+            yield from _doc_lines(show(repo, path), 40, "scanner documentation",
+                                  f"{repo}@{commit}:{path}", f"docs:{repo}:{path}")
 
 
-def _doc_lines(repo: str, commit: str, path: str, most: int, source: str) -> Iterator[dict]:
-    """The first ``most`` lines of a documentation file that talk about credentials
-    (12 to 300 characters, one of _DOC_WORDS), as negatives with their origin."""
+def _doc_lines(text: str, most: int, source: str, origin: str, unit: str) -> Iterator[dict]:
+    """The first ``most`` lines of a documentation text that talk about credentials
+    (12 to 300 characters, one of _DOC_WORDS), as negatives; ``origin``: where the text
+    is, to which each line's number is added."""
     kept = 0
-    for number, raw in enumerate(show(repo, path).splitlines(), 1):
+    for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not 12 <= len(line) <= 300 or not _DOC_WORDS.search(line):
             continue
@@ -334,8 +336,8 @@ def _doc_lines(repo: str, commit: str, path: str, most: int, source: str) -> Ite
             "family": "docs with placeholders",
             "kind": "",
             "source": source,
-            "origin": f"{repo}@{commit}:{path}:{number}",
-            "unit": f"docs:{repo}:{path}",
+            "origin": f"{origin}:{number}",
+            "unit": unit,
         }
 
 
@@ -345,7 +347,8 @@ def memory_tool_docs() -> Iterator[dict]:
         commit = head(repo)
         for path in files(repo):
             if path.endswith((".md", ".mdx")) and not _NOTE_PATHS.search(path):
-                yield from _doc_lines(repo, commit, path, 20, "memory tools' documentation")
+                yield from _doc_lines(show(repo, path), 20, "memory tools' documentation",
+                                      f"{repo}@{commit}:{path}", f"docs:{repo}:{path}")
 
 
 def package_docs() -> Iterator[dict]:
@@ -365,24 +368,9 @@ def package_docs() -> Iterator[dict]:
             dist = md.distribution(name)
         except md.PackageNotFoundError:
             continue
-        text = dist.read_text("METADATA") or ""
-        kept = 0
-        for number, raw in enumerate(text.splitlines(), 1):
-            line = raw.strip()
-            if not 12 <= len(line) <= 300 or not _DOC_WORDS.search(line):
-                continue
-            kept += 1
-            if kept > 40:
-                break
-            yield {
-                "line": line,
-                "label": "neg",
-                "family": "docs with placeholders",
-                "kind": "",
-                "source": "package documentation",
-                "origin": f"{dist.metadata['Name']}=={dist.version}:METADATA:{number}",
-                "unit": "docs:" + dist.metadata["Name"].lower(),
-            }
+        yield from _doc_lines(dist.read_text("METADATA") or "", 40, "package documentation",
+                              f"{dist.metadata['Name']}=={dist.version}:METADATA",
+                              "docs:" + dist.metadata["Name"].lower())
 
 
 def near_misses() -> Iterator[dict]:
