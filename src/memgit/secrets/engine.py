@@ -289,6 +289,8 @@ def _name_starts(text: str, at: int) -> list[int]:
     starts = [p]
     if p >= 4 and text[p - 4 : p].lower() == "api ":
         starts.insert(0, p - 4)
+    elif p >= 7 and text[p - 7 : p].lower() == "mot de ":
+        starts.insert(0, p - 7)  # French: mot de passe
     q = p
     while q < at and not text[q].isalnum():
         q += 1

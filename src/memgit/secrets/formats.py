@@ -288,7 +288,7 @@ FORMATS: list[dict[str, Any]] = [
     {
         "id": 'npm-token-2',
         "kind": 'npm token',
-        "regex": '(?i:_authToken)\\s*=\\s*[\\"\']?(?P<s>[^\\s\\"\'$;]+)',
+        "regex": '(?i:_authToken)\\s*[= ]\\s*[\\"\']?(?P<s>[^\\s\\"\'$;]+)',
         "keywords": ['_authtoken'],
         "group": 's',
         "check": 'literal',
@@ -313,7 +313,7 @@ FORMATS: list[dict[str, Any]] = [
     {
         "id": 'slack-token',
         "kind": 'Slack token',
-        "regex": '(?<![A-Za-z0-9])(?:(?i:xox[abposr])-(?:\\d+-)+[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*|xoxe\\.xox[bp]-\\d-[A-Za-z0-9]{100,}|xoxe-\\d-[A-Za-z0-9]{100,}|xapp-\\d-[A-Za-z0-9]+-\\d+-[A-Za-z0-9]+)',
+        "regex": '(?<![A-Za-z0-9])(?:(?i:xox[abposr])-(?:\\d+-)+[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*|xoxe\\.xox[bp]-\\d-[A-Za-z0-9]{100,}|xoxe-\\d-[A-Za-z0-9]{100,}|xapp-\\d-[A-Za-z0-9]+-\\d+-[A-Za-z0-9]+|xox[cd]-[A-Za-z0-9%/+=-]{40,400})',
         "keywords": ['xox', 'xapp-'],
         "check": 'slack',
         "doc": _DS + 'SlackDetector',

@@ -216,6 +216,9 @@ def policy_value(line: str) -> tuple[str, int] | None:
     cli = _CLI.search(line)
     if cli and _literal_value(cli.group("v"), "") and not cli.group("v").startswith("-"):
         return cli.group("v"), cli.start("v")
+    xml = re.search(r"<([\w.:-]{1,60})>([^<\s]{4,200})</\1>", line)
+    if xml and CRED_NAME.search(xml.group(1)) and _literal_value(xml.group(2), xml.group(1)):
+        return xml.group(2), xml.start(2)
     for m in _ASSIGN.finditer(line):
         name, v = m.group("name"), m.group("v")
         if not CRED_NAME.search(name) or _NOT_CRED_NAME.search(name) or re.search(
@@ -273,6 +276,9 @@ def policy_value(line: str) -> tuple[str, int] | None:
     cli = _CLI.search(line)
     if cli and _literal_value(cli.group("v"), "") and not cli.group("v").startswith("-"):
         return cli.group("v"), cli.start("v")
+    xml = re.search(r"<([\w.:-]{1,60})>([^<\s]{4,200})</\1>", line)
+    if xml and CRED_NAME.search(xml.group(1)) and _literal_value(xml.group(2), xml.group(1)):
+        return xml.group(2), xml.start(2)
     for m in _ASSIGN.finditer(line):
         name, v = m.group("name"), m.group("v")
         if not CRED_NAME.search(name) or _NOT_CRED_NAME.search(name) or re.search(
@@ -303,12 +309,26 @@ def _named(line: str, start: int) -> bool:
         and re.search(r"[\w\"'>]\s*(?:[:=,>(]|==)\s*[\"']?$|<[\w.-]+>$", before) is not None
 
 
+_RANDOM_RUN = re.compile(r"[A-Za-z0-9+/_-]{20,}")
+
+
+def unjudged_random(line: str) -> bool:
+    """A run of 20+ token characters mixing both cases and digits (not hex): the policy
+    flags such a generated token alone, and a source that lists the line as clean says
+    only that its own rules pass it (the rule used for documentation lines)."""
+    for run in _RANDOM_RUN.findall(line):
+        if (re.search(r"[a-z]", run) and re.search(r"[A-Z]", run) and re.search(r"\d", run)
+                and not re.fullmatch(r"[0-9a-fA-F-]+", run)):
+            return True
+    return False
+
+
 def _label_line(line: str, common: dict, family: str) -> Iterator[dict]:
     """The policy's label for a line no source annotation judged."""
     found = policy_value(line)
     if found:
         yield from _synth_positive(line, found[0], found[1], {**common, "family": family})
-    elif not ambiguous_prose(line):
+    elif not ambiguous_prose(line) and not unjudged_random(line):
         yield from late_sources._negative(line, family=family, **common)
 
 
@@ -473,7 +493,8 @@ def _manifest_lines(repo: str, unit: str, paths: list[str], source: str) -> Iter
             continue
         values.update(v for k, v in pairs if _literal_value(v, k) and re.search(r"\d", v))
         secret_data.update((k, v) for k, v in data if len(v) >= 4 and not _template(v)
-                           and not re.search(r"(?i)user|name|_id$|host|url|port", k))
+                           and not re.search(r"(?i)user|name|_id$|host|url|port|address|endpoint"
+                                             r"|server", k))
     previous = ""
     for path, text in texts.items():
         for number, line in enumerate(text.split("\n"), 1):
