@@ -174,7 +174,8 @@ KW_TRIGGER = (
 # KW_TRIGGER's tail (the rule's trigger then finds the exact places).
 _KW_TAIL = (r"[a-z0-9_.\"'`*\]-]{0,44}\s*(?:[:=|(>,\u2192\uff1a是为為는은は-]"
             r"|(?:is|was|are|were|for|of|on|ist|est|es|é|är|jest)\s|(?:string|str|&str)\s*=)")
-_KW_ANCHORS = (*(w for w in _FOREIGN_WORDS if "pass" not in w), "pass", "pwd", "pw", "secret", "token", "key", "credential", "creds", "sid", "auth",
+_KW_ANCHORS = (*(w for w in _FOREIGN_WORDS if "pass" not in w), "pass", "pwd", "pw", "secret",
+               "token", "key", "credential", "creds", "sid", "auth",
                "licen", "hash", "salt", "sig", "pat", "pin", "jwt", "cookie", "session", "otp",
                "hmac")
 
@@ -323,7 +324,8 @@ def _config_line(m: re.Match[str], text: str, name: str, end: int) -> bool:
     if m.group("gap") or m.group("op").strip() not in (":", "=", "\uff1a", ":=", "=>"):
         return False  # prose: "LOGFIRE_TOKEN is present"
     at = m.start("name")
-    quoted = text[at - 1: at] in ("\"", "'") and text[m.end("name"): m.end("name") + 1] == text[at - 1]
+    closing = text[m.end("name"): m.end("name") + 1]
+    quoted = text[at - 1: at] in ("\"", "'") and closing == text[at - 1]
     if quoted or name.isupper() or any(c in name for c in "_.-0123456789"):
         return True
     return name[:1].islower() and any(c.isupper() for c in name)

@@ -655,6 +655,39 @@ _PREFIXED: list[tuple[str, str, str, list[str], str]] = [
      r"\s*[\"'`]?(?P<s>[a-f0-9]{32})" + _RA, ["ocp-apim-subscription-key"],
      "https://learn.microsoft.com/en-us/azure/api-management/api-management-subscriptions"),
 ]
+_B64C = "[A-Za-z0-9+/]"
+_PREFIXED += [
+    # Azure's identifiable keys carry a fixed signature at a fixed offset
+    # (microsoft/security-utilities, IdentifiableMetadata: signature, offset, length)
+    ("azure-identifiable-key", "Azure key",
+     _LA + r"(?:" + _B64C + r"{33}(?:AIoT|\+ASb|\+AEh|\+ARm|AzCa|AZEG)[A-P]" + _B64C + r"{5}="
+     r"|" + _B64C + r"{76}(?:APIM|ACDb|\+ABa|\+AMC|\+ASt)" + _B64C + r"{5}[AQgw]=="
+     r"|[A-Za-z0-9_-]{44}AzFu[A-Za-z0-9_-]{5}[AQgw]=="
+     r"|[A-Za-z0-9]{42}(?:AzSe|\+ACR)[A-D][A-Za-z0-9]{5})(?![A-Za-z0-9+/=])",
+     ["aiot", "+asb", "+aeh", "+arm", "azca", "azeg", "apim", "acdb", "+aba", "+amc", "+ast",
+      "azfu", "azse", "+acr"],
+     "https://github.com/microsoft/security-utilities (identifiable keys)"),
+    ("azure-shared-access-key", "Azure shared access key",
+     r"(?i:SharedAccessKey)\s*=\s*(?P<s>[A-Za-z0-9+/]{42,44}={0,2})(?![A-Za-z0-9+/=])",
+     ["sharedaccesskey="],
+     "https://learn.microsoft.com/en-us/azure/service-bus-messaging/service-bus-sas"),
+    ("docker-swarm-join-token", "Docker Swarm join token",
+     _LA + r"SWMTKN-1-[a-z0-9]{50}-[a-z0-9]{25}" + _RA, ["swmtkn-1-"],
+     "https://docs.docker.com/reference/cli/docker/swarm/join-token/"),
+    ("k3s-token", "k3s join token",
+     _LA + r"K10[a-f0-9]{64}::(?:server|node):[A-Za-z0-9]{6,}" + _RA, ["k10"],
+     "https://docs.k3s.io/cli/token"),
+    ("contentful-token", "Contentful token", _L + r"CFPAT-[A-Za-z0-9_-]{43}" + _R, ["cfpat-"],
+     "https://www.contentful.com/developers/docs/references/authentication/"),
+    ("tencent-secret-id", "Tencent Cloud SecretId", _LA + r"AKID[A-Za-z0-9]{32}" + _RA, ["akid"],
+     "https://www.tencentcloud.com/document/product/598/34228"),
+    ("volcengine-access-key", "Volcengine access key", _LA + r"AKLT[A-Za-z0-9_-]{40,60}" + _RA,
+     ["aklt"], "https://www.volcengine.com/docs/6291/65568"),
+    ("cloudflare-origin-ca-key", "Cloudflare Origin CA key",
+     _LA + r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}" + _RA, ["v1.0-"],
+     "https://developers.cloudflare.com/fundamentals/api/get-started/ca-keys/"),
+]
+
 for _id, _kind, _regex, _kw, _doc in _PREFIXED:
     _rec: dict[str, Any] = {"id": _id, "kind": _kind, "regex": _regex, "keywords": _kw,
                             "check": "varied", "doc": _doc}

@@ -141,7 +141,7 @@ def _login_pair(m: re.Match[str], text: str) -> bool:
         return False
     if val.endswith("=") or "#" in val or "=" in val and val.split("=")[0].isidentifier():
         return False
-    return _pair_value(m, text)
+    return bool(_pair_value(m, text))
 
 
 @check("appsetting")
@@ -252,7 +252,8 @@ _CLI_EXTRA = (
     r"|\b(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)\s+(?:-\w+\s+)*(?!/)[\w$#.]{1,64}/(?P<j>[^\s@/\\]{1,128})"
     r"(?=@|\s|$)"
     r"|\bjdbc:oracle:\w+:[\w$#.]{1,64}/(?P<k>[^\s@/]{1,128})@"
-    r"|(?:\s|^)(?:-u|-U|--username|--user)[ =]\S{1,64}(?:\s+-{1,2}[A-Za-z][\w-]*(?:[ =](?!-)\S+)?){0,4}?"
+    r"|(?:\s|^)(?:-u|-U|--username|--user)[ =]\S{1,64}"
+    r"(?:\s+-{1,2}[A-Za-z][\w-]*(?:[ =](?!-)\S+)?){0,4}?"
     r"\s+-P[ =](?P<l>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"'-][^\s\"']{0,127})"
 )
 _CLI_EXTRA_KEYWORDS = ("redis-cli", "--password-stdin", "--stdin", "chpasswd", "openssl",
@@ -489,7 +490,8 @@ STRUCTURAL: tuple[Rule, ...] = (
         keyword_tails=tuple((k, r"[\"']?\s*[:=]\s*[\"']?[\w.-]{0,40}(?:pass|pwd|secret|token|key"
                                 r"|credential)") for k in ("key", "name", "parameterkey")),
         check="named_value", priority=1,
-        doc="{\"key\": \"db_password\", \"value\": ...}: the name in one field, the value in another",
+        doc="{\"key\": \"db_password\", \"value\": ...}: a name in one field, its value in "
+            "another",
     ),
     Rule(
         "dockerfile-env", "secret assignment",

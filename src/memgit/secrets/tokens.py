@@ -172,8 +172,8 @@ def _identifier(text: str, start: int, token: str) -> bool:
     credentials), or the words just before it name an identifier (``notebook``, ``tx``)."""
     before = text[max(0, start - 48): start]
     words = [w.lower() for w in V.rx(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+").findall(before)][-3:]
-    if not _CREDENTIAL_CONTEXT.isdisjoint(words):
-        return False
+    if any(c in w for w in words for c in _CREDENTIAL_CONTEXT):
+        return False  # spotifykey id: a credential word, even glued to a name
     if V.rx(_ID_SHAPES).fullmatch(token.rstrip("=")) or V.rx(_ID_SHAPES).fullmatch(token):
         return True
     if "-" in token or len(token) >= 32:

@@ -209,66 +209,6 @@ def policy_value(line: str) -> tuple[str, int] | None:
     """(value, column) of a credential on a line by the written policy: a credential-named
     assignment of a literal in any syntax, a URL's password, a command-line credential
     option. A bare English name with a letters-only value after a colon (``Password:
-    hunter``) is prose and returns None here; the caller drops such lines as ambiguous."""
-    url = _URL_PW.search(line)
-    if url and not _template(url.group(1)) and len(url.group(1)) >= 3:
-        return url.group(1), url.start(1)
-    cli = _CLI.search(line)
-    if cli and _literal_value(cli.group("v"), "") and not cli.group("v").startswith("-"):
-        return cli.group("v"), cli.start("v")
-    xml = re.search(r"<([\w.:-]{1,60})>([^<\s]{4,200})</\1>", line)
-    if xml and CRED_NAME.search(xml.group(1)) and _literal_value(xml.group(2), xml.group(1)):
-        return xml.group(2), xml.start(2)
-    for m in _ASSIGN.finditer(line):
-        name, v = m.group("name"), m.group("v")
-        if not CRED_NAME.search(name) or _NOT_CRED_NAME.search(name) or re.search(
-                r"(?i)user|name|_id$|url|host|file|path|length|policy|hint", name):
-            continue
-        if m.group("op") == "," and not m.group("q"):
-            continue
-        if _literal_value(v, name):
-            return v, m.start("v")
-    return None
-
-
-def ambiguous_prose(line: str) -> bool:
-    """``Password: hunter`` (a plain word name, a colon, letters only): prose by the policy
-    when it stands alone, a literal in a YAML file; not judged mechanically."""
-    return re.search(r"(?i)(?<![\w-])(?:password|passwd|pass|pwd|secret|token)\s*:\s*[A-Za-z]{4,}\s*$",
-                     line) is not None
-
-
-# ---- the labelling policy (docs/security.md: what counts as a credential) -------------
-
-_ASSIGN = re.compile(
-    r"(?P<name>[A-Za-z_@][A-Za-z0-9_.@-]{0,60})(?P<qn>[\"']?)\s*(?P<op>:=|=>|==|=|:|,)\s*"
-    r"(?P<q>[\"']?)(?P<v>[^\s\"'#,;}\]<>]{1,200})(?P=q)")
-_CLI = re.compile(r"(?:^|\s)--?(?:password|passwd|pass|token|secret|api-key|apikey|client-secret"
-                  r"|auth-token)[= ](?P<q>[\"']?)(?P<v>[^\s\"']{3,})(?P=q)")
-_WORDS = frozenset("""true false null none nil yes no on off required optional empty changeme
-    secret password token undefined prompt hidden redacted""".split())
-
-
-def _literal_value(value: str, name: str) -> bool:
-    """A value as written, not a reference to one (the policy's placeholders and
-    references: templates, variables, calls, dotted names, ENV_NAMES, paths, words of
-    the name itself)."""
-    v = value.strip()
-    if len(v) < 4 or _template(v) or v[0] in "$%{<[(&*!@" or v.endswith(("(", ")")):
-        return False
-    if v.lower() in _WORDS or v.lower() in re.split(r"[^a-z0-9]+", name.lower()):
-        return False
-    if re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+", v) and not re.search(r"\d", v):
-        return False  # a dotted name: settings.DB_PASSWORD
-    if re.fullmatch(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+", v) or v.startswith(("~", "./", "../")):
-        return False  # an environment variable's name, a path
-    return "://" not in v and not v.isdigit()
-
-
-def policy_value(line: str) -> tuple[str, int] | None:
-    """(value, column) of a credential on a line by the written policy: a credential-named
-    assignment of a literal in any syntax, a URL's password, a command-line credential
-    option. A bare English name with a letters-only value after a colon (``Password:
     hunter``) is prose: see ``ambiguous_prose``."""
     url = _URL_PW.search(line)
     if url and not _template(url.group(1)) and len(url.group(1)) >= 3:
