@@ -340,15 +340,7 @@ def whispers(unit: str, path: str) -> Iterator[dict]:
 
 def semgrep(unit: str, path: str) -> Iterator[dict]:
     commit = _commit(SEMGREP)
-    text = _text(SEMGREP, path) or ""
-    mark = None
-    for number, line in enumerate(text.split("\n"), 1):
-        m = re.search(r"\b(ruleid|ok|todoruleid|todook):\s*[\w.-]+", line)
-        if m:
-            mark = m.group(1)
-            continue
-        if not line.strip() or mark is None:
-            continue
+    for number, line, mark in late_sources.semgrep_marked(_text(SEMGREP, path) or ""):
         common = {"source": "semgrep-rules language secrets", "unit": unit,
                   "origin": f"{SEMGREP}@{commit}:{path}:{number}"}
         if mark == "ok":
@@ -358,7 +350,6 @@ def semgrep(unit: str, path: str) -> Iterator[dict]:
             if lit and not re.search(r"(?i)x{4}", lit[0]):
                 yield from late_sources._positive(line, lit[0], lit[1], kind=unit,
                                                   family="code literal", **common)
-        mark = None
 
 
 def _literal(line: str) -> tuple[str, int] | None:
