@@ -12,11 +12,12 @@ import pytest
 
 from memgit.secrets import scan_text
 
-# command lines (mysql, mongosh, redis-cli, curl, wget, httpie, docker/podman, az, aws, sshpass,
+# command lines (mysql, mysqldump, s3cmd, mc, vault login, mongosh, redis-cli, curl, wget, httpie, docker/podman, az, aws, sshpass,
 # git, npm, twine, pip, openssl, htpasswd, kubectl, helm, ldapsearch, smbclient, sqlcmd, psql,
 # vault, rabbitmqctl, mosquitto, lftp, net use, sqlplus), connection strings (URL, ADO.NET,
 # ODBC, libpq, JDBC, Oracle, Redis, AMQP, SMTP, Service Bus), assignments in config and code
-# syntaxes, prose in other languages, provider formats
+# syntaxes, SQL (IDENTIFIED BY, PASSWORD '...'), user/password calls, .pgpass, Cisco,
+# WPA pre-shared keys, prose in other languages, provider formats
 FORMS = [
     'SSHpassword = irnwsMtr43&0',
     'dbpassword=Vt7kq2LmZ9',
@@ -122,6 +123,33 @@ FORMS = [
     'HEROKU_API_KEY=3f2b8c1e-9a4d-4e7b-8c2a-1f0e9d8c7b6a',
     'secret: Kq2Lv8Zx0Pt4Rw6Yn1Mb3Jc5Hd7Gf9Sa2Ue4Wi6Xo',
     'Xk9fQ2mLp0Zr7Tb4Wq1eZq8tW3mBHk2pL9xVn4R',
+    'mysqldump --db-password Rt6kLp2Qz9 shop',
+    's3cmd --secret_key=Kq2Lv8Zx0Pt4Rw6Yn1Mb3Jc5Hd7Gf9Sa2Ue4Wi6 ls',
+    'aws-cli --secret-key Kq2Lv8Zx0Pt4Rw6Yn1Mb3 s3 ls',
+    'mc alias set myminio http://minio:9000 minioadmin Kq2Lv8Zx0Pt4Rw6Yn1',
+    'vault login hvs.CAESIKq2Lv8Zx0Pt4Rw6Yn1Mb3Jc5Hd7Gf9Sa2Ue4Wi6XoGh4KHGh2cy5xR2t0Ykx',
+    'The admin password has been changed to Rt6kLp2Qz',
+    "the staging password was reset to 'Rt6kLp2Qz!'",
+    'use password Tq9vLm2Xw8 to log in',
+    'user/pass: admin/Rt6kLp2Qz',
+    'login / password = admin / Rt6kLp2Qz',
+    'wifi password "Tq9vLm2Xw8"',
+    "CREATE USER 'app'@'%' IDENTIFIED BY 'Rt6kLp2Qz';",
+    "ALTER USER app IDENTIFIED WITH mysql_native_password BY 'Rt6kLp2Qz';",
+    "CREATE ROLE app WITH LOGIN PASSWORD 'Rt6kLp2Qz';",
+    "CREATE LOGIN app WITH PASSWORD = 'Rt6kLp2Qz';",
+    'var cred = new NetworkCredential("svc-backup", "Rt6kLp2Qz");',
+    'requests.get(url, auth=HTTPBasicAuth("deploy", "Rt6kLp2Qz"))',
+    'requests.get(url, auth=("deploy", "Rt6kLp2Qz"))',
+    'server.login("alerts@example.org", "Rt6kLp2Qz")',
+    'auth := smtp.PlainAuth("", "alerts@example.org", "Rt6kLp2Qz", "smtp.example.org")',
+    'Connection c = DriverManager.getConnection(url, "app", "Rt6kLp2Qz");',
+    'db.example.org:5432:appdb:app:Rt6kLp2Qz',
+    'username admin privilege 15 password 0 Rt6kLp2Qz',
+    'psk="Tq9vLm2Xw8"',
+    'wpa_passphrase=Tq9vLm2Xw8',
+    'pre-shared key: Tq9vLm2Xw8Zr',
+    'Authorization: SSWS 00Kq2Lv8Zx0Pt4Rw6Yn1Mb3Jc5Hd7Gf9Sa2Ue4Wi6X',
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers
@@ -188,6 +216,21 @@ NOT_CREDENTIALS = [
     'etag: W/"a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6"',
     'chat_id: chatcmpl-8Xq2Lv8Zx0Pt4Rw6Yn1Mb3Jc5Hd7',
     '- Related: [[notes/2026-03-14-standup]] (id 2c9f1e7a-5b3d-4a8e-9f0c-6d2b1a7e4c3f)',
+    'the password reset flow sends a link',
+    'password manager 1Password holds it',
+    'The password changed to a passphrase last year',
+    '--key-file ./certs/client.key',
+    '--no-password',
+    'use password authentication, not keys',
+    'token "ACCESS_TOKEN" is read from the environment',
+    'user/pass: see the vault entry',
+    'password policy v2.1 applies',
+    'mc alias set local http://localhost:9000 $MINIO_USER $MINIO_PASSWORD',
+    "CREATE USER app IDENTIFIED BY PASSWORD '*hash-follows*';",
+    'server.login(user, password)',
+    'requests.get(url, auth=(user, os.environ["PW"]))',
+    'CREATE USER app IDENTIFIED BY :password;',
+    'auth=("deploy", getpass())',
 ]
 
 

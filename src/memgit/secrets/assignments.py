@@ -39,7 +39,7 @@ _KW_STRONG = (
     r"|api[ _.-]?keys?|apikeys?|access[ _.-]?keys?|auth[ _.-]?keys?|app[ _.-]?keys?|appkey"
     r"|consumer[ _.-]?keys?|private[ _.-]?keys?|signing[ _.-]?keys?|master[ _.-]?keys?"
     r"|encryption[ _.-]?keys?"
-    r"|credentials?|creds|hapikey"
+    r"|credentials?|creds|hapikey|psk|pre[ _-]?shared[ _-]?keys?"
 )
 # Names that only suggest it (key, *_key, *_sid, license...): the value must look generated.
 _KW_WEAK = (r"s?keys?|sid|auth|licen[cs]e[ _.-]?keys?|licen[cs]e|hash|salt|signature|sig|pat"
@@ -68,6 +68,7 @@ KW_RE = (
     r"[\"'`*_]*"
     r"(?P<op>\s*(?::=|=>|==|=|:|\uff1a|\||\u2192|->)\s*"
     r"|\s+(?:is|was|are|were|=|ist|est|es|é|är|jest)\s+(?:(?:now|still|set\s+to|changed\s+to)\s+)?"
+    r"|\s+(?:(?:has|had)\s+been\s+|was\s+|is\s+)?(?:changed|set|reset|updated|rotated)\s+to\s+"
     r"|\s*(?:是|为|為|は|는|은)\s*"
     r"|\s+[-\u2013\u2014]\s+|\s*,\s*(?=[\"']))"
     r"(?:[*_]{1,3}\s*)?"  # the closing ** of "**Password:** X"
@@ -162,19 +163,22 @@ def spell_cases(pattern: str) -> str:
 
 KW_TRIGGER = (
     r"(?:pass|pwd|pw|secret|token|key|cred|sid|auth|licen|hash|salt|sig|pat|pin|jwt|cookie"
-    r"|session|otp|hmac|" + _FOREIGN_PASSWORD + ")"
+    r"|session|otp|hmac|psk|pre[ _-]?shared|" + _FOREIGN_PASSWORD + ")"
     r"[a-z0-9_.-]{0,40}[\"'`*_\]]{0,4}"
     r"(?:\s*\([^()\n]{1,30}\)|\s+(?:for|of|on)\s+(?:the\s+)?[\w.@/-]{1,30}"
     r"(?:\s+[\w.@/-]{1,30}){0,2}" + _TYPE_GAP + ")?"
     r"[\"'`*_]*"
     r"(?:\s*(?:[:=|\uff1a]|\u2192|->)|\s+(?:is|was|are|were|=|ist|est|es|é|är|jest)\s"
+    r"|\s+(?:(?:has|had)\s+been\s+|was\s+|is\s+)?(?:changed|set|reset|updated|rotated)\s+to\s"
     r"|\s*[是为為는은は]|\s+[-\u2013\u2014]\s|\s*,\s*[\"'])"
 )
 # What must follow a keyword for the prefilter to dispatch the rule: a cheap superset of
 # KW_TRIGGER's tail (the rule's trigger then finds the exact places).
 _KW_TAIL = (r"[a-z0-9_.\"'`*\]-]{0,44}\s*(?:[:=|(>,\u2192\uff1a是为為는은は-]"
-            r"|(?:is|was|are|were|for|of|on|ist|est|es|é|är|jest)\s|(?:string|str|&str)\s*=)")
-_KW_ANCHORS = (*(w for w in _FOREIGN_WORDS if "pass" not in w), "pass", "pwd", "pw", "secret",
+            r"|(?:is|was|are|were|for|of|on|ist|est|es|é|är|jest|has|had|changed|set|reset"
+            r"|updated|rotated)\s|(?:string|str|&str)\s*=)")
+_KW_ANCHORS = (*(w for w in _FOREIGN_WORDS if "pass" not in w), "psk", "preshared", "pre-shared",
+               "pre_shared", "pre shared", "pass", "pwd", "pw", "secret",
                "token", "key", "credential", "creds", "sid", "auth",
                "licen", "hash", "salt", "sig", "pat", "pin", "jwt", "cookie", "session", "otp",
                "hmac")

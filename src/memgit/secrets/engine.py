@@ -291,6 +291,9 @@ def _name_starts(text: str, at: int) -> list[int]:
         starts.insert(0, p - 4)
     elif p >= 7 and text[p - 7 : p].lower() == "mot de ":
         starts.insert(0, p - 7)  # French: mot de passe
+    elif p >= 11 and text[p - 7 : p].lower() == "shared " and text[p - 11: p - 7].lower() in (
+            "pre-", "pre_", "pre "):
+        starts.insert(0, p - 11)  # pre-shared key
     q = p
     while q < at and not text[q].isalnum():
         q += 1

@@ -39,9 +39,10 @@ def _documented_prefix(token: str) -> bool:
     """True when the token starts with a provider format's documented prefix: such a
     token is judged by its format record alone (a near miss of it is not a secret)."""
     if not _known_prefix:
-        from .formats import FORMATS
+        from .formats import FORMATS, GENERIC_PREFIX_IDS
 
-        kws = {k for r in FORMATS for k in r.get("keywords", ()) if len(k) >= 3}
+        kws = {k for r in FORMATS if r["id"] not in GENERIC_PREFIX_IDS
+               for k in r.get("keywords", ()) if len(k) >= 3}
         _known_prefix.append(re.compile(V.trie_regex(kws)))
     return _known_prefix[0].match(token.lower()) is not None
 
@@ -115,8 +116,15 @@ def _generated_token(m: re.Match[str], text: str) -> tuple[int, int, str] | None
         return None  # the common case: an id, a word run, a short path
     if len(token) - len(token.encode("ascii", "replace").translate(None, _DIGITS)) < 2:
         return None  # every shape below needs two digits or more (words, paths, names)
-    if _identifier(text, start, token):
+    found = _token_finding(text, token, start, end, before, quoted)
+    if found is not None and _identifier(text, start, token):
         return None  # a UUID, a digest, a content id, or a value an id word names
+    return found
+
+
+def _token_finding(text: str, token: str, start: int, end: int, before: str,
+                   quoted: bool) -> tuple[int, int, str] | None:
+    """The prefixed, provider-hex, quoted and bare shapes of ``_generated_token``."""
     pm = V.rx(_PREFIXED).fullmatch(token)
     if pm is not None:
         if _id_prefix(pm.group(1)):
