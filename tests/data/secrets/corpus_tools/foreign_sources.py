@@ -26,7 +26,7 @@ Sources (mirrors brought by the ``fetch`` tool; origins on every line):
 * Claude Code memory notes of public repositories (``.claude/memory/*.md``, with YAML
   front matter, ids, hashes, UUIDs): every line a negative, except a line holding
   both a credential word and a generated-looking value, which is dropped (not judged)
-  unless ``foreign_relabel.json`` (tuning lines only) says otherwise.
+  unless ``foreign_relabel.json`` (tuning lines only; none so far) says otherwise.
 
 Labels are mechanical (the rules above and ``adjudication.apply``, as for the rest of
 the corpus), so the held-out third is labelled without reading it. **The split** is by
