@@ -55,6 +55,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compact": ("compact", "Remove the entries over the drive's caps (one revertable commit)."),
     "backup": ("backup", "Write a complete, checksummed backup of the drive to one file."),
     "restore": ("restore", "Recreate a working drive from a backup (verified first)."),
+    "check": ("check", "Judge a revision range as pre-receive would (CI: text, JSON, SARIF, "
+              "GitHub, GitLab)."),
+    "gate": ("gate", "Land agents' incoming branches on main after judging them (forge CI)."),
 }
 
 
