@@ -546,6 +546,23 @@ def _replay(state: _State, commit: str, parent: str | None, target: str | None) 
     return replay_commit(drive, commit, tree, [target] if target is not None else [])
 
 
+def replay_chain(drive: Drive, commits: list[str], onto: str | None,
+                 on_conflict: str = "local") -> list[tuple[str, str | None]]:
+    """Replay ``commits`` (oldest first, each as the operations it made against its first
+    parent) onto ``onto`` exactly as sync does, pushing nothing: (commit, the commit it
+    became, or None when its operations are already there). A commit whose parent is
+    the current tip is kept as it is. memgit gate and gate-mode sync use it."""
+    state = _State(drive, "", on_conflict, SyncReport(""))
+    tip, out = onto, []
+    for commit in commits:
+        info = commit_info(drive, commit)
+        parent = info.parents[0] if info.parents else None
+        new = commit if parent == tip else _replay(state, commit, parent, tip)
+        out.append((commit, new))
+        tip = new or tip
+    return out
+
+
 def _commit_ops(state: _State, parent: str | None, commit: str) -> list[ReplayOp]:
     """The entry operations ``commit`` made against ``parent``."""
     changed = None
