@@ -58,7 +58,8 @@ def fresh_copy(history, tmp_path: Path, name: str) -> Path:
 def refs(path: Path) -> dict[str, str]:
     out = git("for-each-ref", "--format=%(refname) %(objectname)", cwd=path).stdout.decode()
     return dict(line.split(" ") for line in out.splitlines()
-                if not line.startswith(("refs/replace/", "refs/memgit/purged ")))
+                if not line.startswith(("refs/replace/", "refs/memgit/purged ",
+                                         "refs/memgit/registry/")))
 
 
 def all_objects(path: Path) -> list[tuple[str, str, bytes]]:
@@ -92,7 +93,8 @@ def test_same_commits_as_filter_repo(history, tmp_path: Path) -> None:
     history_support.run_filter_repo(again, ids, texts)
     assert refs(theirs) == refs(again), "filter-repo is reproducible run to run"
     assert refs(ours) == refs(theirs)
-    ours_list = git("rev-list", "--exclude=refs/memgit/purged", "--all", "--topo-order",
+    ours_list = git("rev-list", "--exclude=refs/memgit/purged",
+                    "--exclude=refs/memgit/registry/*", "--all", "--topo-order",
                     cwd=ours).stdout.split()
     theirs_list = git("rev-list", "--all", "--topo-order", cwd=theirs).stdout.split()
     assert len(ours_list) == len(theirs_list) == summary["commits_total"]
@@ -316,7 +318,8 @@ def test_cli_summary_and_progress_lines(history, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr.decode()
     new = git("rev-parse", "main", cwd=path).stdout.decode().strip()
     assert f"old head {old}".encode() in proc.stdout and f"new head {new}".encode() in proc.stdout
-    count = len(git("rev-list", "--exclude=refs/memgit/purged", "--all", cwd=path).stdout.split())
+    count = len(git("rev-list", "--exclude=refs/memgit/purged",
+                    "--exclude=refs/memgit/registry/*", "--all", cwd=path).stdout.split())
     assert f"{count} of {count} commits rewritten".encode() in proc.stdout
     assert b"pruned" in proc.stdout
     assert b"memgit purge: reading files" in proc.stderr  # plain lines without a terminal

@@ -172,9 +172,15 @@ def bare_repository(path: Path) -> Path:
 
 
 def configure_server(drive: Drive) -> None:
-    """Set git's own defences on a server drive (SERVER_CONFIG)."""
+    """Set git's own defences on a server drive (SERVER_CONFIG), hide the purge
+    registry's refs from fetching clients and publish the registry file into them
+    (memgit.forges.registry_refs: what replicates with refs and objects)."""
+    from memgit.forges import registry_refs
+
     for key, value in SERVER_CONFIG.items():
         config_set(drive.git_dir, key, value)
+    registry_refs.hide(drive.git_dir)
+    registry_refs.publish(drive.git_dir)
 
 
 def install_server_hooks(drive: Drive, chain: bool) -> list[Path]:
@@ -246,6 +252,7 @@ class ServerStatus:
     git_dir: Path
     hooks: list[HookState] = field(default_factory=list)
     config: dict[str, str | None] = field(default_factory=dict)
+    registry_hidden: bool = True
 
     @property
     def problems(self) -> list[str]:
@@ -253,6 +260,8 @@ class ServerStatus:
                for h in self.hooks if h.state != "current"]
         out += [f"{key} is {value or 'unset'}, should be {SERVER_CONFIG[key]}"
                 for key, value in self.config.items() if value != SERVER_CONFIG[key]]
+        if not self.registry_hidden:
+            out.append("uploadpack.hideRefs does not hide refs/memgit/registry")
         return out
 
     @property
@@ -272,6 +281,9 @@ def server_status(git_dir: Path, python: str | None = None) -> ServerStatus:
     for key in SERVER_CONFIG:
         value = config_get(git_dir, key)
         status.config[key] = value.lower() if value is not None else None
+    from memgit.forges.registry_refs import is_hidden
+
+    status.registry_hidden = is_hidden(git_dir)
     return status
 
 

@@ -22,6 +22,8 @@ import time
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
 
+from memgit.forges import registry_refs
+
 from . import events, recall_index, write_ops
 from . import format as fmt
 from .errors import ConflictError, NotADriveError, RepoError, UsageError
@@ -718,6 +720,7 @@ def _apply_locked(drive: Drive, plan: PurgePlan, progress: Progress,
     rows = [(i, k) for i in plan.ids for k in plan.keys.get(i, [])]
     PurgeRegistry.append(git_dir, rows, date)
     _publish_ids(drive)
+    registry_refs.publish(git_dir)  # the registry replicates with refs (docs/forges.md)
     plan.phases["refs"] = time.perf_counter() - clock
     clock = time.perf_counter()
     checker = Checker(plan.ids, plan.needles, plan.texts, PurgeRegistry.load(git_dir))

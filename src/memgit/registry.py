@@ -78,6 +78,12 @@ def _legacy_keys(text: str) -> dict[str, None]:
                                                  unicodedata.normalize("NFKC", bare)))
 
 
+def _hmac(key: bytes, digest: str) -> str:
+    import hmac
+
+    return hmac.new(key, digest.encode(), hashlib.sha256).hexdigest()
+
+
 def _sha256(key: str) -> str:
     try:
         data = key.encode()
@@ -116,13 +122,28 @@ class PurgeRegistry:
     legacy: set[str] = field(default_factory=set)  # version 1 digests
     digests: set[str] = field(default_factory=set)  # version 2 digests
     shapes: dict[int, set[int]] = field(default_factory=dict)  # words -> chars (version 2)
+    # rows read from refs/memgit/registry (memgit.forges.registry_refs): the same digests
+    # under HMAC with the drive's registry key
+    key: bytes = b""
+    keyed: set[str] = field(default_factory=set)  # version 2
+    keyed_legacy: set[str] = field(default_factory=set)  # version 1
 
     def __bool__(self) -> bool:
-        return bool(self.ids or self.legacy or self.digests)
+        return bool(self.ids or self.legacy or self.digests or self.keyed or self.keyed_legacy)
 
     @property
     def size(self) -> int:
-        return len(self.ids) + len(self.legacy) + len(self.digests)
+        return len(self.ids) + len(self.legacy) + len(self.digests) + len(self.keyed) \
+            + len(self.keyed_legacy)
+
+    def _known(self, digest: str) -> bool:
+        """A version 2 digest the registry holds, in the file or (keyed) in the refs."""
+        return digest in self.digests or bool(self.keyed) and _hmac(self.key, digest) \
+            in self.keyed
+
+    def _known_legacy(self, digest: str) -> bool:
+        return digest in self.legacy or bool(self.keyed_legacy) and \
+            _hmac(self.key, digest) in self.keyed_legacy
 
     def add(self, entry_id: str, key: RegistryKey) -> None:
         """Take a row in memory (what :meth:`append` writes)."""
@@ -132,9 +153,10 @@ class PurgeRegistry:
 
     def holds_text(self, text: str) -> bool:
         """Whether ``text`` is a purged text under any normalisation the registry used."""
-        if self.digests and _sha256(purge_key(text)) in self.digests:
+        if (self.digests or self.keyed) and self._known(_sha256(purge_key(text))):
             return True
-        return bool(self.legacy) and any(_sha256(k) in self.legacy for k in _legacy_keys(text))
+        return bool(self.legacy or self.keyed_legacy) and any(
+            self._known_legacy(_sha256(k)) for k in _legacy_keys(text))
 
     def quoted(self, message: str) -> list[tuple[int, int]]:
         """(start, end) of each stretch of ``message`` that is a purged text, quotes and
@@ -145,9 +167,9 @@ class PurgeRegistry:
         sentence and clause (after ``:``) of the message.
         """
         found: list[tuple[int, int]] = []
-        if self.digests:
+        if self.digests or self.keyed:
             found += self._quoted_v2(message)
-        if self.legacy:
+        if self.legacy or self.keyed_legacy:
             found += self._quoted_v1(message)
         found.sort(key=lambda span: (span[0], -span[1]))
         out: list[tuple[int, int]] = []
@@ -188,7 +210,7 @@ class PurgeRegistry:
                     if size not in chars or size <= 0:
                         continue
                     joined = " ".join(p for p, _s, _e in tokens[i:j])
-                    if _sha256(joined[cut_l:len(joined) - cut_r]) in self.digests:
+                    if self._known(_sha256(joined[cut_l:len(joined) - cut_r])):
                         yield i, j, cut_l > 0, cut_r > 0
                         break
 
@@ -200,7 +222,7 @@ class PurgeRegistry:
                                      (True, True)):
                     variant = key.lstrip(_OPEN) if cut_l else key
                     variant = variant.rstrip(_CLOSE) if cut_r else variant
-                    if variant and _sha256(variant) in self.legacy:
+                    if variant and self._known_legacy(_sha256(variant)):
                         out.append(_trim(message, start, end, cut_l, cut_r))
                         break
                 else:
@@ -210,10 +232,14 @@ class PurgeRegistry:
 
     @classmethod
     def load(cls, git_dir: Path) -> PurgeRegistry:
+        from memgit.forges.registry_refs import has_registry_refs, load_into
+
         from .errors import RegistryError
 
         path = git_dir / REGISTRY_FILE
         reg = cls()
+        if has_registry_refs(git_dir):  # what replicates with refs and objects
+            load_into(reg, git_dir)
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:

@@ -29,7 +29,6 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from memgit.errors import RepoError, UsageError

@@ -27,7 +27,7 @@ from typing import Any
 from memgit.errors import RefusedError, RepoError, UsageError
 from memgit.forges.gate import INCOMING, REPORTS, read_report
 from memgit.git.plumbing import config_set, git
-from memgit.git.repository import Drive, first_parent_chain, is_ancestor, ref_target, set_ref
+from memgit.git.repository import Drive, first_parent_chain, is_ancestor, set_ref
 from memgit.git.worktree import switch_branch_to
 from memgit.sync import (
     DriveHistory,
@@ -130,7 +130,7 @@ def sync_incoming(drive: Drive, agent: str, remote: str = "origin",
     refused = _refusals(drive, remote, set(commits))
     if refused:
         raise GateRefusedError("the gate refused " + "; ".join(refused),
-                               "fix them (memgit edit / memgit forget, or rewrite the commit) "
+                               hint="fix them (memgit edit / memgit forget, or rewrite the commit) "
                                "and run memgit sync again; your local commits are kept")
     branch = f"refs/heads/{drive_branch(drive)}"
     target = waiting[-1] if waiting else server_head
