@@ -225,6 +225,41 @@ def install_hooks_into(git_dir: Path, *, chain: bool, python: str | None = None)
     return written
 
 
+LAYOUTS = ("plain", "gitea")
+GITEA_NAME = "memgit"  # hooks/<hook>.d/memgit, beside Gitea's own hooks/<hook>.d/gitea
+
+
+def hook_paths(git_dir: Path, layout: str = "plain") -> dict[str, Path]:
+    """Where memgit's hooks go: ``hooks/<name>``, or for ``gitea`` (also Forgejo)
+    ``hooks/<name>.d/memgit``: Gitea writes ``hooks/<name>`` itself, a script that feeds
+    its stdin to every executable file of ``hooks/<name>.d/`` in turn and fails when
+    any of them fails, and rewrites it on "Resynchronize hooks"."""
+    directory = hooks_dir(git_dir)
+    if layout == "gitea":
+        return {name: directory / f"{name}.d" / GITEA_NAME for name in HOOKS}
+    return {name: directory / name for name in HOOKS}
+
+
+def install_gitea_hooks(git_dir: Path, *, python: str | None = None) -> list[Path]:
+    """Write memgit's hooks into ``hooks/pre-receive.d/`` and ``hooks/post-receive.d/``;
+    Gitea's own files are left alone. A foreign ``memgit`` file there is refused."""
+    python = python or sys.executable
+    paths = import_paths()
+    problem = python_can_run_hooks(python, tuple(paths))
+    if problem is not None:
+        raise HookConflictError(f"{python} cannot run memgit's hooks: {problem}",
+                                "install memgit into that Python (pip install memgit)")
+    targets = hook_paths(git_dir, "gitea")
+    for path in targets.values():
+        if (path.exists() or path.is_symlink()) and not is_memgit_hook(path):
+            raise HookConflictError(f"{path} exists and was not written by memgit",
+                                    "move it away, then install again")
+    for name, path in targets.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_executable(path, render_hook(name, python, paths=paths))
+    return list(targets.values())
+
+
 def _write_executable(path: Path, text: str) -> None:
     """Write atomically: git may run the hook at any moment."""
     tmp = path.with_name(f".{path.name}.memgit-tmp")
@@ -269,14 +304,13 @@ class ServerStatus:
         return not self.problems
 
 
-def server_status(git_dir: Path, python: str | None = None) -> ServerStatus:
+def server_status(git_dir: Path, python: str | None = None,
+                  layout: str = "plain") -> ServerStatus:
     """Whether memgit's hooks in ``git_dir`` are installed and current, and git's config."""
     python = python or sys.executable
     status = ServerStatus(git_dir)
-    directory = hooks_dir(git_dir)
     paths = import_paths()
-    for name in HOOKS:
-        path = directory / name
+    for name, path in hook_paths(git_dir, layout).items():
         status.hooks.append(_hook_state(name, path, python, paths))
     for key in SERVER_CONFIG:
         value = config_get(git_dir, key)
