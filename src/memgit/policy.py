@@ -211,6 +211,8 @@ def check_path(path: str, mode: int, policy: Policy) -> list[Violation]:
     if len(path.encode("utf-8", "surrogateescape")) > policy.path_bytes:
         out.append(Violation("MG211", path, 0,
                              f"the path is longer than {policy.path_bytes} bytes"))
+    if mode in (MODE_FILE, MODE_EXEC) and is_ci_file(path, policy):
+        return out  # the forge's CI files: no file-type rules; protected (check_change)
     if mode == MODE_LINK:
         out.append(Violation("MG202", path, 0, "symbolic links are not allowed"))
     elif mode == MODE_COMMIT:
@@ -578,9 +580,15 @@ def check_update(ref: str, old: str, new: str, policy: Policy, *, fast_forward: 
 def check_change(changed_paths: Iterable[str], policy: Policy) -> list[Violation]:
     """Rules on the set of paths a commit adds, modifies or deletes (protected prefixes
     match in any letter case, with the fold of the collision rule)."""
-    protected = tuple(fmt.fold_path(p) for p in policy.protected)
+    protected = tuple(fmt.fold_path(p) for p in policy.protected + policy.ci_files)
     return [Violation("MG601", p, 0, f"{quote(p, policy)} is protected")
             for p in changed_paths if fmt.fold_path(p).startswith(protected)]
+
+
+def is_ci_file(path: str, policy: Policy) -> bool:
+    """One of the forge's CI files (``ci_files``, matched like ``protected``)."""
+    return bool(policy.ci_files) and fmt.fold_path(path).startswith(
+        tuple(fmt.fold_path(p) for p in policy.ci_files))
 
 
 def check_push_size(new_bytes: int, policy: Policy) -> list[Violation]:
