@@ -122,9 +122,11 @@ def sync_incoming(drive: Drive, agent: str, remote: str = "origin",
     learn_purged(drive, remote)
     on_forge = _remote_incoming(drive, remote, agent)
     start = since(DriveHistory(drive), local_head, server_head)
-    commits = [] if is_ancestor(drive, local_head, server_head) else \
-        first_parent_chain(drive, local_head, start)
-    pairs = replay_chain(drive, commits, server_head, on_conflict)
+    commits = first_parent_chain(drive, local_head, start)
+    if is_ancestor(drive, local_head, server_head):  # the gate landed them as they were
+        pairs: list[tuple[str, str | None]] = [(c, None) for c in commits]
+    else:
+        pairs = replay_chain(drive, commits, server_head, on_conflict)
     report.reached_main = [c for c, new in pairs if new is None]
     waiting = [new for _c, new in pairs if new is not None]
     refused = _refusals(drive, remote, set(commits))
