@@ -12,6 +12,7 @@ must, main only moves forward, and each agent's next sync says what happened.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -93,7 +94,8 @@ def sync(agent: Path) -> subprocess.CompletedProcess:
     return run_memgit("sync", "--json", cwd=agent)
 
 
-def run_gate_as_ci(forge: Forge, tmp: Path) -> subprocess.CompletedProcess:
+def run_gate_as_ci(forge: Forge, tmp: Path, secrets: dict[str, str] | None = None
+                   ) -> subprocess.CompletedProcess:
     """What GitHub does for memgit-gate.yml: actions/checkout of main (fetch-depth 0)
     into a fresh workspace, then the gate step's script with the runner's variables."""
     workflow = yaml.safe_load(GATE_WORKFLOW.read_text())
@@ -107,7 +109,7 @@ def run_gate_as_ci(forge: Forge, tmp: Path) -> subprocess.CompletedProcess:
     env = github_env(run_dir, "workflow_run", {"workflow_run": {"conclusion": "success"}}, ws)
     env.update(GITHUB_REF="refs/heads/main", GITHUB_REF_NAME="main")
     # secrets the repository does not define evaluate to "" (no registry key here)
-    env.update({k: "" for k in step.get("env", {})})
+    env.update({k: (secrets or {}).get(k, "") for k in step.get("env", {})})
     script = run_dir / "gate.sh"
     script.write_text(step["run"])
     return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
@@ -197,3 +199,38 @@ def test_the_gate_alone_protects_main(tmp_path: Path) -> None:
     assert len(out["reached_main"]) == 1 and rev(ana, "HEAD") == forge.main()
     empty = run_gate_as_ci(forge, tmp_path)
     assert empty.returncode == 0 and "no incoming branch" in empty.stdout
+
+
+def test_a_purge_on_a_forge_and_the_gate_with_the_registry_key(tmp_path: Path) -> None:
+    """docs/forges.md's purge procedure on a hookless forge: purge a mirror clone, push
+    back with a lease (the digests ref, not the key); the gate, given the key as a CI
+    secret, refuses the purged text; without the key it stops rather than accept."""
+    forge = Forge(tmp_path)
+    ana = forge.agent("ana")
+    remember(ana, "Ana's phone is 555 0199", "people")
+    assert sync(ana).returncode == 0
+    assert run_gate_as_ci(forge, tmp_path).returncode == 0
+    purged_id = re.search(r"id: (m-[0-9a-z]+)\]", git("show", "main:people.md",
+                          cwd=forge.git_dir).stdout.decode()).group(1)
+    admin = tmp_path / "admin.git"
+    git("clone", "-q", "--mirror", forge.git_dir, admin)
+    old = forge.main()
+    proc = run_memgit("purge", purged_id, "--repo", str(admin), "--yes", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    # a mirror clone's origin refuses refspecs: push to the URL, main leased on its old head
+    git("push", "-q", f"--force-with-lease=refs/heads/main:{old}", str(forge.git_dir),
+        "refs/heads/main", "+refs/memgit/purged", "+refs/memgit/registry/digests", cwd=admin)
+    key = git("cat-file", "blob", "refs/memgit/registry/key:key", cwd=admin).stdout.decode()
+    assert "refs/memgit/registry/key" not in forge.refs()
+    assert "555 0199" not in main_text(forge)
+    taken = sync(ana)
+    assert taken.returncode == 0, taken.stderr  # the rewritten main is taken
+    assert json.loads(taken.stdout)["sent"] == []  # the purged entry is not sent again
+    assert "555 0199" not in (ana / "people.md").read_text()
+    remember(ana, "Ana's phone is 555 0199", "people")  # the same text, a new id
+    assert json.loads(sync(ana).stdout)["sent"]
+    blind = run_gate_as_ci(forge, tmp_path)
+    assert blind.returncode == 2 and "MEMGIT_REGISTRY_KEY" in blind.stderr
+    gate = run_gate_as_ci(forge, tmp_path, {"MEMGIT_REGISTRY_KEY": key.strip()})
+    assert gate.returncode == 1 and "MG607" in gate.stdout, gate.stdout + gate.stderr
+    assert "555 0199" not in main_text(forge) + gate.stdout + gate.stderr

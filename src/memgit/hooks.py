@@ -176,11 +176,12 @@ def configure_server(drive: Drive) -> None:
     registry's refs from fetching clients and publish the registry file into them
     (memgit.forges.registry_refs: what replicates with refs and objects)."""
     from memgit.forges import registry_refs
+    from memgit.registry import REGISTRY_FILE
 
     for key, value in SERVER_CONFIG.items():
         config_set(drive.git_dir, key, value)
     registry_refs.hide(drive.git_dir)
-    registry_refs.publish(drive.git_dir)
+    registry_refs.publish(drive.git_dir, drive.git_dir / REGISTRY_FILE)
 
 
 def install_server_hooks(drive: Drive, chain: bool) -> list[Path]:

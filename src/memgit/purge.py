@@ -52,6 +52,7 @@ from .git.worktree import move_checkout, worktree_changes
 from .policy import (
     ID_RE,
     PURGE_LOCK_FILE,
+    REGISTRY_FILE,
     Policy,
     PurgeRegistry,
     find_policy,
@@ -720,7 +721,8 @@ def _apply_locked(drive: Drive, plan: PurgePlan, progress: Progress,
     rows = [(i, k) for i in plan.ids for k in plan.keys.get(i, [])]
     PurgeRegistry.append(git_dir, rows, date)
     _publish_ids(drive)
-    registry_refs.publish(git_dir)  # the registry replicates with refs (docs/forges.md)
+    # the registry replicates with refs (docs/forges.md)
+    registry_refs.publish(git_dir, git_dir / REGISTRY_FILE)
     plan.phases["refs"] = time.perf_counter() - clock
     clock = time.perf_counter()
     checker = Checker(plan.ids, plan.needles, plan.texts, PurgeRegistry.load(git_dir))

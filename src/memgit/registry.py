@@ -232,14 +232,22 @@ class PurgeRegistry:
 
     @classmethod
     def load(cls, git_dir: Path) -> PurgeRegistry:
-        from memgit.forges.registry_refs import has_registry_refs, load_into
+        from memgit.forges.registry_refs import has_registry_refs, keyed_rows
 
         from .errors import RegistryError
 
         path = git_dir / REGISTRY_FILE
         reg = cls()
-        if has_registry_refs(git_dir):  # what replicates with refs and objects
-            load_into(reg, git_dir)
+        found = keyed_rows(git_dir) if has_registry_refs(git_dir) else None
+        if found is not None:  # the copy that replicates with refs and objects
+            reg.key, rows = found
+            for entry_id, digest, _date, version, words, chars in rows:
+                reg.ids.add(entry_id)
+                if version == 2:
+                    reg.keyed.add(digest)
+                    reg.shapes.setdefault(words, set()).add(chars)
+                else:
+                    reg.keyed_legacy.add(digest)
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:

@@ -547,17 +547,20 @@ def _replay(state: _State, commit: str, parent: str | None, target: str | None) 
 
 
 def replay_chain(drive: Drive, commits: list[str], onto: str | None,
-                 on_conflict: str = "local") -> list[tuple[str, str | None]]:
+                 on_conflict: str = "local", drop: frozenset[str] = frozenset()
+                 ) -> list[tuple[str, str | None]]:
     """Replay ``commits`` (oldest first, each as the operations it made against its first
     parent) onto ``onto`` exactly as sync does, pushing nothing: (commit, the commit it
     became, or None when its operations are already there). A commit whose parent is
-    the current tip is kept as it is. memgit gate and gate-mode sync use it."""
-    state = _State(drive, "", on_conflict, SyncReport(""))
-    tip, out = onto, []
+    the current tip is kept as it is, unless operations on the ids in ``drop`` (purged
+    entries) must be left out. memgit gate and gate-mode sync use it."""
+    state = _State(drive, "", on_conflict, SyncReport(""), drop=set(drop))
+    tip: str | None = onto
+    out: list[tuple[str, str | None]] = []
     for commit in commits:
         info = commit_info(drive, commit)
         parent = info.parents[0] if info.parents else None
-        new = commit if parent == tip else _replay(state, commit, parent, tip)
+        new = commit if parent == tip and not drop else _replay(state, commit, parent, tip)
         out.append((commit, new))
         tip = new or tip
     return out

@@ -27,15 +27,29 @@ from typing import Any
 from memgit.errors import RefusedError, RepoError, UsageError
 from memgit.forges.gate import INCOMING, REPORTS, read_report
 from memgit.git.plumbing import config_set, git
-from memgit.git.repository import Drive, first_parent_chain, is_ancestor, set_ref
+from memgit.git.repository import (
+    Drive,
+    commit_tree_id,
+    delete_ref,
+    first_parent_chain,
+    is_ancestor,
+    ref_target,
+    set_ref,
+    tree_texts,
+)
+from memgit.git.rewrite import expire_reflogs_and_prune
 from memgit.git.worktree import switch_branch_to
+from memgit.policy import ID_RE
+from memgit.registry import PURGED_IDS_FILE
 from memgit.sync import (
+    PURGED_FROM,
     DriveHistory,
     check_checkout,
     drive_branch,
     fetch,
     learn_purged,
     network_error,
+    purged_since,
     replay_chain,
 )
 from memgit.sync_state import LAST_SYNC_CONFIG, LAST_SYNCED, since
@@ -123,10 +137,15 @@ def sync_incoming(drive: Drive, agent: str, remote: str = "origin",
     on_forge = _remote_incoming(drive, remote, agent)
     start = since(DriveHistory(drive), local_head, server_head)
     commits = first_parent_chain(drive, local_head, start)
+    # entries the server purged (its refs/memgit/purged, and ids gone from a rewritten
+    # history) are never sent again; their text is pruned from this checkout below
+    drop = frozenset(_purged_ids(drive, remote)
+                     | (purged_since(drive, ref_target(drive, LAST_SYNCED), server_head)
+                        or set()))
     if is_ancestor(drive, local_head, server_head):  # the gate landed them as they were
         pairs: list[tuple[str, str | None]] = [(c, None) for c in commits]
     else:
-        pairs = replay_chain(drive, commits, server_head, on_conflict)
+        pairs = replay_chain(drive, commits, server_head, on_conflict, drop)
     report.reached_main = [c for c, new in pairs if new is None]
     waiting = [new for _c, new in pairs if new is not None]
     refused = _refusals(drive, remote, set(commits))
@@ -150,7 +169,20 @@ def sync_incoming(drive: Drive, agent: str, remote: str = "origin",
     set_ref(drive, f"refs/remotes/{remote}/{drive_branch(drive)}", server_head, "memgit sync")
     config_set(drive.git_dir, LAST_SYNC_CONFIG, str(int(time.time())))
     report.head = target
+    if drop and target != local_head:
+        # a local commit may have held a purged entry: nothing reachable keeps it now
+        delete_ref(drive, "ORIG_HEAD")
+        expire_reflogs_and_prune(drive.git_dir)
     return report
+
+
+def _purged_ids(drive: Drive, remote: str) -> set[str]:
+    """The ids the server's ``refs/memgit/purged`` lists (fetched by every sync)."""
+    head = ref_target(drive, PURGED_FROM + remote)
+    if head is None:
+        return set()
+    text = tree_texts(drive, commit_tree_id(drive, head)).get(PURGED_IDS_FILE, "")
+    return {line for line in text.split("\n") if ID_RE.match(line)}
 
 
 def describe(report: IncomingReport) -> list[str]:

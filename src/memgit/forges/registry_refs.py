@@ -34,7 +34,6 @@ from hashlib import sha256
 from pathlib import Path
 
 from memgit.errors import RegistryError
-from memgit.registry import REGISTRY_FILE, PurgeRegistry
 
 PREFIX = "refs/memgit/registry"
 DIGESTS_REF = PREFIX + "/digests"
@@ -115,7 +114,7 @@ def _write_file_ref(git_dir: Path, ref: str, name: str, text: str, message: str)
         raise RegistryError(f"{ref} moved while it was written", "run the command again")
 
 
-def ref_rows(git_dir: Path) -> list[tuple[str, str, str, int, int, int]]:
+def ref_rows(git_dir: Path) -> list[tuple[str, str, str, int, int, int]]:  # see Row
     """(id, keyed digest, date, normalisation, words, chars) of the digests ref."""
     text = _file_at(git_dir, DIGESTS_REF, DIGESTS_FILE)
     if text is None:
@@ -132,12 +131,12 @@ def ref_rows(git_dir: Path) -> list[tuple[str, str, str, int, int, int]]:
     return rows
 
 
-def publish(git_dir: Path) -> int:
-    """Write the digests ref from the registry file and the rows the ref already has;
-    returns the rows it holds. Nothing is written when the file has no rows and no
-    ref exists."""
+def publish(git_dir: Path, registry_file: Path) -> int:
+    """Write the digests ref from the registry file (``memgit-purged``) and the rows the
+    ref already has; returns the rows it holds. Nothing is written when the file has no
+    rows and no ref exists."""
     try:
-        text = (git_dir / REGISTRY_FILE).read_text(encoding="utf-8")
+        text = registry_file.read_text(encoding="utf-8")
     except FileNotFoundError:
         text = ""
     lines = [line.split(" ") for line in text.split("\n")
@@ -172,24 +171,20 @@ def is_hidden(git_dir: Path) -> bool:
     return HIDE_CONFIG[1] in found.decode().split("\n")
 
 
-def load_into(registry: PurgeRegistry, git_dir: Path) -> None:
-    """Add the digests ref's rows to ``registry`` (with the key to match them). Rows
-    without a key to read them are an error: the hook then refuses every push (MG609)
-    rather than accept a purged text."""
+Row = tuple[str, str, str, int, int, int]
+
+
+def keyed_rows(git_dir: Path) -> tuple[bytes, list[Row]] | None:
+    """The key and the rows of the digests ref, for ``PurgeRegistry.load``; None when
+    there are no rows. Rows without a key to read them are an error: the hook then
+    refuses every push (MG609) rather than accept a purged text."""
     rows = ref_rows(git_dir)
     if not rows:
-        return
+        return None
     key = registry_key(git_dir)
     if key is None:
         raise RegistryError(f"the purge registry's digests are here ({DIGESTS_REF}) but its "
                             f"key is not ({KEY_REF}, or {KEY_ENV})",
                             "replicate refs/memgit/registry/key with the drive, or set "
                             f"{KEY_ENV} (a CI secret on a forge)")
-    registry.key = key
-    for entry_id, digest, _date, version, words, chars in rows:
-        registry.ids.add(entry_id)
-        if version == 2:
-            registry.keyed.add(digest)
-            registry.shapes.setdefault(words, set()).add(chars)
-        else:
-            registry.keyed_legacy.add(digest)
+    return key, rows
