@@ -201,6 +201,7 @@ def test_the_gate_alone_protects_main(tmp_path: Path) -> None:
     assert empty.returncode == 0 and "no incoming branch" in empty.stdout
 
 
+@pytest.mark.slow
 def test_a_purge_on_a_forge_and_the_gate_with_the_registry_key(tmp_path: Path) -> None:
     """docs/forges.md's purge procedure on a hookless forge: purge a mirror clone, push
     back with a lease (the digests ref, not the key); the gate, given the key as a CI
