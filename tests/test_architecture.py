@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, commit_all, git, memgit
+from tests.conftest import ROOT, commit_all, git, memgit
 
 SRC = ROOT / "src"
 PACKAGE = SRC / "memgit"
@@ -90,7 +90,7 @@ def import_graph() -> dict[str, set[str]]:
 
 def test_the_import_graph_has_no_cycle() -> None:
     graph = import_graph()
-    assert "memgit.recall_index" in graph["memgit.writer"]  # the graph sees real imports
+    assert "memgit.index.reindex" in graph["memgit.write.writer"]  # the graph sees real imports
     state: dict[str, int] = {}  # 1 on the path, 2 done
     cycles: list[list[str]] = []
 
@@ -125,9 +125,10 @@ def test_layers_point_one_way() -> None:
         return seen
 
     for low in ("memgit.state", "memgit.state.facts", "memgit.state.pending"):
-        assert not reaches(low) & {"memgit.recall_index", "memgit.writer", "memgit.read_path"}
-    assert "memgit.writer" not in reaches("memgit.recall_index")
-    assert "memgit.read_path" not in reaches("memgit.writer")
+        assert not reaches(low) & {"memgit.index.reindex", "memgit.write.writer",
+                                   "memgit.recall.read_path"}
+    assert "memgit.write.writer" not in reaches("memgit.index.reindex")
+    assert "memgit.recall.read_path" not in reaches("memgit.write.writer")
     for name in graph:
         if name.startswith("memgit.git"):
             outside = {m for m in graph[name] if not m.startswith("memgit.git")}
@@ -142,13 +143,13 @@ def test_layers_point_one_way() -> None:
 def test_commands_are_imported_by_nothing_but_the_cli() -> None:
     graph = import_graph()
     for name, targets in graph.items():
-        if name.startswith("memgit.commands") or name == "memgit.cli":
+        if name.startswith("memgit.cli.commands") or name == "memgit.cli.main":
             continue
-        assert not {t for t in targets if t.startswith("memgit.commands")}, name
+        assert not {t for t in targets if t.startswith("memgit.cli.commands")}, name
     test_code = "\n".join(p.read_text() for p in (ROOT / "tests").glob("*.py")
                           if p.name != "test_architecture.py")
     bench_code = "\n".join(p.read_text() for p in (ROOT / "bench").glob("*.py"))
-    assert "memgit.commands" not in test_code + bench_code
+    assert "memgit.cli.commands" not in test_code + bench_code
 
 
 def test_only_the_state_package_speaks_sql() -> None:
@@ -177,8 +178,8 @@ def _loaded_after(code: str) -> list[str]:
     return proc.stdout.strip().splitlines()[-1:]
 
 
-@pytest.mark.parametrize("module", ["memgit.receive", "memgit.server_hook",
-                                    "memgit.post_receive", "memgit.precommit"])
+@pytest.mark.parametrize("module", ["memgit.githooks.receive", "memgit.githooks.entry",
+                                    "memgit.githooks.post_receive", "memgit.githooks.precommit"])
 def test_hook_modules_load_no_pygit2_click_or_plugins(module: str) -> None:
     assert _loaded_after(f"import {module}") == ["[]"]
 
@@ -187,7 +188,7 @@ def test_a_real_push_runs_both_hooks_without_pygit2_click_or_plugins(tmp_path: P
     """The installed hook scripts, run by git for a real push, wrapped to report what the
     hook process had loaded when it finished (post-receive's detached child may load
     pygit2: it is not the process the push waits for)."""
-    from memgit.drives import create_drive
+    from memgit.drives.create import create_drive
 
     server = create_drive(tmp_path / "server.git", bare=True)
     for name in ("pre-receive", "post-receive"):
@@ -219,7 +220,7 @@ def test_the_pre_commit_entry_loads_no_pygit2_click_or_plugins(new_drive) -> Non
     git("add", "-A", cwd=path)
     code = ("import os, runpy\n"
             f"os.chdir({str(path)!r}); sys.argv = ['memgit-precommit']\n"
-            "try:\n    runpy.run_module('memgit.precommit', run_name='__main__')\n"
+            "try:\n    runpy.run_module('memgit.githooks.precommit', run_name='__main__')\n"
             "except SystemExit as exit:\n    assert exit.code == 0, exit.code")
     assert _loaded_after(code) == ["[]"]
     assert memgit("lint", "--cached", cwd=path).returncode == 0  # the CLI agrees
@@ -227,9 +228,10 @@ def test_the_pre_commit_entry_loads_no_pygit2_click_or_plugins(new_drive) -> Non
 
 # What the shell's quick read path must not load: each of these costs more than the
 # recall itself (docs/performance.md); the policy and the drive format only when the
-# drive has a memgit.yaml or a memgit.policy key.
-QUICK_FORBIDDEN = ("pygit2", "click", "memgit.plugins", "memgit.cli", "memgit.policy",
-                   "memgit.format", "memgit.read_path", "memgit.recall_index", "yaml",
+# drive has a memgit.yaml or a memgit.policy git config key.
+QUICK_FORBIDDEN = ("pygit2", "click", "memgit.plugins", "memgit.cli.main", "memgit.policy.judge",
+                   "memgit.format.entries", "memgit.recall.read_path", "memgit.index.reindex",
+                   "yaml",
                    "typing", "re", "pathlib", "dataclasses", "subprocess")
 
 
@@ -242,7 +244,7 @@ def test_a_quick_recall_from_the_shell_loads_only_what_it_uses(new_drive) -> Non
     # Only what memgit adds counts: the interpreter's start may have loaded some of
     # these already (an editable install's import finder loads pathlib and re).
     probe = (f"import sys; sys.path[:0] = [{str(SRC)!r}]; before = set(sys.modules)\n"
-             "from memgit.fast_cli import main\n"
+             "from memgit.cli.quick import main\n"
              f"code = main(['-C', {str(path)!r}, 'recall', 'larks', 'dawn'])\n"
              "print(sorted(m for m in set(sys.modules) - before if m in {0} or "
              "m.startswith(tuple(f + '.' for f in {0}))))\n"

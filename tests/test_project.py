@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from conftest import ROOT
+from tests.conftest import ROOT
 
 
 def readme_commands() -> list[str]:

@@ -1,5 +1,5 @@
 import sys
 
-from memgit.fast_cli import main
+from memgit.cli.quick import main
 
 sys.exit(main())

@@ -137,7 +137,7 @@ class RefusedError(MemgitError):
 def error_lines(err: MemgitError) -> list[str]:
     """What a command prints for a MemgitError: its code and message, then its hint,
     control characters escaped (the callers redact possible credentials: policy.quote)."""
-    from .safe_text import printable
+    from memgit.safe_text import printable
 
     lines = [printable(f"memgit: error {err.code}: {err.message}")]
     if err.hint:

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import NotADriveError, RepoError
-from . import DEFAULT_BRANCH
-from .modes import MODE_COMMIT, MODE_EXEC, MODE_FILE, MODE_TREE
+from memgit.errors import NotADriveError, RepoError
+from memgit.git import DEFAULT_BRANCH
+from memgit.git.modes import MODE_COMMIT, MODE_EXEC, MODE_FILE, MODE_TREE
 
 if TYPE_CHECKING:
     import pygit2
