@@ -51,7 +51,6 @@ from memgit import state  # noqa: E402
 from memgit.embeddings import embed as embedding
 from memgit.embeddings import fill as vector_fill
 from memgit.git.repository import Drive, open_drive  # noqa: E402
-from memgit.policy.embedding_settings import of as embed_config  # noqa: E402
 from memgit.policy.settings import Policy, find_policy  # noqa: E402
 from memgit.recall import hybrid
 from memgit.recall.read_path import catch_up, recall_in_mode  # noqa: E402
@@ -102,7 +101,7 @@ def policy_of(drive: Drive) -> Policy:
 
 
 def embed_drive(drive: Drive, real: bool) -> None:
-    config = embed_config(policy_of(drive))
+    config = policy_of(drive).embeddings()
     assert config is not None
     conn = state.connection(drive.git_dir)
     started, cpu = time.perf_counter(), time.process_time()
@@ -248,7 +247,7 @@ def bench_quality(tmp: Path) -> None:
     drive = open_drive(path)
     policy = policy_of(drive)
     catch_up(drive, policy=policy)
-    config = embed_config(policy)
+    config = policy.embeddings()
     assert config is not None
     print(f"  embedded: {embedding.update(state.connection(drive.git_dir), config)}")
     queries = json.loads((SEMANTIC / "queries.json").read_text())

@@ -76,7 +76,6 @@ def test_a_new_entry_is_found_by_words_at_once_and_by_meaning_once_filled(new_dr
     filler has run, a question sharing no word with it finds it."""
     from memgit import state
     from memgit.git.repository import open_drive
-    from memgit.policy.embedding_settings import of as embed_config
     from memgit.policy.settings import find_policy
     from memgit.recall import hybrid
     from memgit.recall.read_path import recall_in_mode
@@ -106,12 +105,12 @@ def test_a_new_entry_is_found_by_words_at_once_and_by_meaning_once_filled(new_dr
             "1 entry has no vector yet: not found by meaning until embedded in the "
             "background (memgit index --embeddings embeds them now)"]
         assert vector_rows.count(conn) == 2 and vector_fill.needs_fill(conn)
-    assert vector_fill.schedule(drive.git_dir, embed_config(policy), conn) == "process"
+    assert vector_fill.schedule(drive.git_dir, policy.embeddings(), conn) == "process"
     settle(path)
     assert not vector_fill.needs_fill(conn) and vector_rows.count(conn) == 3
     found = recall_in_mode(drive, question, 1, count=False, policy=policy)
     assert [h.entry_id for h in found.hits] == [new_id] and not found.warnings
-    assert vector_fill.schedule(drive.git_dir, embed_config(policy), conn) is None  # complete
+    assert vector_fill.schedule(drive.git_dir, policy.embeddings(), conn) is None  # complete
 
 
 def test_what_a_sync_brings_gets_its_vectors_without_a_read(tmp_path: Path) -> None:

@@ -98,7 +98,6 @@ def test_hybrid_recall_keeps_its_measured_floor_on_the_report_half(tmp_path: Pat
     query encoder (fast: the MCP server's under query: auto; full: a one-shot command's),
     its vectors made as memgit index makes them, each question asked of recall_in_mode."""
     from memgit.embeddings import embed as embedding
-    from memgit.policy.embedding_settings import of as embed_config
     from memgit.policy.settings import find_policy
     from memgit.recall.read_path import recall_in_mode
 
@@ -106,7 +105,7 @@ def test_hybrid_recall_keeps_its_measured_floor_on_the_report_half(tmp_path: Pat
     (path / ".git" / "memgit.yaml").write_text(f"embeddings: {{plugin: local, query: {query}}}\n")
     drive = open_drive(path)
     policy = find_policy(None, drive.git_dir, None)
-    config = embed_config(policy)
+    config = policy.embeddings()
     assert config is not None
     recall(drive, "warm up", 1, count=False, policy=policy)
     made = embedding.update(state.connection(drive.git_dir), config)

@@ -160,12 +160,11 @@ class AgentDrive:
         then as fast as the others) and start filling missing vectors in the background;
         returns why semantic recall is unavailable, or None."""
         from memgit.embeddings import fill as vector_fill
-        from memgit.policy.embedding_settings import of as embed_config
         from memgit.recall.hybrid import warm
         from memgit.recall.read_path import catch_up
 
         def load(drive: Drive, policy: Policy) -> str | None:
-            config = embed_config(policy)
+            config = policy.embeddings()
             if config is None:
                 return None
             catch_up(drive, policy=policy)

@@ -77,9 +77,8 @@ def _embeddings(conn: state.Connection, policy: Policy) -> dict[str, Any] | None
     ``embeddings:`` section."""
     from memgit.embeddings import embed as embedding
     from memgit.embeddings import fill as vector_fill
-    from memgit.policy.embedding_settings import of as embed_config
 
-    config = embed_config(policy)
+    config = policy.embeddings()
     if config is None:
         return None
     return {"plugin": config.plugin, **embedding.summary(conn),

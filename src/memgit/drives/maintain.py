@@ -23,7 +23,6 @@ from memgit.dream.observations import apply_retention
 from memgit.errors import MemgitError, RepoError, UsageError
 from memgit.git.plumbing import git_plumbing
 from memgit.git.repository import Drive
-from memgit.policy.dream_settings import of as dream_settings
 from memgit.policy.registry import PURGE_LOCK_FILE
 from memgit.policy.settings import Policy
 from memgit.state import dream as dream_runs
@@ -56,7 +55,7 @@ Step = Callable[[Drive, Policy, _dt.datetime], StepReport]
 
 def observation_retention(drive: Drive, policy: Policy, now: _dt.datetime) -> StepReport:
     """Delete observed turns older than ``dream.observations_days`` (memgit observe)."""
-    days = dream_settings(policy).observations_days
+    days = policy.dream().observations_days
     deleted = apply_retention(drive, days, now)
     return StepReport("observations", f"deleted {deleted} turn(s) older than {days} day(s)",
                       {"observations_deleted": deleted, "observations_days": days})

@@ -101,7 +101,6 @@ def background_work(git_dir: str | os.PathLike[str]) -> None:
     from memgit.git.repository import open_drive
     from memgit.index.reindex import reindex
     from memgit.policy.census import update_census
-    from memgit.policy.embedding_settings import of as embed_config
     from memgit.policy.settings import find_policy
     from memgit.state import events
 
@@ -112,7 +111,7 @@ def background_work(git_dir: str | os.PathLike[str]) -> None:
     update_census(drive.git_dir, policy)
     # A server drive with an embeddings: section: the pushed entries' vectors are made
     # by a filler of their own (memgit.embeddings.fill.wait_for_fill waits for it).
-    vector_fill.schedule(drive.git_dir, embed_config(policy))
+    vector_fill.schedule(drive.git_dir, policy.embeddings())
 
 
 def _log(git_dir: str | os.PathLike[str], exc: BaseException) -> None:

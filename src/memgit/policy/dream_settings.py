@@ -2,9 +2,8 @@
 
 ``check_section`` is the section's parser in ``policy.SECTIONS`` (so a typo
 fails wherever the policy is read) and turns it into a :class:`DreamConfig`,
-which the Policy keeps (``policy.setting("dream")``); :func:`of` gives it to
-memgit dream and memgit maintain. A leaf module: it imports nothing of memgit
-but errors, so the policy layer may call it, and it is cheap to import.
+which the Policy keeps and gives out (``Policy.dream()``). A leaf module: it imports
+nothing of memgit but errors, so the policy layer may call it, and it is cheap to import.
 """
 
 from __future__ import annotations
@@ -13,12 +12,9 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memgit.errors import PolicyFileError
-
-if TYPE_CHECKING:
-    from memgit.policy.settings import Policy
 
 DEFAULT_WINDOW = "02:00-06:00"
 DEFAULT_TIMEOUT = 60.0
@@ -141,10 +137,3 @@ def check_section(data: Any, origin: str = "policy") -> DreamConfig:
             raise _fail(origin, f"options must hold plain values (strings, numbers, true/false, "
                         f"lists, mappings): {exc}", "quote dates and other values") from exc
     return DreamConfig(**kwargs)
-
-
-def of(policy: Policy) -> DreamConfig:
-    """The drive's dream settings (the defaults when its policy has no ``dream:``)."""
-    config = policy.setting("dream")
-    return config if isinstance(config, DreamConfig) else DreamConfig()
-

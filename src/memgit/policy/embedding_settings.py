@@ -2,7 +2,7 @@
 
 ``check_section`` is the section's parser in ``policy.SECTIONS`` (a typo fails
 wherever the policy is read, hooks included) and turns it into an
-:class:`EmbedConfig` the Policy keeps (``policy.setting("embeddings")``; :func:`of`).
+:class:`EmbedConfig` the Policy keeps (``Policy.embeddings()``).
 A leaf: it imports nothing of memgit but errors (the package's ``__init__`` imports
 errors only), so the hooks parse the section without loading a plugin or NumPy;
 the embedder itself is built only by what recalls or embeds (memgit.embeddings.embed).
@@ -24,12 +24,9 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memgit.errors import PolicyFileError
-
-if TYPE_CHECKING:
-    from memgit.policy.settings import Policy
 
 # The settings of memgit's own embedders (embedders/local.py, embedders/openai_api.py).
 LOCAL_SETTINGS = frozenset({"threads", "query"})
@@ -126,9 +123,3 @@ def check_section(data: Any, origin: str = "policy") -> EmbedConfig | None:
         raise _fail(origin, f"settings must be plain values (strings, numbers, true/false): "
                     f"{type(exc).__name__}", "quote dates and other values") from exc
     return EmbedConfig(plugin, settings_json)
-
-
-def of(policy: Policy) -> EmbedConfig | None:
-    """The drive's embedder settings; None when its policy has no ``embeddings:``."""
-    config = policy.setting("embeddings")
-    return config if isinstance(config, EmbedConfig) else None

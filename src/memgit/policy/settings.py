@@ -11,11 +11,15 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memgit.errors import PolicyFileError
 from memgit.git import DEFAULT_BRANCH
 from memgit.policy.kinds import check_kind, check_require_source
+
+if TYPE_CHECKING:
+    from memgit.policy.dream_settings import DreamConfig
+    from memgit.policy.embedding_settings import EmbedConfig
 
 PUSH_BYTES_FACTOR = 4  # the default limits.push_bytes: this many times drive_bytes
 
@@ -68,6 +72,20 @@ class Policy:
     def setting(self, key: str, default: Any = None) -> Any:
         """The parsed value of memgit.yaml section ``key`` (one without a Policy field)."""
         return dict(self.settings).get(key, default)
+
+    def embeddings(self) -> EmbedConfig | None:
+        """The embedder of semantic recall (``embeddings:``); None when there is none."""
+        config: EmbedConfig | None = self.setting("embeddings")
+        return config
+
+    def dream(self) -> DreamConfig:
+        """memgit dream's settings (``dream:``), the defaults when the key is absent."""
+        config: DreamConfig | None = self.setting("dream")
+        if config is None:
+            from memgit.policy.dream_settings import DreamConfig
+
+            return DreamConfig()
+        return config
 
 
 LIMITS: tuple[str, ...] = tuple(f.name for f in fields(Policy) if "limit" in f.metadata)

@@ -15,7 +15,6 @@ from memgit.index import reindex as recall_index
 from memgit.index import search as recall_search
 from memgit.index.reindex import ReindexResult
 from memgit.index.search import Hit
-from memgit.policy import embedding_settings as embed_config
 from memgit.policy.settings import Policy, find_policy
 from memgit.recall import hybrid
 from memgit.recall.hybrid import Recalled
@@ -53,7 +52,7 @@ def recall_in_mode(drive: Drive, query: str, limit: int = 5, *, mode: str | None
     unavailable embedder answers lexically with a warning (memgit.recall.hybrid)."""
     if policy is None:
         policy = find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
-    config = embed_config.of(policy)
+    config = policy.embeddings()
     chosen = hybrid.choose_mode(mode, config)
     conn = state.connection(drive.git_dir)
     current = catch_up(drive, policy=policy, conn=conn)

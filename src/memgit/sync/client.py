@@ -420,11 +420,10 @@ def _vectors_later(drive: Drive) -> None:
     filler (memgit.embeddings.fill). The sync is done: a failure here is the next read's."""
     from memgit import state as state_db
     from memgit.embeddings import fill as vector_fill
-    from memgit.policy.embedding_settings import of as embed_config
 
     try:
         policy = _policy(drive)
-        config = embed_config(policy)
+        config = policy.embeddings()
         if config is not None:
             # Opened again: after a purge's prune, this process's repository object may
             # still list packs that are gone (pygit2 caches the object database).

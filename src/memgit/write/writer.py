@@ -69,7 +69,6 @@ from memgit.git.repository import (
 )
 from memgit.git.worktree import checkout_state, update_checkout
 from memgit.index import reindex as recall_index
-from memgit.policy import embedding_settings as embed_config
 from memgit.policy.judge import ERROR, check_commit, quote
 from memgit.policy.registry import PurgeRegistry
 from memgit.policy.settings import Policy, find_policy
@@ -379,7 +378,7 @@ def _after_commit(drive: Drive, conn: state.Connection, plan: Plan, policy: Poli
             pass  # counting is best effort (events.record)
         return
     # The new entries' vectors are made in the background, never in the write.
-    vector_fill.schedule(drive.git_dir, embed_config.of(policy), conn)
+    vector_fill.schedule(drive.git_dir, policy.embeddings(), conn)
 
 
 def _checkout_target(drive: Drive, ref: str) -> bool:

@@ -11,7 +11,6 @@ import click
 from memgit.cli.common import drive_from_ctx, policy_for, policy_option
 from memgit.dream.run import Outcome, dream, status
 from memgit.dream.undo import undo
-from memgit.policy import dream_settings as dream_config
 from memgit.policy.judge import quote
 from memgit.policy.settings import Policy
 from memgit.safe_text import printable
@@ -102,7 +101,7 @@ def command(ctx: click.Context, due: bool, dry_run: bool, as_json: bool, no_mode
         return 0
     drive = drive_from_ctx(ctx)
     policy = policy_for(drive, policy_file)
-    config = dream_config.of(policy)
+    config = policy.dream()
     outcome = dream(drive, policy, config, due=due, dry_run=dry_run, no_model=no_model,
                     base_url=base_url, model_name=model_name, progress=_progress(as_json))
     _print(outcome, as_json, dry_run, policy)

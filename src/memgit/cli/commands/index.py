@@ -17,7 +17,7 @@ from memgit.embeddings import fill as vector_fill
 from memgit.errors import UsageError
 from memgit.git.repository import Drive
 from memgit.index.reindex import reindex
-from memgit.policy import embedding_settings as embed_config
+from memgit.policy.embedding_settings import EmbedConfig
 from memgit.recall.read_path import catch_up
 from memgit.safe_text import printable
 
@@ -41,7 +41,7 @@ def command(ctx: click.Context, rebuild: bool, embeddings: bool, as_json: bool,
     nothing under --json)."""
     drive = drive_from_ctx(ctx)
     policy = policy_for(drive, policy_file)
-    config = embed_config.of(policy)
+    config = policy.embeddings()
     if embeddings and config is None:
         raise UsageError("--embeddings needs an embedder, and the drive's policy has no "
                          "embeddings: section", "add embeddings: {plugin: local} to memgit.yaml")
@@ -96,7 +96,7 @@ def command(ctx: click.Context, rebuild: bool, embeddings: bool, as_json: bool,
     return 0
 
 
-def _embed(drive: Drive, config: embed_config.EmbedConfig, again: bool, *,
+def _embed(drive: Drive, config: EmbedConfig, again: bool, *,
            progress: Callable[[int, int], None] | None) -> dict[str, Any]:
     """Embed what lacks a vector (everything, ``again``) now, a background filler giving
     way (vector_fill.foreground); an unavailable embedder is an error."""
@@ -107,7 +107,7 @@ def _embed(drive: Drive, config: embed_config.EmbedConfig, again: bool, *,
     return done
 
 
-def _in_background(drive: Drive, config: embed_config.EmbedConfig) -> dict[str, Any]:
+def _in_background(drive: Drive, config: EmbedConfig) -> dict[str, Any]:
     """Start the background filler when vectors are missing; what is stored and missing,
     and what the last background fill that failed said."""
     conn = state.connection(drive.git_dir)
