@@ -51,7 +51,7 @@ from memgit import state  # noqa: E402
 from memgit.embeddings import embed as embedding
 from memgit.embeddings import fill as vector_fill
 from memgit.git.repository import Drive, open_drive  # noqa: E402
-from memgit.policy.settings import Policy, find_policy  # noqa: E402
+from memgit.policy.settings import Policy, drive_policy  # noqa: E402
 from memgit.recall import hybrid
 from memgit.recall.read_path import catch_up, recall_in_mode  # noqa: E402
 from memgit.write.ops import NewFact  # noqa: E402
@@ -97,7 +97,7 @@ def drive_pair(tmp: Path) -> tuple[Drive, Drive]:
 
 
 def policy_of(drive: Drive) -> Policy:
-    return find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+    return drive_policy(drive)
 
 
 def embed_drive(drive: Drive, real: bool) -> None:

@@ -1,3 +1,5 @@
+"""`python -m memgit`: the same entry point as the `memgit` script."""
+
 import sys
 
 from memgit.cli.quick import main

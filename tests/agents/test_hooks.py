@@ -210,7 +210,6 @@ def test_record_keeps_the_turn_with_memgit_observe_outside_the_tree(drive: Path)
     head = git("rev-parse", "HEAD", cwd=drive).stdout
     dry = run_hook("record", stop, "--dry-run", drive=drive)
     plan = json.loads(dry.stdout)
-    assert plan["observe_available"] is True
     assert plan["argv"][-3:] == ["--role", "assistant", "-"]
     with state.opened(drive / ".git") as conn:
         assert observations.count(conn) == 0  # a dry run records nothing

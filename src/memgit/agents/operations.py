@@ -21,9 +21,9 @@ from dataclasses import asdict
 from typing import Any, TypeVar
 
 from memgit import state
-from memgit.errors import MemgitError, NotADriveError, UsageError
-from memgit.git.repository import Drive, open_drive, ref_target
-from memgit.policy.settings import Policy, find_policy
+from memgit.errors import MemgitError, UsageError
+from memgit.git.repository import Drive, open_drive, ref_target, require_drive
+from memgit.policy.settings import Policy, drive_policy
 
 T = TypeVar("T")
 MAX_TEXT = 4096  # characters of one entry an agent may send; the policy's limits apply after
@@ -83,13 +83,13 @@ class AgentDrive:
         call (and is looked at again, so ``memgit init`` there later works)."""
         if self._drive is None:
             drive = open_drive(self.path)
-            _require_memory(drive, self.policy(drive))
+            require_drive(drive, self.policy(drive).branch_ref)
             self._drive = drive
         return self._drive
 
     def policy(self, drive: Drive) -> Policy:
         """Read per call: an edited memgit.yaml takes effect without a restart."""
-        return find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+        return drive_policy(drive)
 
     def call(self, fn: Callable[[Drive, Policy], T]) -> T:
         with self._lock:
@@ -221,19 +221,6 @@ class AgentDrive:
         for item in items:
             item["answers"] = [{"id": a, "text": t} for a, t in item["answers"]]
         return {"count": len(items), "questions": items}
-
-
-def _require_memory(drive: Drive, policy: Policy) -> None:
-    """A git repository is a drive when its branch head has a MEMORY.md: an agent
-    started in a code repository must not write notes into it."""
-    from memgit.git.repository import commit_tree_id, file_at
-
-    head = ref_target(drive, policy.branch_ref)
-    if head is None or file_at(drive, commit_tree_id(drive, head), "MEMORY.md") is None:
-        raise NotADriveError(f"{drive.root} is a git repository but not a memgit drive "
-                             f"(no MEMORY.md on {policy.branch})",
-                             "pass a drive with -C PATH or set MEMGIT_DRIVE; "
-                             "memgit init PATH creates one")
 
 
 def _status(drive: Drive, policy: Policy) -> dict[str, Any]:

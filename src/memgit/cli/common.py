@@ -12,11 +12,11 @@ import click
 from memgit.git.repository import Drive, open_drive
 from memgit.policy.judge import Violation
 from memgit.policy.lint import report_lines
-from memgit.policy.settings import Policy, find_policy
+from memgit.policy.settings import Policy, drive_policy
 
 policy_option = click.option("--policy", "policy_file", metavar="FILE", default=None,
                              help="Policy YAML file (default: memgit.yaml in the git "
-                                  "directory, then git config memgit.policy.judge).")
+                                  "directory, then git config memgit.policy).")
 
 
 def ctx_directory(ctx: click.Context) -> str | None:
@@ -29,7 +29,7 @@ def drive_from_ctx(ctx: click.Context) -> Drive:
 
 
 def policy_for(drive: Drive, explicit: str | None) -> Policy:
-    return find_policy(explicit, drive.git_dir, drive.config_value("memgit.policy"))
+    return drive_policy(drive, explicit)
 
 
 def print_violations(violations: Iterable[Violation], as_json: bool, *,

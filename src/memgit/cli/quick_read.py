@@ -51,7 +51,7 @@ class Current:
         self.branch = branch
         self.head = head
         self.conn = conn
-        self.policy = policy  # None: no memgit.yaml or memgit.policy.judge, the defaults
+        self.policy = policy  # None: no memgit.yaml or memgit.policy config key, the defaults
 
     @property
     def key(self) -> tuple[str, str]:

@@ -47,7 +47,7 @@ from memgit.errors import BackupError, MemgitError, UsageError
 from memgit.git.plumbing import config_set, git, git_plumbing
 from memgit.git.repository import Drive, open_drive, ref_target
 from memgit.policy.registry import PURGE_LOCK_FILE, REGISTRY_FILE, PurgeRegistry
-from memgit.policy.settings import find_policy, load_policy_file
+from memgit.policy.settings import drive_policy, load_policy_file
 from memgit.purge.text import Progress, no_progress
 from memgit.recall.read_path import catch_up
 from memgit.state import facts
@@ -175,7 +175,7 @@ def create_backup(drive: Drive, dest: Path, *, folder: bool = False,
     if (drive.git_dir / PURGE_LOCK_FILE).exists():
         raise BackupError("a purge is rewriting this drive's history",
                           "back up when it is done (a half-pruned history is no backup)")
-    policy = find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+    policy = drive_policy(drive)
     work = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=dest.parent))
     try:
         progress("waiting for writers", 0, 1)

@@ -30,7 +30,7 @@ from memgit.git.repository import (
     tree_files,
 )
 from memgit.git.worktree import checkout_state, commit_everything, init_checkout, update_checkout
-from memgit.policy.settings import find_policy
+from memgit.policy.settings import POLICY_KEY, drive_policy
 from memgit.sync.client import BRANCH, network_error
 from memgit.sync.status import LAST_SYNCED, remote_head_ref
 
@@ -160,13 +160,13 @@ def _memory_commit(drive: Drive, ref: str, head: str) -> tuple[str | None, bool]
 def _follow_branch(drive: Drive, branch: str) -> str:
     """Make the drive's policy name ``branch``; a sentence on what was done or what to do."""
     policy_file = drive.git_dir / "memgit.yaml"
-    config = drive.config_value("memgit.policy")
-    policy = find_policy(None, drive.git_dir, config)
+    config = drive.config_value(POLICY_KEY)
+    policy = drive_policy(drive)
     if policy.branch == branch:
         return ""
     rename = f"git branch -m {branch} {policy.branch}"
     if not policy_file.exists() and config:
-        return (f"the policy ({config}, from git config memgit.policy.judge) names branch "
+        return (f"the policy ({config}, from git config memgit.policy) names branch "
                 f"{policy.branch}: write 'branch: {branch}' there, or rename: {rename}")
     text = policy_file.read_text(encoding="utf-8") if policy_file.exists() else ""
     import yaml

@@ -40,7 +40,7 @@ from memgit.git.remote import clone_repository
 from memgit.git.repository import Drive, open_drive, ref_target
 from memgit.index import reindex as recall_index
 from memgit.policy.registry import REGISTRY_FILE, PurgeRegistry, RegistryKey
-from memgit.policy.settings import find_policy
+from memgit.policy.settings import drive_policy
 from memgit.purge.rewrite import PurgeResult, apply_purge, plan_purge
 from memgit.purge.text import Progress, no_progress
 
@@ -87,7 +87,7 @@ def fork_drive(source: str | Path, target: Path, *, bare: bool = False,
     """Copy drive ``source`` (a local checkout or bare drive) into ``target``; nothing is
     left at ``target`` when anything fails."""
     src = open_drive(source)
-    policy = find_policy(None, src.git_dir, src.config_value("memgit.policy"))
+    policy = drive_policy(src)
     if ref_target(src, policy.branch_ref) is None:
         raise NotADriveError(f"{src.root} has no branch {policy.branch}",
                              "fork a drive (memgit init creates one)")

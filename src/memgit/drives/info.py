@@ -23,7 +23,7 @@ from memgit.git.repository import (
     tree_files,
 )
 from memgit.policy.judge import check_caps, counts_toward_caps
-from memgit.policy.settings import Policy, find_policy
+from memgit.policy.settings import Policy, drive_policy
 from memgit.recall.read_path import catch_up
 from memgit.state import events, facts, pending
 from memgit.sync.mounts import mount_names
@@ -98,7 +98,7 @@ def cap_status(conn: state.Connection, policy: Policy) -> dict[str, Any]:
 def drive_metrics(path: str | None) -> tuple[str, dict[str, int], dict[str, float]]:
     """(label, event counts, gauges) of one drive for ``events.prometheus``."""
     drive = open_drive(path)
-    policy = find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+    policy = drive_policy(drive)
     conn = state.connection(drive.git_dir)
     catch_up(drive, policy=policy, conn=conn)
     counts = events.counts_with(conn)

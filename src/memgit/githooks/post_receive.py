@@ -101,12 +101,12 @@ def background_work(git_dir: str | os.PathLike[str]) -> None:
     from memgit.git.repository import open_drive
     from memgit.index.reindex import reindex
     from memgit.policy.census import update_census
-    from memgit.policy.settings import find_policy
+    from memgit.policy.settings import drive_policy
     from memgit.state import events
 
     events.record(Path(git_dir), "push_accepted")
     drive = open_drive(Path(git_dir))
-    policy = find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+    policy = drive_policy(drive)
     reindex(drive, policy=policy)
     update_census(drive.git_dir, policy)
     # A server drive with an embeddings: section: the pushed entries' vectors are made

@@ -39,8 +39,7 @@ def checkout(path: Path) -> tuple[Path, Path]:
     proc = git("rev-parse", "--absolute-git-dir", "--show-toplevel", cwd=path, check=False)
     lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
     if proc.returncode != 0 or len(lines) != 2:
-        raise NotADriveError(f"{path} is not inside a drive checkout",
-                             "run the hook in a drive checkout (memgit init, memgit clone)")
+        raise NotADriveError.not_git(str(path))
     return Path(lines[0]), Path(lines[1])
 
 

@@ -118,7 +118,7 @@ def check_quarantine(updates: Sequence[RefUpdate]) -> None:
 
 
 def start_policy_lookup(git_dir: Path, policy_file: str | None) -> Popen[bytes] | None:
-    """Start ``git config memgit.policy.judge`` when the policy may come from it."""
+    """Start ``git config memgit.policy`` when the policy may come from it."""
     if policy_file or (git_dir / "memgit.yaml").exists():
         return None
     return start_plumbing(git_dir, "config", "--get", "memgit.policy")

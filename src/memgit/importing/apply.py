@@ -36,7 +36,7 @@ from memgit.git.repository import Drive, commit_tree_id, file_at, ref_target
 from memgit.importing.markdown import VERBATIM
 from memgit.importing.plan import Item, Plan, imported_source, line_extras
 from memgit.policy.judge import DANGEROUS_SCHEMES, ERROR, check_blob, source_allowed, source_scheme
-from memgit.policy.settings import Policy, find_policy
+from memgit.policy.settings import Policy, drive_policy
 from memgit.recall.read_path import catch_up
 from memgit.state import facts
 from memgit.write.ops import NewFact, Skipped, WriteOp, WriteResult, prepare_add, today
@@ -74,7 +74,7 @@ def _no_progress(_message: str) -> None:
 def apply_plan(drive: Drive, plan: Plan, *, dry_run: bool = False, policy: Policy | None = None,
                progress: Progress = _no_progress) -> ApplyResult:
     """Apply ``plan`` to ``drive`` (see the module docstring)."""
-    policy = policy or find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+    policy = policy or drive_policy(drive)
     conn = state.connection(drive.git_dir)
     catch_up(drive, policy=policy, conn=conn)  # names a missing branch; the index is current
     date = today(policy)

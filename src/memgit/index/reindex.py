@@ -49,7 +49,7 @@ from memgit.git.repository import (
     tree_files,
 )
 from memgit.policy.judge import text_digest
-from memgit.policy.settings import Policy, find_policy
+from memgit.policy.settings import Policy, drive_policy
 from memgit.state import facts
 from memgit.state.facts import FactRow
 
@@ -132,7 +132,7 @@ def drive_id(drive: Drive, head: str | None = None) -> str:
 def _policy(drive: Drive, policy: Policy | None) -> Policy:
     if policy is not None:
         return policy
-    return find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+    return drive_policy(drive)
 
 
 def branch_ref(drive: Drive, policy: Policy | None = None) -> str:

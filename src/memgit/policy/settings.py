@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memgit.errors import PolicyFileError
 from memgit.git import DEFAULT_BRANCH
@@ -280,6 +280,25 @@ def load_policy_file(path: str | Path) -> Policy:
         raise PolicyFileError(f"{p}: not valid YAML: {exc}".splitlines()[0],
                               "fix the YAML syntax") from exc
     return policy_from_mapping(data if data is not None else {}, str(p))
+
+
+POLICY_KEY = "memgit.policy"  # the git config key that names a drive's policy file
+
+
+class HasPolicy(Protocol):
+    """A drive as the policy lookup needs it: pygit2's Drive, the quick path's Location."""
+
+    @property
+    def git_dir(self) -> Path | str: ...
+
+    def config_value(self, key: str) -> str | None: ...
+
+
+def drive_policy(drive: HasPolicy, explicit: str | Path | None = None) -> Policy:
+    """The policy of ``drive``, the one way every command finds it: ``--policy FILE``
+    (``explicit``), memgit.yaml in its git directory, the file its ``memgit.policy`` git
+    config value names, else the defaults."""
+    return find_policy(explicit, Path(drive.git_dir), drive.config_value(POLICY_KEY))
 
 
 def find_policy(explicit: str | Path | None, git_dir: Path | None,

@@ -22,7 +22,7 @@ import time
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
 
-from memgit.errors import ConflictError, NotADriveError, RepoError, UsageError
+from memgit.errors import ConflictError, RepoError, UsageError
 from memgit.format import entries as fmt
 from memgit.git.plumbing import object_count, refs_snapshot, topo_commits
 from memgit.git.raw import (
@@ -41,7 +41,7 @@ from memgit.git.repository import (
     build_tree,
     create_commit,
     head_branch,
-    missing_branch,
+    require_drive,
     set_ref,
 )
 from memgit.git.rewrite import (
@@ -68,7 +68,7 @@ from memgit.policy.registry import (
     refuse_live_lock,
     registry_key,
 )
-from memgit.policy.settings import Policy, find_policy
+from memgit.policy.settings import Policy, drive_policy
 from memgit.purge.text import (
     Checker,
     Progress,
@@ -359,18 +359,13 @@ class _Scan:
 
 
 def _policy(drive: Drive) -> Policy:
-    return find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+    return drive_policy(drive)
 
 
 def _drive_branch(drive: Drive) -> str:
-    policy = _policy(drive)
-    head = drive.head_commit(policy.branch)
-    if head is None:
-        raise missing_branch(drive, policy.branch_ref)
-    if fmt.MEMORY_FILE not in head.tree:
-        raise NotADriveError(f"{drive.root} is not a drive: {policy.branch} has no "
-                             f"{fmt.MEMORY_FILE}", "run memgit purge in a drive")
-    return policy.branch_ref
+    branch_ref = _policy(drive).branch_ref
+    require_drive(drive, branch_ref)
+    return branch_ref
 
 
 def check_ids(ids: Iterable[str], policy: Policy | None = None) -> list[str]:

@@ -184,10 +184,10 @@ def build_packet(drive: Drive, budget: int = DEFAULT_BUDGET, query: str | None =
                  policy: Policy | None = None) -> Packet:
     """The context packet of the drive's branch head (after the read path's catch-up)."""
     from memgit.git.repository import ref_target
-    from memgit.policy.settings import find_policy
+    from memgit.policy.settings import drive_policy
     from memgit.recall.read_path import catch_up
 
-    policy = policy or find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+    policy = policy or drive_policy(drive)
     conn = state.connection(drive.git_dir)
     current = catch_up(drive, policy=policy, conn=conn)
     head = current.head if current.head is not None else ref_target(drive, policy.branch_ref)

@@ -15,7 +15,7 @@ from memgit.index import reindex as recall_index
 from memgit.index import search as recall_search
 from memgit.index.reindex import ReindexResult
 from memgit.index.search import Hit
-from memgit.policy.settings import Policy, find_policy
+from memgit.policy.settings import Policy, drive_policy
 from memgit.recall import hybrid
 from memgit.recall.hybrid import Recalled
 from memgit.state import pending
@@ -51,7 +51,7 @@ def recall_in_mode(drive: Drive, query: str, limit: int = 5, *, mode: str | None
     policy has an ``embeddings:`` section, else lexical), after :func:`catch_up`. An
     unavailable embedder answers lexically with a warning (memgit.recall.hybrid)."""
     if policy is None:
-        policy = find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+        policy = drive_policy(drive)
     config = policy.embeddings()
     chosen = hybrid.choose_mode(mode, config)
     conn = state.connection(drive.git_dir)

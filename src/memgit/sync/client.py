@@ -75,7 +75,7 @@ from memgit.git.worktree import switch_branch_to, worktree_changes
 from memgit.index.reindex import ensure_current, forget_entries
 from memgit.policy.judge import ID_RE, quote
 from memgit.policy.registry import PURGED_IDS_FILE, PURGED_REF
-from memgit.policy.settings import Policy, find_policy
+from memgit.policy.settings import Policy, drive_policy
 from memgit.sync import status as sync_state
 from memgit.sync.replay import (
     CONFLICT_CHOICES,
@@ -96,7 +96,7 @@ MAX_BATCH = 100  # below the default policy's 200 commits per push
 
 
 def _policy(drive: Drive) -> Policy:
-    return find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+    return drive_policy(drive)
 
 
 def drive_branch(drive: Drive) -> str:
@@ -309,9 +309,8 @@ def fetch(drive: Drive, remote: str) -> str | None:
             delete_ref(drive, ref)
         else:
             set_ref(drive, ref, before, "memgit sync: restore")
-        raise NotADriveError(f"the remote {remote} is not a drive "
-                             f"(its {drive_branch(drive)} has no "
-                             f"{fmt.MEMORY_FILE})", "check the remote URL")
+        raise NotADriveError.no_memory(f"the remote {remote}", drive_branch(drive),
+                                       remote=True)
     return head
 
 
@@ -649,7 +648,7 @@ def sync_status(drive: Drive, remote: str = "origin") -> dict[str, Any]:
     if drive.workdir is None:
         raise UsageError("memgit status describes a checkout, not a bare repository",
                          "use memgit info on a server drive")
-    policy = find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+    policy = drive_policy(drive)
     if ref_target(drive, f"refs/heads/{policy.branch}") is None:
         raise missing_branch(drive, f"refs/heads/{policy.branch}")
     return sync_state.status(DriveHistory(drive), policy.branch, remote,

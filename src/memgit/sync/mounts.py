@@ -184,8 +184,7 @@ def add_mount(drive: Drive, name: str, url: str, branch: str = "main", *,
         mount = open_drive(tmp)
         head = ref_target(mount, f"refs/heads/{branch}")
         if head is None or fmt.MEMORY_FILE not in tree_texts(mount, commit_tree_id(mount, head)):
-            raise NotADriveError(f"{display_url(url)} is not a drive (no {fmt.MEMORY_FILE} "
-                                 f"on {branch})", "check the URL and --branch")
+            raise NotADriveError.no_memory(display_url(url), branch, remote=True)
         if branch != "main":
             (tmp / "memgit.yaml").write_text(f"branch: '{branch}'\n", encoding="utf-8")
         config_set(tmp, MOUNT_CONFIG, name)

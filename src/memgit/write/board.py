@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from memgit.errors import UsageError
 from memgit.format import entries as fmt
 from memgit.git.repository import Drive, file_at, missing_branch, read_blob, ref_target
-from memgit.policy.settings import Policy, find_policy
+from memgit.policy.settings import Policy, drive_policy
 from memgit.write.ops import NewFact, Skipped, WriteOp, WriteResult, prepare_add, today
 from memgit.write.writer import apply_write_ops
 
@@ -33,7 +33,7 @@ class Question:
 
 
 def _policy(drive: Drive, policy: Policy | None) -> Policy:
-    return policy or find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+    return policy or drive_policy(drive)
 
 
 def board(drive: Drive, policy: Policy | None = None) -> list[Question]:

@@ -51,7 +51,6 @@ from memgit.errors import (
     RepoError,
     UsageError,
 )
-from memgit.format import entries as fmt
 from memgit.git.repository import (
     Drive,
     RefLockedError,
@@ -62,16 +61,16 @@ from memgit.git.repository import (
     enable_fsync,
     file_at,
     head_branch,
-    missing_branch,
     ref_lock_age,
     ref_target,
+    require_drive,
     signature,
 )
 from memgit.git.worktree import checkout_state, update_checkout
 from memgit.index import reindex as recall_index
 from memgit.policy.judge import ERROR, check_commit, quote
 from memgit.policy.registry import PurgeRegistry
-from memgit.policy.settings import Policy, find_policy
+from memgit.policy.settings import Policy, drive_policy
 from memgit.state import counters, pending
 from memgit.write.ops import Added, NewFact, WriteOp, WriteResult, clean_text, prepare_facts
 from memgit.write.plan import Finish, Plan, encoded, plan_and_judge
@@ -122,7 +121,7 @@ def restore_files(drive: Drive, base: str, texts: Mapping[str, str | None], mess
 
 
 def _policy(drive: Drive) -> Policy:
-    return find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+    return drive_policy(drive)
 
 
 def lock_timeout(drive: Drive) -> float:
@@ -185,9 +184,8 @@ def apply_write_ops(drive: Drive, ops: Sequence[WriteOp], message: str = "", *,
     if drive.config_value(MOUNT_CONFIG) is not None:
         raise UsageError(f"{drive.git_dir} is a mount of a shared drive: read-only",
                          "write through a checkout of the shared drive (memgit clone URL)")
-    head = ref_target(drive, policy.branch_ref)
-    if head is not None:
-        _require_drive(drive, head, policy.branch_ref)  # before any state is made
+    if ref_target(drive, policy.branch_ref) is not None:
+        require_drive(drive, policy.branch_ref)  # before any state is made
     enable_fsync()
     conn = state.connection(drive.git_dir)
     try:
@@ -279,10 +277,7 @@ def _apply_locked(drive: Drive, conn: state.Connection, ops: list[WriteOp], mess
     registry = PurgeRegistry.load(drive.git_dir)
     subject, refused = _checked_subject(drive, message, policy, registry)
     for attempt in range(1, MAX_ATTEMPTS + 1):
-        head = ref_target(drive, ref)
-        if head is None:
-            raise missing_branch(drive, ref)
-        _require_drive(drive, head, ref)
+        head = require_drive(drive, ref)
         recall_index.ensure_current(drive, policy=policy, conn=conn)
         plan = plan_and_judge(drive, conn, head, ops, policy, registry, finish)
         plan.result.attempts = attempt
@@ -301,14 +296,6 @@ def _apply_locked(drive: Drive, conn: state.Connection, ops: list[WriteOp], mess
             return plan.result
     raise ConflictError(f"{ref} kept moving during {MAX_ATTEMPTS} attempts",
                         "the write was queued; it is retried on the next write or read")
-
-
-def _require_drive(drive: Drive, head: str, ref: str) -> None:
-    """The writer writes drives only: a branch without MEMORY.md is some other repository."""
-    if file_at(drive, commit_tree_id(drive, head), fmt.MEMORY_FILE) is None:
-        raise NotADriveError(f"{drive.root} is not a drive: {ref.removeprefix('refs/heads/')} "
-                             f"has no {fmt.MEMORY_FILE}", "write to a drive made by memgit init; "
-                             "memgit does not adopt an existing repository yet")
 
 
 def _checked_subject(drive: Drive, message: str, policy: Policy,

@@ -86,17 +86,12 @@ def _guard(data: dict[str, Any], where: str | None, form: str, paths: tuple[str,
 
 
 def _record(data: dict[str, Any], drive: str | None, dry_run: bool) -> int:
-    from memgit.cli.main import COMMANDS
-
     text = turn_text(data)
     if not text:
         return 0
     argv = observe_argv(data, drive)
     if dry_run:
-        click.echo(json.dumps({"argv": ["memgit", *argv], "text_chars": len(text),
-                               "observe_available": "observe" in COMMANDS}))
-        return 0
-    if "observe" not in COMMANDS:
+        click.echo(json.dumps({"argv": ["memgit", *argv], "text_chars": len(text)}))
         return 0
     proc = subprocess.run([sys.executable, "-m", "memgit", *argv], input=text.encode(),
                           capture_output=True, check=False)

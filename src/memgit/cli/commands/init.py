@@ -12,7 +12,7 @@ from memgit.drives.create import adopt_drive, create_drive
 from memgit.errors import UsageError
 from memgit.policy.judge import ERROR
 from memgit.policy.lint import lint_rev, report_lines, summary
-from memgit.policy.settings import find_policy
+from memgit.policy.settings import drive_policy
 
 
 @click.command("init")
@@ -61,7 +61,7 @@ def _adopt(target: Path) -> int:
         click.echo(f"  install the server hooks: memgit install-hooks --server {drive.root}")
     else:
         click.echo("  installed memgit's pre-commit hook")
-    policy = find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+    policy = drive_policy(drive)
     violations = lint_rev(drive, f"refs/heads/{adopted.branch}", policy)
     if not violations:
         click.echo("The drive policy finds nothing to fix.")
