@@ -302,3 +302,12 @@ def test_the_server_fills_vectors_in_its_own_thread(new_drive) -> None:
     assert [h["id"] for h in car[1]["hits"]] == [written[1]["added"][0]["id"]]
     assert "warnings" not in car[1]
     assert not (drive / ".git" / "memgit" / vector_fill.LOG_FILE).exists()
+
+
+def test_the_recall_mode_type_is_the_modes_recall_knows() -> None:
+    from typing import get_args
+
+    from memgit.agents.mcp import Mode
+    from memgit.recall.defaults import MODES
+
+    assert get_args(Mode) == MODES

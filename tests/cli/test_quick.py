@@ -98,24 +98,32 @@ def both(argv: list[str], quick_cwd: Path, full_cwd: Path, stdin: bytes = b"") -
 
 @pytest.mark.parametrize(("argv", "command", "directory", "options", "words"), [
     (["recall", "gmail", "filter"], "recall", None,
-     {"limit": 5, "json": False, "no_count": False, "mode": None, "mounts": False},
+     {"limit": 5, "as_json": False, "no_count": False, "mode": None, "with_mounts": False},
      ["gmail", "filter"]),
     (["-C", "d", "recall", "-n", "3", "--json", "a", "--no-count", "-"], "recall", "d",
-     {"limit": 3, "json": True, "no_count": True, "mode": None, "mounts": False}, ["a", "-"]),
+     {"limit": 3, "as_json": True, "no_count": True, "mode": None, "with_mounts": False},
+     ["a", "-"]),
     (["-Cd", "recall", "--limit=1000", "-n7", "x"], "recall", "d",
-     {"limit": 7, "json": False, "no_count": False, "mode": None, "mounts": False}, ["x"]),
+     {"limit": 7, "as_json": False, "no_count": False, "mode": None, "with_mounts": False},
+     ["x"]),
     (["recall", "--mounts", "x"], "recall", None,
-     {"limit": 5, "json": False, "no_count": False, "mode": None, "mounts": True}, ["x"]),
+     {"limit": 5, "as_json": False, "no_count": False, "mode": None, "with_mounts": True}, ["x"]),
     (["recall", "--mode", "semantic", "--mode=lexical", "x"], "recall", None,
-     {"limit": 5, "json": False, "no_count": False, "mode": "lexical", "mounts": False},
+     {"limit": 5, "as_json": False, "no_count": False, "mode": "lexical", "with_mounts": False},
      ["x"]),
     (["context", "--budget", "0", "-q", "flu"], "context", None,
-     {"budget": 0, "query": "flu", "json": False}, []),
-    (["status", "--remote=up", "--json"], "status", None, {"remote": "up", "json": True}, []),
+     {"budget": 0, "query": "flu", "as_json": False}, []),
+    (["status", "--remote=up", "--json"], "status", None, {"remote": "up", "as_json": True}, []),
     (["agent-hook", "prompt", "--format=text", "--limit", "3"], "agent-hook", None,
      {"form": "text", "budget": 2000, "limit": 3}, ["prompt"]),
     (["-C", "d", "agent-hook", "--budget", "0", "session-start"], "agent-hook", "d",
      {"form": "claude-code", "budget": 0, "limit": 5}, ["session-start"]),
+    (["recall", "--json", "--", "-x", "--no-count"], "recall", None,
+     {"limit": 5, "as_json": True, "no_count": False, "mode": None, "with_mounts": False},
+     ["-x", "--no-count"]),
+    (["recall", "x", "-C", "d", "--", "-C", "y"], "recall", "d",
+     {"limit": 5, "as_json": False, "no_count": False, "mode": None, "with_mounts": False},
+     ["x", "-C", "y"]),
 ])
 def test_the_plain_forms_are_parsed_as_click_would(argv, command, directory, options,
                                                    words) -> None:
@@ -129,7 +137,7 @@ def test_the_plain_forms_are_parsed_as_click_would(argv, command, directory, opt
     [], ["recall"], ["recall", " "], ["recall", "--help", "x"], ["recall", "-h", "x"],
     ["recall", "-n", "0", "x"], ["recall", "-n", "1001", "x"], ["recall", "-n", "٣", "x"],
     ["recall", "-n", "+3", "x"], ["recall", "-n"], ["recall", "--policy", "p.yaml", "x"],
-    ["recall", "--", "-x"], ["recall", "--json=yes", "x"], ["recall", "-x"],
+    ["recall", "--"], ["recall", "--json=yes", "x"], ["recall", "-x"],
     ["recall", "--mounts=yes", "x"], ["recall", "--mode", "fuzzy", "x"], ["recall", "--mode"],
     ["--debug", "recall", "x"], ["-C"], ["context", "word"], ["context", "-q", "--json"],
     ["context", "--budget", "-1"], ["status", "--remote"], ["status", "extra"],
@@ -197,6 +205,64 @@ def test_recall_across_mounts_prints_the_same_bytes(tmp_path: Path) -> None:
         (drive / mount / "memgit" / "state.sqlite").unlink()
     quick, full = both(["recall", "--mounts", QUERIES[0]], a, b)
     assert not quick.quick and quick.same_output(full)
+
+
+def recall_forms(query: str) -> list[list[str]]:
+    """Every recall option of the quick path, in a fixed sample of orders and spellings,
+    with and without ``--`` before the question (the form careful scripts use)."""
+    import itertools
+
+    parts = [["--json"], ["--no-count"], ["-n", "3"], ["--limit=2"], ["--mode", "lexical"],
+             ["--mounts"]]
+    forms: list[list[str]] = []
+    for size in (0, 1, 2, 3):
+        for combo in itertools.combinations(parts, size):
+            if ["-n", "3"] in combo and ["--limit=2"] in combo:
+                continue
+            options = [token for part in combo for token in part]
+            forms.append(["recall", *options, query])
+            forms.append(["recall", *options, "--", *query.split()])
+    return forms[::3]  # a third of them, the same third every run
+
+
+@pytest.mark.slow
+def test_every_recall_form_is_quick_and_prints_the_full_paths_bytes(tmp_path: Path) -> None:
+    """Options in any order, ``--`` before the words, across a mount: the quick path
+    answers each form and prints what the full path prints."""
+    team = tmp_path / "team"
+    shutil.copytree(SEMANTIC / "drive", team)
+    git("init", "-q", "-b", "main", cwd=team)
+    commit_all(team, "the set")
+    a, b = twins(tmp_path)
+    for drive in (a, b):
+        assert memgit("mount", "add", "team", str(team), cwd=drive).returncode == 0
+    forms = recall_forms(QUERIES[1])
+    assert len(forms) > 20 and any("--" in f for f in forms)
+    for argv in forms:
+        quick, full = both(argv, a, b)
+        assert quick.quick and not full.quick, argv
+        assert quick.same_output(full), (argv, quick.out, full.out)
+        assert quick.code == 0, argv
+
+
+def test_click_and_the_quick_path_read_the_same_options() -> None:
+    """The click commands are built from cli.options.SHARED: each option of the table is
+    an option of the command with the same spellings, default and type."""
+    import click
+
+    from memgit.cli.main import cli
+    from memgit.cli.options import SHARED
+
+    ctx = click.Context(cli)
+    for name, options in SHARED.items():
+        command = cli.get_command(ctx, name)
+        assert command is not None
+        params = {p.name: p for p in command.params if isinstance(p, click.Option)}
+        for option in options:
+            param = params[option.dest]
+            assert set(param.opts) == set(option.flags), (name, option.dest)
+            assert param.default == option.default, (name, option.dest)
+            assert param.is_flag == option.is_flag, (name, option.dest)
 
 
 def test_a_lexical_drive_stays_quick_and_loads_nothing_of_semantic_recall(

@@ -189,12 +189,12 @@ def test_another_model_is_refused_until_rebuild_embeddings(drive: Path, double: 
         assert "memgit index --rebuild --embeddings" in err
     assert len(double.requests) == 1  # nothing of the new model was stored or asked
     lexical = json.loads(run(drive, "recall", "product", "--mode", "lexical", "--json").stdout)
-    assert [h["entry_id"] for h in lexical] == ["m-joe"]
+    assert [h["id"] for h in lexical] == ["m-joe"]
     result = embed_now(drive, "--rebuild")
     assert result["embeddings"]["embedded"] == 4 and result["embeddings"]["model"] == "other-embed"
     assert double.requests[-1][2]["model"] == "other-embed"
     hits = json.loads(run(drive, "recall", "product", "--json").stdout)
-    assert hits and hits[0]["entry_id"] == "m-joe"
+    assert hits and hits[0]["id"] == "m-joe"
 
 
 def test_another_dimension_is_refused_too(drive: Path, double: Double) -> None:
@@ -241,7 +241,7 @@ def test_an_endpoint_down_falls_back_to_lexical_with_one_warning(drive: Path) ->
     assert "; start the embeddings server" in warning[0], warning  # the hint: how to fix it
     lexical = memgit("recall", "product", "--json", "--no-count", "--mode", "lexical",
                      cwd=drive)
-    assert proc.stdout == lexical.stdout and json.loads(proc.stdout)[0]["entry_id"] == "m-joe"
+    assert proc.stdout == lexical.stdout and json.loads(proc.stdout)[0]["id"] == "m-joe"
     settle(drive)  # the filler the recall started failed too, and said so
     index = memgit("index", cwd=drive)  # the recall index is made; the vectors wait
     assert index.returncode == 0 and b"last background embedding failed: MG014" in index.stderr
@@ -310,7 +310,7 @@ def test_purge_leaves_no_byte_of_the_vector_in_the_state_files(drive: Path) -> N
     assert "m-ana" not in stored(drive) and len(stored(drive)) == 3
     assert blob_anywhere(drive / ".git" / "memgit", blob) == []
     hits = json.loads(run(drive, "recall", "payments on-call", "--json").stdout)
-    assert "m-ana" not in [h["entry_id"] for h in hits]
+    assert "m-ana" not in [h["id"] for h in hits]
 
 
 def test_a_sync_client_deletes_the_vectors_of_what_its_server_purged(tmp_path: Path,
@@ -327,7 +327,7 @@ def test_a_sync_client_deletes_the_vectors_of_what_its_server_purged(tmp_path: P
     run(work, "sync")
     settle(work)
     hits = json.loads(run(work, "recall", "flowerpot", "--json").stdout)
-    entry_id = hits[0]["entry_id"]
+    entry_id = hits[0]["id"]
     blob = stored(work)[entry_id]
     proc = memgit("purge", entry_id, "--repo", str(server), "--yes", "--json")
     assert proc.returncode == 0, proc.stderr.decode()

@@ -135,7 +135,7 @@ def test_switching_the_query_encoder_needs_no_rebuild(new_drive) -> None:
         yaml.write_text(f"embeddings: {{plugin: local, query: {setting}}}\n")
         proc = memgit("recall", "who runs product", "--json", cwd=drive)
         assert proc.returncode == 0 and b"MG015" not in proc.stderr, proc.stderr
-        assert json.loads(proc.stdout)[0]["entry_id"] == "m-joe", setting
+        assert json.loads(proc.stdout)[0]["id"] == "m-joe", setting
 
 
 def test_the_query_setting_is_checked_where_the_policy_is_read() -> None:

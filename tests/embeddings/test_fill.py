@@ -62,7 +62,7 @@ def settle(path: Path) -> None:
 def entry_id_of(path: Path, text: str) -> str:
     hits = json.loads(run(path, "recall", text, "--mode", "lexical", "--json",
                           "--no-count").stdout)
-    return next(h["entry_id"] for h in hits if h["text"] == text)
+    return next(h["id"] for h in hits if h["text"] == text)
 
 
 # --- reads and writes never embed; the filler does ---------------------------------------------

@@ -45,8 +45,9 @@ def test_hits_print_and_serialise_in_field_order(tmp_path: Path) -> None:
     hits = recall(drive, "strikethrough font github", 3)
     assert hits and hits[0].entry_id == "web-001"
     first = hits[0]
-    assert list(first.as_dict()) == ["entry_id", "text", "path", "line", "source", "added",
-                                     "score", "fact_id", "retrievals"]
+    assert list(recall_search.hit_json(first)) == ["id", "text", "topic", "line", "source",
+                                                   "added", "score", "retrievals"]
+    assert list(recall_search.hit_json(first, "team"))[:2] == ["drive", "id"]
     assert recall_search.hit_line(first) == (
         f"{first.path}:{first.line}: {first.text}  [web-001; score {first.score:.2f}]")
     assert first.retrievals == 1  # counted

@@ -618,7 +618,7 @@ def test_the_recall_index_keeps_no_purged_text(new_drive) -> None:
         proc = memgit("remember", text, "--source", "imported:unknown", cwd=work)
         assert proc.returncode == 0, proc.stderr.decode()
     hits = json.loads(memgit("recall", "flowerpot", "--json", cwd=work).stdout)
-    entry_id = hits[0]["entry_id"]
+    entry_id = hits[0]["id"]
     assert cli_purge(work, entry_id).returncode == 0
     assert json.loads(memgit("recall", "flowerpot", "--json", cwd=work).stdout) == []
     for path in (work / ".git").rglob("*"):

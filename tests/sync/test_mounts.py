@@ -107,10 +107,10 @@ def test_two_agents_share_a_team_drive_through_mounts(server: GitServer,
     # B finds what A wrote to the team drive, labelled with the mount; and its own entries
     hits = json.loads(memgit("recall", "--mounts", "--json", "Orion meeting room",
                              cwd=b).stdout)
-    assert (hits[0]["drive"], hits[0]["entry_id"]) == ("team", a_id)
+    assert (hits[0]["drive"], hits[0]["id"]) == ("team", a_id)
     hits = json.loads(memgit("recall", "--mounts", "--json", "pull requests lunch",
                              cwd=b).stdout)
-    assert (hits[0]["drive"], hits[0]["entry_id"]) == ("self", "m-b-own")
+    assert (hits[0]["drive"], hits[0]["id"]) == ("self", "m-b-own")
     text = memgit("recall", "--mounts", "Nebula channel", cwd=a).stdout.decode()
     assert text.startswith("[team] ops.md:") and b_id in text.splitlines()[0]
     # never in the personal recall index: a plain recall does not see the team drive
@@ -178,7 +178,7 @@ def test_a_mount_prunes_what_its_server_purged(tmp_path: Path) -> None:
         mount = mount_path(open_drive(a), "team")
         hits = json.loads(memgit("recall", "--mounts", "--json", "delete facebook account",
                                  cwd=a).stdout or "[]")
-        assert "web-002" not in [h["entry_id"] for h in hits]
+        assert "web-002" not in [h["id"] for h in hits]
         needle = text.text.encode()
         objects = git("cat-file", "--batch-all-objects", "--batch", cwd=mount).stdout
         assert needle not in objects

@@ -18,6 +18,9 @@ from typing import Annotated, Any, Literal
 
 from memgit.agents.operations import MAX_LIMIT, MAX_TEXT, AgentDrive
 from memgit.errors import MemgitError, PluginError, RefusedError
+from memgit.recall.defaults import DEFAULT_BUDGET, DEFAULT_LIMIT
+
+Mode = Literal["hybrid", "lexical", "semantic"]  # MODES as a type (tests/agents/test_mcp.py)
 
 SERVER_NAME = "memgit"
 MEMORY_URI = "memgit://drive/MEMORY.md"
@@ -144,8 +147,9 @@ def build_server(agent: AgentDrive) -> Any:
           "and date.", read_only)
     def recall(query: Annotated[Text, Field(description="Words to look for, or a question")],
                limit: Annotated[int, Field(ge=1, le=MAX_LIMIT,
-                                           description="How many entries to return")] = 5,
-               mode: Annotated[Literal["hybrid", "lexical", "semantic"] | None, Field(
+                                           description="How many entries to return")
+                            ] = DEFAULT_LIMIT,
+               mode: Annotated[Mode | None, Field(
                    description="hybrid: by words and meaning (the default when the drive "
                                "has an embedder); lexical: words only; semantic: meaning "
                                "only")] = None,
@@ -158,7 +162,8 @@ def build_server(agent: AgentDrive) -> Any:
     @tool("Load the drive's title, Index and the entries most likely to matter, within a "
           "token budget; says what was left out.", read_only)
     def context(budget_tokens: Annotated[int, Field(ge=1, le=200_000, description=(
-                    "Most tokens the packet may take (estimated conservatively)"))] = 2000,
+                    "Most tokens the packet may take (estimated conservatively)"))
+                    ] = DEFAULT_BUDGET,
                 query: Annotated[str | None, Field(max_length=MAX_TEXT, description=(
                     "What the task is about: its matches come first"))] = None,
                 ) -> dict[str, Any]:

@@ -23,7 +23,9 @@ from typing import Any, TypeVar
 from memgit import state
 from memgit.errors import MemgitError, UsageError
 from memgit.git.repository import Drive, open_drive, ref_target, require_drive
+from memgit.index.search import hit_json
 from memgit.policy.settings import Policy, drive_policy
+from memgit.recall.defaults import DEFAULT_BUDGET, DEFAULT_LIMIT
 
 T = TypeVar("T")
 MAX_TEXT = 4096  # characters of one entry an agent may send; the policy's limits apply after
@@ -51,12 +53,6 @@ def write_summary(result: Any) -> dict[str, Any]:
         out["queued"] = {"pending": result.pending, "why": result.error,
                          "note": "acknowledged; retried on the next write or read"}
     return out
-
-
-def hit_dict(hit: Any) -> dict[str, Any]:
-    return {"id": hit.entry_id, "text": hit.text, "topic": hit.path, "line": hit.line,
-            "source": hit.source, "added": hit.added, "score": hit.score,
-            "retrievals": hit.retrievals}
 
 
 def _text(value: str, what: str) -> str:
@@ -124,7 +120,7 @@ class AgentDrive:
 
     # --- reads ----------------------------------------------------------------------------
 
-    def recall(self, query: str, limit: int = 5, count: bool = True,
+    def recall(self, query: str, limit: int = DEFAULT_LIMIT, count: bool = True,
                mode: str | None = None, mounts: bool = False) -> dict[str, Any]:
         """The best entries for ``query``: by words and meaning (hybrid, the default with
         an ``embeddings:`` section), words only (lexical) or meaning only (semantic).
@@ -146,11 +142,11 @@ class AgentDrive:
                                                                policy=p))
             return {"query": text, "mode": "lexical", "count": len(across.hits),
                     "skipped": across.skipped,
-                    "hits": [{"drive": dh.drive, **hit_dict(dh.hit)} for dh in across.hits]}
+                    "hits": [hit_json(dh.hit, dh.drive) for dh in across.hits]}
         found = self.call(lambda d, p: recall_in_mode(d, text, limit, mode=mode, count=count,
                                                       policy=p))
         out = {"query": text, "mode": found.mode, "count": len(found.hits),
-               "hits": [hit_dict(h) for h in found.hits]}
+               "hits": [hit_json(h) for h in found.hits]}
         if found.warnings:
             out["warnings"] = found.warnings
         return out
@@ -174,7 +170,8 @@ class AgentDrive:
 
         return self.call(load)
 
-    def context(self, budget_tokens: int = 2000, query: str | None = None) -> dict[str, Any]:
+    def context(self, budget_tokens: int = DEFAULT_BUDGET,
+                query: str | None = None) -> dict[str, Any]:
         from memgit.recall.context import build_packet
 
         if budget_tokens < 0:

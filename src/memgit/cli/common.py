@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 import click
 
@@ -13,6 +13,32 @@ from memgit.git.repository import Drive, open_drive
 from memgit.policy.judge import Violation
 from memgit.policy.lint import report_lines
 from memgit.policy.settings import Policy, drive_policy
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def shared_options(command: str) -> Callable[[F], F]:
+    """The click options of ``command`` built from cli.options.SHARED, the table the quick
+    path parses with: one definition of each option for both paths."""
+    from memgit.cli.options import SHARED, TEXT
+
+    def decorate(fn: F) -> F:
+        for option in reversed(SHARED[command]):
+            kwargs: dict[str, Any] = {"help": option.help, "metavar": option.metavar}
+            if option.is_flag:
+                kwargs.update(is_flag=True, default=False)
+            else:
+                takes = option.takes
+                kwargs["default"] = option.default
+                kwargs["show_default"] = option.default is not None
+                if takes != TEXT and len(takes) == 2 and all(isinstance(t, int) for t in takes):
+                    kwargs["type"] = click.IntRange(*takes)
+                elif takes != TEXT:
+                    kwargs["type"] = click.Choice(takes)
+            fn = click.option(*option.flags, option.dest, **kwargs)(fn)
+        return fn
+    return decorate
+
 
 policy_option = click.option("--policy", "policy_file", metavar="FILE", default=None,
                              help="Policy YAML file (default: memgit.yaml in the git "

@@ -111,9 +111,12 @@ def print_internal_error(exc: BaseException) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; the one place where errors become messages and exit statuses."""
+    from memgit.cli.options import hoist_directory
+
     _debug["on"] = False
+    args = hoist_directory(sys.argv[1:] if argv is None else list(argv))
     try:
-        result: Any = cli.main(args=argv, prog_name="memgit", standalone_mode=False)
+        result: Any = cli.main(args=args, prog_name="memgit", standalone_mode=False)
     except MemgitError as err:
         print_error(err)
         return err.exit_code

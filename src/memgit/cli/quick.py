@@ -30,7 +30,6 @@ import sys
 # (typing, re and pathlib each cost more than a recall: docs/performance.md).
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads it so)
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from typing import Any
 
 QUICK_ENV = "MEMGIT_QUICK"
@@ -49,55 +48,13 @@ class Invocation:
         self.words = words
 
 
-def _int_in(low: int, high: int) -> Callable[[str], int | None]:
-    def check(value: str) -> int | None:
-        if not (value.isascii() and value.isdigit() and len(value) <= 9):
-            return None
-        number = int(value)
-        return number if low <= number <= high else None
-    return check
-
-
-def _choice(*allowed: str) -> Callable[[str], str | None]:
-    def check(value: str) -> str | None:
-        return value if value in allowed else None
-    return check
-
-
-def _text(value: str) -> str | None:
-    return None if value.startswith("-") else value
-
-
-def _mode(value: str) -> str | None:
-    return value if value in ("hybrid", "lexical", "semantic") else None  # hybrid.MODES
-
-
-# command -> option spelling -> (name, None for a flag or the value's check); the
-# defaults and ranges are those of commands/<command>.py
-_OPTIONS: dict[str, dict[str, tuple[str, Callable[[str], Any] | None]]] = {
-    "recall": {"-n": ("limit", _int_in(1, 1000)), "--limit": ("limit", _int_in(1, 1000)),
-               "--json": ("json", None), "--no-count": ("no_count", None),
-               "--mode": ("mode", _mode), "--mounts": ("mounts", None)},
-    "context": {"--budget": ("budget", _int_in(0, 1_000_000)), "-q": ("query", _text),
-                "--query": ("query", _text), "--json": ("json", None)},
-    "status": {"--remote": ("remote", _text), "--json": ("json", None)},
-    "agent-hook": {"--format": ("form", _choice("claude-code", "text")),
-                   "--budget": ("budget", _int_in(0, 200_000)),
-                   "--limit": ("limit", _int_in(1, 50))},
-}
-_DEFAULTS: dict[str, dict[str, Any]] = {
-    "recall": {"limit": 5, "json": False, "no_count": False, "mode": None,
-               "mounts": False},
-    "context": {"budget": 2000, "query": None, "json": False},
-    "status": {"remote": "origin", "json": False},
-    "agent-hook": {"form": "claude-code", "budget": 2000, "limit": 5},
-}
-
-
 def parse(argv: list[str]) -> Invocation | None:
-    """The invocation, or None when anything in it is left to click."""
+    """The invocation, or None when anything in it is left to click. The options come
+    from cli.options.SHARED, the table click builds the same commands from."""
+    from memgit.cli.options import SHARED, hoist_directory
+
     directory: str | None = None
-    rest = list(argv)
+    rest = hoist_directory(list(argv))
     while rest and rest[0].startswith("-C"):
         if rest[0] == "-C" and len(rest) > 1:
             directory, rest = rest[1], rest[2:]
@@ -105,38 +62,41 @@ def parse(argv: list[str]) -> Invocation | None:
             directory, rest = rest[0][2:], rest[1:]
         else:
             return None
-    if not rest or rest[0] not in _OPTIONS:
+    if not rest or rest[0] not in SHARED:
         return None
     command, tokens = rest[0], rest[1:]
-    spec = _OPTIONS[command]
-    options = dict(_DEFAULTS[command])
+    spec = {flag: option for option in SHARED[command] for flag in option.flags}
+    options = {option.dest: option.default for option in SHARED[command]}
     words: list[str] = []
     i = 0
     while i < len(tokens):
         token = tokens[i]
         i += 1
+        if token == "--":  # what follows is words, as click reads it
+            words.extend(tokens[i:])
+            break
         if not token.startswith("-") or token == "-":
             words.append(token)
             continue
         name, sep, value = token.partition("=") if token.startswith("--") else \
             (token[:2], "", token[2:])
-        if name not in spec:
-            return None  # --help, --policy, --, an unknown option: click decides
-        dest, check = spec[name]
-        if check is None:
+        option = spec.get(name)
+        if option is None:
+            return None  # --help, --policy, an unknown option: click decides
+        if option.is_flag:
             if sep or value:
                 return None
-            options[dest] = True
+            options[option.dest] = True
             continue
         if not sep and not value:
             if i >= len(tokens):
                 return None
             value = tokens[i]
             i += 1
-        checked = check(value)
+        checked = option.check(value)
         if checked is None:
             return None
-        options[dest] = checked
+        options[option.dest] = checked
     if command == "agent-hook":
         # the hooks that run at every session, prompt and tool call; record (and the
         # guard's --path/--command forms, unknown options here) go to click
@@ -173,7 +133,7 @@ def run(call: Invocation) -> int:
         return _agent_hook(call)
     if call.command == "status":
         info = quick_read.status(call.directory, opts["remote"])
-        if opts["json"]:
+        if opts["as_json"]:
             import json
 
             _write(json.dumps(info, indent=2) + "\n")
@@ -185,14 +145,14 @@ def run(call: Invocation) -> int:
     current = quick_read.open_current(call.directory)
     if call.command == "context":
         packet = quick_read.context(current, opts["budget"], opts["query"])
-        if opts["json"]:
+        if opts["as_json"]:
             import json
 
             _write(json.dumps(packet.as_dict(), indent=2, ensure_ascii=False) + "\n")
         else:
             _write(packet.text)
         return 0
-    if opts["mounts"]:
+    if opts["with_mounts"]:
         if opts["mode"] not in (None, "lexical"):
             raise quick_read.NotQuick("a mode by meaning with --mounts")  # the full path refuses it
         return _recall_mounts(current, call)
@@ -205,10 +165,12 @@ def run(call: Invocation) -> int:
         from memgit.safe_text import printable
 
         _write("".join(f"memgit: warning: {printable(w, 400)}\n" for w in warnings), err=True)
-    if opts["json"]:
+    if opts["as_json"]:
         import json
 
-        _write(json.dumps([h.as_dict() for h in hits], indent=2, ensure_ascii=False) + "\n")
+        from memgit.index.search import hit_json
+
+        _write(json.dumps([hit_json(h) for h in hits], indent=2, ensure_ascii=False) + "\n")
     elif hits:
         _write("".join(hit_line(h) + "\n" for h in hits))
     else:
@@ -219,15 +181,15 @@ def run(call: Invocation) -> int:
 def _recall_mounts(current: Any, call: Invocation) -> int:
     """``memgit recall --mounts``: this drive and every mount, each hit labelled."""
     from memgit.cli import quick_read
-    from memgit.index.search import labelled, labelled_line
+    from memgit.index.search import hit_json, labelled_line
 
     opts = call.options
     pairs = quick_read.recall_mounts(current, " ".join(call.words).strip(), opts["limit"],
                                      count=not opts["no_count"])
-    if opts["json"]:
+    if opts["as_json"]:
         import json
 
-        _write(json.dumps([labelled(label, h) for label, h in pairs], indent=2,
+        _write(json.dumps([hit_json(h, label) for label, h in pairs], indent=2,
                           ensure_ascii=False) + "\n")
     elif pairs:
         _write("".join(labelled_line(label, h) + "\n" for label, h in pairs))
@@ -284,8 +246,9 @@ def _hook_text(call: Invocation, data: dict[str, Any], raw: str) -> str:
     # the drive's default mode, as agent.AgentDrive.recall (hybrid with embeddings:)
     hits, _warnings = quick_read.recall_in_mode(current, query, call.options["limit"],
                                                 count=False)
-    return hook.prompt_context([{"id": h.entry_id, "text": h.text, "topic": h.path,
-                                 "added": h.added} for h in hits])
+    from memgit.index.search import hit_json
+
+    return hook.prompt_context([hit_json(h) for h in hits])
 
 
 def main(argv: list[str] | None = None) -> int:

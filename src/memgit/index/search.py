@@ -42,8 +42,15 @@ class Hit(_HitFields):
 
     __slots__ = ()
 
-    def as_dict(self) -> dict[str, Any]:
-        return self._asdict()
+
+def hit_json(hit: Hit, drive: str | None = None) -> dict[str, Any]:
+    """A hit as JSON, the one shape the command line, the MCP server and the agent hooks
+    give (``drive``: the label of the drive it came from, in a recall across mounts)."""
+    out: dict[str, Any] = {"drive": drive} if drive is not None else {}
+    out.update(id=hit.entry_id, text=hit.text, topic=hit.path, line=hit.line,
+               source=hit.source, added=hit.added, score=hit.score,
+               retrievals=hit.retrievals)
+    return out
 
 
 def hit_line(hit: Hit) -> str:
@@ -202,11 +209,6 @@ def merge_drives(found: list[tuple[str, state.Connection, list[Hit]]], query: st
             rows.count_fact_retrievals(conn, fact_ids)
     return [(label, hit._replace(retrievals=hit.retrievals + 1) if count else hit)
             for _terms, label, hit, _conn in chosen]
-
-
-def labelled(label: str, hit: Hit) -> dict[str, Any]:
-    """A hit of recall across mounts as JSON: its drive's label, then its fields."""
-    return {"drive": label, **hit.as_dict()}
 
 
 def labelled_line(label: str, hit: Hit) -> str:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from memgit import state
 from memgit.format import entries as fmt
 from memgit.index.search import search
+from memgit.recall.defaults import DEFAULT_BUDGET
 from memgit.safe_text import printable
 from memgit.state import search as rows
 
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from memgit.git.repository import Drive
     from memgit.policy.settings import Policy
 
-DEFAULT_BUDGET = 2000
 QUERY_HITS = 10
 INDEX_SHARE = 0.5  # the Index may take this share of the budget before entries are added
 

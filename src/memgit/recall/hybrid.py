@@ -38,10 +38,10 @@ from memgit.errors import EmbedderError, PluginError, UsageError
 from memgit.index import search as recall_search
 from memgit.index.search import Hit
 from memgit.policy.embedding_settings import EmbedConfig
+from memgit.recall.defaults import MODES
 from memgit.state import search as search_rows
 from memgit.state import vectors as vector_rows
 
-MODES = ("hybrid", "lexical", "semantic")
 DEPTH = 50  # hits of each ranking that go into the fusion (docs/embeddings.md)
 QUERY_CACHE = 512  # query vectors kept per process
 MANY_MISSING = 16  # entries without a vector beyond which a hybrid recall says so

@@ -17,6 +17,7 @@ from memgit.index.reindex import ReindexResult
 from memgit.index.search import Hit
 from memgit.policy.settings import Policy, drive_policy
 from memgit.recall import hybrid
+from memgit.recall.defaults import DEFAULT_LIMIT
 from memgit.recall.hybrid import Recalled
 from memgit.state import pending
 from memgit.write.writer import retry_pending
@@ -35,7 +36,7 @@ def catch_up(drive: Drive, *, policy: Policy | None = None,
     return recall_index.ensure_current(drive, policy=policy, conn=conn)
 
 
-def recall(drive: Drive, query: str, limit: int = 5, *, count: bool = True,
+def recall(drive: Drive, query: str, limit: int = DEFAULT_LIMIT, *, count: bool = True,
            policy: Policy | None = None) -> list[Hit]:
     """The ``limit`` best entries for ``query`` (BM25 over text and topic path), after
     :func:`catch_up`; counts one retrieval for each entry returned."""
@@ -45,7 +46,7 @@ def recall(drive: Drive, query: str, limit: int = 5, *, count: bool = True,
                                 key=(str(drive.git_dir), current.head or ""))
 
 
-def recall_in_mode(drive: Drive, query: str, limit: int = 5, *, mode: str | None = None,
+def recall_in_mode(drive: Drive, query: str, limit: int = DEFAULT_LIMIT, *, mode: str | None = None,
                    count: bool = True, policy: Policy | None = None) -> Recalled:
     """:func:`recall` in ``mode`` (hybrid, lexical or semantic; default hybrid when the
     policy has an ``embeddings:`` section, else lexical), after :func:`catch_up`. An

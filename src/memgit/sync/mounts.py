@@ -52,7 +52,7 @@ from memgit.git.repository import (
 )
 from memgit.git.rewrite import expire_reflogs_and_prune
 from memgit.index import reindex as recall_index
-from memgit.index.search import Hit, labelled, merge_drives
+from memgit.index.search import Hit, hit_json, merge_drives
 from memgit.policy.settings import Policy, find_policy
 from memgit.purge.text import Progress, no_progress
 from memgit.recall.read_path import recall
@@ -296,7 +296,7 @@ class DriveHit:
     hit: Hit
 
     def as_dict(self) -> dict[str, Any]:
-        return labelled(self.drive, self.hit)
+        return hit_json(self.hit, self.drive)
 
 
 @dataclass

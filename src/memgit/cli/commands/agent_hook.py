@@ -20,19 +20,13 @@ from memgit.agents.hook_io import (
     read_event,
 )
 from memgit.agents.hooks import guard_decision, observe_argv, turn_text
-from memgit.cli.common import ctx_directory
+from memgit.cli.common import ctx_directory, shared_options
 from memgit.errors import MemgitError
 
 
 @click.command("agent-hook")
 @click.argument("event", type=click.Choice(EVENTS))
-@click.option("--format", "form", type=click.Choice(["claude-code", "text"]),
-              default="claude-code", show_default=True,
-              help="claude-code: hook JSON in and out; text: plain text out, exit 2 to refuse.")
-@click.option("--budget", default=2000, show_default=True, type=click.IntRange(0, 200_000),
-              help="session-start: the context packet's token budget.")
-@click.option("--limit", default=5, show_default=True, type=click.IntRange(1, 50),
-              help="prompt: how many recall hits to add.")
+@shared_options("agent-hook")
 @click.option("--path", "paths", multiple=True, metavar="FILE",
               help="guard: judge a write to FILE (instead of a tool call on stdin).")
 @click.option("--command", "shell", default=None, metavar="CMD",

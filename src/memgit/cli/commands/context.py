@@ -6,17 +6,12 @@ import json
 
 import click
 
-from memgit.cli.common import drive_from_ctx, policy_for, policy_option
-from memgit.recall.context import DEFAULT_BUDGET, build_packet
+from memgit.cli.common import drive_from_ctx, policy_for, policy_option, shared_options
+from memgit.recall.context import build_packet
 
 
 @click.command("context")
-@click.option("--budget", default=DEFAULT_BUDGET, show_default=True,
-              type=click.IntRange(0, 1_000_000), metavar="TOKENS",
-              help="Most tokens the packet may take (conservative estimate, docs/agents.md).")
-@click.option("--query", "-q", default=None, metavar="Q",
-              help="What the session is about: its matching entries come first.")
-@click.option("--json", "as_json", is_flag=True, help="Print the packet and its parts as JSON.")
+@shared_options("context")
 @policy_option
 @click.pass_context
 def command(ctx: click.Context, budget: int, query: str | None, as_json: bool,

@@ -6,27 +6,19 @@ import json
 
 import click
 
-from memgit.cli.common import drive_from_ctx, policy_for, policy_option
+from memgit.cli.common import drive_from_ctx, policy_for, policy_option, shared_options
 from memgit.errors import UsageError
 from memgit.git.repository import Drive
-from memgit.index.search import hit_line, labelled_line
+from memgit.index.search import hit_json, hit_line, labelled_line
 from memgit.policy.settings import Policy
-from memgit.recall.hybrid import MODES, check_mounts_mode
+from memgit.recall.hybrid import check_mounts_mode
 from memgit.recall.read_path import recall_in_mode
 from memgit.safe_text import printable
 
 
 @click.command("recall")
 @click.argument("query", nargs=-1, required=True)
-@click.option("-n", "--limit", default=5, show_default=True, type=click.IntRange(1, 1000),
-              help="How many entries to return.")
-@click.option("--mode", type=click.Choice(MODES), default=None,
-              help="hybrid (words and meaning, the default with an embeddings: section), "
-                   "lexical (words only, the default without) or semantic (meaning only).")
-@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
-@click.option("--no-count", is_flag=True, help="Do not count these retrievals.")
-@click.option("--mounts", "with_mounts", is_flag=True,
-              help="Search every mounted shared drive too; each hit names its drive.")
+@shared_options("recall")
 @policy_option
 @click.pass_context
 def command(ctx: click.Context, query: tuple[str, ...], limit: int, mode: str | None,
@@ -48,7 +40,7 @@ def command(ctx: click.Context, query: tuple[str, ...], limit: int, mode: str | 
         click.echo(f"memgit: warning: {printable(warning, 400)}", err=True)
     hits = found.hits
     if as_json:
-        click.echo(json.dumps([h.as_dict() for h in hits], indent=2, ensure_ascii=False))
+        click.echo(json.dumps([hit_json(h) for h in hits], indent=2, ensure_ascii=False))
     else:
         for hit in hits:
             click.echo(hit_line(hit))

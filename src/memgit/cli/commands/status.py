@@ -6,14 +6,13 @@ import json
 
 import click
 
-from memgit.cli.common import drive_from_ctx
+from memgit.cli.common import drive_from_ctx, shared_options
 from memgit.sync.client import sync_status
 from memgit.sync.status import status_lines
 
 
 @click.command("status")
-@click.option("--remote", default="origin", show_default=True, help="The remote synced with.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@shared_options("status")
 @click.pass_context
 def command(ctx: click.Context, remote: str, as_json: bool) -> int:
     """Commits waiting for memgit sync and the time of the last sync."""
