@@ -45,7 +45,7 @@ TIERS: list[list[str]] = [
     ["policy"],
     ["index", "embeddings"],
     ["write", "githooks"],
-    ["recall", "purge"],
+    ["recall", "purge", "server_hook"],
     ["sync", "importing"],
     ["dream"],
     ["agents", "drives"],

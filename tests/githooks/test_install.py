@@ -153,6 +153,29 @@ def test_check_reports_outdated_broken_and_not_executable_hooks(tmp_path: Path) 
     assert hooks.server_status(drive.git_dir).ok
 
 
+def test_hooks_installed_by_version_2_still_judge_and_are_named_outdated(
+        tmp_path: Path) -> None:
+    """A server upgraded with pip before its hooks are reinstalled: the old scripts call
+    memgit.server_hook, which still judges every push; --check names them outdated."""
+    drive = Drive(tmp_path, files=base_files())
+    for name in hooks.HOOKS:
+        script = drive.git_dir / "hooks" / name
+        old = script.read_text().replace("memgit.githooks.entry", "memgit.server_hook") \
+            .replace(f"# memgit-hook: {name} {hooks.HOOK_VERSION}", f"# memgit-hook: {name} 2")
+        assert old != script.read_text()
+        script.write_text(old)
+    states = {h.name: h.state for h in hooks.server_status(drive.git_dir).hooks}
+    assert states == {"pre-receive": "outdated", "post-receive": "outdated"}
+    good = drive.build(({"people.md": people_text(entry("kept", ulid_like(9)))}, "good"))
+    result = drive.push("refs/heads/work")
+    assert result.returncode == 0, result.stderr
+    assert drive.main() == good[0]
+    drive.build(({"notes.txt": "x\n"}, "bad"))
+    result = drive.push("refs/heads/work")
+    assert result.refused_by_hook and "MG201" in result.codes()
+    assert drive.main() == good[0]
+
+
 def test_core_hooks_path_is_honoured(tmp_path: Path) -> None:
     repo = bare(tmp_path / "r.git")
     git("config", "core.hooksPath", "custom-hooks", cwd=repo)

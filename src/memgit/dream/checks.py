@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from memgit.dream.rules import PRUNE_DAYS
+from memgit.dream.rule_based import PRUNE_DAYS
 from memgit.dream.snapshot import Snapshot
 from memgit.format import entries as fmt
 from memgit.policy.judge import ERROR, check_blob, check_topic, quote, secret_kinds

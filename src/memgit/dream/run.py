@@ -20,7 +20,7 @@ from typing import Any
 from memgit import state
 from memgit.dream import apply, checks, snapshot
 from memgit.dream.observations import apply_retention
-from memgit.dream.rules import RuleProposer
+from memgit.dream.rule_based import RuleProposer
 from memgit.errors import DreamFailedError, MemgitError
 from memgit.git.plumbing import git_plumbing
 from memgit.git.repository import Drive, ref_target

@@ -33,7 +33,7 @@ from memgit.git.plumbing import config_get, config_set, find_repository, hooks_d
 if TYPE_CHECKING:
     from memgit.git.repository import Drive
 
-HOOK_VERSION = 2  # 2: the entry point is memgit.githooks.entry; post-receive detaches
+HOOK_VERSION = 3  # 3: the entry point is memgit.githooks.entry (2: memgit.server_hook)
 HOOKS = ("pre-receive", "post-receive")
 MARKER = "# memgit-hook:"
 CHAIN_SUFFIX = ".memgit-chained"

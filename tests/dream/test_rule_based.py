@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from memgit.dream.rules import PRUNE_DAYS, RuleProposer, propose_rules
+from memgit.dream.rule_based import PRUNE_DAYS, RuleProposer, propose_rules
 
 
 def entry(entry_id: str, text: str, retrievals: int = 0, age: int | None = 5,
