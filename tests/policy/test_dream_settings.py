@@ -7,7 +7,7 @@ import datetime as _dt
 import pytest
 
 from memgit.errors import PolicyFileError
-from memgit.policy.dream_settings import DreamConfig, of
+from memgit.policy.dream_settings import DreamConfig
 from memgit.policy.settings import Policy, policy_from_mapping
 
 
@@ -16,7 +16,7 @@ def test_the_policy_keeps_the_section_as_a_hashable_config() -> None:
         "model": "openai", "base_url": "http://127.0.0.1:11434/v1", "model_name": "qwen",
         "timeout": 90, "window": "23:30-04:00",
         "options": {"extra_body": {"max_tokens": 4096, "stop": ["\n\n"]}}}})
-    config = of(policy)
+    config = policy.dream()
     assert config.model == "openai" and config.timeout == 90.0
     assert config.window == (23 * 60 + 30, 4 * 60)
     settings = config.plugin_settings()
@@ -26,7 +26,7 @@ def test_the_policy_keeps_the_section_as_a_hashable_config() -> None:
         {"dream": {"model": "openai", "base_url": "http://127.0.0.1:11434/v1",
                    "model_name": "qwen", "timeout": 90, "window": "23:30-04:00",
                    "options": {"extra_body": {"stop": ["\n\n"], "max_tokens": 4096}}}})
-    assert of(Policy()) == DreamConfig() and of(policy_from_mapping({"dream": None})) == \
+    assert Policy().dream() == DreamConfig() and policy_from_mapping({"dream": None}).dream() == \
         DreamConfig()
 
 
