@@ -51,7 +51,7 @@ def test_claude_code_front_matter_is_metadata_and_wrapped_lines_join() -> None:
 def test_a_yaml_tag_list_never_becomes_entries() -> None:
     plan = build_plan(REALWORLD / "basic-memory" / "docs-examples")
     texts = {i.text for i in plan.entries()}
-    assert "branding" not in texts and "design" not in texts
+    assert "branding" not in texts and "design" not in texts and texts
     front = at(plan.items, "visual-identity.md", 1)
     assert (front.action, front.end) == (STRUCTURE, 8)
 
