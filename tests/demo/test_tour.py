@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import git, memgit
+from tests.conftest import git, memgit, refused
 
 
 def test_demo_runs_and_catches_every_bad_entry(tmp_path: Path) -> None:
@@ -33,4 +33,5 @@ def test_demo_refuses_a_non_empty_folder(tmp_path: Path) -> None:
     (tmp_path / "x").write_text("keep me")
     proc = memgit("demo", str(tmp_path))
     assert proc.returncode == 2 and b"not empty" in proc.stderr
+    refused(proc, "MG001")
     assert (tmp_path / "x").read_text() == "keep me"
