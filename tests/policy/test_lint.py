@@ -121,6 +121,7 @@ def test_bad_input_errors(new_drive, tmp_path: Path) -> None:
     assert (d / "bad.md").read_bytes() == b"- caf\xe9\n"  # nothing changed without --fix
     fix = memgit("lint", "--fix", cwd=d)
     assert fix.returncode == 2 and b"MEMORY.md is missing" in fix.stderr
+    refused(fix, "MG004")
     policy = tmp_path / "p.yaml"
     policy.write_text("limits: {files: many}\n")
     proc = memgit("lint", "--policy", str(policy), cwd=d)
@@ -132,6 +133,7 @@ def test_invalid_utf8_memory_is_not_rewritten_by_fix(new_drive) -> None:
     (d / "MEMORY.md").write_bytes(b"# M\xff\n\n## Index\n")
     proc = memgit("lint", "--fix", cwd=d)
     assert proc.returncode == 2 and b"not valid UTF-8" in proc.stderr
+    refused(proc, "MG004")
     assert (d / "MEMORY.md").read_bytes() == b"# M\xff\n\n## Index\n"
 
 
