@@ -233,7 +233,7 @@ def test_a_sync_client_deletes_purged_entries_from_its_index(tmp_path: Path) -> 
     assert memgit("remember", secret_text, "--json", cwd=work).returncode == 0
     assert memgit("remember", "Lunch is at noon on Fridays", cwd=work).returncode == 0
     assert memgit("sync", cwd=work).returncode == 0
-    hits = json.loads(memgit("recall", "flowerpot", "--json", cwd=work).stdout)
+    hits = json.loads(memgit_ok("recall", "flowerpot", "--json", cwd=work).stdout)
     entry_id = hits[0]["id"]
     purge_cli(server, entry_id)
     proc = memgit("sync", "--json", cwd=work)
