@@ -202,6 +202,7 @@ def test_a_planted_credential_is_refused_and_never_copied(tmp_path: Path) -> Non
     assert CREDENTIAL.encode() not in proc.stdout + proc.stderr
     # the heading that held it gives no context to the entries below it
     below = [i for i in plan.entries() if i.path == "testing-small-batches.md"]
+    assert below  # the entries the check below is about
     assert all(CREDENTIAL not in i.context and CREDENTIAL not in i.text for i in below)
     drive_path = new_drive(tmp_path)
     result = apply_plan(open_drive(drive_path), load_plan(out))
