@@ -153,6 +153,7 @@ def test_anything_else_is_left_to_click(argv: list[str]) -> None:
 # --- the same bytes -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_recall_prints_the_same_bytes_and_counts_the_same_retrievals(tmp_path: Path) -> None:
     a, b = twins(tmp_path)
     for query in QUERIES:
@@ -172,6 +173,7 @@ def test_recall_prints_the_same_bytes_and_counts_the_same_retrievals(tmp_path: P
         assert sum(n for _id, n in counted) > 0
 
 
+@pytest.mark.slow
 def test_recall_across_mounts_prints_the_same_bytes(tmp_path: Path) -> None:
     """recall --mounts on both paths: the drive and a mounted team drive (the semantic
     set's web-app half), the same hits, labels, bytes and retrieval counts."""
@@ -280,6 +282,7 @@ def test_a_lexical_drive_stays_quick_and_loads_nothing_of_semantic_recall(
     assert b"memgit: error MG001: " in quick.err
 
 
+@pytest.mark.slow
 def test_a_drive_with_an_embedder_recalls_by_meaning_on_the_quick_path(tmp_path: Path) -> None:
     """embeddings: through the openai plugin at a double on 127.0.0.1 (hash vectors): the
     quick path still skips click and pygit2, and answers each mode as the full path."""
@@ -309,6 +312,7 @@ def test_a_drive_with_an_embedder_recalls_by_meaning_on_the_quick_path(tmp_path:
         assert "memgit.recall.hybrid" in quick.loaded and b"[id: " in quick.out
 
 
+@pytest.mark.slow
 def test_context_and_status_print_the_same_bytes(tmp_path: Path) -> None:
     a, b = twins(tmp_path)
     git("remote", "add", "origin", "https://example.com/team/memory.git", cwd=a)
@@ -322,6 +326,7 @@ def test_context_and_status_print_the_same_bytes(tmp_path: Path) -> None:
         assert quick.code == 0 and (quick.out or argv[-1] == "0")  # a budget of 0: nothing
 
 
+@pytest.mark.slow
 def test_agent_hooks_print_the_same_bytes(tmp_path: Path) -> None:
     """agent-hook session-start and prompt on both paths, in both forms, with the event
     on stdin; a folder that is not a drive takes the full path, which reads the same
@@ -356,6 +361,7 @@ def test_agent_hooks_print_the_same_bytes(tmp_path: Path) -> None:
     assert quick.code == 0 and b"MG002" in quick.err  # a hook never fails the session
 
 
+@pytest.mark.slow
 def test_the_guard_decides_alike_on_both_paths(tmp_path: Path) -> None:
     """agent-hook guard, run at every tool call: the same decision, bytes and exit status
     on both paths, in both forms, for writes into the drive, outside it and odd input."""

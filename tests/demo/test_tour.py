@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import git, memgit, refused
 
 
+@pytest.mark.slow
 def test_demo_runs_and_catches_every_bad_entry(tmp_path: Path) -> None:
     target = tmp_path / "demo"
     proc = memgit("demo", str(target))

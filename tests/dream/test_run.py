@@ -228,6 +228,7 @@ def test_an_unusable_answer_fails_the_run_and_changes_nothing(drive: Drive, path
     assert refs_of(path) == head
 
 
+@pytest.mark.slow
 def test_the_command_line(path: Path, server: ChatServer) -> None:
     (path / ".git" / "memgit.yaml").write_text(
         "timezone: UTC\ndream:\n  window: '00:00-24:00'\n  observations_days: 7\n")

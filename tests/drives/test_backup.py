@@ -224,6 +224,7 @@ def flipped(data: bytes, at: int) -> bytes:
     return data[:at] + bytes([data[at] ^ 0x20]) + data[at + 1:]
 
 
+@pytest.mark.slow
 def test_a_changed_backup_is_refused(tmp_path: Path) -> None:
     work = notes_drive(tmp_path / "w", "The spare key is under the mat", "m-k")
     good = tmp_path / "good.tar"

@@ -344,6 +344,7 @@ def test_near_limit_push_lands_with_a_warning_and_an_event(tmp_path: Path) -> No
 # --- good pushes -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_good_pushes_land(drive: Drive) -> None:
     """Fifteen valid pushes in a row, each landing on the server's main."""
     base = base_files()

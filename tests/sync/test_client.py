@@ -543,6 +543,7 @@ steps = st.lists(st.tuples(st.integers(0, 2),
                  min_size=3, max_size=14)
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(steps)
@@ -552,6 +553,7 @@ def test_three_agents_converge(tmp_path_factory: pytest.TempPathFactory, plan) -
     three_agents(tmp, bare, bare.as_uri(), plan)
 
 
+@pytest.mark.slow
 @settings(max_examples=5, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(steps)

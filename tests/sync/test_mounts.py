@@ -72,6 +72,7 @@ def outputs(*procs) -> str:
     return "".join(p.stdout.decode() + p.stderr.decode() for p in procs)
 
 
+@pytest.mark.slow
 def test_two_agents_share_a_team_drive_through_mounts(server: GitServer,
                                                       tmp_path: Path) -> None:
     bare = team_drive(server, tmp_path)
@@ -194,6 +195,7 @@ def test_a_mount_prunes_what_its_server_purged(tmp_path: Path) -> None:
         assert git("fsck", "--no-dangling", cwd=mount).returncode == 0
 
 
+@pytest.mark.slow
 def test_names_read_only_and_refusals(tmp_path: Path) -> None:
     with running(FileGitServer(tmp_path / "servers")) as server:
         team_drive(server, tmp_path)
