@@ -1,9 +1,8 @@
 """What ``memgit info`` and ``memgit metrics`` show: a drive at a glance.
 
-Both are reads, so both first take the read path (memgit.recall.read_path.catch_up:
-queued writes retried, the recall index repaired), then report the branch head,
-its size and file count against the policy's limits, the recall index, the
-pending queue and the event counters.
+Both are reads, so both take the read path first (queued writes retried, the recall index
+repaired), then report the branch head, its size against the policy's limits, the recall
+index, the pending queue and the event counters.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """Vectors for semantic recall: their storage form, the nearest-neighbour scan, rank fusion.
 
-* A vector is stored as a BLOB of little-endian float32 (``pack``/``unpack``):
-  384 dimensions take 1,536 bytes, and a whole drive loads into one NumPy matrix
-  with a single ``frombuffer`` (docs/embeddings.md measures this against sqlite-vec).
-* ``VectorMatrix.nearest`` scans that matrix: one matrix-vector product and a
-  partial sort, about a millisecond for 15,000 x 384.
-* ``fuse`` merges rankings by reciprocal rank fusion: an id's score is the sum over
-  the rankings of ``weight / (k + rank)``, so an entry that both lexical and semantic
-  recall rank high comes first, and one found by only one of them still counts.
-
-NumPy is imported only by what needs it (it comes with ``memgit[embed]``).
+A vector is a BLOB of little-endian float32 (``pack``/``unpack``), so a whole drive loads
+into one NumPy matrix with one ``frombuffer``; ``VectorMatrix.nearest`` is an exact scan
+of it; ``fuse`` is reciprocal rank fusion (an id scores the sum over rankings of
+``weight / (k + rank)``). NumPy (``memgit[embed]``) is imported only by what needs it.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """Installing memgit's server hooks into bare repositories, and checking them.
 
-The hooks are thin ``/bin/sh`` scripts (the templates are ``hooks/`` at the top of
-the project) that ``exec`` the Python memgit was installed with, by absolute path,
-isolated with ``-I`` (no PYTHON* variables, no user site-packages, not the
-repository folder on ``sys.path``), so they run the same memgit under the bare
-environment git http-backend, fcgiwrap, git daemon and sshd give a hook. The
-installed scripts also pass ``-S`` and put memgit's folder and the site-packages
-folders recorded at install time on ``sys.path`` themselves: the ``site`` module
-and the ``.pth`` files it runs cost every push 5-30 ms (docs/performance.md).
-
-A hook file that memgit did not write is never overwritten: installing refuses,
-or with ``chain=True`` moves it to ``<hook>.memgit-chained`` and memgit's hook runs
-it after its own check, with the same stdin.
+The hooks are ``/bin/sh`` scripts that exec memgit's Python by absolute path with ``-I
+-S`` and the ``sys.path`` recorded at install time, so they run the same memgit under the
+bare environment git http-backend, fcgiwrap, git daemon or sshd gives a hook, without
+``site`` (docs/server.md). A hook file memgit did not write is never overwritten:
+installing refuses, or with ``chain=True`` keeps it as ``<hook>.memgit-chained`` and runs
+it after memgit's check with the same stdin.
 """
 
 from __future__ import annotations

@@ -1,26 +1,10 @@
-"""``memgit import apply``: a plan's entries into a drive, as one writer commit.
+"""``memgit import apply``: a plan's entries into a drive, as one writer commit with a receipt.
 
-1. Every ``entry`` item becomes an add operation through the writer's own
-   ``prepare_add``: its text, topic, ``added`` date (NewFact.added), source, and
-   the metadata the plan kept (the heading trail as ``context``, an AMR entry's
-   open keys and id). A source the drive's policy does not allow is replaced by
-   the plan's provenance ``imported:TOOL/PATH#LN`` and kept as ``orig-source``
-   (unless its scheme is a dangerous one: then it is dropped).
-2. The writer skips entries whose text the drive already has (and an entry whose
-   own id it has), so applying a plan twice adds nothing.
-3. ``verbatim`` items (code, tables, HTML, images, files that are not Markdown)
-   are kept as they were in reference files ``imports/<date>-<name>/<path>.md``,
-   each block in a fence, so no rule reads them as entries or as HTML; a block the
-   policy would refuse even there, or one too large, is listed as left out.
-4. The receipt ``imports/<date>-<name>.md`` is written in the same commit by the
-   writer's ``finish`` step (write_plan.Finish): it lists what the writer really
-   created, whatever it skipped. ``imports/`` is memgit's own folder: never in the
-   Index, never entries (the receipt and reference files hold no bullet lines).
-5. ``writer.apply_write_ops`` commits it all with compare-and-swap, regenerates the
-   Index section and reindexes.
-
-``dry_run`` plans and judges the same operations (write_plan.preview_write_ops)
-and changes nothing.
+Entries go through the writer's ``prepare_add``, so applying a plan twice adds nothing; a
+source the policy does not allow becomes the plan's provenance (kept as ``orig-source``
+unless its scheme is dangerous). Verbatim items are kept fenced in reference files under
+``imports/``, memgit's own folder: never in the Index, never entries. ``dry_run`` judges
+the same operations and changes nothing.
 """
 
 from __future__ import annotations

@@ -1,21 +1,9 @@
 """What becomes of each block of a Markdown memory file (the readers' common core).
 
-``read_markdown(text)`` turns the blocks of blocks.py into ``Piece``s, one per
-block, covering every line once:
-
-* a list item's first paragraph is an entry (wrapped lines joined); a nested
-  item keeps its parent's subject (``Parent subject: child text``), and so do
-  later paragraphs of the same item;
-* a prose paragraph is an entry, except a lone label such as ``**Costs:**``,
-  which is structure and names what follows (like a heading);
-* headings are structure and make the heading trail (the entry's context);
-* code (fenced or indented, also inside list items), tables, HTML blocks and
-  image-only paragraphs are verbatim: they cannot be one-line entries;
-* front matter, blank lines, thematic breaks, empty items and link reference
-  definitions are structure.
-
-An AMR metadata group at the end of an item (``[source: ...; added: ...]``) is
-split off with format.parse_entry and kept as the entry's own metadata.
+``read_markdown(text)`` turns format.blocks' blocks into ``Piece`` objects covering every
+line once: entries (list items and prose paragraphs), structure (headings, which make an
+entry's context, and the rest) and verbatim (code, tables, HTML, images: they cannot be
+one-line entries). An entry's own AMR metadata group is kept.
 """
 
 from __future__ import annotations

@@ -1,18 +1,10 @@
-"""``memgit import plan``: read a memory folder (or a mem0 export) into a plan.
+"""``memgit import plan``: read a memory folder (or a mem0 export) into a plan, changing
+nothing.
 
-The plan is a JSON document (docs/import.md) whose ``items`` say, for every
-line of every source file, what becomes of it: an ``entry`` (with its text,
-topic, context, added date and source), ``refused`` (a possible credential or
-a transcript: the reason code only, never the text), ``verbatim`` (code,
-tables, HTML, images, files that are not Markdown: left out of the drive and
-listed) or ``structure`` (headings, blank lines, front matter, Index links).
-Each item covers lines ``line``..``end``; together they cover every line once.
-
-Nothing in the source is changed. The policy decides what is refused: the
-source file is judged with ``policy.check_blob`` (secrets, transcripts), and
-so is every topic file the plan would write, rendered with the writer's own
-``prepare_add``, so that apply meets no surprise (an entry line the drive
-profile refuses becomes ``refused`` or ``verbatim`` here, with its code).
+The plan (docs/import.md) says for every line of every source file what becomes of it,
+once; a refused item carries the reason code, never the text. The source files, and every
+topic file the plan would write (rendered by the writer's own ``prepare_add``), are judged
+by the policy here, so apply meets no surprise.
 """
 
 from __future__ import annotations

@@ -1,22 +1,10 @@
 """One reader per memory tool, and auto-detection of which tool wrote a folder.
 
-Every Markdown-based tool shares markdown.read_markdown; a reader adds what
-its tool means beyond CommonMark:
-
-* ``amr``: the ``## Index`` links of the root MEMORY.md are the drive's own
-  Index (regenerated on import), and entries keep their own metadata;
-* ``claude-code``, ``letta``: front matter (``name``/``description``/``type``,
-  ``description``/``limit``) is file metadata; nothing else is special;
-* ``openclaw``: a daily note's date (``memory/YYYY-MM-DD.md``) is its entries'
-  ``added``;
-* ``cline``: the memory bank's files are topics as they are;
-* ``basic-memory``: a relation (``- relates_to [[Target]]``) keeps its note's
-  title as subject (``Ada Lovelace collaborated_with [[Charles Babbage]]``);
-* ``mem0``: a JSON export; every memory is one entry in ``mem0/<user>.md``;
-* ``plain``: any other Markdown (CLAUDE.md, AGENTS.md, notes).
-
-A file's ``added`` comes from its front matter dates, else from a date that
-starts its file name; an entry's own ``added`` wins over both.
+Every Markdown-based tool shares markdown.read_markdown; a reader adds what its tool means
+beyond CommonMark (front matter as file metadata, a daily note's date, a relation's
+subject, the AMR Index; docs/import.md has the table of tools). A file's ``added`` comes
+from its front matter dates, else from a date that starts its file name; an entry's own
+``added`` wins over both.
 """
 
 from __future__ import annotations

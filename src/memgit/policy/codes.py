@@ -1,7 +1,7 @@
 """The stable codes of the policy's rules, each with its name and one-line hint.
 
-A data table: memgit.policy.judge judges and reports violations by these codes; docs/rules.md
-lists every one (a test checks it). Codes never change meaning once published.
+A data table; docs/rules.md lists every code (a test checks it). Codes never change
+meaning once published.
 """
 
 from __future__ import annotations

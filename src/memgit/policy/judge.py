@@ -1,23 +1,11 @@
 """The drive policy: what may land. The one implementation of every rule.
 
-lint, the pre-commit hooks, pre-receive and the writer all call this module;
-none of them re-implements a rule. The rules come in four shapes, so callers
-can cache what is expensive:
-
-* ``check_path``    one tree entry (path, mode), no content;
-* ``check_blob``    one file's bytes; cacheable by blob id (``BlobFacts``);
-* ``check_tree``    a whole tree from paths, sizes and the facts of its blobs;
-* ``check_update``  a ref update of a push (branch, deletes, fast-forward, count),
-  ``check_push_size`` the bytes it brings, ``check_change`` the paths a commit
-  changes (protected paths) and ``check_commit`` what a commit says besides its tree
-  (message, author, committer).
-
-Each violation carries a stable code (``MG101``), a name, the path and line,
-a message and a one-line hint. Messages never contain a detected secret: every
-value a message quotes goes through :func:`quote` (memgit.secrets.redact with the
-drive's extra rules). The settings (the Policy record, memgit.yaml) live in
-memgit.policy.settings, the purge registry in memgit.policy.registry; both are re-exported
-here, so callers ask this one module.
+The rules come in shapes callers can cache: ``check_path`` (a tree entry), ``check_blob``
+(a file's bytes, cacheable by blob id), ``check_tree`` (a whole tree from paths, sizes and
+blob facts), and for a push ``check_update``, ``check_push_size``, ``check_change`` and
+``check_commit``. Each violation has a stable code, and messages never contain a detected
+secret: every value quoted goes through :func:`quote`. The settings and the purge registry
+are re-exported here, so callers ask this one module.
 """
 
 from __future__ import annotations

@@ -1,21 +1,10 @@
-"""The purge registry and the purge lock: what was purged from a drive, and whether a
-purge is rewriting it right now.
+"""The purge registry and the purge lock: what was purged from a drive, and whether a purge
+is rewriting it right now.
 
-Both are files in the git directory, outside the tracked tree. pre-receive, the writer,
-lint and purge read the registry through :class:`PurgeRegistry`; every comparison of a
-text with the registry goes through :func:`purge_key`, the one normalisation.
-
-``memgit-purged`` holds one line per purged (id, text), fields separated by one space:
-
-* ``ID DIGEST DATE`` (version 1, written before normalisation 2): ``DIGEST`` is the
-  sha256 of the text case-folded with whitespace collapsed (``policy.text_key``);
-* ``ID DIGEST DATE 2 WORDS CHARS`` (version 2): the sha256 of :func:`purge_key` of the
-  text, which has ``WORDS`` words and ``CHARS`` characters (they let pre-receive find
-  a purged text inside a commit message without hashing every stretch of it).
-
-``#`` lines are comments. Old lines keep working: each digest is compared under the
-normalisation it was made with. docs/purge.md describes the file, docs/security.md why
-the digests are not keyed.
+Both are files in the git directory, outside the tracked tree (``memgit-purged``'s format:
+docs/purge.md). Every comparison of a text with the registry goes through
+:func:`purge_key`, the one normalisation; each digest is compared under the normalisation
+it was made with, so old lines keep working. The digests are not keyed (docs/security.md).
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""The drive policy's settings: the :class:`Policy` record, memgit.yaml as a table of
-keys (:data:`SECTIONS`, each with its parser) and where a drive's policy is found.
-
-memgit.policy re-exports every name here: callers ask the policy module, which
-judges with these settings.
+"""The drive policy's settings: the :class:`Policy` record, memgit.yaml as a table of keys
+(:data:`SECTIONS`, each with its parser) and where a drive's policy is found.
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
-"""The history rewriter: delete entries forever from every commit of a drive.
+"""The history rewriter: delete entries forever from every commit of a drive (docs/purge.md).
 
-``plan_purge`` reads the whole history and computes, in memory, every object
-that changes; it writes nothing, so a dry run, an unknown id or a refusal
-leaves the repository untouched. ``apply_purge`` writes those objects as one
-pack, moves all refs in one compare-and-swap transaction, updates a checkout,
-records the purge registry, expires reflogs, prunes, and verifies that every
-object left in the repository is accounted for and clean. docs/purge.md
-describes the guarantees.
-
-Speed (docs/performance.md): every distinct tree and blob is read once,
-through ``git cat-file --batch`` in history order; a blob is parsed only when
-a cheap byte search finds a purged id (or the text of an id-less entry) in
-it; unchanged trees and blobs keep their ids and are never rewritten.
+``plan_purge`` computes in memory every object that changes and writes nothing, so a dry
+run, an unknown id or a refusal leaves the repository untouched. ``apply_purge`` writes
+them as one pack, moves all refs in one compare-and-swap transaction, records the
+registry, expires reflogs, prunes, and verifies that every object left is accounted for
+and clean. Unchanged trees and blobs keep their ids.
 """
 
 from __future__ import annotations

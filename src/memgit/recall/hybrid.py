@@ -1,26 +1,12 @@
 """Recall in three modes: lexical (BM25), semantic (cosine over the drive's vectors) and
-hybrid (both rankings fused), on a current recall index.
+hybrid (both rankings fused by reciprocal rank), on a current recall index.
 
-Hybrid is the default when the drive's policy has an ``embeddings:`` section, lexical
-otherwise (docs/embeddings.md). A hybrid recall takes the top :data:`DEPTH` of each
-ranking and fuses them by reciprocal rank (memgit.embeddings.vectors.fuse with the parameters
-tuned on the labelled set's tuning half, or the embedder's own ``fusion`` when it has one:
-the local embedder's fast query encoder). Its cost is the query's embedding, so:
-
-* the query is embedded in a worker thread while SQLite runs the full-text query (the
-  local model's C call and an endpoint's socket both release the GIL);
-* query vectors are kept in an in-process LRU (:data:`QUERY_CACHE`, keyed by model and
-  text): agents repeat questions and the MCP server lives long; a query is not a
-  memory, so none is written to the state database;
-* the drive's vectors are loaded into one matrix per process, cached under the
-  table's stamp (state.vectors), and scanned with NumPy;
-* a recall never embeds an entry: one without a vector yet (just written) is ranked
-  by its words, and a filler is started in the background (memgit.embeddings.fill).
-
-When the embedder is unavailable (its extra not installed, its endpoint down, NumPy
-missing) the recall answers lexically and says why in :attr:`Recalled.warnings`; a
-drive whose vectors come from another model is refused (EmbeddingModelError).
-Like recall_search, no pygit2 here: callers make the index current first.
+Hybrid is the default with an ``embeddings:`` section (docs/embeddings.md). Query vectors
+are kept in an in-process LRU, never in the state database: a query is not a memory. A
+recall never embeds an entry: one without a vector is ranked by its words and a background
+filler started. An unavailable embedder makes the recall lexical with a warning; vectors
+of another model are refused (EmbeddingModelError). No pygit2 here: callers make the
+index current first.
 """
 
 from __future__ import annotations
@@ -203,7 +189,7 @@ def _matrix(conn: state.Connection, git_dir: str, embedder: Any) -> Any:
     When the stamp moved (a write's entry embedded, rows dropped by a reindex or a
     purge) and the model did not, the cached matrix is refreshed: only the rows stored
     after the last seq read are loaded (a seq is never reused), appended in place, and
-    the rows whose seq is gone dropped; reading 15,000 rows whole takes 60-100 ms here."""
+    the rows whose seq is gone dropped."""
     embedding.check_model(conn, embedder)
     recorded = vector_rows.recorded_model(conn)
     if recorded is None:

@@ -1,7 +1,7 @@
 """The event counters' rows: one per event name, incremented in a transaction.
 
-memgit.state.events names the events and renders them for Prometheus; this module
-only stores and reads the numbers.
+memgit.state.events names the events and renders them; this module only stores and reads
+the numbers.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The recall index's tables: ``facts`` (one row per entry) and ``facts_fts`` (FTS5).
 
-memgit.index.reindex decides what the rows are (from the drive's files) and when
-they change; this module stores them, retires and revives them (state.search
-searches them with BM25, lists them and counts retrievals). Rows outside the
-full-text table (``indexed`` 0) are kept so the writer finds entries by id, but
-recall never returns them.
+memgit.index.reindex decides what the rows are and when they change; this module stores,
+retires and revives them. Rows outside the full-text table (``indexed`` 0) are kept so the
+writer finds entries by id, but recall never returns them.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """What a write asks for and what it did: the writer's operations and results.
 
-A write is a list of :class:`WriteOp` (add a line, retire, edit or set metadata of
-an entry, by id; or give a whole file a text) that memgit.write.writer applies as one
-commit at the branch head; they carry their final ids and dates, so they can wait
-in the pending queue and be retried. (Replay operations, memgit.sync.replay.ReplayOp,
-are another thing: the changes between two trees that sync carries onto a third.)
-This module turns new facts into operations (skipping empty text, credentials,
-reserved topics and sources that are not allowed) and renders a
-:class:`WriteResult` for the commands.
+A write is a list of :class:`WriteOp` (add a line, retire, edit or set metadata of an entry,
+by id; or give a whole file a text) applied as one commit at the branch head. Operations
+carry their final ids and dates, so they can wait in the pending queue and be retried.
+New facts become operations here, skipping empty text, credentials, reserved topics and
+sources that are not allowed. (Not sync's replay operations, memgit.sync.replay.ReplayOp.)
 """
 
 from __future__ import annotations

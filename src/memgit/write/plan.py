@@ -1,14 +1,10 @@
 """Planning a write: the new file texts from the operations, judged by the policy.
 
-memgit.write.writer calls :func:`plan_and_judge` with the branch head under its write
-lock: the operations are applied to the files they touch (duplicates of present
-entries, purged texts and unknown ids are skipped), the Index section of MEMORY.md
-is regenerated, and the new tree is judged with the policy; an error on a line an
-operation wrote skips that operation, any other new error refuses the write. Blobs
-and verdicts are remembered by object id, since the tree a write makes is the base
-of the next one. File operations (whole texts, writer.restore_files) apply all
-together or not at all. :func:`preview_write_ops` plans and judges the same way
-without the lock and commits nothing: what memgit dream shows before it writes.
+:func:`plan_and_judge` runs under the write lock: an error on a line an operation wrote
+skips that operation, any other new error refuses the write, and file operations apply
+all together or not at all. Blobs and verdicts are remembered by object id, since the
+tree a write makes is the base of the next. :func:`preview_write_ops` plans and judges
+the same way without the lock and commits nothing.
 """
 
 from __future__ import annotations
