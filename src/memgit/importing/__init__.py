@@ -2,9 +2,14 @@
 
 ``plan.build_plan(SOURCE, tool)`` reads a memory folder (Agent Memory Repo,
 Claude Code auto-memory, Letta MemFS, OpenClaw workspace, Cline memory bank,
-basic-memory notes, plain Markdown) or a mem0 JSON export into a Plan without
-changing it; ``apply.apply_plan(drive, plan)`` writes the plan's entries
-through the writer as one commit with a receipt under ``imports/``.
+basic-memory notes, Cursor, Windsurf, Copilot, Gemini CLI and AGENTS.md
+instruction files, an Obsidian vault, plain Markdown) or a mem0 JSON export into a
+Plan without changing it, judged as apply will judge it; ``apply.apply_plan(drive,
+plan)`` writes the plan's entries through the writer as one commit with a receipt
+under ``imports/``. The parts: markdown.py (what each block becomes), readers.py,
+sources.py, obsidian.py (each tool), items.py (the plan document), verdict.py (the
+one judgement plan and apply share), layout.py (files under the limit), keep.py
+(reference files, the receipt), report.py (what the commands print).
 docs/import.md describes the plan format; docs/compat.md what was measured.
 
 The names below load their module on first use, so that importing one part

@@ -16,11 +16,16 @@ block, covering every line once:
 
 An AMR metadata group at the end of an item (``[source: ...; added: ...]``) is
 split off with format.parse_entry and kept as the entry's own metadata.
+
+``refused`` names the lines the policy refuses in the source (plan.py judges the
+file first): a heading, label or parent item on such a line gives no context and
+no subject to the entries after it, so a refusal costs its own block only.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from memgit.format import blocks as bl
@@ -142,40 +147,43 @@ _VERBATIM_REASONS = {bl.FENCE: "code block", bl.CODE: "code block", bl.TABLE: "t
                      bl.HTML: "HTML block"}
 
 
-def read_markdown(text: str) -> list[Piece]:
+def read_markdown(text: str, refused: Collection[int] = ()) -> list[Piece]:
     """One Piece per block of ``text`` (see the module docstring)."""
     trail = _Trail()
     subjects: dict[int, str] = {}  # id(ListItem) -> the subject it gives its children
     pieces: list[Piece] = []
     for block in fmt.read_blocks(text):
+        tainted = bool(refused) and any(n in refused for n in range(block.start, block.end + 1))
         if block.kind in _STRUCTURE_REASONS:
             pieces.append(Piece(block.start, block.end, STRUCTURE, _STRUCTURE_REASONS[block.kind]))
         elif block.kind == bl.HEADING:
-            trail.heading(block.level, block.lines[0] if block.lines else "")
+            heading = block.lines[0] if block.lines and not tainted else ""
+            trail.heading(block.level, heading)
             pieces.append(Piece(block.start, block.end, STRUCTURE, "heading"))
         elif block.kind in _VERBATIM_REASONS:
             pieces.append(Piece(block.start, block.end, VERBATIM, _VERBATIM_REASONS[block.kind],
                                 context=trail.context()))
         else:
-            pieces.append(_paragraph(block, trail, subjects))
+            pieces.append(_paragraph(block, trail, subjects, tainted))
     return pieces
 
 
-def _paragraph(block: bl.Block, trail: _Trail, subjects: dict[int, str]) -> Piece:
+def _paragraph(block: bl.Block, trail: _Trail, subjects: dict[int, str],
+               tainted: bool = False) -> Piece:
     joined = join_lines(block.lines)
     if _IMAGE_ONLY_RE.match(joined):
         return Piece(block.start, block.end, VERBATIM, "image", context=trail.context())
     item = block.item
     if item is None:
         if is_label(joined):
-            trail.label = plain(joined).rstrip(":： ")
+            trail.label = "" if tainted else plain(joined).rstrip(":： ")
             return Piece(block.start, block.end, STRUCTURE, "label")
         return Piece(block.start, block.end, ENTRY, "prose", joined, trail.context())
     text, meta = split_metadata(joined)
     first = next((b for b in item.blocks if b.kind == bl.PARAGRAPH), None)
     if block is first:  # the item's own text
         parent = subjects.get(id(item.parent)) if item.parent is not None else ""
-        subjects[id(item)] = subject_of(text)
+        subjects[id(item)] = "" if tainted else subject_of(text)
         return Piece(block.start, block.end, ENTRY, "list item", with_subject(parent or "", text),
                      trail.context(), meta)
     own = subjects.get(id(item), "")
