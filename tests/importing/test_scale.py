@@ -109,9 +109,12 @@ def test_parts_count_what_the_drive_holds_already(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_a_drive_overflow_is_planned_with_what_to_do_and_nothing_is_written(
         tmp_path: Path) -> None:
+    """A drive of 128 KiB (its memgit.yaml) and two notes that need more."""
     notes = tmp_path / "notes"
-    make_notes(notes, count=24, low=40 * 1024, high=48 * 1024)
-    drive_path = new_drive(tmp_path)
+    notes.mkdir()
+    for name in (SPEC17, "SPEC-13 CLI Authentication with Subscription Validation.md"):
+        shutil.copy(SPECS / name, notes / name)
+    drive_path = new_drive(tmp_path, yaml="limits: {drive_bytes: 131072}\n")
     out = tmp_path / "plan.json"
     proc = memgit("-C", str(drive_path), "import", "plan", str(notes), "-o", str(out))
     assert proc.returncode == 0, proc.stderr
@@ -120,7 +123,7 @@ def test_a_drive_overflow_is_planned_with_what_to_do_and_nothing_is_written(
     assert "raise limits.drive_bytes to at least" in said and "memgit fork" in said
     plan = load_plan(out)
     over = plan.overflow[0]
-    assert over["code"] == "MG206" and over["needed"] > over["allowed"] == 2 * 1024 * 1024
+    assert over["code"] == "MG206" and over["needed"] > over["allowed"] == 131072
     head = git("rev-parse", "HEAD", cwd=drive_path).stdout
     proc = memgit("-C", str(drive_path), "import", "apply", str(out))
     assert proc.returncode == 1 and b"MG007" in proc.stderr and b"nothing was written" in \
@@ -134,6 +137,7 @@ def test_a_drive_overflow_is_planned_with_what_to_do_and_nothing_is_written(
     assert lint_errors(drive_path) == []
 
 
+@pytest.mark.slow
 def test_a_file_count_overflow_is_planned(tmp_path: Path) -> None:
     notes = tmp_path / "notes"
     notes.mkdir()
@@ -259,6 +263,7 @@ def test_a_finding_refuses_its_own_line_and_names_it(tmp_path: Path) -> None:
 # --- what a person reads ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_summary_groups_refusals_and_verbose_lists_items(tmp_path: Path) -> None:
     source = tmp_path / "kb"
     source.mkdir()
