@@ -48,7 +48,8 @@ _DATE_KEYS = ("added", "created", "created_at", "date", "updated", "modified", "
               "last_updated")
 _FILE_DATE_RE = re.compile(r"(\d{4}-\d{2}-\d{2})")
 _RELATION_RE = re.compile(r"(?:[A-Za-z_][\w-]*|\"[^\"]+\"|'[^']+')[ \t]+\[\[")
-_OBSERVATION_RE = re.compile(r"[-*][ \t]+\[[^\]\s][^\]]*\][ \t]+\S", re.M)
+# ``- [category] text``; a task box (``- [x] done``) is not an observation
+_OBSERVATION_RE = re.compile(r"[-*][ \t]+\[(?![xX]\])[^\]\s][^\]]*\][ \t]+\S", re.M)
 _CLINE_FILES = {"projectbrief.md", "productContext.md", "activeContext.md", "systemPatterns.md",
                 "techContext.md", "progress.md"}
 _OPENCLAW_FILES = {"SOUL.md", "HEARTBEAT.md", "IDENTITY.md", "USER.md", "TOOLS.md", "BOOT.md",
@@ -311,10 +312,10 @@ def detect(source: Path) -> str:
         if any(sources.is_tool_file(tool, rel) for rel in rels):
             return tool
     texts = {rel: _small_text(full) for rel, full in markdown}
+    if any("![[" in text for text in texts.values()):  # embeds: Obsidian's own syntax
+        return "obsidian"
     if sum(len(_OBSERVATION_RE.findall(text)) for text in texts.values()) >= 3:
         return "basic-memory"
-    if any("![[" in text for text in texts.values()):
-        return "obsidian"
     if fmt.MEMORY_FILE in rels:
         memory = _small_text(source / fmt.MEMORY_FILE)
         if fmt.INDEX_HEADING in memory or any(
