@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.importing.corpus import make_notes  # noqa: E402
 
-from memgit.drives import create_drive  # noqa: E402
+from memgit.drives.create import create_drive  # noqa: E402
 from memgit.git.repository import Drive, open_drive  # noqa: E402
 from memgit.importing import report  # noqa: E402
 from memgit.importing.apply import ApplyResult, apply_plan  # noqa: E402
