@@ -78,6 +78,7 @@ def build_plan(source: str | Path, tool: str = "auto", *, progress: Progress | N
         raise UsageError(f"{root} is a symbolic link", "give the folder it points to")
     chosen = readers.detect(root) if tool == "auto" else tool
     policy = policy or Policy()
+    unread: list[str] = []
     if root.is_file():
         files = [(root.name, root)]
         name = root.stem
@@ -88,7 +89,7 @@ def build_plan(source: str | Path, tool: str = "auto", *, progress: Progress | N
         name = root.resolve().name
     plan = Plan(chosen, _slug(name) or "import", str(root.resolve()),
                 today or _dt.date.today().isoformat())
-    if not root.is_file() and unread:
+    if unread:
         why = "Obsidian's settings and bin" if chosen == "obsidian" \
             else f"not {chosen} files (choose another --from to read them)"
         plan.not_read = {"count": len(unread), "why": why, "first": unread[:NOT_READ_LISTED]}
