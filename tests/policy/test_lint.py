@@ -176,7 +176,7 @@ def test_real_memory_folders_raise_no_false_alarm_under_amr(tmp_path: Path) -> N
         drive = open_drive(path)
         codes = {v.code for v in lint_worktree(drive.git_dir, drive.workdir, amr)}
         found[f"{sample.parent.name}/{sample.name}"] = codes
-    assert len(found) == 16
+    assert len(found) == 30
     assert {name: codes - TRUE_FINDINGS for name, codes in found.items()} == \
         {name: set() for name in found}
     assert "MG108" in found["cline/csv-date-expander"]  # it repeats lines: now a warning
