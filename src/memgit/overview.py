@@ -87,8 +87,10 @@ def cap_status(conn: state.Connection, policy: Policy) -> dict[str, Any]:
             "warnings": [v.format() for v in check_caps(len(rows), oldest, policy)]}
 
 
-def drive_metrics(path: str | None) -> tuple[str, dict[str, int], dict[str, float]]:
-    """(label, event counts, gauges) of one drive for ``events.prometheus``."""
+def drive_metrics(path: str | None, label: str | None = None
+                  ) -> tuple[str, dict[str, int], dict[str, float]]:
+    """(label, event counts, gauges) of one drive for ``events.prometheus``; the label is
+    the drive's git directory unless one is given (memgit serve: ``owner/drive``)."""
     drive = open_drive(path)
     policy = find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
     conn = state.connection(drive.git_dir)
@@ -104,4 +106,4 @@ def drive_metrics(path: str | None) -> tuple[str, dict[str, int], dict[str, floa
         gauges["over_cap"] = int(any("MG291" in w for w in caps["warnings"]))
         if policy.max_entries:
             gauges["max_entries"] = policy.max_entries
-    return str(drive.git_dir), counts, gauges
+    return label or str(drive.git_dir), counts, gauges
