@@ -9,7 +9,7 @@ import click
 
 from memgit.errors import UsageError
 from memgit.safe_text import printable
-from memgit.serve.paths import check_root, list_drives, new_drive_dir, require_name
+from memgit.serve.paths import check_root, drive_dir, list_drives, new_drive_dir, require_name
 
 from memgit.commands._common import ctx_directory
 
@@ -24,6 +24,8 @@ def _create(root: Path, names: tuple[str, ...]) -> int:
 
     for text in names:
         name = require_name(text)
+        if drive_dir(root, name) is not None:
+            raise UsageError(f"there is a drive {name} already", "nothing to do")
         target = new_drive_dir(root, name)
         create_drive(target, bare=True, title=f"Memory: {name}")
         click.echo(f"Created drive {name} in {target} (hooks installed); serve it with: "

@@ -180,40 +180,47 @@ async def run(req: Request, receive: Receive, send: Send, *, idle: float, max_bo
               log: Callable[[str], None]) -> Outcome:
     """Answer ``req`` with ``git http-backend``; the CGI's errors go to ``log``.
 
-    Raises :class:`TooLarge` or :class:`TooSlow` before the answer has started (the caller
-    answers 413 or 408); after it started, a broken or stalled client ends the CGI and the
-    connection (the client sees a cut answer, as git reports it)."""
+    The answer starts only once the request body is in (http-backend writes its headers
+    before it reads a push): up to :data:`HOLD` bytes of the CGI's output are read ahead
+    meanwhile, so neither side waits on the other. So a body that is too large or too slow
+    raises :class:`TooLarge` or :class:`TooSlow` before anything was sent (the caller
+    answers 413 or 408); a client that stops reading the answer ends the CGI and the
+    connection (git reports a cut answer)."""
     proc = await asyncio.create_subprocess_exec(
         "git", "http-backend", env=cgi_env(req), stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         start_new_session=True, limit=CHUNK)
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    stdout = proc.stdout
     pump = asyncio.ensure_future(_pump_body(receive, proc.stdin, idle=idle, max_body=max_body))
     errors = asyncio.ensure_future(_collect_errors(proc.stderr, log))
-    sent = 0
     started = False
     try:
-        head = asyncio.ensure_future(_read_head(proc.stdout))
-        done, _ = await asyncio.wait({pump, head}, return_when=asyncio.FIRST_COMPLETED)
-        if pump in done and pump.exception() is not None:
-            head.cancel()
-            raise pump.exception()  # type: ignore[misc]
+        head = asyncio.ensure_future(_read_head(stdout))
+        await asyncio.wait({pump, head}, return_when=asyncio.FIRST_COMPLETED)
+        _raise_from(pump, head)
         status, headers, first = await head
+        ahead, eof, reading = await _read_ahead(stdout, pump, first)
+        _raise_from(pump)
+        if eof and not pump.done():
+            pump.cancel()  # the CGI answered without reading all: the rest is not needed
         await _send(send, {"type": "http.response.start", "status": status,
                            "headers": headers}, idle)
         started = True
-        chunk = first
-        while True:
-            if chunk:
-                sent += len(chunk)
-                await _send(send, {"type": "http.response.body", "body": chunk,
-                                   "more_body": True}, idle)
-            if pump.done() and pump.exception() is not None:
-                raise pump.exception()  # type: ignore[misc]
-            chunk = await proc.stdout.read(CHUNK)
+        sent = 0
+        for chunk in ahead:
+            sent += len(chunk)
+            await _send(send, {"type": "http.response.body", "body": chunk,
+                               "more_body": True}, idle)
+        while not eof:
+            chunk = await (reading or stdout.read(CHUNK))
+            reading = None
             if not chunk:
                 break
-        received = await pump
+            sent += len(chunk)
+            await _send(send, {"type": "http.response.body", "body": chunk,
+                               "more_body": True}, idle)
+        received = 0 if pump.cancelled() else await pump
         await _send(send, {"type": "http.response.body", "body": b"", "more_body": False},
                     idle)
         await proc.wait()
@@ -228,6 +235,37 @@ async def run(req: Request, receive: Receive, send: Send, *, idle: float, max_bo
         if started:
             raise ConnectionAbortedError("the answer was cut") from None
         raise
+
+
+HOLD = 1024 * 1024  # bytes of the CGI's answer read ahead while the request body arrives
+
+
+def _raise_from(pump: asyncio.Future[int], *others: asyncio.Future[Any]) -> None:
+    """Re-raise the body pump's failure (too large, too slow), cancelling ``others``."""
+    if pump.done() and not pump.cancelled() and pump.exception() is not None:
+        for other in others:
+            other.cancel()
+        raise pump.exception()  # type: ignore[misc]
+
+
+async def _read_ahead(stdout: asyncio.StreamReader, pump: asyncio.Future[int], first: bytes
+                      ) -> tuple[list[bytes], bool, asyncio.Future[bytes] | None]:
+    """Read the CGI's answer until the body is in, its end, or :data:`HOLD` bytes: (the
+    chunks read, whether the answer ended, a read still under way)."""
+    chunks = [first] if first else []
+    size = len(first)
+    reading: asyncio.Future[bytes] | None = None
+    while not pump.done() and size < HOLD:
+        reading = reading or asyncio.ensure_future(stdout.read(CHUNK))
+        await asyncio.wait({pump, reading}, return_when=asyncio.FIRST_COMPLETED)
+        if reading.done():
+            chunk = reading.result()
+            reading = None
+            if not chunk:
+                return chunks, True, None
+            chunks.append(chunk)
+            size += len(chunk)
+    return chunks, False, reading
 
 
 async def _collect_errors(stderr: asyncio.StreamReader, log: Callable[[str], None]) -> None:
