@@ -58,10 +58,26 @@ def health(opened: Opened, *, hooks: bool = True) -> dict[str, Any]:
     info["last_push"] = counters.updated(conn, "push_accepted")
     info["last_dream"] = last[0].as_dict() if last else None
     if hooks:
-        from memgit.hooks import server_status
-
-        info["hook_problems"] = server_status(opened.drive.git_dir).problems
+        info["hook_problems"] = hook_problems(opened.drive.git_dir)
     return info
+
+
+HOOKS_TTL = 30.0  # seconds a drive's hook check is kept (it runs four git commands)
+_hooks_seen: dict[str, tuple[float, list[str]]] = {}
+
+
+def hook_problems(git_dir: Path) -> list[str]:
+    """memgit.hooks.server_status's problems for the drive, checked at most every
+    :data:`HOOKS_TTL` seconds per process."""
+    import time
+
+    from memgit.hooks import server_status
+
+    now = time.monotonic()
+    seen = _hooks_seen.get(str(git_dir))
+    if seen is None or now - seen[0] > HOOKS_TTL:
+        seen = _hooks_seen[str(git_dir)] = (now, server_status(git_dir).problems)
+    return seen[1]
 
 
 def _head_tree(opened: Opened) -> str | None:
@@ -83,9 +99,7 @@ def index_listing(opened: Opened) -> dict[str, Any]:
     description (the text after the link) and how many entries it holds now."""
     text = read_file(opened, fmt.MEMORY_FILE) or ""
     conn = state.connection(opened.drive.git_dir)
-    counts: dict[str, int] = {}
-    for row in facts.cap_rows(conn):
-        counts[row.path] = counts.get(row.path, 0) + 1
+    counts = {path: n for path, n, _oldest in facts.cap_summary(conn, oldest=False)}
     topics = []
     for line in fmt.index_section_lines(text):
         targets = list(fmt.iter_links(line))
