@@ -33,6 +33,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent / "tests"), str(HERE), str(HERE.parent / "src")]
 
 from drivegen import make_full_drive, topic_files  # noqa: E402
+
 from serve_support import ServeServer, memgit_cli  # noqa: E402
 from servers import HttpGitServer, git_client_env  # noqa: E402
 

@@ -94,8 +94,11 @@ def _open(driver, url: str, shot: str) -> str:  # type: ignore[no-untyped-def]
     driver.get(url)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     height = driver.execute_script("return document.documentElement.scrollHeight")
-    driver.set_window_size(1280, max(700, min(int(height) + 40, 4000)))
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {  # the whole page
+        "width": 1280, "height": max(600, min(int(height), 4000)), "deviceScaleFactor": 1,
+        "mobile": False})
     assert driver.save_screenshot(str(ARTIFACTS / f"{shot}.png"))
+    driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
     assert driver.find_elements(By.TAG_NAME, "script") == []
     assert driver.find_elements(By.TAG_NAME, "img") == []
     for link in driver.find_elements(By.TAG_NAME, "a"):

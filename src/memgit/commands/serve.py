@@ -7,11 +7,10 @@ from pathlib import Path
 
 import click
 
+from memgit.commands._common import ctx_directory
 from memgit.errors import UsageError
 from memgit.safe_text import printable
 from memgit.serve.paths import check_root, drive_dir, list_drives, new_drive_dir, require_name
-
-from memgit.commands._common import ctx_directory
 
 
 def _root(ctx: click.Context, root: str | None) -> Path:

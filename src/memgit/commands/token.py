@@ -7,12 +7,11 @@ from pathlib import Path
 
 import click
 
+from memgit.commands._common import ctx_directory
 from memgit.errors import UsageError
 from memgit.safe_text import printable
 from memgit.serve import tokens
 from memgit.serve.paths import check_root, drive_dir, require_name
-
-from memgit.commands._common import ctx_directory
 
 root_option = click.option("--root", "root", metavar="ROOT", default=None,
                            help="The served root (default: -C PATH, else the current folder).")

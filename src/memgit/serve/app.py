@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
+from memgit.events import prometheus
 from memgit.safe_text import printable
 from memgit.serve import backend
-from memgit.events import prometheus
 from memgit.serve.metrics import ServeMetrics, drive_row
 from memgit.serve.paths import DriveName, drive_dir, list_drives, parse_name
 from memgit.serve.tokens import Checker, Grant
@@ -120,7 +120,7 @@ class App:
         route = "metrics" if parts == ["metrics"] else "page"
         answer = await self._page(scope, method, parts, headers, grant, route)
         await _send_answer(send, answer)
-        return route, answer.status, len(answer.body), grant
+        return route, answer.status, len(answer.body), _grant_or_none(grant)
 
     # --- access -------------------------------------------------------------------------
 
@@ -188,14 +188,14 @@ class App:
             refused = self._refuse("too_large", 413, f"the request body is over the server's "
                                    f"limit of {self.settings.max_body} bytes\n")
             await _send_answer(send, refused, close=True)
-            return route, 413, 0, grant
+            return route, 413, 0, _grant_or_none(grant)
         except backend.TooSlow:
             refused = self._refuse("too_slow", 408, f"the client sent nothing for "
                                    f"{self.settings.idle:g} seconds\n")
             with contextlib.suppress(Exception):
                 await _send_answer(send, refused, close=True)
-            return route, 408, 0, grant
-        return route, outcome.status, outcome.sent_bytes, grant
+            return route, 408, 0, _grant_or_none(grant)
+        return route, outcome.status, outcome.sent_bytes, _grant_or_none(grant)
 
     def _git_checks(self, scope: dict[str, Any], parts: list[str], route: str,
                     headers: dict[bytes, bytes], grant: Grant | None | bool

@@ -257,7 +257,8 @@ async def _read_ahead(stdout: asyncio.StreamReader, pump: asyncio.Future[int], f
     reading: asyncio.Future[bytes] | None = None
     while not pump.done() and size < HOLD:
         reading = reading or asyncio.ensure_future(stdout.read(CHUNK))
-        await asyncio.wait({pump, reading}, return_when=asyncio.FIRST_COMPLETED)
+        waiting: set[asyncio.Future[Any]] = {pump, reading}
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
         if reading.done():
             chunk = reading.result()
             reading = None

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from memgit.errors import UsageError
 from memgit.serve.paths import DriveName
-from memgit.state import stamp, utc_now
+from memgit.state import Connection, stamp, utc_now
 from memgit.state import tokens as rows
 
 PREFIX = "mgt_"
@@ -155,7 +155,7 @@ class Checker:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._conn = None
+        self._conn: Connection | None = None
         self._touched: dict[str, float] = {}
 
     def check(self, text: str, now: float) -> Grant | None:

@@ -122,7 +122,7 @@ def drive_page(root: Path, name: DriveName, folder: Path, rest: list[str],
     except MemgitError as err:
         return _error(500, f"the drive cannot be read: {err.message}", name)
     policy = opened.policy
-    common = {"name": name, "policy_kind": policy.kind}
+    common: dict[str, Any] = {"name": name, "policy_kind": policy.kind}
     try:
         if not rest:
             return render("drive.html", policy, title=name, health=pages.health(opened),
