@@ -334,3 +334,51 @@ def test_a_slow_client_is_timed_out(tmp_path: Path) -> None:
         assert server.request("/metrics")[0] == 200
         metrics = server.request("/metrics")[2].decode()
         assert 'memgit_serve_refusals_total{reason="too_slow"} 1' in metrics
+
+
+def test_beyond_loopback_the_dashboard_and_metrics_need_a_token(tmp_path: Path) -> None:
+    """The application as it runs on a non-loopback address (served here on 127.0.0.1,
+    the only address tests may use, with the setting the non-loopback bind gives)."""
+    import threading
+
+    import uvicorn
+
+    from memgit.serve.app import App, Settings
+    from memgit.serve.server import head_deadline
+    from servers import free_port
+
+    server = ServeServer(tmp_path)
+    server.create("joe/notes")
+    server.create("ann/plans")
+    joe = server.token("joe/notes", "read")["token"]
+    scraper = server.token(None, "metrics")["token"]
+    lines: list[str] = []
+    app = App(Settings(root=server.root.resolve(), loopback=False, log=lines.append))
+    server.port = free_port()
+    running = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=server.port,
+                                            http=head_deadline(30), lifespan="off",
+                                            log_level="warning"))
+    thread = threading.Thread(target=running.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not running.started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        status, headers, _ = server.request("/")
+        assert status == 401 and "www-authenticate" in headers
+        status, _h, body = server.request("/", token=joe)
+        assert status == 200 and b"joe/notes" in body and b"ann/plans" not in body
+        assert server.request("/joe/notes", token=joe)[0] == 200
+        assert server.request("/joe/notes/topics/MEMORY.md", token=joe, bearer=True)[0] == 200
+        other = server.request("/ann/plans", token=joe)
+        nothing = server.request("/ann/nothing", token=joe)
+        assert other[0] == nothing[0] == 403 and other[2] == nothing[2]
+        assert server.request("/metrics", token=joe)[0] == 403
+        assert server.request("/metrics")[0] == 401
+        status, _h, body = server.request("/metrics", token=scraper)
+        assert status == 200 and b'drive="ann/plans"' in body
+        assert server.request("/joe/notes", token=scraper)[0] == 403
+    finally:
+        running.should_exit = True
+        thread.join(10)
+    assert all(joe not in line and scraper not in line for line in lines) and lines
