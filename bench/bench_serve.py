@@ -135,6 +135,23 @@ PAGES = ("/", "/bench/full", "/bench/full/topics/area00/topic000.md",
          "/bench/full/mounts", "/metrics")
 
 
+def grow_history(checkout: Path, commits: int, env: dict[str, str]) -> None:
+    """``commits`` more commits, each editing one entry's text in place (the entry the
+    page asks for every tenth time, else an entry of another topic file), pushed through
+    the hooks 200 at a time (the policy's push limit)."""
+    topics = sorted(checkout.glob("area*/topic*.md"))
+    for done in range(0, commits, 200):
+        for n in range(done, min(commits, done + 200)):
+            path = topics[0] if n % 10 == 0 else topics[(n * 7919) % len(topics)]
+            lines = path.read_text().splitlines(keepends=True)
+            wanted = "id: m-" + "0" * 24 + "42]" if n % 10 == 0 else "id: m-"
+            i = next(i for i, line in enumerate(lines) if wanted in line)
+            lines[i] = lines[i].replace(" number ", f" (rev {n}) number ", 1)
+            path.write_text("".join(lines))
+            git("commit", "-q", "-am", f"edit {n}", cwd=checkout, env=env)
+        git("push", "-q", "served", "HEAD:main", cwd=checkout, env=env)
+
+
 def pages(args: argparse.Namespace) -> dict[str, object]:
     base = Path(tempfile.mkdtemp(prefix="bench-pages-"))
     env = git_client_env(base / "client-home")
@@ -146,10 +163,13 @@ def pages(args: argparse.Namespace) -> dict[str, object]:
     subprocess.run(["git", "remote", "add", "served", bare.as_uri()], cwd=checkout,
                    check=True, env=env)
     git("push", "-q", "served", "HEAD:main", cwd=checkout, env=env)
+    if args.history:
+        grow_history(checkout, args.history, env)
     memgit_cli("-C", str(bare), "ask", "Who owns the payments launch?")
     info = json.loads(memgit_cli("-C", str(bare), "info", "--json").stdout)
     out: dict[str, object] = {"entries": info["entries"], "files": info["files"],
-                              "drive_bytes": info["drive_bytes"], "pages": {}}
+                              "drive_bytes": info["drive_bytes"], "commits": args.history + 2,
+                              "pages": {}}
     with serve:
         for path in PAGES:
             status, _h, body = serve.request(path)  # warm-up (imports, caches)
@@ -176,6 +196,8 @@ def main() -> None:
     lo.add_argument("--seed-files", type=int, default=64)
     pa = sub.add_parser("pages")
     pa.add_argument("--repeat", type=int, default=20)
+    pa.add_argument("--history", type=int, default=0,
+                    help="commits of edits on top of the drive (the history page's cost)")
     args = ap.parse_args()
     result = load(args) if args.what == "load" else pages(args)
     print(json.dumps(result, indent=2))

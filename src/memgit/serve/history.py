@@ -45,19 +45,34 @@ def _pickaxe(entry_id: str, text: str | None) -> list[str] | None:
 
 
 def entry_history(git_dir: str, branch_ref: str, entry_id: str, *, text: str | None = None,
-                  limit: int = MAX_VERSIONS) -> list[Version]:
+                  path: str | None = None, limit: int = MAX_VERSIONS) -> list[Version]:
     """The newest ``limit`` changes to entry ``entry_id`` on ``branch_ref``, newest first
-    (``text``: the entry's current text, needed to follow a deterministic ``entry-`` id)."""
+    (``text``: the entry's current text, needed to follow a deterministic ``entry-`` id).
+
+    With ``path`` (where the entry is now) git looks at that file's commits only, which
+    is what makes the page fast on a long history (1,000 commits: 60 instead of 260 ms);
+    when the oldest change found there is not the entry's addition (it moved in from
+    another file), the whole history is searched instead."""
     if not fmt.ID_RE.match(entry_id):
         return []
     pickaxe = _pickaxe(entry_id, text)
     if pickaxe is None:
         return []
+    if path:
+        found = _log(git_dir, branch_ref, entry_id, pickaxe, limit, [path])
+        if len(found) >= limit or (found and found[-1].change == "added"):
+            return found
+    return _log(git_dir, branch_ref, entry_id, pickaxe, limit, [])
+
+
+def _log(git_dir: str, branch_ref: str, entry_id: str, pickaxe: list[str], limit: int,
+         paths: list[str]) -> list[Version]:
     proc = git_plumbing(
         git_dir,  # type: ignore[arg-type]
-        "-c", "core.quotePath=false", "log", "--no-ext-diff", "--no-textconv", "--no-color",
-        "--no-renames", f"--max-count={limit}", "--unified=0", "-p",
-        f"--format={_HEADER}%H%x00%an%x00%aI%x00%s", *pickaxe, branch_ref, "--")
+        "-c", "core.quotePath=false", "--literal-pathspecs", "log", "--no-ext-diff",
+        "--no-textconv", "--no-color", "--no-renames", f"--max-count={limit}", "--unified=0",
+        "-p", f"--format={_HEADER}%H%x00%an%x00%aI%x00%s", *pickaxe, branch_ref, "--",
+        *paths)
     if proc.returncode != 0:
         return []
     out = proc.stdout.decode("utf-8", "replace")

@@ -174,7 +174,8 @@ def history(opened: Opened, entry_id: str) -> dict[str, Any]:
 
     now = find_entry(opened, entry_id)
     versions = entry_history(str(opened.drive.git_dir), opened.policy.branch_ref, entry_id,
-                             text=now["text"] if now else None)
+                             text=now["text"] if now else None,
+                             path=now["path"] if now else None)
     return {"id": entry_id, "now": now, "versions": [v.__dict__ for v in versions]}
 
 
