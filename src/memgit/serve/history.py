@@ -71,7 +71,8 @@ def _log(git_dir: str, branch_ref: str, entry_id: str, pickaxe: list[str], limit
         git_dir,  # type: ignore[arg-type]
         "-c", "core.quotePath=false", "--literal-pathspecs", "log", "--no-ext-diff",
         "--no-textconv", "--no-color", "--no-renames", f"--max-count={limit}", "--unified=0",
-        "-p", f"--format={_HEADER}%H%x00%an%x00%aI%x00%s", *pickaxe, branch_ref, "--",
+        "-p", "--full-diff", f"--format={_HEADER}%H%x00%an%x00%aI%x00%s", *pickaxe,
+        branch_ref, "--",
         *paths)
     if proc.returncode != 0:
         return []

@@ -27,7 +27,7 @@ from urllib.parse import quote as url_quote
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from memgit.errors import MemgitError
-from memgit.format import INVISIBLE_RE
+from memgit.format import ID_RE, INVISIBLE_RE
 from memgit.policy import Policy, quote, source_allowed, source_scheme
 from memgit.safe_text import printable
 from memgit.serve import pages
@@ -141,6 +141,8 @@ def drive_page(root: Path, name: DriveName, folder: Path, rest: list[str],
             return render("search.html", policy, title=f"search - {name}", q=text,
                           result=found, **common)
         if page == "entries" and len(args) == 1:
+            if not ID_RE.match(args[0]):
+                return _error(404, "not an entry id", name)
             return render("history.html", policy, title=f"{args[0]} - {name}",
                           history=pages.history(opened, args[0]), **common)
         if page == "questions" and not args:
