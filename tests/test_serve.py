@@ -37,6 +37,7 @@ def _commit_entry(server: ServeServer, work: Path, text: str, name: str = "birds
     server.git("commit", "-q", "-m", "birds", cwd=work)
 
 
+@pytest.mark.slow
 def test_clone_and_push_with_each_kind_of_token(served: ServeServer, tmp_path: Path) -> None:
     write = served.token("joe/notes", "write")["token"]
     read = served.token("joe/notes", "read")["token"]
@@ -107,6 +108,7 @@ def test_a_push_the_policy_refuses_is_refused_through_serve(served: ServeServer,
                       "main:MEMORY.md").stdout.count("birds") == 0
 
 
+@pytest.mark.slow
 def test_memgit_clone_remember_and_sync_through_serve(served: ServeServer,
                                                       tmp_path: Path) -> None:
     write = served.token("joe/notes", "write")["token"]
@@ -164,6 +166,7 @@ def test_revoked_and_expired_tokens_are_refused(served: ServeServer) -> None:
     assert served.request(path, token=forged)[0] == 401
 
 
+@pytest.mark.slow
 def test_metrics_parse_with_prometheus_client(served: ServeServer, tmp_path: Path) -> None:
     from prometheus_client.parser import text_string_to_metric_families
 
@@ -279,6 +282,7 @@ def test_paths_out_of_the_root_are_refused_and_nothing_outside_is_touched(
     assert not (outside / "secret.git" / "memgit" / "state.sqlite").exists()
 
 
+@pytest.mark.slow
 def test_an_oversized_body_is_refused(tmp_path: Path) -> None:
     server = ServeServer(tmp_path, args=["--max-body", "1"])
     server.create("joe/notes")
@@ -336,6 +340,7 @@ def test_a_slow_client_is_timed_out(tmp_path: Path) -> None:
         assert 'memgit_serve_refusals_total{reason="too_slow"} 1' in metrics
 
 
+@pytest.mark.slow
 def test_beyond_loopback_the_dashboard_and_metrics_need_a_token(tmp_path: Path) -> None:
     """The application as it runs on a non-loopback address (served here on 127.0.0.1,
     the only address tests may use, with the setting the non-loopback bind gives)."""
