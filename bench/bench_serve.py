@@ -30,12 +30,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parent / "tests"), str(HERE), str(HERE.parent / "src")]
+sys.path[:0] = [str(HERE.parent), str(HERE), str(HERE.parent / "src")]
 
 from drivegen import make_full_drive, topic_files  # noqa: E402
-
-from serve_support import ServeServer, memgit_cli  # noqa: E402
-from servers import HttpGitServer, git_client_env  # noqa: E402
+from tests.serve_support import ServeServer, memgit_cli  # noqa: E402
+from tests.servers import HttpGitServer, git_client_env  # noqa: E402
 
 
 def git(*args: str, cwd: Path | None = None, env: dict[str, str]) -> float:
@@ -55,7 +54,7 @@ def pct(values: list[float], q: float) -> float:
 
 def seed(root: Path, names: list[str], files: int, env: dict[str, str], work: Path) -> None:
     """Push ``files`` topic files into each drive through its hooks (file://)."""
-    from memgit import format as fmt
+    from memgit.format import entries as fmt
 
     topics = topic_files(files, 6000)
     for name in names:

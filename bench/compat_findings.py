@@ -5,7 +5,7 @@ Run: python bench/compat_findings.py
 For every real sample (tests/data/realworld/<kind>/<sample>/) copied into a git
 repository, prints:
   * lint findings under `profile: amr` and under the drive profile, by rule code;
-  * where format.py's reading differs from CommonMark's (memgit.blocks, checked
+  * where format.py's reading differs from CommonMark's (memgit.format.blocks, checked
     against markdown-it-py): entries read inside front matter, inside code blocks
     (e.g. a fence indented four spaces in a list item), list items it does not see
     (`+` bullets, ordered items), `[[...]]` links taken from inside code spans,
@@ -25,16 +25,17 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from memgit import blocks as bl
-from memgit import format as fmt
-from memgit import recall_index, state
-from memgit.drives import create_drive
+from memgit import state
+from memgit.drives.create import create_drive
 from memgit.errors import MemgitError
+from memgit.format import blocks as bl
+from memgit.format import entries as fmt
 from memgit.git.repository import open_drive
 from memgit.importing.apply import apply_plan
 from memgit.importing.plan import build_plan
-from memgit.lint import lint_worktree
-from memgit.policy import Policy, policy_from_mapping
+from memgit.index import reindex as recall_index
+from memgit.policy.lint import lint_worktree
+from memgit.policy.settings import Policy, policy_from_mapping
 from memgit.state import facts
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from servers import HOST, _kill_group, _wait_for_port, free_port, git_client_env
+from tests.servers import HOST, _kill_group, _wait_for_port, free_port, git_client_env
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 

@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from .errors import PluginError
+from memgit.errors import PluginError
 
 GROUPS: dict[str, str] = {
     "model": "memgit.models",
@@ -39,13 +39,13 @@ GROUPS: dict[str, str] = {
 BUILTIN: dict[str, dict[str, str]] = {
     "model": {"openai": "memgit.dream.chat:make"},
     "embedder": {
-        "local": "memgit.embedders.local:make",
-        "openai": "memgit.embedders.openai_api:make",
+        "local": "memgit.embeddings.local:make",
+        "openai": "memgit.embeddings.openai_api:make",
     },
     "agent": {
-        "claude-code": "memgit.agents:claude_code",
-        "codex": "memgit.agents:codex",
-        "shell": "memgit.agents:shell",
+        "claude-code": "memgit.agents.install:claude_code",
+        "codex": "memgit.agents.install:codex",
+        "shell": "memgit.agents.install:shell",
     },
 }
 

@@ -18,13 +18,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..git.repository import Drive
-from ..policy import Policy
-from ..write_ops import NewFact, WriteOp, WriteResult, prepare_facts
-from ..write_plan import Preview, preview_write_ops
-from ..writer import apply_write_ops
-from .checks import Checked, Rejection, Suggestion
-from .snapshot import Snapshot
+from memgit.dream.checks import Checked, Rejection, Suggestion
+from memgit.dream.snapshot import Snapshot
+from memgit.git.repository import Drive
+from memgit.policy.settings import Policy
+from memgit.write.ops import NewFact, WriteOp, WriteResult, prepare_facts
+from memgit.write.plan import Preview, preview_write_ops
+from memgit.write.writer import apply_write_ops
 
 MAX_PLANS = 5
 

@@ -29,11 +29,17 @@ import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import DreamFailedError
-from ..http_client import error_detail, failure_reason, has_userinfo, is_loopback, one_line
-from ..http_client import public_url as public_url
-from ..http_client import retry_after as retry_after
-from ..policy import quote
+from memgit.errors import DreamFailedError
+from memgit.http_client import (
+    error_detail,
+    failure_reason,
+    has_userinfo,
+    is_loopback,
+    one_line,
+    public_url,
+    retry_after,
+)
+from memgit.policy.judge import quote
 
 MAX_ANSWER_BYTES = 8 * 1024 * 1024
 MAX_ATTEMPTS = 5

@@ -32,19 +32,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .. import format as fmt
-from ..policy import (
-    ERROR,
-    Policy,
-    PurgeRegistry,
-    check_blob,
-    check_topic,
-    quote,
-    secret_kinds,
-)
-from ..write_ops import clean_text, normalize_topic
-from .rules import PRUNE_DAYS
-from .snapshot import Snapshot
+from memgit.dream.rule_based import PRUNE_DAYS
+from memgit.dream.snapshot import Snapshot
+from memgit.format import entries as fmt
+from memgit.policy.judge import ERROR, check_blob, check_topic, quote, secret_kinds
+from memgit.policy.registry import PurgeRegistry
+from memgit.policy.settings import Policy
+from memgit.write.ops import clean_text, normalize_topic
 
 KINDS = ("merges", "contradictions", "prunes", "lessons")
 KIND_NAMES = {"merges": "merge", "contradictions": "contradiction", "prunes": "prune",

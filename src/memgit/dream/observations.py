@@ -14,12 +14,13 @@ import datetime as _dt
 import re
 from dataclasses import asdict, dataclass
 
-from .. import format as fmt
-from .. import state
-from ..errors import RefusedError, UsageError
-from ..git.repository import Drive
-from ..policy import Policy, secret_kinds
-from ..state import observations
+from memgit import state
+from memgit.errors import RefusedError, UsageError
+from memgit.format import entries as fmt
+from memgit.git.repository import Drive
+from memgit.policy.judge import secret_kinds
+from memgit.policy.settings import Policy
+from memgit.state import observations
 
 MAX_CHARS = 600
 ROLES = ("user", "assistant", "tool")

@@ -17,17 +17,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import state
-from ..errors import DreamFailedError, MemgitError
-from ..git.plumbing import git_plumbing
-from ..git.repository import Drive, ref_target
-from ..policy import Policy
-from ..read_path import catch_up
-from ..state import dream as runs
-from . import apply, checks, snapshot
-from .config import DreamConfig, in_window
-from .observations import apply_retention
-from .rules import RuleProposer
+from memgit import state
+from memgit.dream import apply, checks, snapshot
+from memgit.dream.observations import apply_retention
+from memgit.dream.rule_based import RuleProposer
+from memgit.errors import DreamFailedError, MemgitError
+from memgit.git.plumbing import git_plumbing
+from memgit.git.repository import Drive, ref_target
+from memgit.policy.dream_settings import DreamConfig, in_window
+from memgit.policy.settings import Policy
+from memgit.recall.read_path import catch_up
+from memgit.state import dream as runs
 
 Progress = Callable[[str], None]
 
@@ -58,7 +58,7 @@ def proposer_for(config: DreamConfig, *, no_model: bool, base_url: str | None,
     model = config.model or ("openai" if base_url else "")
     if not model:
         return RuleProposer(prune=config.prune)
-    from .. import plugins
+    from memgit import plugins
 
     settings = config.plugin_settings()
     if base_url:
@@ -138,7 +138,7 @@ def _ask(proposer: Any, snap: snapshot.Snapshot, progress: Progress) -> Any:
 
 def _dream(drive: Drive, policy: Policy, config: DreamConfig, proposer: Any, day: str,
            now: _dt.datetime, lease: runs.Lease | None, progress: Progress) -> Outcome:
-    from ..policy import PurgeRegistry
+    from memgit.policy.registry import PurgeRegistry
 
     snap = snapshot.take(drive, policy, now=now)
     proposal = _ask(proposer, snap, progress)

@@ -16,12 +16,12 @@ import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import format as fmt
-from .. import state
-from ..git.repository import Drive, commit_tree_id, ref_target, tree_texts
-from ..policy import Policy
-from ..recall_index import is_indexable
-from ..state import facts, observations
+from memgit import state
+from memgit.format import entries as fmt
+from memgit.git.repository import Drive, commit_tree_id, ref_target, tree_texts
+from memgit.index.reindex import is_indexable
+from memgit.policy.settings import Policy
+from memgit.state import facts, observations
 
 MAX_ENTRIES = 300
 MAX_TURNS = 80
@@ -102,7 +102,7 @@ def rotation(items: list[Any], day: _dt.date, size: int) -> list[Any]:
 def take(drive: Drive, policy: Policy, *, now: _dt.datetime | None = None,
          max_entries: int = MAX_ENTRIES, max_turns: int = MAX_TURNS) -> Snapshot:
     """The snapshot of the drive now (reads only: the index as it is, no repair)."""
-    from ..errors import UsageError
+    from memgit.errors import UsageError
 
     local = local_now(policy, now)
     head = ref_target(drive, policy.branch_ref)

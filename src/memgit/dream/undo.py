@@ -14,15 +14,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import replay, state
-from ..errors import UndoRefusedError, UsageError
-from ..format import is_valid_date
-from ..git.repository import Drive, commit_info, commit_tree_id, ref_target, tree_texts
-from ..policy import Policy
-from ..state import dream as runs
-from ..write_ops import WriteResult
-from ..writer import restore_files
-from .run import dream_commits
+from memgit import state
+from memgit.dream.run import dream_commits
+from memgit.errors import UndoRefusedError, UsageError
+from memgit.format.entries import is_valid_date
+from memgit.git.repository import Drive, commit_info, commit_tree_id, ref_target, tree_texts
+from memgit.policy.settings import Policy
+from memgit.state import dream as runs
+from memgit.sync import replay
+from memgit.write.ops import WriteResult
+from memgit.write.writer import restore_files
 
 DEPTH = 5000
 ATTEMPTS = 3

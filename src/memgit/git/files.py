@@ -1,7 +1,7 @@
 """A repository's files read directly: finding its git directory, a ref's commit from the
 ref files, whether its config may set a key (hook-safe: no pygit2, no subprocess).
 
-The shell's quick read path (memgit.quick_read) reads these instead of opening the
+The shell's quick read path (memgit.cli.quick_read) reads these instead of opening the
 repository with pygit2, whose import alone costs several times a whole recall
 (docs/performance.md); for the same reason this module imports only ``os`` (paths
 are strings). Everything here answers only what it is sure of and raises

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from ..errors import RepoError
+from memgit.errors import RepoError
 
 
 def git(*args: str, cwd: str | Path | None = None, input: bytes | None = None,

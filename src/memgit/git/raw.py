@@ -24,8 +24,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
-from ..errors import RepoError
-from .plumbing import ObjectMissingError, plumbing_argv
+from memgit.errors import RepoError
+from memgit.git.plumbing import ObjectMissingError, plumbing_argv
 
 TreeEntry = tuple[bytes, bytes, bytes]
 """One entry of a raw tree: (mode as octal digits, name, raw object id)."""

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import NotADriveError, RepoError
-from . import DEFAULT_BRANCH
-from .modes import MODE_COMMIT, MODE_EXEC, MODE_FILE, MODE_TREE
+from memgit.errors import NotADriveError, RepoError
+from memgit.git import DEFAULT_BRANCH
+from memgit.git.modes import MODE_COMMIT, MODE_EXEC, MODE_FILE, MODE_TREE
 
 if TYPE_CHECKING:
     import pygit2
@@ -56,12 +56,10 @@ def open_drive(path: str | Path | None = None) -> Drive:
 
     start = str(Path(path or ".").resolve())
     if not os.path.exists(start):
-        raise NotADriveError(f"{start} does not exist", "pass an existing drive with -C PATH")
+        raise NotADriveError.missing(start)
     found = pygit2.discover_repository(start)
     if found is None:
-        raise NotADriveError(f"{start} is not a git repository (not a drive)",
-                             "run memgit init to create a drive (memgit init --adopt makes "
-                             "one of an existing memory folder), or pass -C PATH")
+        raise NotADriveError.not_git(start)
     repo = pygit2.Repository(found)
     workdir = Path(repo.workdir).resolve() if repo.workdir else None
     return Drive(repo, Path(repo.path).resolve(), workdir)
@@ -379,6 +377,19 @@ def head_branch(drive: Drive) -> str | None:
 def local_branches(drive: Drive) -> list[str]:
     """The names of the repository's branches (``main``, ``master``, ...), sorted."""
     return sorted(drive.repo.branches.local)
+
+
+def require_drive(drive: Drive, ref: str) -> str:
+    """The head commit of the drive's branch ``ref``: the one check that a repository is
+    a drive (the branch exists and its head has a MEMORY.md file)."""
+    from memgit.format.entries import MEMORY_FILE
+
+    head = ref_target(drive, ref)
+    if head is None:
+        raise missing_branch(drive, ref)
+    if file_at(drive, commit_tree_id(drive, head), MEMORY_FILE) is None:
+        raise NotADriveError.no_memory(str(drive.root), ref.removeprefix("refs/heads/"))
+    return head
 
 
 def missing_branch(drive: Drive, ref: str) -> NotADriveError:

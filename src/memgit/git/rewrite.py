@@ -1,6 +1,6 @@
 """History rewriting: one pack of new objects, refs moved in one transaction, pruning.
 
-The history rewriter (memgit.purge) builds its new objects as raw bytes and
+The history rewriter (memgit.purge.rewrite) builds its new objects as raw bytes and
 writes them here as ONE pack with its index, so a rewrite of 50,000 commits
 creates two files instead of 100,000 loose objects; then all refs move in one
 ``git update-ref --stdin`` transaction, and reflogs are expired and unreachable
@@ -13,8 +13,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..errors import RepoError
-from .plumbing import git_plumbing
+from memgit.errors import RepoError
+from memgit.git.plumbing import git_plumbing
 
 OBJ_TYPES = {"commit": 1, "tree": 2, "blob": 3, "tag": 4}
 

@@ -30,25 +30,18 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .. import format as fmt
-from .. import state
-from ..git.repository import Drive, commit_tree_id, file_at, ref_target
-from ..policy import (
-    DANGEROUS_SCHEMES,
-    ERROR,
-    Policy,
-    check_blob,
-    find_policy,
-    source_allowed,
-    source_scheme,
-)
-from ..read_path import catch_up
-from ..state import facts
-from ..write_ops import NewFact, Skipped, WriteOp, WriteResult, prepare_add, today
-from ..write_plan import preview_write_ops
-from ..writer import apply_write_ops
-from .markdown import VERBATIM
-from .plan import Item, Plan, imported_source, line_extras
+from memgit import state
+from memgit.format import entries as fmt
+from memgit.git.repository import Drive, commit_tree_id, file_at, ref_target
+from memgit.importing.markdown import VERBATIM
+from memgit.importing.plan import Item, Plan, imported_source, line_extras
+from memgit.policy.judge import DANGEROUS_SCHEMES, ERROR, check_blob, source_allowed, source_scheme
+from memgit.policy.settings import Policy, drive_policy
+from memgit.recall.read_path import catch_up
+from memgit.state import facts
+from memgit.write.ops import NewFact, Skipped, WriteOp, WriteResult, prepare_add, today
+from memgit.write.plan import preview_write_ops
+from memgit.write.writer import apply_write_ops
 
 RECEIPT_DIR = "imports/"
 IDS_PER_LINE = 6
@@ -81,7 +74,7 @@ def _no_progress(_message: str) -> None:
 def apply_plan(drive: Drive, plan: Plan, *, dry_run: bool = False, policy: Policy | None = None,
                progress: Progress = _no_progress) -> ApplyResult:
     """Apply ``plan`` to ``drive`` (see the module docstring)."""
-    policy = policy or find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+    policy = policy or drive_policy(drive)
     conn = state.connection(drive.git_dir)
     catch_up(drive, policy=policy, conn=conn)  # names a missing branch; the index is current
     date = today(policy)

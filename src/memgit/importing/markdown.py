@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .. import blocks as bl
-from .. import format as fmt
+from memgit.format import blocks as bl
+from memgit.format import entries as fmt
 
 ENTRY = "entry"
 REFUSED = "refused"

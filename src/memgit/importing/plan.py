@@ -26,12 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import format as fmt
-from ..errors import UsageError
-from ..policy import ERROR, Policy, check_blob, check_topic, secret_kinds, text_digest
-from ..write_ops import NewFact, Skipped, clean_text, prepare_add
-from . import readers
-from .markdown import ENTRY, REFUSED, STRUCTURE, VERBATIM, Piece
+from memgit.errors import UsageError
+from memgit.format import entries as fmt
+from memgit.importing import readers
+from memgit.importing.markdown import ENTRY, REFUSED, STRUCTURE, VERBATIM, Piece
+from memgit.policy.judge import ERROR, check_blob, check_topic, secret_kinds, text_digest
+from memgit.policy.settings import Policy
+from memgit.write.ops import NewFact, Skipped, clean_text, prepare_add
 
 PLAN_FORMAT = "memgit-import-plan"
 PLAN_VERSION = 1
@@ -445,7 +446,7 @@ def _refuse(item: Item, reason: str) -> None:
 
 
 def _valid_id(value: str) -> bool:
-    from ..policy import ID_RE
+    from memgit.policy.judge import ID_RE
 
     return bool(value) and ID_RE.match(value) is not None
 

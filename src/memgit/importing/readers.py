@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import blocks as bl
-from .. import format as fmt
-from .markdown import ENTRY, STRUCTURE, Piece, plain, read_markdown
+from memgit.format import blocks as bl
+from memgit.format import entries as fmt
+from memgit.importing.markdown import ENTRY, STRUCTURE, Piece, plain, read_markdown
 
 TOOLS = ("amr", "claude-code", "letta", "openclaw", "cline", "basic-memory", "mem0", "plain")
 MARKDOWN_SUFFIXES = (".md", ".markdown")

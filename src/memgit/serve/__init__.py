@@ -1,6 +1,11 @@
 """memgit serve: every drive under one root over git's smart HTTP, with drive-scoped
 tokens, Prometheus metrics and a read-only dashboard (docs/serve.md).
 
+Owns: ``paths``, ``tokens``, ``backend``, ``app``, ``server``, ``metrics``, ``pages``,
+``views`` (and its templates) and ``history``, as below.
+May import: drives, sync, recall, write, githooks and what is below them (it reads drives
+through their own functions and writes nothing to them).
+
 * :mod:`memgit.serve.paths`: owner and drive names, and the one way from a name or a URL
   to a folder inside the root (no ``..``, no symlink, no control character);
 * :mod:`memgit.serve.tokens`: making, listing, revoking and checking tokens (salted

@@ -36,12 +36,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
-from memgit.events import prometheus
 from memgit.safe_text import printable
 from memgit.serve import backend
 from memgit.serve.metrics import ServeMetrics, drive_row
 from memgit.serve.paths import DriveName, drive_dir, list_drives, parse_name
 from memgit.serve.tokens import Checker, Grant
+from memgit.state.events import prometheus
 
 GIT_PATHS = {("info", "refs"): "info_refs", ("git-upload-pack",): "upload_pack",
              ("git-receive-pack",): "receive_pack"}

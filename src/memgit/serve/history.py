@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memgit import format as fmt
+from memgit.format import entries as fmt
 from memgit.git.plumbing import git_plumbing
 
 MAX_VERSIONS = 50

@@ -1,8 +1,8 @@
 """What memgit serve counts about itself, and the text of ``/metrics``.
 
 ``/metrics`` is the Prometheus text exposition (0.0.4) of two things: memgit's event
-counters and gauges of every drive under the root (memgit.overview.drive_metrics, rendered
-by memgit.events.prometheus, labelled ``owner/drive``), then the server's own counters,
+counters and gauges of every drive under the root (memgit.drives.info.drive_metrics, rendered
+by memgit.state.events.prometheus, labelled ``owner/drive``), then the server's own counters,
 kept in this process since it started (a restart starts them at 0, as Prometheus expects
 of a counter):
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from memgit.events import _label, _number
+from memgit.state.events import _label, _number
 
 ROUTES = ("info_refs", "upload_pack", "receive_pack", "page", "metrics", "other")
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
@@ -92,8 +92,8 @@ def drive_row(name: str, path: Path) -> tuple[str, dict[str, int], dict[str, flo
     """memgit's event counters and gauges of one drive, labelled ``owner/drive``, read as
     ``memgit metrics`` reads it (its read path first); None when the drive cannot be read,
     so one damaged drive never hides the others."""
+    from memgit.drives.info import drive_metrics
     from memgit.errors import MemgitError
-    from memgit.overview import drive_metrics
 
     try:
         return drive_metrics(str(path), label=name)

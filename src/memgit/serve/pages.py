@@ -1,15 +1,15 @@
 """What the dashboard shows, read through memgit's own functions (no SQL, no rules here).
 
-* a drive's health: memgit.overview.drive_info (``memgit info``: the read path first),
+* a drive's health: memgit.drives.info.drive_info (``memgit info``: the read path first),
   the time of its last accepted push (its counter's stamp), its last dream run and whether
-  its server hooks are installed and current (memgit.hooks.server_status);
-* the Index and the topics: MEMORY.md's ``## Index`` (memgit.format) and each file's
+  its server hooks are installed and current (memgit.githooks.install.server_status);
+* the Index and the topics: MEMORY.md's ``## Index`` (memgit.format.entries) and each file's
   entries at the branch head, with their retrievals from the recall index;
-* search: memgit.read_path.recall_in_mode in the drive's own mode (hybrid with an
+* search: memgit.recall.read_path.recall_in_mode in the drive's own mode (hybrid with an
   embedder, else lexical), counting no retrieval (a person browsing is not an agent
   recalling);
-* an entry's history: memgit.serve.history; the board: memgit.questions.board; dream
-  runs and their reports: memgit.state.dream; mounts: memgit.mounts.list_mounts.
+* an entry's history: memgit.serve.history; the board: memgit.write.board.board; dream
+  runs and their reports: memgit.state.dream; mounts: memgit.sync.mounts.list_mounts.
 
 Values come back as they are stored; memgit.serve.views escapes and redacts them.
 """
@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memgit import format as fmt
 from memgit import state
+from memgit.format import entries as fmt
 from memgit.git.repository import Drive, commit_tree_id, file_at, read_blob, ref_target
 from memgit.git.repository import open_drive as _open_drive
-from memgit.policy import Policy, find_policy
+from memgit.policy.settings import Policy, drive_policy
 from memgit.state import counters, facts
 from memgit.state import dream as dream_runs
 
@@ -38,19 +38,19 @@ class Opened:
 
 
 def open_drive(folder: Path) -> Opened:
-    """The drive and its policy, after the read path (memgit.read_path.catch_up: queued
+    """The drive and its policy, after the read path (memgit.recall.read_path.catch_up: queued
     writes retried, the recall index brought to the head), as every memgit read does."""
-    from memgit.read_path import catch_up
+    from memgit.recall.read_path import catch_up
 
     drive = _open_drive(folder)
-    opened = Opened(drive, find_policy(None, drive.git_dir, drive.config_value("memgit.policy")))
+    opened = Opened(drive, drive_policy(drive))
     catch_up(drive, policy=opened.policy)
     return opened
 
 
 def health(opened: Opened, *, hooks: bool = True) -> dict[str, Any]:
     """``memgit info`` of the drive, plus its last push, last dream and hook state."""
-    from memgit.overview import drive_info
+    from memgit.drives.info import drive_info
 
     info = drive_info(opened.drive, opened.policy)
     conn = state.connection(opened.drive.git_dir)
@@ -67,11 +67,11 @@ _hooks_seen: dict[str, tuple[float, list[str]]] = {}
 
 
 def hook_problems(git_dir: Path) -> list[str]:
-    """memgit.hooks.server_status's problems for the drive, checked at most every
+    """memgit.githooks.install.server_status's problems for the drive, checked at most every
     :data:`HOOKS_TTL` seconds per process."""
     import time
 
-    from memgit.hooks import server_status
+    from memgit.githooks.install import server_status
 
     now = time.monotonic()
     seen = _hooks_seen.get(str(git_dir))
@@ -146,12 +146,13 @@ def topic(opened: Opened, path: str) -> dict[str, Any] | None:
 
 def search(opened: Opened, query: str) -> dict[str, Any]:
     """The best entries for ``query`` in the drive's recall mode (no retrieval counted)."""
-    from memgit.read_path import recall_in_mode
+    from memgit.index.search import hit_json
+    from memgit.recall.read_path import recall_in_mode
 
     found = recall_in_mode(opened.drive, query, SEARCH_LIMIT, count=False,
                            policy=opened.policy)
     return {"mode": found.mode, "warnings": found.warnings,
-            "hits": [h.as_dict() for h in found.hits]}
+            "hits": [hit_json(h) for h in found.hits]}
 
 
 def find_entry(opened: Opened, entry_id: str) -> dict[str, Any] | None:
@@ -180,7 +181,7 @@ def history(opened: Opened, entry_id: str) -> dict[str, Any]:
 
 
 def board(opened: Opened) -> list[dict[str, Any]]:
-    from memgit.questions import board as read_board
+    from memgit.write.board import board as read_board
 
     return [{"id": q.id, "text": q.text, "status": q.status, "line": q.line,
              "answers": [{"id": a, "text": t} for a, t in q.answers]}
@@ -201,6 +202,6 @@ def dreams(opened: Opened, limit: int = 20) -> list[dict[str, Any]]:
 
 
 def mounts(opened: Opened) -> list[dict[str, Any]]:
-    from memgit.mounts import list_mounts
+    from memgit.sync.mounts import list_mounts
 
     return [m.as_dict() for m in list_mounts(opened.drive)]

@@ -2,7 +2,7 @@
 
 Safety is applied to every value on its way out, not field by field:
 
-1. every string of a page's data passes through memgit.policy.quote with the drive's
+1. every string of a page's data passes through memgit.policy.judge.quote with the drive's
    policy, so a possible credential (in an entry that landed before the hooks, a dream
    suggestion the checks refused, a queued write's error) shows as ``<redacted: KIND>``,
    never as itself: no page shows a value the gate would refuse;
@@ -27,8 +27,9 @@ from urllib.parse import quote as url_quote
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from memgit.errors import MemgitError
-from memgit.format import ID_RE, INVISIBLE_RE
-from memgit.policy import Policy, quote, source_allowed, source_scheme
+from memgit.format.entries import ID_RE, INVISIBLE_RE
+from memgit.policy.judge import quote, source_allowed, source_scheme
+from memgit.policy.settings import Policy
 from memgit.safe_text import printable
 from memgit.serve import pages
 from memgit.serve.paths import DriveName

@@ -35,7 +35,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ..errors import RepoError, StateDatabaseError
+from memgit.errors import RepoError, StateDatabaseError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads it so)
 if TYPE_CHECKING:

@@ -1,12 +1,12 @@
 """The event counters' rows: one per event name, incremented in a transaction.
 
-memgit.events names the events and renders them for Prometheus; this module
+memgit.state.events names the events and renders them for Prometheus; this module
 only stores and reads the numbers.
 """
 
 from __future__ import annotations
 
-from . import Connection, immediate, utc_now
+from memgit.state import Connection, immediate, utc_now
 
 _ADD = ("INSERT INTO events (name, count, updated) VALUES (?, ?, ?) "
         "ON CONFLICT (name) DO UPDATE SET count = count + excluded.count, "

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import Connection, counters, immediate, parse_stamp, stamp, utc_now
+from memgit.state import Connection, counters, immediate, parse_stamp, stamp, utc_now
 
 STALE_LEASE_SECONDS = 3600
 MAX_ATTEMPTS = 3

@@ -1,6 +1,6 @@
 """The recall index's tables: ``facts`` (one row per entry) and ``facts_fts`` (FTS5).
 
-memgit.recall_index decides what the rows are (from the drive's files) and when
+memgit.index.reindex decides what the rows are (from the drive's files) and when
 they change; this module stores them, retires and revives them (state.search
 searches them with BM25, lists them and counts retrievals). Rows outside the
 full-text table (``indexed`` 0) are kept so the writer finds entries by id, but
@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import NamedTuple
 
-from . import Connection, get_meta, immediate, utc_now
+from memgit.state import Connection, get_meta, immediate, utc_now
 
 
 class FactRow(NamedTuple):

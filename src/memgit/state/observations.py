@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 from dataclasses import dataclass
 
-from . import Connection, OperationalError, immediate, stamp
+from memgit.state import Connection, OperationalError, immediate, stamp
 
 
 @dataclass(frozen=True)

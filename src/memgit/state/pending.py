@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from . import Connection, utc_now
+from memgit.state import Connection, utc_now
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads it so)
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ in the column order their alias names.
 
 from __future__ import annotations
 
-from . import Connection, immediate, utc_now
+from memgit.state import Connection, immediate, utc_now
 
 # entry_id, text, path, line, source, added, BM25 score (lower is better), fact_id,
 # retrievals, rowid

@@ -20,8 +20,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 
-from . import Connection, delete_meta, get_meta, set_meta
-from .search import FoundRow
+from memgit.state import Connection, delete_meta, get_meta, set_meta
+from memgit.state.search import FoundRow
 
 MODEL_KEY = "embed_model_id"
 DIMENSION_KEY = "embed_dimension"
