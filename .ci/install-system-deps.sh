@@ -2,7 +2,7 @@
 # Install the system packages that memgit's server tests need (tests/servers.py):
 # nginx + fcgiwrap (smart HTTP), gitolite3, git (git daemon, http-backend) and
 # openssh-client (ssh-keygen for gitolite's admin key); chromium and chromium-driver
-# (memgit serve's dashboard opened in a real headless browser, tests/test_serve_browser.py)
+# (memgit serve's dashboard opened in a real headless browser, tests/serve/test_browser.py)
 # with a font to draw its text.
 #
 # Idempotent: does nothing when everything is installed.  Uses sudo only when not
