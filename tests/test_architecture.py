@@ -49,7 +49,7 @@ TIERS: list[list[str]] = [
     ["sync", "importing"],
     ["dream"],
     ["agents", "drives"],
-    ["demo"],
+    ["demo", "serve"],
     ["cli"],
     ["__main__"],
 ]

@@ -52,6 +52,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compact": ("compact", "Remove the entries over the drive's caps (one revertable commit)."),
     "backup": ("backup", "Write a complete, checksummed backup of the drive to one file."),
     "restore": ("restore", "Recreate a working drive from a backup (verified first)."),
+    "serve": ("serve", "Serve every drive under a root over smart HTTP, with tokens, "
+              "/metrics and a dashboard (memgit[serve])."),
+    "token": ("token", "Access tokens for memgit serve: add, list, revoke."),
 }
 
 

@@ -26,3 +26,9 @@ def read(conn: Connection) -> dict[str, int]:
     """Every stored counter, by name."""
     return {str(name): int(count)
             for name, count in conn.execute("SELECT name, count FROM events ORDER BY name")}
+
+
+def updated(conn: Connection, name: str) -> str | None:
+    """When counter ``name`` last grew (a ``utc_now`` stamp), None if it never did."""
+    row = conn.execute("SELECT updated FROM events WHERE name = ?", (name,)).fetchone()
+    return None if row is None else str(row[0])
