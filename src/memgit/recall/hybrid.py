@@ -3,9 +3,12 @@ hybrid (both rankings fused), on a current recall index.
 
 Hybrid is the default when the drive's policy has an ``embeddings:`` section, lexical
 otherwise (docs/embeddings.md). A hybrid recall takes the top :data:`DEPTH` of each
-ranking and fuses them by reciprocal rank (memgit.embeddings.vectors.fuse with the parameters
-tuned on the labelled set's tuning half, or the embedder's own ``fusion`` when it has one:
-the local embedder's fast query encoder). Its cost is the query's embedding, so:
+ranking and fuses them by reciprocal rank (memgit.embeddings.vectors.fuse), with weights that
+depend on the question: the semantic ranking dominates when the lexical one is weak
+evidence (a word of the question the drive never uses, a first hit found by one word:
+memgit.embeddings.vectors.weak_lexical), and weighs about as much as it otherwise (the embedder's
+own ``fusion`` when it has one: the local embedder's fast query encoder, else
+memgit.embeddings.vectors.E5_FUSION). Its cost is the query's embedding, so:
 
 * the query is embedded in a worker thread while SQLite runs the full-text query (the
   local model's C call and an endpoint's socket both release the GIL);
@@ -34,6 +37,7 @@ from typing import Any
 from memgit import state
 from memgit.embeddings import embed as embedding
 from memgit.embeddings import fill as vector_fill
+from memgit.embeddings.vectors import E5_FUSION, weak_lexical
 from memgit.errors import EmbedderError, PluginError, UsageError
 from memgit.index import search as recall_search
 from memgit.index.search import Hit
@@ -105,8 +109,11 @@ def search(conn: state.Connection, key: tuple[str, str], query: str, limit: int,
     if incomplete and lexical:
         semantic = _imputed(semantic, [h.fact_id for h in lexical],
                             vector_rows.without_vector(conn, [h.fact_id for h in lexical]))
-    found = Recalled(_ranked(conn, lexical, semantic, limit, mode, count,
-                             getattr(embedder, "fusion", None)), mode, warnings)
+    fusion = getattr(embedder, "fusion", None) or E5_FUSION
+    weights = fusion.weights(mode == "hybrid" and weak_lexical(
+        *lexical_evidence(conn, query, lexical[0].fact_id if lexical else None)))
+    found = Recalled(_ranked(conn, lexical, semantic, limit, mode, count, fusion.k, weights),
+                     mode, warnings)
     if incomplete:
         _note_missing(conn, key[0], config, found)
     return found
@@ -142,22 +149,25 @@ def _note_missing(conn: state.Connection, git_dir: str, config: EmbedConfig,
             "until embedded in the background (memgit index --embeddings embeds them now)")
 
 
-def _ranked(conn: state.Connection, lexical: list[Hit], semantic: list[tuple[str, float]],
-            limit: int, mode: str, count: bool,
-            fusion: tuple[int, float] | None = None) -> list[Hit]:
-    """Hits in the order of the semantic ranking (score: the cosine) or of the fusion
-    (score: the fused reciprocal-rank score); retrievals counted for those returned.
-    ``fusion``: the embedder's own (k, semantic weight), else the defaults of
-    memgit.embeddings.vectors."""
-    from memgit.embeddings.vectors import (
-        LEXICAL_WEIGHT,
-        RRF_K,
-        SEMANTIC_WEIGHT,
-        fuse,
-        fused_scores,
-    )
+def lexical_evidence(conn: state.Connection, query: str,
+                     first: str | None) -> tuple[int, int, int]:
+    """(terms, known, first_matches) for memgit.embeddings.vectors.weak_lexical: how many FTS5 terms
+    ``query`` has, how many of them match some entry, how many the lexical ranking's first
+    hit (fact id ``first``) matches; FTS5's own tokenizer and stemming decide a match."""
+    expression = recall_search.match_expression(query)
+    terms = expression.split(" OR ") if expression else []
+    known = sum(1 for term in terms if search_rows.has_match(conn, term))
+    matched = search_rows.terms_matched(conn, first, terms) if first is not None else 0
+    return len(terms), known, matched
 
-    k, semantic_weight = fusion or (RRF_K, SEMANTIC_WEIGHT)
+
+def _ranked(conn: state.Connection, lexical: list[Hit], semantic: list[tuple[str, float]],
+            limit: int, mode: str, count: bool, k: int,
+            weights: dict[str, float]) -> list[Hit]:
+    """Hits in the order of the semantic ranking (score: the cosine) or of the fusion by
+    reciprocal rank with ``k`` and ``weights`` (score: the fused score); retrievals
+    counted for those returned."""
+    from memgit.embeddings.vectors import fuse, fused_scores
 
     if mode == "semantic":
         scores = dict(semantic)
@@ -165,7 +175,6 @@ def _ranked(conn: state.Connection, lexical: list[Hit], semantic: list[tuple[str
     else:
         rankings = {"lexical": [h.fact_id for h in lexical],
                     "semantic": [fid for fid, _ in semantic]}
-        weights = {"lexical": LEXICAL_WEIGHT, "semantic": semantic_weight}
         scores = fused_scores(rankings, k=k, weights=weights)
         order = fuse(rankings, k=k, weights=weights)
     found = vector_rows.found_rows(conn, order[:2 * limit + 10])
