@@ -61,7 +61,7 @@ class Labelled:
 
 def labelled_sets(which: tuple[str, ...] = ("conversations", "faq")) -> Iterator[Labelled]:
     """The drives of both kinds of memory, tuning half first (``test``: the part of the
-    report half the tests measure)."""
+    report half the tests measure; ``issue``: issue 32's set, both halves mixed)."""
     if "conversations" in which:
         queries = json.loads((CONVERSATIONS / "queries.json").read_text())
         for half in ("tune", "report"):
@@ -71,6 +71,8 @@ def labelled_sets(which: tuple[str, ...] = ("conversations", "faq")) -> Iterator
             yield Labelled(f"conversations/{half}", folders, chosen)
     if "test" in which:
         yield test_subset()
+    if "issue" in which:
+        yield issue_set()
     if "faq" in which:
         faq = json.loads((FAQ / "queries.json").read_text())
         for q in faq:
