@@ -243,7 +243,7 @@ def through_cli(labelled: fs.Labelled, workdir: Path, mode: str) -> list[list[st
             raise SystemExit(f"memgit recall failed ({proc.returncode}): {proc.stderr}")
         found = json.loads(proc.stdout) if proc.stdout.strip() else []
         hits = found["hits"] if isinstance(found, dict) else found
-        out.append([h["entry_id"] for h in hits])
+        out.append([h["id"] for h in hits])  # the one JSON shape of a hit (README)
     return out
 
 
