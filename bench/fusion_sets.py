@@ -81,7 +81,7 @@ def labelled_sets(which: tuple[str, ...] = ("conversations", "faq")) -> Iterator
 
 
 # The two smallest conversations of the report half (788 turns): what
-# tests/test_recall_conversations.py embeds and measures, in about a minute.
+# tests/recall/test_conversations.py embeds and measures, in about a minute.
 TEST_CONVERSATIONS = ("conv-26", "conv-30")
 
 
