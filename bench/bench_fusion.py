@@ -256,6 +256,7 @@ def main() -> None:
     parser.add_argument("--through-memgit", action="store_true")
     parser.add_argument("--cli", choices=("issue",), help="issue 32's table through the CLI")
     args = parser.parse_args()
+    print("$ python bench/bench_fusion.py " + " ".join(sys.argv[1:]))
     args.workdir.mkdir(parents=True, exist_ok=True)
     if args.cli:
         cli_table(args.workdir)
