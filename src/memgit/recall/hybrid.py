@@ -3,12 +3,12 @@ hybrid (both rankings fused), on a current recall index.
 
 Hybrid is the default when the drive's policy has an ``embeddings:`` section, lexical
 otherwise (docs/embeddings.md). A hybrid recall takes the top :data:`DEPTH` of each
-ranking and fuses them by reciprocal rank (memgit.embeddings.vectors.fuse), with weights that
-depend on the question: the semantic ranking dominates when the lexical one is weak
+ranking and fuses them by reciprocal rank (memgit.embeddings.vectors.fuse) with weights
+that depend on the question: the semantic ranking dominates when the lexical one is weak
 evidence (a word of the question the drive never uses, a first hit found by one word:
-memgit.embeddings.vectors.weak_lexical), and weighs about as much as it otherwise (the embedder's
-own ``fusion`` when it has one: the local embedder's fast query encoder, else
-memgit.embeddings.vectors.E5_FUSION). Its cost is the query's embedding, so:
+memgit.embeddings.vectors.weak_lexical) and weighs as much as the lexical one otherwise
+(the embedder's own ``fusion`` when it has one, as the local embedder's fast query encoder
+does; else memgit.embeddings.vectors.E5_FUSION). Its cost is the query's embedding, so:
 
 * the query is embedded in a worker thread while SQLite runs the full-text query (the
   local model's C call and an endpoint's socket both release the GIL);
@@ -123,8 +123,9 @@ def _imputed(semantic: list[tuple[str, float]], lexical: list[str],
              unembedded: set[str]) -> list[tuple[str, float]]:
     """The semantic ranking with each lexical hit that has no vector yet put in at its
     lexical rank (cosine unknown: 0.0): absent from the semantic ranking, an entry just
-    written would weigh 1/(k + rank) in the fusion against 3/(k + rank) for the entries
-    found by meaning, and fall out of the top few however well its words match."""
+    written would weigh 1/(k + rank) in the fusion against weight/(k + rank) for the
+    entries found by meaning (a weight up to 10), and fall out of the top few however
+    well its words match."""
     out = list(semantic)
     for rank, fact_id in enumerate(lexical):
         if fact_id in unembedded:
@@ -151,9 +152,10 @@ def _note_missing(conn: state.Connection, git_dir: str, config: EmbedConfig,
 
 def lexical_evidence(conn: state.Connection, query: str,
                      first: str | None) -> tuple[int, int, int]:
-    """(terms, known, first_matches) for memgit.embeddings.vectors.weak_lexical: how many FTS5 terms
-    ``query`` has, how many of them match some entry, how many the lexical ranking's first
-    hit (fact id ``first``) matches; FTS5's own tokenizer and stemming decide a match."""
+    """(terms, known, first_matches) for memgit.embeddings.vectors.weak_lexical: how many
+    FTS5 terms ``query`` has, how many of them match some entry, how many the lexical
+    ranking's first hit (fact id ``first``) matches; FTS5's own tokenizer and stemming
+    decide a match (a few indexed look-ups; their cost is in docs/embeddings.md)."""
     expression = recall_search.match_expression(query)
     terms = expression.split(" OR ") if expression else []
     known = sum(1 for term in terms if search_rows.has_match(conn, term))
