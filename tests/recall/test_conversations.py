@@ -76,6 +76,7 @@ def test_the_halves_split_by_conversation_five_each() -> None:
     assert min(per_half.values()) >= 40
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/work/.mirror/snap-research+LoCoMo/repo").is_dir(),
                     reason="no fetch mirror of snap-research/locomo here")
 def test_the_builder_makes_this_set_from_the_source(tmp_path: Path) -> None:
