@@ -56,8 +56,8 @@ def weak_lexical(terms: int, known: int, first_matches: int) -> bool:
     its first hit: a word the drive never uses says the question is worded unlike the
     memory (a paraphrase: meaning must find it), and a first hit that matches fewer than
     two of the terms was found by one word, which may be incidental (a question of one
-    term counts as weak: meaning ranks the entries that word finds as well)."""
-    return terms == 0 or known < terms or first_matches < 2
+    term is strong when its first hit has it: the user named what they look for)."""
+    return terms == 0 or known < terms or first_matches < min(2, terms)
 
 
 def pack(vector: Sequence[float]) -> bytes:
