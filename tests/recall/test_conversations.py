@@ -109,7 +109,8 @@ def test_the_lexical_ranking_is_weak_for_unknown_words_or_a_first_hit_of_one_wor
     assert not vectors.weak_lexical(terms=4, known=4, first_matches=2)
     assert vectors.weak_lexical(terms=4, known=3, first_matches=4)  # a word the drive lacks
     assert vectors.weak_lexical(terms=4, known=4, first_matches=1)  # one incidental word
-    assert vectors.weak_lexical(terms=1, known=1, first_matches=1)
+    assert not vectors.weak_lexical(terms=1, known=1, first_matches=1)  # the word named
+    assert vectors.weak_lexical(terms=1, known=0, first_matches=0)
     assert vectors.weak_lexical(terms=0, known=0, first_matches=0)
     for fusion in (vectors.E5_FUSION, vectors.FAST_FUSION):
         strong, weak = fusion.weights(False), fusion.weights(True)
