@@ -67,8 +67,11 @@ class FastQuery:
             raise PluginError("the local embedder's fast query encoder needs the wordllama "
                               "package", "pip install 'memgit[embed]'") from exc
         self.tag = f"fast-{digest.hexdigest()[:12]}@wordllama-{wordllama_version}"
-        # the fusion tuned for these query vectors on the labelled set's tuning half
-        self.fusion = (int(self.made_for["fusion_k"]), float(self.made_for["fusion_weight"]))
+        # the (k, weight) tuned for these query vectors on the FAQ set's tuning half when
+        # the file was made (bench_fastquery.py); hybrid recall now fuses by
+        # memgit.vectors.FAST_FUSION, chosen on both kinds of memory
+        self.recorded_fusion = (int(self.made_for["fusion_k"]),
+                                float(self.made_for["fusion_weight"]))
         words = arrays["words"].tobytes().decode().split("\n")
         self._index = {w: i for i, w in enumerate(words)}
         self._table = arrays["table"]

