@@ -11,7 +11,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from conftest import ROOT
+from tests.conftest import ROOT
 
 DATA = ROOT / "tests" / "data" / "forges"
 SARIF_SCHEMA = DATA / "sarif-schema-2.1.0.json"

@@ -7,7 +7,7 @@ server hooks, the CI environments they read, and server state kept in refs.
   workflow commands or a GitLab code quality report;
 * :mod:`memgit.forges.gate` lands agents' incoming branches on main (``memgit gate``),
   :mod:`memgit.forges.incoming` is ``memgit sync``'s side of it;
-* :mod:`memgit.forges.registry_refs` keeps the purge registry in refs, so a replica
+* :mod:`memgit.policy.registry_refs` keeps the purge registry in refs, so a replica
   that receives refs and objects judges like its primary.
 
 docs/forges.md describes what runs where.

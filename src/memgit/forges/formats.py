@@ -28,9 +28,10 @@ from typing import Any
 
 from memgit import __version__
 from memgit.forges.judge import RangeVerdict
-from memgit.format import MEMORY_FILE
-from memgit.policy import ERROR, Policy
-from memgit.receive_report import SHORT, Finding, report, shown
+from memgit.format.entries import MEMORY_FILE
+from memgit.githooks.verdict import SHORT, Finding, report, shown
+from memgit.policy.judge import ERROR
+from memgit.policy.settings import Policy
 
 FORMATS = ("text", "json", "sarif", "github", "gitlab")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -137,13 +138,13 @@ def render_sarif(verdict: RangeVerdict, policy: Policy | None, source: str = "")
 
 
 def _rule_name(code: str) -> str:
-    from memgit.rules import RULES
+    from memgit.policy.codes import RULES
 
     return RULES[code][0]
 
 
 def _rule_hint(code: str) -> str:
-    from memgit.rules import RULES
+    from memgit.policy.codes import RULES
 
     return RULES[code][1]
 

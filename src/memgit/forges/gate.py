@@ -35,9 +35,11 @@ from memgit.errors import RepoError, UsageError
 from memgit.forges.judge import judge_range, merge_base
 from memgit.git.plumbing import git
 from memgit.git.repository import Drive, first_parent_chain, ref_target
-from memgit.policy import ERROR, Policy, PurgeRegistry
-from memgit.receive_report import SHORT, Finding, shown
-from memgit.sync import network_error, replay_chain
+from memgit.githooks.verdict import SHORT, Finding, shown
+from memgit.policy.judge import ERROR
+from memgit.policy.registry import PurgeRegistry
+from memgit.policy.settings import Policy
+from memgit.sync.client import network_error, replay_chain
 
 INCOMING = "refs/heads/memgit/incoming/"
 REPORTS = "refs/memgit/gate/"

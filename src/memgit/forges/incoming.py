@@ -2,7 +2,7 @@
 
 A checkout is in this mode when ``git config memgit.push incoming`` is set (per
 checkout: the drive's own files cannot say it, and git config is what every git tool
-of the agent already reads); ``git config memgit.agent NAME`` names its incoming
+of the agent already reads); ``git config memgit.agents.operations NAME`` names its incoming
 branch ``memgit/incoming/NAME`` (default: the ``user.name`` made safe). Then a sync:
 
 1. fetches main (and the purged ids, as every sync) and the gate's report for this
@@ -39,9 +39,9 @@ from memgit.git.repository import (
 )
 from memgit.git.rewrite import expire_reflogs_and_prune
 from memgit.git.worktree import switch_branch_to
-from memgit.policy import ID_RE
-from memgit.registry import PURGED_IDS_FILE
-from memgit.sync import (
+from memgit.policy.judge import ID_RE
+from memgit.policy.registry import PURGED_IDS_FILE
+from memgit.sync.client import (
     PURGED_FROM,
     DriveHistory,
     check_checkout,
@@ -52,10 +52,10 @@ from memgit.sync import (
     purged_since,
     replay_chain,
 )
-from memgit.sync_state import LAST_SYNC_CONFIG, LAST_SYNCED, since
+from memgit.sync.status import LAST_SYNC_CONFIG, LAST_SYNCED, since
 
 PUSH_CONFIG = "memgit.push"
-AGENT_CONFIG = "memgit.agent"
+AGENT_CONFIG = "memgit.agents.operations"
 REPORT_COPY = "refs/memgit/gate-report/"  # + remote name
 
 

@@ -25,10 +25,11 @@ from pathlib import Path
 
 from memgit.errors import UsageError
 from memgit.git.plumbing import git_plumbing
-from memgit.hook_io import RefUpdate
-from memgit.policy import Policy, PurgeRegistry
-from memgit.receive import judge_push
-from memgit.receive_report import Verdict
+from memgit.githooks.hook_io import RefUpdate
+from memgit.githooks.receive import judge_push
+from memgit.githooks.verdict import Verdict
+from memgit.policy.registry import PurgeRegistry
+from memgit.policy.settings import Policy
 
 ZERO = "0" * 40
 
