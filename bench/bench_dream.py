@@ -37,8 +37,8 @@ WORDS = ("payments launch owner deadline pricing website billing customer dashbo
 
 
 def make_drive(path: Path, entries: int, seed: int = 11) -> None:
-    from memgit import format as fmt
-    from memgit.drives import create_drive
+    from memgit.drives.create import create_drive
+    from memgit.format import entries as fmt
 
     rng = random.Random(seed)
     create_drive(path, bare=False)
@@ -79,12 +79,12 @@ def observe_turns(path: Path, turns: int) -> None:
 
 def one_round(base: Path, entries: int, turns: int, number: int) -> tuple[float, float, int]:
     from memgit import state
-    from memgit.dream.config import DreamConfig
     from memgit.dream.run import dream
     from memgit.git.repository import open_drive
-    from memgit.policy import Policy
-    from memgit.read_path import catch_up
-    from memgit.writer import commit_facts
+    from memgit.policy.dream_settings import DreamConfig
+    from memgit.policy.settings import Policy
+    from memgit.recall.read_path import catch_up
+    from memgit.write.writer import commit_facts
 
     pristine = base / f"pristine{number}"
     make_drive(pristine, entries)

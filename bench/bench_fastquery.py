@@ -20,7 +20,7 @@ Candidates (each an encoder of query text -> 384 floats, unit rows):
 * ``wl+static-ridge:VOCAB:DIMS:QUANT``: both, each unit-normalised and concatenated, then
   a ridge map; the static table cut to the VOCAB most frequent words, DIMS principal
   directions (0: all 384), rows int8/int4 with a scale (the chosen one: 10000:0:int8);
-* ``shipped``: memgit's own fast query encoder (memgit.embedders.fastquery) from its data
+* ``shipped``: memgit's own fast query encoder (memgit.embeddings.fastquery) from its data
   file, with the fusion recorded in it.
 Calibration texts (bench/fastquery_data.py): the tuning half's FAQ questions and answer
 sentences and sentences of two memory tools' English docs; never a report-half text.
@@ -65,8 +65,8 @@ from bench_embed import (  # noqa: E402
 )
 from bench_writer import make_bare_drive, pct  # noqa: E402
 
-from memgit import vectors  # noqa: E402
-from memgit.read_path import recall  # noqa: E402
+from memgit.embeddings import vectors  # noqa: E402
+from memgit.recall.read_path import recall  # noqa: E402
 
 SIF_A = 1e-3
 LAMBDAS = (0.01, 0.1, 1.0, 10.0, 100.0)
@@ -232,10 +232,10 @@ class Mapped(Encoder):
 
 
 class Shipped(Encoder):
-    """The encoder as memgit runs it (memgit.embedders.fastquery), from its data file."""
+    """The encoder as memgit runs it (memgit.embeddings.fastquery), from its data file."""
 
     def __init__(self, path: Path) -> None:
-        from memgit.embedders.fastquery import FastQuery
+        from memgit.embeddings.fastquery import FastQuery
 
         self.fq = FastQuery(path)
         self.name = f"shipped {self.fq.tag}"
@@ -245,7 +245,7 @@ class Shipped(Encoder):
 
 
 def fastquery_data_file() -> Path:
-    from memgit.embedders import fastquery
+    from memgit.embeddings import fastquery
 
     return fastquery.DATA
 
@@ -256,7 +256,7 @@ def write_model(enc: Encoder, path: Path, k: int, w: float) -> None:
 
     import wordfreq
 
-    from memgit.embedders import fastquery
+    from memgit.embeddings import fastquery
 
     assert isinstance(enc, Mapped) and isinstance(enc.base, Concat)
     static = enc.base.parts[1]
@@ -407,7 +407,7 @@ def limits(encoders: dict[str, Encoder], chosen: dict[str, tuple[int, float]], t
         recall(drive, q, 5, count=False)
         lex.append((time.perf_counter() - t0) * 1000)
         for key, enc in encoders.items():
-            k, w = chosen.get(key, (vectors.RRF_K, vectors.SEMANTIC_WEIGHT))
+            k, w = chosen.get(key, (5, 3.0))  # the fusion tuned for e5 before issue 32
             t0 = time.perf_counter()
             qv = enc.encode([q])[0]
             t1 = time.perf_counter()
@@ -453,7 +453,7 @@ def main() -> None:
             print(f"  fusion of the shipped encoder (tuned on the tuning half): "
                   f"k={chosen[key][0]} w={chosen[key][1]:g}")
         if "shipped" in encoders:
-            chosen["shipped"] = encoders["shipped"].fq.fusion  # type: ignore[attr-defined]
+            chosen["shipped"] = encoders["shipped"].fq.recorded_fusion  # type: ignore[attr-defined]
         if "quality" in args.sections:
             chosen = quality(e5, encoders, Path(tmpdir), fixed=chosen)
         if "limits" in args.sections:

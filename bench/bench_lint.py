@@ -61,8 +61,8 @@ CHILD = """
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
 from memgit.git.repository import open_drive
-from memgit.lint import lint_rev, lint_worktree
-from memgit.policy import Policy
+from memgit.policy.lint import lint_rev, lint_worktree
+from memgit.policy.settings import Policy
 drive = open_drive(sys.argv[2])
 out = []
 for _ in range(int(sys.argv[3])):
@@ -113,8 +113,8 @@ def main() -> None:
         return
     from memgit.git.repository import open_drive
     from memgit.git.worktree import worktree_files
-    from memgit.lint import lint_rev, lint_worktree
-    from memgit.policy import Policy
+    from memgit.policy.lint import lint_rev, lint_worktree
+    from memgit.policy.settings import Policy
 
     with tempfile.TemporaryDirectory() as tmp:
         path = make_full_drive(Path(tmp) / "full")
@@ -142,7 +142,7 @@ def main() -> None:
         print(f"python -c pass: {base:.0f} ms; memgit --version: {cli:.0f} ms "
               f"(ratio {cli / base:.1f}x, +{cli - base:.0f} ms); memgit lint of the full "
               f"drive from the shell: {full:.0f} ms")
-    for module in ("memgit.cli", "memgit.policy", "memgit.secrets", "pygit2"):
+    for module in ("memgit.cli.main", "memgit.policy", "memgit.secrets", "pygit2"):
         print(f"import {module}: {import_time_ms(module):.0f} ms (-X importtime, cumulative)")
 
 

@@ -4,7 +4,7 @@ Run: python bench/bench_markdown.py [--repeat N]
 
 Parses the same texts side by side, in one run, with:
   * format.parse_document         memgit's line parser today (the baseline, 1.0x)
-  * format.read_blocks  memgit's CommonMark block reader (memgit.blocks)
+  * format.read_blocks  memgit's CommonMark block reader (memgit.format.blocks)
   * markdown-it-py, block rules   MarkdownIt("commonmark") + table + front matter, core
                                   "inline" rule disabled: block structure only
   * markdown-it-py, full parse    the same with inline parsing (what md.parse does)
@@ -64,8 +64,8 @@ def parsers() -> dict[str, Callable[[str], object]]:
     from markdown_it import MarkdownIt
     from mdit_py_plugins.front_matter import front_matter_plugin
 
-    from memgit import format as fmt
-    from memgit.format import read_blocks
+    from memgit.format import entries as fmt
+    from memgit.format.entries import read_blocks
 
     full = MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
     block = MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
@@ -103,7 +103,7 @@ def main() -> None:
             print(f"  {label:40s} total {ms:8.1f} ms  per file {ms / len(texts):6.3f} ms  "
                   f"{ms / base:5.1f}x")
     print()
-    for module in ("memgit.format", "memgit.blocks", "markdown_it",
+    for module in ("memgit.format.entries", "memgit.format.blocks", "markdown_it",
                    "mdit_py_plugins.front_matter", "cmarkgfm"):
         try:
             print(f"import {module}: {import_ms(module):.1f} ms (-X importtime, cumulative)")

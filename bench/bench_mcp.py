@@ -164,7 +164,7 @@ def compare_semantic(tmp: Path, sessions: int) -> None:
 
 def bench_in_process(drive: Path, qs: list[str]) -> list[float]:
     from memgit.git.repository import open_drive
-    from memgit.read_path import recall
+    from memgit.recall.read_path import recall
 
     d = open_drive(drive)
     recall(d, "warm up")

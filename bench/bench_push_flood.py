@@ -29,7 +29,7 @@ def git(*args: str, cwd: Path, input: bytes | None = None) -> subprocess.Complet
 def flood_stream(parent: str, commits: int, files: int, size: int) -> bytes:
     """fast-import input: ``commits`` commits on ``parent``, each rewriting ``files``
     topic files with about ``size`` bytes of new entries (and listing them in the Index)."""
-    from memgit import format as fmt
+    from memgit.format import entries as fmt
 
     paths = [f"flood/topic{n:02d}.md" for n in range(files)]
     memory = fmt.regenerate_index_section("# Memory\n\n## Index\n", [*paths, fmt.MEMORY_FILE])
@@ -58,7 +58,7 @@ def main() -> None:
     ap.add_argument("--kib", type=int, default=60)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    from memgit.drives import create_drive
+    from memgit.drives.create import create_drive
 
     with tempfile.TemporaryDirectory(prefix="memgit-flood-") as tmp:
         root = Path(tmp)

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from bench_writer import COMMON, Zipf, make_bare_drive, pct, vocabulary  # noqa: E402
 
 from memgit.git.repository import Drive
-from memgit.read_path import recall  # noqa: E402
+from memgit.recall.read_path import recall  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 LABELLED = ROOT / "tests" / "data" / "recall"
@@ -58,7 +58,7 @@ def ms_stats(values: list[float]) -> str:
 
 
 def bench_latency(drive: Drive, queries: list[str], cli_runs: int) -> None:
-    from memgit.recall_search import _STOPWORDS, words
+    from memgit.index.search import _STOPWORDS, words
 
     recall(drive, "warm up")  # builds the index once
     # The first pass sees each query word for the first time on this drive and

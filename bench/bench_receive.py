@@ -12,7 +12,7 @@ bare repositories that differ only in what is installed:
                 and reindexes in a detached process, after the client has its answer);
 * ``capped``    full, with caps in memgit.yaml (limits.max_entries and max_age_days, which
                 the drive is under): pre-receive counts the tip's entries from the census
-                post-receive keeps (memgit.census), so this is what the caps cost a push.
+                post-receive keeps (memgit.policy.census), so this is what the caps cost a push.
 
 Each round builds one commit (one new entry in one topic file) and pushes it over
 file:// to all four, in rotating order; after a push to ``full`` the round waits
@@ -47,15 +47,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from drivegen import entry_line, topic_files  # noqa: E402
 
-from memgit import format as fmt  # noqa: E402
-from memgit.hooks import (  # noqa: E402
+from memgit.format import entries as fmt  # noqa: E402
+from memgit.githooks.install import (
     SERVER_CONFIG,
     hook_argv,
     import_paths,
     install_hooks_into,
     render_hook,
 )
-from memgit.post_receive import wait_for_background  # noqa: E402
+from memgit.githooks.post_receive import wait_for_background  # noqa: E402
 
 VARIANTS = ("plain", "defences", "pre", "full", "capped")
 CAPS_POLICY = "limits: {max_entries: 20000, max_age_days: 3650}\n"  # caps the drive is under
@@ -155,13 +155,14 @@ def startup_costs(runs: int) -> dict[str, float]:
     return {
         "python -I -S -c pass": run_process([python, "-I", "-S", "-c", "pass"], runs),
         "python -I -c pass (with site)": run_process([python, "-I", "-c", "pass"], runs),
-        "+ import memgit.server_hook (both hooks)": run_process([*argv[:-1], code], runs),
-        "+ import memgit.post_receive (post-receive, foreground)": run_process(
-            [*argv[:-1], code + "import memgit.post_receive"], runs),
-        "+ import memgit.receive (pre-receive)": run_process(
-            [*argv[:-1], code + "import memgit.receive"], runs),
+        "+ import memgit.githooks.entry (both hooks)": run_process([*argv[:-1], code], runs),
+        "+ import memgit.githooks.post_receive (post-receive, foreground)": run_process(
+            [*argv[:-1], code + "import memgit.githooks.post_receive"], runs),
+        "+ import memgit.githooks.receive (pre-receive)": run_process(
+            [*argv[:-1], code + "import memgit.githooks.receive"], runs),
         "+ import memgit.secrets (first scan)": run_process(
-            [*argv[:-1], code + "import memgit.receive; from memgit.secrets import scan_text; "
+            [*argv[:-1], code + "import memgit.githooks.receive; "
+             "from memgit.secrets import scan_text; "
                                "scan_text('x')"], runs),
         "+ import pygit2 (post-receive, background)": run_process(
             [*argv[:-1], code + "import pygit2"], runs),

@@ -143,7 +143,7 @@ def hook_startup_ms(runs: int = 15) -> tuple[float, float, bool]:
     alternates, and one ref update that changes nothing (old == new)."""
     with tempfile.TemporaryDirectory() as tmp:
         bare = Path(tmp) / "drive.git"
-        subprocess.run([sys.executable, "-m", "memgit.cli", "init", "--bare", str(bare)],
+        subprocess.run([sys.executable, "-m", "memgit.cli.main", "init", "--bare", str(bare)],
                        check=True, capture_output=True)
         head = subprocess.run(["git", "--git-dir", str(bare), "rev-parse", "refs/heads/main"],
                               check=True, capture_output=True, text=True).stdout.strip()

@@ -20,7 +20,7 @@ the two drives taken alternately:
   written entries go through the model;
 * a one-entry write (writer.commit_facts) on each drive, then the next recall on each
   (read_path.recall_in_mode), what the user feels, with embeddings and without; on
-  the embedding drive the write starts a detached filler (memgit.vector_fill) that
+  the embedding drive the write starts a detached filler (memgit.embeddings.fill) that
   embeds the entry beside that recall: the time until its vector is stored
   (vector_fill.wait_for_fill) and the CPU it used (the child's rusage) are the
   background's cost, and one more recall after it shows the read once filled;
@@ -47,13 +47,15 @@ sys.path.insert(0, str(Path(__file__).parent))
 from bench_recall import make_queries  # noqa: E402
 from bench_writer import make_bare_drive, pct  # noqa: E402
 
-from memgit import embedding, hybrid, state, vector_fill  # noqa: E402
-from memgit.embedders.config import of as embed_config  # noqa: E402
+from memgit import state  # noqa: E402
+from memgit.embeddings import embed as embedding
+from memgit.embeddings import fill as vector_fill
 from memgit.git.repository import Drive, open_drive  # noqa: E402
-from memgit.policy import Policy, find_policy  # noqa: E402
-from memgit.read_path import catch_up, recall_in_mode  # noqa: E402
-from memgit.write_ops import NewFact  # noqa: E402
-from memgit.writer import commit_facts  # noqa: E402
+from memgit.policy.settings import Policy, drive_policy  # noqa: E402
+from memgit.recall import hybrid
+from memgit.recall.read_path import catch_up, recall_in_mode  # noqa: E402
+from memgit.write.ops import NewFact  # noqa: E402
+from memgit.write.writer import commit_facts  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SEMANTIC = ROOT / "tests" / "data" / "recall_semantic"
@@ -95,11 +97,11 @@ def drive_pair(tmp: Path) -> tuple[Drive, Drive]:
 
 
 def policy_of(drive: Drive) -> Policy:
-    return find_policy(None, drive.git_dir, drive.config_value("memgit.policy"))
+    return drive_policy(drive)
 
 
 def embed_drive(drive: Drive, real: bool) -> None:
-    config = embed_config(policy_of(drive))
+    config = policy_of(drive).embeddings()
     assert config is not None
     conn = state.connection(drive.git_dir)
     started, cpu = time.perf_counter(), time.process_time()
@@ -245,7 +247,7 @@ def bench_quality(tmp: Path) -> None:
     drive = open_drive(path)
     policy = policy_of(drive)
     catch_up(drive, policy=policy)
-    config = embed_config(policy)
+    config = policy.embeddings()
     assert config is not None
     print(f"  embedded: {embedding.update(state.connection(drive.git_dir), config)}")
     queries = json.loads((SEMANTIC / "queries.json").read_text())

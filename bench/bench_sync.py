@@ -34,10 +34,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from memgit import format as fmt  # noqa: E402
-from memgit.drives import clone_drive, create_drive  # noqa: E402
+from memgit.drives.create import clone_drive, create_drive  # noqa: E402
+from memgit.format import entries as fmt  # noqa: E402
 from memgit.git.repository import open_drive  # noqa: E402
-from memgit.sync import sync  # noqa: E402
+from memgit.sync.client import sync  # noqa: E402
 
 
 def isolate_git(home: Path) -> None:

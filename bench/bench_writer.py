@@ -72,7 +72,7 @@ def topic_path(i: int) -> str:
 
 def drive_files(files: int = 255, entries: int = 15_000, seed: int = 11) -> dict[str, str]:
     """Topic files in folders of 16 (at most 64 KiB each), about 2 MiB in all."""
-    from memgit import format as fmt
+    from memgit.format import entries as fmt
 
     rng = random.Random(seed)
     zipf = Zipf(vocabulary(rng), rng)
@@ -89,7 +89,7 @@ def drive_files(files: int = 255, entries: int = 15_000, seed: int = 11) -> dict
 
 def make_bare_drive(path: Path, files: int = 255, entries: int = 15_000) -> Drive:
     """A bare drive at the limits, written with pygit2 in one commit."""
-    from memgit import format as fmt
+    from memgit.format import entries as fmt
     from memgit.git.repository import (
         build_tree,
         cas_ref,
@@ -145,8 +145,8 @@ COLD_SCRIPT = """
 import sys, time
 t0 = time.perf_counter()
 from memgit.git.repository import open_drive
-from memgit.write_ops import NewFact
-from memgit.writer import commit_facts
+from memgit.write.ops import NewFact
+from memgit.write.writer import commit_facts
 drive = open_drive(sys.argv[1])
 t1 = time.perf_counter()
 # an existing topic: a new file would be the 257th, which the policy refuses
@@ -159,8 +159,8 @@ print(f"{(t1 - t0) * 1000:.2f} {(t2 - t1) * 1000:.2f}")
 
 
 def bench_commit(drive: Drive, repeat: int) -> None:
-    from memgit.write_ops import NewFact
-    from memgit.writer import commit_facts
+    from memgit.write.ops import NewFact
+    from memgit.write.writer import commit_facts
 
     counter = iter(range(10**6))
 
@@ -210,7 +210,7 @@ def bench_cas(drive: Drive, repeat: int) -> None:
 
 
 def bench_reindex(drive: Drive, repeat: int) -> None:
-    from memgit import recall_index, state
+    from memgit import state
     from memgit.git.repository import (
         build_tree,
         cas_ref,
@@ -219,6 +219,7 @@ def bench_reindex(drive: Drive, repeat: int) -> None:
         read_blob,
         ref_target,
     )
+    from memgit.index import reindex as recall_index
 
     state.close_connections()
     for suffix in ("", "-wal", "-shm"):

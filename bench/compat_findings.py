@@ -5,7 +5,7 @@ Run: python bench/compat_findings.py
 For every real sample (tests/data/realworld/<kind>/<sample>/) copied into a git
 repository, prints:
   * lint findings under `profile: amr` and under the drive profile, by rule code;
-  * where format.py's reading differs from CommonMark's (memgit.blocks, checked
+  * where format.py's reading differs from CommonMark's (memgit.format.blocks, checked
     against markdown-it-py): entries read inside front matter, inside code blocks
     (e.g. a fence indented four spaces in a list item), list items it does not see
     (`+` bullets, ordered items), `[[...]]` links taken from inside code spans,
@@ -25,16 +25,18 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from memgit import blocks as bl
-from memgit import format as fmt
-from memgit import recall_index, state
-from memgit.drives import create_drive
+from memgit import state
+from memgit.drives.create import create_drive
 from memgit.errors import MemgitError
+from memgit.format import blocks as bl
+from memgit.format import entries as fmt
 from memgit.git.repository import open_drive
+from memgit.importing import report
 from memgit.importing.apply import apply_plan
-from memgit.importing.plan import build_plan
-from memgit.lint import lint_worktree
-from memgit.policy import Policy, policy_from_mapping
+from memgit.importing.plan import Plan, build_plan
+from memgit.index import reindex as recall_index
+from memgit.policy.lint import lint_worktree
+from memgit.policy.settings import Policy, policy_from_mapping
 from memgit.state import facts
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -147,17 +149,17 @@ def master_entries(sample: Path, tmp: Path) -> tuple[str, str]:
     return counts[0], counts[1]
 
 
-def applied(source: Path, tmp: Path) -> str:
-    """Plan and apply into a new drive: entries created / verbatim kept / left out, and the
-    drive profile's errors on the result."""
+def applied(plan: Plan, tmp: Path) -> str:
+    """Apply ``plan`` into a new drive: entries created / items whose verdict changed /
+    verbatim kept in / left out, and the drive profile's errors on the result."""
     drive_path = create_drive(tmp, bare=False)
     drive = open_drive(drive_path)
-    result = apply_plan(drive, build_plan(source))
+    result = apply_plan(drive, plan)
     kept = len(result.kept)
     errors = [v for v in lint_worktree(drive.git_dir, drive.workdir, DRIVE)
               if v.severity == "error"]
-    return (f"{len(result.created)} / {kept} file(s) / {len(result.left_out)} / "
-            f"{len(errors)}")
+    return (f"{len(result.created)} / {len(result.changed)} / {kept} file(s) / "
+            f"{len(result.left_out)} / {len(errors)}")
 
 
 def fmt_counter(c: Counter[str]) -> str:
@@ -183,15 +185,17 @@ def main() -> None:
         for name, _sample, path in rows:
             found = Counter({k: v for k, v in misreadings(path).items() if v})
             print(f"| {name} | {fmt_counter(found)} |")
-        print("\n| sample | import plan: entries / duplicates / refused / verbatim / "
-              "structure | import apply: created / verbatim kept in / left out / drive "
-              "errors after |")
+        print("\n| sample | import plan: entries / repeated / refused / verbatim / "
+              "structure / topic files (split) | import apply: created / changed verdicts / "
+              "verbatim kept in / left out / drive errors after |")
         print("|---|---|---|")
         for n, (name, sample, _path) in enumerate(rows):
             source = next(sample.glob("*.json")) if sample.parent.name == "mem0" else sample
-            c = build_plan(source).counts()
+            plan = build_plan(source)
+            c, said = plan.counts(), report.summary(plan)
             print(f"| {name} | {c['entry']} / {c['duplicate']} / {c['refused']} / "
-                  f"{c['verbatim']} / {c['structure']} | {applied(source, tmp / f'a{n}')} |")
+                  f"{c['verbatim']} / {c['structure']} / {said['topic_files']} "
+                  f"({said['split_notes']}) | {applied(plan, tmp / f'a{n}')} |")
         probes = repo_of(PROBES, tmp / "probes")
         for label, policy in (("amr", AMR), ("drive", DRIVE)):
             print(f"\nprobes under profile {label}:")

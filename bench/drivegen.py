@@ -39,7 +39,7 @@ def topic_files(files: int = 255, file_bytes: int = 8000, seed: int = 7) -> dict
 
 def make_full_drive(path: Path, files: int = 255, file_bytes: int = 8000) -> Path:
     """A drive checkout with 256 files and about 2 MiB, one commit."""
-    from memgit import format as fmt
+    from memgit.format import entries as fmt
 
     path.mkdir(parents=True)
     topics = topic_files(files, file_bytes)

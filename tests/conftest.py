@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parent.parent
 
-pytest_plugins = ["servers"]
+pytest_plugins = ["tests.servers"]
 
 # CI runs every property test on the same examples (derandomized, no example
 # database), so a green run stays green; locally hypothesis explores afresh.
@@ -67,12 +67,34 @@ def memgit(*args: str, cwd: Path | str | None = None, input: bytes | None = None
                           env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
 
 
+def memgit_ok(*args: str, cwd: Path | str | None = None, input: bytes | None = None,
+              text: bool = False) -> subprocess.CompletedProcess:
+    """:func:`memgit` that must exit 0: a check of its output then means the command ran
+    (a command that died prints nothing, and nothing is what an absence check wants)."""
+    proc = memgit(*args, cwd=cwd, input=input, text=text)
+    assert proc.returncode == 0, (args, _text(proc.stdout), _text(proc.stderr))
+    return proc
+
+
+def refused(proc: subprocess.CompletedProcess, code: str, status: int = 2) -> str:
+    """Assert that ``proc`` (a memgit run) stopped with exit ``status`` on the error of
+    ``code`` (cli.main prints ``memgit: error MGnnn: message``); return its stderr."""
+    err = _text(proc.stderr)
+    assert proc.returncode == status, (proc.returncode, _text(proc.stdout), err)
+    assert f"memgit: error {code}: " in err, err
+    return err
+
+
+def _text(data: bytes | str | None) -> str:
+    return data.decode(errors="replace") if isinstance(data, bytes) else data or ""
+
+
 # --- drives ---------------------------------------------------------------------------------
 
 
 def bare_drive(path: Path, title: str = "Memory") -> Drive:
     """A bare drive made in process (pygit2, no hooks): main holds a MEMORY.md."""
-    from memgit import format as fmt
+    from memgit.format import entries as fmt
     from memgit.git.repository import init_bare, open_drive
 
     init_bare(path, {"MEMORY.md": fmt.initial_memory(title).encode()}, "Create drive")
@@ -82,7 +104,7 @@ def bare_drive(path: Path, title: str = "Memory") -> Drive:
 def commit_all(work: Path, message: str = "edit", date: str | None = None) -> str:
     """Make the Index section current, stage everything and commit with plain git,
     bypassing the hooks (as an agent that skips them would); returns the new head."""
-    from memgit import format as fmt
+    from memgit.format import entries as fmt
 
     memory = (work / fmt.MEMORY_FILE).read_text()
     paths = [p.relative_to(work).as_posix() for p in work.rglob("*.md") if ".git" not in p.parts]
@@ -95,7 +117,7 @@ def commit_all(work: Path, message: str = "edit", date: str | None = None) -> st
 
 def entry_ids_at(git_dir: Path, rev: str = "main") -> list[str]:
     """Every entry id in the tree at ``rev``, in path and line order, read with plain git."""
-    from memgit import format as fmt
+    from memgit.format import entries as fmt
 
     names = git("ls-tree", "-r", "--name-only", rev, cwd=git_dir).stdout.decode().split()
     ids: list[str] = []
@@ -108,7 +130,7 @@ def entry_ids_at(git_dir: Path, rev: str = "main") -> list[str]:
 def head_entries(path: Path) -> dict[str, tuple[str, str]]:
     """entry id -> (path, line) of the drive's head (a checkout or a bare repository)."""
     from memgit.git.repository import open_drive, tree_texts
-    from memgit.replay import entry_map
+    from memgit.sync.replay import entry_map
 
     drive = open_drive(path)
     head = drive.head_commit()
@@ -130,8 +152,8 @@ def committed_copy(source: Path, dest: Path, message: str = "labelled drive") ->
 @pytest.fixture
 def new_drive(tmp_path: Path):
     """Factory: a real drive checkout holding ``files`` (MEMORY.md's Index made current)."""
-    from memgit import format as fmt
-    from memgit.drives import create_drive
+    from memgit.drives.create import create_drive
+    from memgit.format import entries as fmt
 
     counter = iter(range(1000))
 

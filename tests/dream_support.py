@@ -22,7 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from conftest import git
+from tests.conftest import git
 
 DATA = Path(__file__).parent / "data"
 

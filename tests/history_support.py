@@ -30,12 +30,12 @@ TARGET_ID = "m-01j0000000000000000target"
 
 # The reference line filter for git-filter-repo's blob callback: the plain
 # definition (parse every line of the document with memgit's format module,
-# drop the entries whose id is purged), independent of memgit.purge's fast path.
+# drop the entries whose id is purged), independent of memgit.purge.rewrite's fast path.
 # With ``needles`` (bytes every purged line must contain: explicit ids) blobs
 # without any are skipped before parsing, which is what makes filter-repo as
 # fast as it can be here; the tests pass None and parse every blob.
 BLOB_CALLBACK = """
-from memgit import format as _fmt
+from memgit.format import entries as _fmt
 _ids = set(%r)
 _needles = %r
 if _needles is not None and not any(n in blob.data for n in _needles):
@@ -116,7 +116,7 @@ class _Drive:
         return _line(_text(self.rng, self.n), entry_id, self.n)
 
     def memory(self) -> str:
-        from memgit import format as fmt
+        from memgit.format import entries as fmt
 
         head = "# Memory: bench\n\n- The bench drive [source: imported:unknown; " \
                "added: 2024-01-01; id: m-01j00000000000000000memory]\n\n## Index\n"
@@ -233,7 +233,7 @@ def generate_history(path: Path, commits: int, *, files: int = 48, file_bytes: i
         elif odd and number == commits // 4:
             line = _line("Bob prefers green tea in the morning", None, 4242)
             drive.lines[drive.names[2 % files]].append(line)
-            from memgit import format as fmt
+            from memgit.format import entries as fmt
 
             entry = fmt.parse_entry(line.rstrip("\n"))
             assert entry is not None

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 
 import snowballstemmer
 
-from memgit.recall_search import _STOPWORDS
+from memgit.index.search import _STOPWORDS
 from memgit.state.facts import topic_words
 
 _WORD_RE = re.compile(r"\w+", re.UNICODE)

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conftest import git  # noqa: F401 - the tests import it from here too
-from memgit import format as fmt
+from memgit.format import entries as fmt
+from tests.conftest import git  # noqa: F401 - the tests import it from here too
 
 MAIN = "refs/heads/main"
 ZERO = "0" * 40
@@ -126,14 +126,14 @@ class Drive:
         """A new drive ``root/server.git`` (or ``git_dir``: made by ``memgit init --bare``
         when it does not exist, else given memgit's hooks). ``url`` and ``env`` are what
         a client pushes with."""
-        from memgit.drives import create_drive
+        from memgit.drives.create import create_drive
 
         self.git_dir = git_dir or root / "server.git"
         if not self.git_dir.exists():
             create_drive(self.git_dir, bare=True)
         else:
             from memgit.git.repository import open_drive
-            from memgit.hooks import configure_server, install_server_hooks
+            from memgit.githooks.install import configure_server, install_server_hooks
 
             server = open_drive(self.git_dir)
             install_server_hooks(server, chain=False)
@@ -182,8 +182,8 @@ class Drive:
 
     def event_counts(self) -> dict[str, int]:
         """The drive's counters, once the background work of every push so far is done."""
-        from memgit import events
-        from memgit.post_receive import wait_for_background
+        from memgit.githooks.post_receive import wait_for_background
+        from memgit.state import events
 
         assert wait_for_background(self.git_dir)
         return events.counts(self.git_dir)

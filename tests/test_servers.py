@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from servers import *  # noqa: F403  (the fixtures; conftest.py may register them too)
-from servers import (
+from tests.servers import *  # noqa: F403  (the fixtures; conftest.py may register them too)
+from tests.servers import (
     DEFAULT_BRANCH,
     HOST,
     READER,

@@ -1,5 +1,7 @@
+"""`python -m memgit`: the same entry point as the `memgit` script."""
+
 import sys
 
-from memgit.fast_cli import main
+from memgit.cli.quick import main
 
 sys.exit(main())

@@ -1,4 +1,4 @@
-"""memgit's exceptions; the CLI has one handler that prints them (cli.py)."""
+"""memgit's exceptions and the lines they print; one handler at the top prints them (cli.main)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,30 @@ class UsageError(MemgitError):
 
 
 class NotADriveError(MemgitError):
+    """MG002: what was named is not a drive. One constructor, so one message, per
+    situation (a missing branch is git.repository.missing_branch)."""
+
     code = "MG002"
+
+    @classmethod
+    def missing(cls, path: str) -> NotADriveError:
+        return cls(f"{path} does not exist", "pass a drive with -C PATH or MEMGIT_DRIVE")
+
+    @classmethod
+    def not_git(cls, path: str) -> NotADriveError:
+        return cls(f"{path} is not a git repository, so not a drive",
+                   "memgit init PATH creates a drive, memgit clone URL checks one out, "
+                   "memgit init --adopt PATH makes a memory folder one; or pass -C PATH")
+
+    @classmethod
+    def no_memory(cls, where: str, branch: str, *, remote: bool = False) -> NotADriveError:
+        """A git repository (or a remote) whose branch has no MEMORY.md at its head."""
+        if remote:
+            return cls(f"{where} is not a drive: its {branch} has no MEMORY.md",
+                       "check the URL, the branch and your access to the drive")
+        return cls(f"{where} is a git repository but not a drive: {branch} has no MEMORY.md",
+                   "memgit init --adopt PATH makes a memory repository a drive; "
+                   "otherwise pass a drive with -C PATH or MEMGIT_DRIVE")
 
 
 class PolicyFileError(MemgitError):
@@ -137,7 +160,7 @@ class RefusedError(MemgitError):
 def error_lines(err: MemgitError) -> list[str]:
     """What a command prints for a MemgitError: its code and message, then its hint,
     control characters escaped (the callers redact possible credentials: policy.quote)."""
-    from .safe_text import printable
+    from memgit.safe_text import printable
 
     lines = [printable(f"memgit: error {err.code}: {err.message}")]
     if err.hint:

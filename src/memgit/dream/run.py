@@ -1,13 +1,11 @@
 """A whole dream: when it is due, the lease, the proposer, the checks, the commit.
 
-``dream()`` never leaves the drive half changed: everything before the one
-writer commit only reads, and that commit is atomic (compare-and-swap of the
-branch). A run killed at any point leaves its lease behind; the next run takes
-it over (its process is gone, or an hour passed) and, with ``--due``, first
-looks for a ``Dream YYYY-MM-DD`` commit the killed run made without recording
-it, so a night is never dreamed twice. Failures (no answer, a timeout, an HTTP
-error, an unusable answer) are recorded and counted (``dream_failed``); with
-``--due`` a failed night is retried up to 3 times.
+``dream()`` never leaves the drive half changed: everything before the one writer commit
+only reads, and that commit is a compare-and-swap of the branch. A killed run leaves its
+lease, which the next run takes over (state.dream); with ``--due`` it first looks for a
+``Dream YYYY-MM-DD`` commit the killed run made without recording it, so a night is never
+dreamed twice. Failures are recorded and counted (``dream_failed``); with ``--due`` a
+night is tried at most state.dream.MAX_ATTEMPTS times.
 """
 
 from __future__ import annotations
@@ -17,17 +15,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import state
-from ..errors import DreamFailedError, MemgitError
-from ..git.plumbing import git_plumbing
-from ..git.repository import Drive, ref_target
-from ..policy import Policy
-from ..read_path import catch_up
-from ..state import dream as runs
-from . import apply, checks, snapshot
-from .config import DreamConfig, in_window
-from .observations import apply_retention
-from .rules import RuleProposer
+from memgit import state
+from memgit.dream import apply, checks, snapshot
+from memgit.dream.observations import apply_retention
+from memgit.dream.rule_based import RuleProposer
+from memgit.errors import DreamFailedError, MemgitError
+from memgit.git.plumbing import git_plumbing
+from memgit.git.repository import Drive, ref_target
+from memgit.policy.dream_settings import DreamConfig, in_window
+from memgit.policy.settings import Policy
+from memgit.recall.read_path import catch_up
+from memgit.state import dream as runs
 
 Progress = Callable[[str], None]
 
@@ -58,7 +56,7 @@ def proposer_for(config: DreamConfig, *, no_model: bool, base_url: str | None,
     model = config.model or ("openai" if base_url else "")
     if not model:
         return RuleProposer(prune=config.prune)
-    from .. import plugins
+    from memgit import plugins
 
     settings = config.plugin_settings()
     if base_url:
@@ -138,7 +136,7 @@ def _ask(proposer: Any, snap: snapshot.Snapshot, progress: Progress) -> Any:
 
 def _dream(drive: Drive, policy: Policy, config: DreamConfig, proposer: Any, day: str,
            now: _dt.datetime, lease: runs.Lease | None, progress: Progress) -> Outcome:
-    from ..policy import PurgeRegistry
+    from memgit.policy.registry import PurgeRegistry
 
     snap = snapshot.take(drive, policy, now=now)
     proposal = _ask(proposer, snap, progress)

@@ -1,13 +1,8 @@
-"""What a proposer sees: at most 300 active entries and the last day's turns.
+"""What a proposer sees: at most MAX_ENTRIES active entries and the recent turns.
 
-Entries come from the branch head (the drive is the truth) with their
-retrieval counts from the index and their age in days (from ``added``, drive
-time). Only memory counts: entries the index would not make searchable
-(proposed, rejected, questions and answers, twin/ ...) and reserved files are
-left out. A drive with more than 300 such entries is shown a different slice
-each day (a rotation over the entries in path and line order), so every entry
-is seen within ``ceil(N / 300)`` nights. Turns are the newest 80 of the last
-24 hours, incognito ones never having been stored.
+Entries come from the branch head, with retrieval counts from the index; only what the
+index would make searchable counts. A larger drive is shown a different slice each night,
+so every entry is seen within ``ceil(N / MAX_ENTRIES)`` nights.
 """
 
 from __future__ import annotations
@@ -16,12 +11,12 @@ import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import format as fmt
-from .. import state
-from ..git.repository import Drive, commit_tree_id, ref_target, tree_texts
-from ..policy import Policy
-from ..recall_index import is_indexable
-from ..state import facts, observations
+from memgit import state
+from memgit.format import entries as fmt
+from memgit.git.repository import Drive, commit_tree_id, ref_target, tree_texts
+from memgit.index.reindex import is_indexable
+from memgit.policy.settings import Policy
+from memgit.state import facts, observations
 
 MAX_ENTRIES = 300
 MAX_TURNS = 80
@@ -102,7 +97,7 @@ def rotation(items: list[Any], day: _dt.date, size: int) -> list[Any]:
 def take(drive: Drive, policy: Policy, *, now: _dt.datetime | None = None,
          max_entries: int = MAX_ENTRIES, max_turns: int = MAX_TURNS) -> Snapshot:
     """The snapshot of the drive now (reads only: the index as it is, no repair)."""
-    from ..errors import UsageError
+    from memgit.errors import UsageError
 
     local = local_now(policy, now)
     head = ref_target(drive, policy.branch_ref)

@@ -1,7 +1,7 @@
 """A drive's repository through pygit2: opening and creating it, trees and blobs, commits,
 compare-and-swap ref moves, and what replay and sync need of a history.
 
-pygit2 is imported inside the functions that need it (its import costs 40-90 ms,
+pygit2 is imported inside the functions that need it (its import is costly:
 docs/performance.md), and never by the hook-safe modules of this package.
 """
 
@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import NotADriveError, RepoError
-from . import DEFAULT_BRANCH
-from .modes import MODE_COMMIT, MODE_EXEC, MODE_FILE, MODE_TREE
+from memgit.errors import NotADriveError, RepoError
+from memgit.git import DEFAULT_BRANCH
+from memgit.git.modes import MODE_COMMIT, MODE_EXEC, MODE_FILE, MODE_TREE
 
 if TYPE_CHECKING:
     import pygit2
@@ -56,12 +56,10 @@ def open_drive(path: str | Path | None = None) -> Drive:
 
     start = str(Path(path or ".").resolve())
     if not os.path.exists(start):
-        raise NotADriveError(f"{start} does not exist", "pass an existing drive with -C PATH")
+        raise NotADriveError.missing(start)
     found = pygit2.discover_repository(start)
     if found is None:
-        raise NotADriveError(f"{start} is not a git repository (not a drive)",
-                             "run memgit init to create a drive (memgit init --adopt makes "
-                             "one of an existing memory folder), or pass -C PATH")
+        raise NotADriveError.not_git(start)
     repo = pygit2.Repository(found)
     workdir = Path(repo.workdir).resolve() if repo.workdir else None
     return Drive(repo, Path(repo.path).resolve(), workdir)
@@ -136,7 +134,7 @@ def enable_fsync() -> None:
     """Make libgit2 fsync objects and refs it writes (git's core.fsync equivalent).
 
     Without it a power loss after an acknowledged write could lose the loose
-    objects the branch points at; the cost is ~0.4 ms per commit (bench_writer).
+    objects the branch points at (its cost: docs/performance.md).
     """
     import pygit2
 
@@ -186,10 +184,9 @@ def path_blocked(drive: Drive, tree_id: str, path: str) -> bool:
 
 def tree_files(drive: Drive, tree_id: str) -> list[FileEntry]:
     """Every blob, symlink and gitlink of a tree, depth first, memoised per tree id:
-    git objects never change, so a subtree
-    seen before (every unchanged folder of the next commit) costs a dict lookup.
-    A blob's size needs a read of its object header, which is what makes the
-    plain walk take ~14 ms on a 256-file drive."""
+    git objects never change, so a subtree seen before (every unchanged folder of the
+    next commit) costs a dict lookup. A blob's size needs a read of its object header,
+    which is most of a first walk's cost."""
     return [FileEntry(p, m, s, o) for p, m, s, o in _tree_listing(drive.repo, tree_id)]
 
 
@@ -379,6 +376,19 @@ def head_branch(drive: Drive) -> str | None:
 def local_branches(drive: Drive) -> list[str]:
     """The names of the repository's branches (``main``, ``master``, ...), sorted."""
     return sorted(drive.repo.branches.local)
+
+
+def require_drive(drive: Drive, ref: str) -> str:
+    """The head commit of the drive's branch ``ref``: the one check that a repository is
+    a drive (the branch exists and its head has a MEMORY.md file)."""
+    from memgit.format.entries import MEMORY_FILE
+
+    head = ref_target(drive, ref)
+    if head is None:
+        raise missing_branch(drive, ref)
+    if file_at(drive, commit_tree_id(drive, head), MEMORY_FILE) is None:
+        raise NotADriveError.no_memory(str(drive.root), ref.removeprefix("refs/heads/"))
+    return head
 
 
 def missing_branch(drive: Drive, ref: str) -> NotADriveError:

@@ -1,8 +1,8 @@
 """A drive checkout: its work tree and git's staging area ("staged files").
 
-Work-tree files are read and written without following a symlink anywhere on
-the way; the writer and sync keep the checkout matching the commits they make
-(``git status`` stays clean).
+Work-tree files are read and written without following a symlink anywhere on the way; the
+writer and sync keep the checkout matching the commits they make (``git status`` stays
+clean).
 """
 
 from __future__ import annotations
@@ -12,18 +12,11 @@ import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..errors import RepoError
-from . import DEFAULT_BRANCH
-from .modes import MODE_COMMIT, MODE_EXEC, MODE_FILE, MODE_LINK
-from .plumbing import git
-from .repository import (
-    Drive,
-    FileEntry,
-    cas_ref,
-    commit_tree_id,
-    hash_blob,
-    signature,
-)
+from memgit.errors import RepoError
+from memgit.git import DEFAULT_BRANCH
+from memgit.git.modes import MODE_COMMIT, MODE_EXEC, MODE_FILE, MODE_LINK
+from memgit.git.plumbing import git
+from memgit.git.repository import Drive, FileEntry, cas_ref, commit_tree_id, hash_blob, signature
 
 
 def staged_files(git_dir: Path, workdir: Path) -> list[FileEntry]:
@@ -35,7 +28,7 @@ def staged_files(git_dir: Path, workdir: Path) -> list[FileEntry]:
     hooks its path in GIT_INDEX_FILE (relative to the work tree's top); git honours
     that variable, so ``ls-files`` run from the top reads the right one.
     """
-    from .raw import ObjectReader
+    from memgit.git.raw import ObjectReader
 
     proc = git("ls-files", "--stage", "-z", cwd=workdir)
     staged: list[tuple[str, int, str]] = []

@@ -1,0 +1,92 @@
+"""What an agent hook reads and prints: the event JSON in, the tool's hook JSON out.
+
+Both paths of ``memgit agent-hook`` use it, the quick one (no click, no pygit2) included,
+so it imports the standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from memgit.safe_text import printable
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads it so)
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+EVENTS = ("session-start", "prompt", "guard", "record")
+QUICK_EVENTS = ("session-start", "prompt", "guard")  # the events fast_cli answers
+CLAUDE_EVENT_NAMES = {"session-start": "SessionStart", "prompt": "UserPromptSubmit",
+                      "guard": "PreToolUse"}
+PROMPT_CHARS = 1000  # of a prompt used as the recall query
+DRIVE_ENV = "MEMGIT_DRIVE"  # the drive agents' hooks and `memgit mcp` use without -C
+
+
+def read_event(raw: str) -> dict[str, Any]:
+    """The hook input object; ``{}`` for empty or non-object input."""
+    try:
+        data = json.loads(raw) if raw.strip() else {}
+    except json.JSONDecodeError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def hook_drive(directory: str | None) -> str | None:
+    """The drive named by ``-C`` or ``$MEMGIT_DRIVE`` (None: the session's folder)."""
+    return directory or os.environ.get(DRIVE_ENV) or None
+
+
+def hook_where(directory: str | None, data: Mapping[str, Any]) -> str | None:
+    """Where the hook looks for its drive: ``-C``, ``$MEMGIT_DRIVE``, else the event's cwd."""
+    return hook_drive(directory) or str(data.get("cwd") or "") or None
+
+
+def prompt_query(data: Mapping[str, Any], raw: str) -> str | None:
+    """The recall query for a prompt event (its first PROMPT_CHARS characters); in text
+    form the prompt may come as plain text. None when there is no prompt."""
+    prompt = data.get("prompt") if data else raw
+    if not isinstance(prompt, str) or not prompt.strip():
+        return None
+    return prompt[:PROMPT_CHARS]
+
+
+def claude_context(event: str, text: str) -> dict[str, Any]:
+    return {"hookSpecificOutput": {"hookEventName": CLAUDE_EVENT_NAMES[event],
+                                   "additionalContext": text}}
+
+
+def claude_deny(reason: str) -> dict[str, Any]:
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                   "permissionDecision": "deny",
+                                   "permissionDecisionReason": reason}}
+
+
+def context_output(event: str, text: str, form: str) -> str:
+    """What the hook prints for added context ``text`` in ``form`` ('' for none)."""
+    if not text:
+        return ""
+    body = json.dumps(claude_context(event, text)) if form == "claude-code" \
+        else text.rstrip("\n")
+    return body + "\n"
+
+
+def deny_output(reason: str, form: str) -> tuple[str, bool, int]:
+    """(what to print, whether on stderr, exit status) for a tool call the guard refuses:
+    Claude Code's deny JSON on stdout and 0, or in text form the reason on stderr and 2."""
+    if form == "claude-code":
+        return json.dumps(claude_deny(reason)) + "\n", False, 0
+    return reason + "\n", True, 2
+
+
+def prompt_context(hits: list[Mapping[str, Any]]) -> str:
+    """The added context for a prompt's recall hits ('' when there are none); entry text
+    with control or invisible characters shows them escaped (safe_text.printable)."""
+    if not hits:
+        return ""
+    lines = ["memgit: entries of the memory drive that may bear on this prompt "
+             "(cite by id; change only through memgit):"]
+    lines += [f"- {printable(h['text'])} [id: {h['id']}; {printable(h['topic'])}; "
+              f"added {h['added'] or '?'}]" for h in hits]
+    return "\n".join(lines) + "\n"

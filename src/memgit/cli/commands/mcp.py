@@ -1,0 +1,19 @@
+"""memgit mcp: serve the drive to an agent over the Model Context Protocol (stdio)."""
+
+from __future__ import annotations
+
+import click
+
+from memgit.agents.hook_io import hook_drive
+from memgit.cli.common import ctx_directory
+
+
+@click.command("mcp")
+@click.pass_context
+def command(ctx: click.Context) -> int:
+    """Run an MCP server on stdin/stdout for the drive (-C PATH, else $MEMGIT_DRIVE,
+    else the current folder). Needs pip install 'memgit[mcp]'."""
+    from memgit.agents.mcp import serve
+
+    serve(hook_drive(ctx_directory(ctx)))
+    return 0

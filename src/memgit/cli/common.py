@@ -1,0 +1,121 @@
+"""What several commands share: finding the drive and its policy, printing violations."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+import click
+
+from memgit.git.repository import Drive, open_drive
+from memgit.policy.judge import Violation
+from memgit.policy.lint import report_lines
+from memgit.policy.settings import Policy, drive_policy
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def shared_options(command: str) -> Callable[[F], F]:
+    """The click options of ``command`` built from cli.options.SHARED, the table the quick
+    path parses with: one definition of each option for both paths."""
+    from memgit.cli.options import SHARED, TEXT
+
+    def decorate(fn: F) -> F:
+        for option in reversed(SHARED[command]):
+            kwargs: dict[str, Any] = {"help": option.help, "metavar": option.metavar}
+            if option.is_flag:
+                kwargs.update(is_flag=True, default=False)
+            else:
+                takes = option.takes
+                kwargs["default"] = option.default
+                kwargs["show_default"] = option.default is not None
+                if takes != TEXT and len(takes) == 2 and all(isinstance(t, int) for t in takes):
+                    kwargs["type"] = click.IntRange(*takes)
+                elif takes != TEXT:
+                    kwargs["type"] = click.Choice(takes)
+            fn = click.option(*option.flags, option.dest, **kwargs)(fn)
+        return fn
+    return decorate
+
+
+policy_option = click.option("--policy", "policy_file", metavar="FILE", default=None,
+                             help="Policy YAML file (default: memgit.yaml in the git "
+                                  "directory, then git config memgit.policy).")
+
+
+def ctx_directory(ctx: click.Context) -> str | None:
+    obj = ctx.find_root().obj or {}
+    return obj.get("directory")
+
+
+def drive_from_ctx(ctx: click.Context) -> Drive:
+    return open_drive(ctx_directory(ctx))
+
+
+def policy_for(drive: Drive, explicit: str | None) -> Policy:
+    return drive_policy(drive, explicit)
+
+
+def print_violations(violations: Iterable[Violation], as_json: bool, *,
+                     err: bool = False, policy: Policy | None = None) -> None:
+    """Text or JSON; paths and messages quoted with ``policy``'s secret rules."""
+    items = list(violations)
+    if as_json:
+        click.echo(json.dumps([v.as_dict(policy) for v in items], indent=2,
+                              ensure_ascii=False))
+        return
+    for line in report_lines(items, policy):
+        click.echo(line, err=err)
+
+
+def report_write(result: Any, as_json: bool) -> int:
+    """Print a writer result (text lines or JSON); the exit status the writer gives it."""
+    from memgit.write.ops import exit_status, result_lines
+
+    if as_json:
+        click.echo(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
+    else:
+        for line in result_lines(result):
+            click.echo(line)
+    return exit_status(result)
+
+
+class ProgressBar:
+    """Progress of long work on stderr: a bar on a terminal; without one, nothing, or with
+    ``lines`` (a prefix such as "memgit purge") a plain line per quarter of each phase.
+    ``quiet`` (``--json``) prints nothing at all. Called as ``(phase, done, total)``."""
+
+    def __init__(self, quiet: bool, lines: str = "") -> None:
+        self.quiet = quiet
+        self.lines = lines
+        self.tty = sys.stderr.isatty()
+        self.phase = ""
+        self.last_percent = -1
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if self.quiet or not (self.tty or self.lines):
+            return
+        if phase != self.phase:
+            if self.tty and self.phase:
+                click.echo("", err=True)
+            self.phase, self.last_percent = phase, -1
+        if total <= 0:
+            if self.tty:
+                click.echo(f"\r{phase}: {done}", err=True, nl=False)
+            return
+        percent = done * 100 // total
+        if self.tty:
+            filled = percent * 30 // 100
+            click.echo(f"\r{phase:<18} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total}",
+                       err=True, nl=False)
+        elif percent // 25 != self.last_percent // 25 or done == total:
+            if percent != self.last_percent:
+                click.echo(f"{self.lines}: {phase} {done}/{total}", err=True)
+        self.last_percent = percent
+
+    def end(self) -> None:
+        if self.tty and self.phase and not self.quiet:
+            click.echo("", err=True)
+        self.phase = ""

@@ -1,0 +1,88 @@
+"""The entry point of the installed server hooks: read git's ``OLD NEW REF`` lines, run the
+hook, chain.
+
+The hook scripts run ``python -I -S -c "from memgit.githooks.entry import hook_main; ..."
+NAME``: no click, no ``site``. Every import is paid by every push, so nothing is imported
+that the hook does not use: pre-receive imports memgit.githooks.receive, post-receive only
+memgit.githooks.post_receive (which hands its work to a detached process).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from memgit.githooks.hook_io import ServerSideError, emit, hook_git_dir, server_error_lines
+from memgit.safe_text import printable
+
+HOOK_NAMES = ("pre-receive", "post-receive")
+
+
+# --- running the hooks ----------------------------------------------------------------------
+
+
+def run_chained(chain: str | None, stdin: bytes) -> int:
+    """Run the hook memgit was installed in front of (``install-hooks --chain``), with the
+    same stdin. Like git, a missing or non-executable hook is not run."""
+    if not chain or not os.path.isfile(chain) or not os.access(chain, os.X_OK):
+        return 0
+    import subprocess
+
+    sys.stderr.flush()
+    return subprocess.run([chain], input=stdin).returncode
+
+
+def run_hook(name: str, stdin: bytes, git_dir: str | os.PathLike[str], *,
+             policy_file: str | None = None, chain: str | None = None) -> int:
+    """Run hook ``name`` for ``git_dir``: print, then run the chained hook if any."""
+    if name == "pre-receive":
+        from pathlib import Path
+
+        from memgit.githooks.receive import run_pre_receive
+
+        status, lines = run_pre_receive(Path(git_dir), stdin, policy_file=policy_file)
+        emit(lines)
+        if status != 0:
+            return status
+        return run_chained(chain, stdin)
+    if name == "post-receive":
+        from memgit.githooks.post_receive import run_post_receive
+
+        status, lines = run_post_receive(os.fspath(git_dir), stdin)
+        emit(lines)
+        chained = run_chained(chain, stdin)
+        return status or chained
+    emit([f"memgit: unknown hook {printable(name, 300)!r}; "
+          f"expected one of {', '.join(HOOK_NAMES)}"])
+    return 2
+
+
+def hook_main(argv: list[str] | None = None) -> int:
+    """Entry point of the installed hook scripts (no click: every import costs the push).
+
+    ``hook_main(["pre-receive", "--chain", PATH, "--policy", FILE])``.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    name = args.pop(0) if args else ""
+    if name == "--version":  # install-hooks --check: can this command import memgit?
+        from memgit import __version__
+
+        print(f"memgit {__version__}")
+        return 0
+    options: dict[str, str] = {}
+    while args:
+        flag = args.pop(0)
+        if flag not in ("--chain", "--policy") or not args:
+            if name == "pre-receive":
+                emit(server_error_lines(ServerSideError(
+                    f"the hook script passes an unknown argument {flag!r}",
+                    "reinstall the hooks: memgit install-hooks --server REPO")))
+                return 1
+            continue
+        options[flag] = args.pop(0)
+    try:
+        stdin = sys.stdin.buffer.read() if sys.stdin is not None else b""
+    except OSError:
+        stdin = b""
+    return run_hook(name, stdin, hook_git_dir(), policy_file=options.get("--policy"),
+                    chain=options.get("--chain"))

@@ -1,0 +1,135 @@
+"""post-receive: count the accepted push and bring the recall index to the new head, in the
+background.
+
+git tells the client the push is done only once post-receive has exited AND its stderr is
+closed (stderr reaches the client through the sideband), so the hook starts a detached
+process (two forks and a ``setsid``, every inherited descriptor closed) and exits. That
+process reindexes in one ``BEGIN IMMEDIATE`` transaction; if it never runs, the next read
+repairs the index (failures: ``<git dir>/memgit/post-receive.log``). Each holds
+``post-receive.lock`` shared until done, so :func:`wait_for_background` (exclusive)
+returns once every push already answered is counted and indexed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from memgit.githooks.hook_io import parse_updates
+from memgit.safe_text import append_log_line, printable
+
+LOCK_FILE = "post-receive.lock"
+LOG_FILE = "post-receive.log"
+
+
+def _state_dir(git_dir: str | os.PathLike[str]) -> str:
+    folder = os.path.join(git_dir, "memgit")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    return folder
+
+
+def run_post_receive(git_dir: str | os.PathLike[str], stdin: bytes) -> tuple[int, list[str]]:
+    """post-receive cannot undo a push: problems are reported, the status is always 0."""
+    try:
+        parse_updates(stdin)  # git's input is checked here, where the pusher sees a warning
+        start_background(git_dir)
+    except Exception as exc:
+        message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+        return 0, [f"memgit: warning: post-receive failed: {printable(message, 300)}"]
+    return 0, []
+
+
+def start_background(git_dir: str | os.PathLike[str]) -> None:
+    """Run :func:`background_work` for ``git_dir`` in a detached process; return at once."""
+    import fcntl
+
+    lock = os.open(os.path.join(_state_dir(git_dir), LOCK_FILE),
+                   os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        # shared: many pushes' work at once; waits only while a waiter holds it exclusively
+        fcntl.flock(lock, fcntl.LOCK_SH)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+    except BaseException:
+        os.close(lock)
+        raise
+    if pid:
+        os.close(lock)  # the detached process keeps the lock through its own descriptor
+        os.waitpid(pid, 0)
+        return
+    try:  # the first child: a new session, then the grandchild does the work
+        os.setsid()
+        if os.fork() == 0:
+            _detach(keep=lock)
+            try:
+                background_work(git_dir)
+            except BaseException as exc:  # noqa: BLE001 - nobody to tell but the log
+                _log(git_dir, exc)
+    finally:
+        os._exit(0)
+
+
+def _detach(keep: int) -> None:
+    """Let go of everything git gave the hook: stdin, stdout and stderr (the sideband to
+    the client) become /dev/null, and every other descriptor but ``keep`` is closed."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    if null > 2:
+        os.close(null)
+    os.closerange(3, keep)
+    os.closerange(keep + 1, max(keep + 1, os.sysconf("SC_OPEN_MAX")))
+
+
+def background_work(git_dir: str | os.PathLike[str]) -> None:
+    """Count the accepted push, reindex from the branch head git just moved, bring the
+    census of a drive with caps up to date (memgit.policy.census), and start the vectors'
+    filler of a drive with an ``embeddings:`` section."""
+    from pathlib import Path
+
+    from memgit.embeddings import fill as vector_fill
+    from memgit.git.repository import open_drive
+    from memgit.index.reindex import reindex
+    from memgit.policy.census import update_census
+    from memgit.policy.settings import drive_policy
+    from memgit.state import events
+
+    events.record(Path(git_dir), "push_accepted")
+    drive = open_drive(Path(git_dir))
+    policy = drive_policy(drive)
+    reindex(drive, policy=policy)
+    update_census(drive.git_dir, policy)
+    # A server drive with an embeddings: section: the pushed entries' vectors are made
+    # by a filler of their own (memgit.embeddings.fill.wait_for_fill waits for it).
+    vector_fill.schedule(drive.git_dir, policy.embeddings())
+
+
+def _log(git_dir: str | os.PathLike[str], exc: BaseException) -> None:
+    message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+    append_log_line(os.path.join(_state_dir(git_dir), LOG_FILE), message)
+
+
+def wait_for_background(git_dir: str | os.PathLike[str], timeout: float = 60.0) -> bool:
+    """Wait until the background work of every push answered so far is done; False after
+    ``timeout`` seconds."""
+    import fcntl
+    import time
+
+    path = os.path.join(git_dir, "memgit", LOCK_FILE)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return True  # no push ever started background work here
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return True
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    return False
+                time.sleep(0.005)
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock

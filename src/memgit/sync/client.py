@@ -1,0 +1,659 @@
+"""The replay-and-sync client: an offline checkout catches up with its server (docs/sync.md).
+
+``sync(drive)`` fetches the server's branch into ``refs/memgit/remotes/NAME`` and replays
+the local commits since the last sync, oldest first, each keeping its message and author:
+pushed as it is when it sits on the server's head, else as its entry operations
+(memgit.sync.replay) applied to that head. Pushes are never forced. After each accepted
+push ``refs/memgit/last-synced`` and ``refs/memgit/sync-source`` name the server and local
+commits, so a killed sync resumes with the next commit and nothing is duplicated. A push
+refused by the server's policy stops the sync with the local branch untouched. When the
+server's branch no longer contains ``last-synced`` (a purge rewrote it), operations on
+vanished or purged entries are dropped and the checkout's reflogs are expired and its
+unreachable objects pruned, so a purged text survives in no object of the checkout.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, TypeVar
+
+from memgit.errors import (
+    ConflictError,
+    MemgitError,
+    NotADriveError,
+    RefusedError,
+    RepoError,
+    SyncAuthError,
+    SyncNetworkError,
+    UsageError,
+)
+from memgit.format import entries as fmt
+from memgit.git import DEFAULT_BRANCH
+from memgit.git.plumbing import config_set
+from memgit.git.remote import fetch_branch, push_commit, remote_url
+from memgit.git.repository import (
+    Drive,
+    changed_files,
+    commit_info,
+    commit_tree_id,
+    delete_ref,
+    first_parent_chain,
+    head_branch,
+    is_ancestor,
+    merge_base,
+    missing_branch,
+    open_drive,
+    ref_target,
+    replay_commit,
+    set_ref,
+    tree_from_texts,
+    tree_texts,
+)
+from memgit.git.rewrite import expire_reflogs_and_prune
+from memgit.git.worktree import switch_branch_to, worktree_changes
+from memgit.index.reindex import ensure_current, forget_entries
+from memgit.policy.judge import ID_RE, quote
+from memgit.policy.registry import PURGED_IDS_FILE, PURGED_REF
+from memgit.policy.settings import Policy, drive_policy
+from memgit.sync import status as sync_state
+from memgit.sync.replay import (
+    CONFLICT_CHOICES,
+    Conflict,
+    ReplayOp,
+    apply_replay_ops,
+    compute_ops,
+    entry_map,
+)
+from memgit.sync.status import LAST_SYNC_CONFIG, LAST_SYNCED, SYNC_SOURCE, remote_head_ref
+
+BRANCH = DEFAULT_BRANCH  # what memgit clone checks out; a drive's policy may name another
+
+PURGED_FROM = "refs/memgit/purged-from/"  # + remote name: its refs/memgit/purged
+LEARNED = "refs/memgit/purged-learned/"  # + remote name: the purged ids applied last
+MAX_RACES = 5
+MAX_BATCH = 100  # below the default policy's 200 commits per push
+
+
+def _policy(drive: Drive) -> Policy:
+    return drive_policy(drive)
+
+
+def drive_branch(drive: Drive) -> str:
+    """The branch a drive lands on: the policy's ``branch`` (main by default)."""
+    return _policy(drive).branch
+
+
+class SyncRefusedError(RefusedError):
+    """The server's policy refused a pushed commit; carries its message."""
+
+    def __init__(self, commit: str, server_message: str) -> None:
+        super().__init__(
+            f"the server refused commit {commit[:10]}:\n{server_message}",
+            hint="fix the entry (memgit edit / memgit forget) and run memgit sync again; "
+                 "your local commits are kept")
+        self.commit = commit
+        self.server_message = server_message
+
+
+class SyncRaceError(ConflictError):
+    """The server kept moving while we pushed (or could not lock its branch each time)."""
+
+
+def race_error(races: int, what: str, outcome: PushOutcome) -> SyncRaceError:
+    """The error after MAX_RACES lost races. git answers "cannot lock ref" both when
+    another push holds the branch's lock and when a killed receive-pack left its
+    ``<branch>.lock`` file behind; only the first goes away by trying again."""
+    said = f"{outcome.summary}\n{outcome.message}"  # git puts the reason in remote: lines
+    if "cannot lock ref" in said or "failed to lock" in said:
+        return SyncRaceError(
+            f"the server could not lock its branch {races} times while pushing {what}",
+            "run memgit sync again; if it says so again, a push killed on the server may have "
+            "left a stale lock: the server's admin removes refs/heads/<branch>.lock in the "
+            "bare repository when no push is running")
+    return SyncRaceError(f"the server moved {races} times while pushing {what}",
+                         "run memgit sync again")
+
+
+# --- push and fetch outcomes ----------------------------------------------------------
+
+_AUTH_RE = re.compile(r"authentication failed|could not read (username|password)|"
+                      r"terminal prompts disabled|\b40[13]\b|permission denied|"
+                      r"access denied|not authorized", re.I)
+_MISSING_REF_RE = re.compile(r"couldn't find remote ref", re.I)
+
+
+@dataclass(frozen=True)
+class PushOutcome:
+    """What ``git push --porcelain`` said: ``ok``, ``race``, ``refused``, ``auth``, ``network``."""
+
+    status: str
+    summary: str
+    message: str  # the server's ``remote:`` lines, or git's error
+
+
+def parse_push(returncode: int, stdout: str, stderr: str) -> PushOutcome:
+    """Read the porcelain ref line (``<flag>\\t<from>:<to>\\t<summary>``) and stderr.
+
+    A refused push over smart HTTP still answers HTTP 200 with the refusal in
+    the pack protocol, so the ref line, not an exit or HTTP status, decides.
+    """
+    remote = "\n".join(line[len("remote:"):].strip() for line in stderr.splitlines()
+                       if line.startswith("remote:"))
+    remote = "\n".join(line for line in remote.splitlines() if line.strip()) or ""
+    for line in stdout.splitlines():
+        parts = line.split("\t")
+        if len(parts) < 3 or len(parts[0]) != 1:
+            continue
+        flag, summary = parts[0], parts[2]
+        if flag in " *=+":
+            return PushOutcome("ok", summary, remote)
+        if flag == "!":
+            if "remote rejected" in summary:
+                # Another push landed between the ref advertisement and our
+                # update: git's ref lock or the hook's non-fast-forward rule
+                # says so. That is a race, not a policy refusal.
+                if any(word in summary for word in ("failed to update ref", "failed to lock",
+                                                    "cannot lock ref")) or \
+                        ("MG604" in remote and "MG" not in remote.replace("MG604", "")):
+                    return PushOutcome("race", summary, remote)
+                return PushOutcome("refused", summary, remote or summary)
+            if any(word in summary for word in ("non-fast-forward", "fetch first", "stale info")):
+                return PushOutcome("race", summary, remote)
+            return PushOutcome("refused", summary, remote or summary)
+    err = stderr.strip()
+    if returncode == 0:
+        return PushOutcome("ok", "", remote)
+    if _AUTH_RE.search(err):
+        return PushOutcome("auth", "", err)
+    return PushOutcome("network", "", err)
+
+
+def network_error(remote: str, err: str, action: str) -> MemgitError:
+    last = err.strip().splitlines()[-1] if err.strip() else f"git {action} failed"
+    if _AUTH_RE.search(err):
+        return SyncAuthError(f"cannot {action} {remote}: authentication failed ({last})",
+                             "check the remote's credentials (git credential helper, ssh key)")
+    return SyncNetworkError(f"cannot {action} {remote}: {last}",
+                            "check the remote URL and the network, then sync again; "
+                            "your local commits are kept")
+
+
+# --- the report -----------------------------------------------------------------------
+
+
+@dataclass
+class SyncReport:
+    remote: str
+    pushed: list[tuple[str, str]] = field(default_factory=list)  # (local, server commit)
+    skipped: list[str] = field(default_factory=list)  # local commits already on the server
+    conflicts: list[Conflict] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)  # ops dropped on purged entries
+    races: int = 0
+    seconds: dict[str, float] = field(default_factory=lambda: {
+        "fetch": 0.0, "replay": 0.0, "push": 0.0, "finish": 0.0})
+    rewritten: bool = False
+    pulled: bool = False  # the local branch moved to take the server's new commits
+    forgotten: int = 0  # recall index rows of entries the server purged, deleted here
+    head: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "remote": self.remote,
+            "pushed": [{"local": a, "server": b} for a, b in self.pushed],
+            "skipped": self.skipped,
+            "conflicts": [c.as_dict() for c in self.conflicts],
+            "dropped": sorted(set(self.dropped)),
+            "races": self.races,
+            "seconds": {k: round(v, 4) for k, v in self.seconds.items()},
+            "history_rewritten": self.rewritten,
+            "forgotten": self.forgotten,
+            "pulled": self.pulled,
+            "head": self.head,
+        }
+
+
+# --- the client -----------------------------------------------------------------------
+
+
+@dataclass
+class _State:
+    drive: Drive
+    remote: str
+    on_conflict: str
+    report: SyncReport
+    drop: set[str] = field(default_factory=set)
+    texts: dict[str | None, dict[str, str]] = field(default_factory=dict)
+    blobs: dict[str, str] = field(default_factory=dict)
+    server_base: str | None = None
+    server_times: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def tree_of(self, commit: str | None) -> dict[str, str]:
+        tree = commit_tree_id(self.drive, commit) if commit is not None else None
+        if tree not in self.texts:
+            if len(self.texts) > 64:
+                self.texts.clear()
+            if len(self.blobs) > 4096:
+                self.blobs.clear()
+            self.texts[tree] = tree_texts(self.drive, tree, self.blobs)
+        return self.texts[tree]
+
+
+def check_checkout(drive: Drive, remote: str) -> str:
+    """Refuse what sync cannot work on; returns the local branch head."""
+    if drive.workdir is None:
+        raise UsageError("memgit sync runs in a drive checkout, not a bare repository",
+                         "clone the drive with memgit clone URL, then sync there")
+    name = drive_branch(drive)
+    if ref_target(drive, f"refs/heads/{name}") is None:
+        raise missing_branch(drive, f"refs/heads/{name}")
+    branch = head_branch(drive)
+    if branch is None:
+        raise UsageError("HEAD is detached", f"git switch {name}, then memgit sync")
+    if branch != f"refs/heads/{name}":
+        raise UsageError(f"the checked-out branch is {branch.removeprefix('refs/heads/')}, "
+                         f"not {name}", f"git switch {name}, then memgit sync")
+    head = ref_target(drive, branch)
+    assert head is not None  # checked above: the branch exists
+    if remote_url(drive, remote) is None:
+        raise UsageError(f"no remote named {remote!r}",
+                         f"git remote add {remote} URL (or pass --remote NAME)")
+    changed = worktree_changes(drive)
+    if changed:
+        shown = ", ".join(changed[:5]) + (" ..." if len(changed) > 5 else "")
+        raise UsageError(f"the checkout has uncommitted edits ({quote(shown, _policy(drive))})",
+                         "commit them (git commit) or remove them, then sync")
+    return head
+
+
+def fetch(drive: Drive, remote: str) -> str | None:
+    """The server's branch head (fetched into ``remote_head_ref``); None for an empty server.
+
+    A remote that is not a drive is refused and its tracking ref restored.
+    """
+    ref = remote_head_ref(remote)
+    before = ref_target(drive, ref)
+    # the server's purged ids come along (a pattern refspec: no error when there are none)
+    proc = fetch_branch(drive, remote, drive_branch(drive), ref,
+                        also=[f"+{PURGED_REF}*:{PURGED_FROM}{remote}*"])
+    err = proc.stderr.decode(errors="replace")
+    if proc.returncode != 0:
+        if _MISSING_REF_RE.search(err):
+            delete_ref(drive, ref)
+            return None
+        raise network_error(remote, err, "fetch from")
+    head = ref_target(drive, ref)
+    if head is not None and fmt.MEMORY_FILE not in tree_texts(
+            drive, commit_tree_id(drive, head)):
+        if before is None:
+            delete_ref(drive, ref)
+        else:
+            set_ref(drive, ref, before, "memgit sync: restore")
+        raise NotADriveError.no_memory(f"the remote {remote}", drive_branch(drive),
+                                       remote=True)
+    return head
+
+
+class DriveHistory:
+    """A drive's refs and commit graph through pygit2 (sync_state.History)."""
+
+    def __init__(self, drive: Drive) -> None:
+        self.drive = drive
+
+    def ref_target(self, ref: str) -> str | None:
+        return ref_target(self.drive, ref)
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        return is_ancestor(self.drive, ancestor, descendant)
+
+    def merge_base(self, a: str, b: str) -> str | None:
+        return merge_base(self.drive, a, b)
+
+    def first_parent_chain(self, head: str, stop: str | None) -> list[str]:
+        return first_parent_chain(self.drive, head, stop)
+
+
+def learn_purged(drive: Drive, remote: str) -> int:
+    """Delete from this checkout's recall index the entries the server purged (the ids
+    its ``refs/memgit/purged`` lists, fetched with the branch), with the scrubbing the
+    server's purge uses (recall_index.forget_entries). Runs when that list changed;
+    returns the rows deleted."""
+    head = ref_target(drive, PURGED_FROM + remote)
+    if head is None or ref_target(drive, LEARNED + remote) == head:
+        return 0
+    text = tree_texts(drive, commit_tree_id(drive, head)).get(PURGED_IDS_FILE, "")
+    ids = [line for line in text.split("\n") if ID_RE.match(line)]
+    deleted = forget_entries(drive, ids, scrub=False)
+    set_ref(drive, LEARNED + remote, head, "memgit sync: purged ids applied")
+    return deleted
+
+
+def waiting_commits(drive: Drive, remote: str = "origin") -> list[str]:
+    """Local commits not yet on the server (as far as the last sync knows)."""
+    branch = drive_branch(drive)
+    ref = f"refs/heads/{branch}"
+    if ref_target(drive, ref) is None:
+        raise missing_branch(drive, ref)
+    return sync_state.waiting_commits(DriveHistory(drive), branch, remote)
+
+
+def sync(drive: Drive, remote: str = "origin", on_conflict: str = "local",
+         progress: Callable[[str], None] | None = None, batch: int = 1) -> SyncReport:
+    """Replay local commits onto the server's branch; see the module docstring.
+
+    ``batch`` > 1 pushes up to that many replayed commits per push (one round
+    trip; still one server commit per local commit). A batch the server
+    refuses is retried one commit at a time, so the commits before the
+    refused one land and the refusal names it.
+    """
+    if on_conflict not in CONFLICT_CHOICES:
+        raise UsageError(f"--on-conflict must be one of {', '.join(CONFLICT_CHOICES)}", "")
+    if not 1 <= batch <= MAX_BATCH:
+        raise UsageError(f"--batch must be between 1 and {MAX_BATCH}", "")
+    say = progress or (lambda _msg: None)
+    local_head = check_checkout(drive, remote)
+    report = SyncReport(remote)
+    state = _State(drive, remote, on_conflict, report)
+    server_head = _timed(report, "fetch", lambda: fetch(drive, remote))
+    report.forgotten = learn_purged(drive, remote)
+    last = ref_target(drive, LAST_SYNCED)
+    if last is not None and server_head is None:
+        raise RepoError(f"{remote} has no {drive_branch(drive)} any more "
+                        "(it had one at the last sync)",
+                        "ask the drive's admin; nothing was pushed and nothing local changed")
+    gone = purged_since(drive, last, server_head, state.tree_of)
+    if gone is not None:
+        report.rewritten = True
+        say("the server's history was rewritten (a purge): replaying only unsynced work")
+        state.drop = gone
+    since = sync_state.since(DriveHistory(drive), local_head, server_head)
+    if server_head is not None and is_ancestor(drive, server_head, local_head):
+        since = server_head  # the server has nothing new: push the rest as it is
+    commits = first_parent_chain(drive, local_head, since)
+    if server_head is not None and is_ancestor(drive, local_head, server_head):
+        commits = []  # everything local is on the server already: fast-forward
+    if server_head is not None:
+        report.pulled = not is_ancestor(drive, server_head, local_head)
+        state.server_base = last if last is not None and not report.rewritten \
+            else merge_base(drive, local_head, server_head)
+    target = server_head
+    done = 0
+    while done < len(commits):
+        chunk = commits[done:done + batch]
+        say(f"[{done + len(chunk)}/{len(commits)}] {chunk[-1][:10]}")
+        pushed = _sync_batch(state, chunk, target) if len(chunk) > 1 else None
+        if pushed is None:
+            for commit in chunk:
+                target = _sync_commit(state, commit, target)
+        else:
+            target = pushed[0]
+        done += len(chunk)
+    _timed(report, "finish", lambda: _finish(state, local_head, target))
+    _vectors_later(drive)
+    return report
+
+
+def _vectors_later(drive: Drive) -> None:
+    """For a drive with an ``embeddings:`` section: the recall index brought to the new
+    head now and the vectors of the entries the sync brought left to the background
+    filler (memgit.embeddings.fill). The sync is done: a failure here is the next read's."""
+    from memgit import state as state_db
+    from memgit.embeddings import fill as vector_fill
+
+    try:
+        policy = _policy(drive)
+        config = policy.embeddings()
+        if config is not None:
+            # Opened again: after a purge's prune, this process's repository object may
+            # still list packs that are gone (pygit2 caches the object database).
+            fresh = open_drive(drive.root)
+            ensure_current(fresh, policy=policy)
+            vector_fill.schedule(drive.git_dir, config)
+    except (MemgitError, state_db.Error, OSError):
+        pass
+
+
+T = TypeVar("T")
+
+
+def _timed(report: SyncReport, phase: str, work: Callable[[], T]) -> T:
+    started = time.perf_counter()
+    try:
+        return work()
+    finally:
+        report.seconds[phase] += time.perf_counter() - started
+
+
+def _push(state: _State, oid: str) -> PushOutcome:
+    proc = _timed(state.report, "push", lambda: push_commit(state.drive, state.remote, oid,
+                                                            drive_branch(state.drive)))
+    return parse_push(proc.returncode, proc.stdout.decode(errors="replace"),
+                      proc.stderr.decode(errors="replace"))
+
+
+def _sync_batch(state: _State, chunk: list[str], target: str | None) -> tuple[str | None] | None:
+    """Replay ``chunk`` as a chain on ``target`` and push its tip at once.
+
+    Returns ``(new server head,)``, or None when the server refused the batch
+    (the caller then goes one commit at a time).
+    """
+    drive, report = state.drive, state.report
+    races = 0
+    while True:
+        tip, pairs, skipped = target, [], []
+        for commit in chunk:
+            info = commit_info(drive, commit)
+            parent = info.parents[0] if info.parents else None
+            new = commit if parent == tip and not state.drop else \
+                _timed(report, "replay", partial(_replay, state, commit, parent, tip))
+            if new is None:
+                skipped.append(commit)
+                continue
+            pairs.append((commit, new))
+            tip = new
+        if not pairs:
+            report.skipped.extend(skipped)
+            _mark(drive, target, chunk[-1])
+            return (target,)
+        assert tip is not None
+        outcome = _push(state, tip)
+        if outcome.status == "ok":
+            report.pushed.extend(pairs)
+            report.skipped.extend(skipped)
+            _mark(drive, tip, chunk[-1])
+            return (tip,)
+        if outcome.status == "race":
+            races += 1
+            report.races += 1
+            if races > MAX_RACES:
+                raise race_error(races, "a batch", outcome)
+            target = _timed(report, "fetch", lambda: fetch(drive, state.remote))
+            continue
+        if outcome.status == "refused":
+            return None
+        raise network_error(state.remote, outcome.message, "push to")
+
+
+def _sync_commit(state: _State, commit: str, target: str | None) -> str | None:
+    """Push one local commit (replayed if needed); returns the new server head."""
+    drive, report = state.drive, state.report
+    info = commit_info(drive, commit)
+    parent = info.parents[0] if info.parents else None
+    races = 0
+    while True:
+        if parent == target and not state.drop:
+            new: str | None = commit
+        else:
+            new = _timed(report, "replay", partial(_replay, state, commit, parent, target))
+        if new is None:
+            report.skipped.append(commit)
+            _mark(drive, target, commit)
+            return target
+        outcome = _push(state, new)
+        if outcome.status == "ok":
+            report.pushed.append((commit, new))
+            _mark(drive, new, commit)
+            return new
+        if outcome.status == "race":
+            races += 1
+            report.races += 1
+            if races > MAX_RACES:
+                raise race_error(races, commit[:10], outcome)
+            target = _timed(report, "fetch", lambda: fetch(drive, state.remote))
+            continue
+        if outcome.status == "refused":
+            purged = _purged_ids(state, new, outcome.message) if state.report.rewritten \
+                or "MG606" in outcome.message or "MG607" in outcome.message else set()
+            if purged - state.drop:
+                state.drop |= purged
+                continue
+            raise SyncRefusedError(commit, outcome.message)
+        raise network_error(state.remote, outcome.message, "push to")
+
+
+def _replay(state: _State, commit: str, parent: str | None, target: str | None) -> str | None:
+    """The commit's operations applied on ``target``; None when nothing changes."""
+    drive = state.drive
+    ops: list[ReplayOp] = _commit_ops(state, parent, commit)
+    kept = [op for op in ops if op.id not in state.drop]
+    state.report.dropped.extend(op.id for op in ops if op.id in state.drop)
+    base = state.tree_of(target)
+    info = commit_info(drive, commit)
+    applied = apply_replay_ops(base, kept, on_conflict=state.on_conflict, when=info.author_time,
+                        theirs_when=_theirs_when(state, target))
+    # A conflict with an identical resolution is reported once, at the first attempt.
+    for conflict in applied.conflicts:
+        if conflict not in state.report.conflicts:
+            state.report.conflicts.append(conflict)
+    if applied.tree == base and target is not None:
+        return None
+    base_tree = commit_tree_id(drive, target) if target is not None else None
+    tree = tree_from_texts(drive, base_tree, base, applied.tree)
+    return replay_commit(drive, commit, tree, [target] if target is not None else [])
+
+
+def replay_chain(drive: Drive, commits: list[str], onto: str | None,
+                 on_conflict: str = "local", drop: frozenset[str] = frozenset()
+                 ) -> list[tuple[str, str | None]]:
+    """Replay ``commits`` (oldest first, each as the operations it made against its first
+    parent) onto ``onto`` exactly as sync does, pushing nothing: (commit, the commit it
+    became, or None when its operations are already there). A commit whose parent is
+    the current tip is kept as it is, unless operations on the ids in ``drop`` (purged
+    entries) must be left out. memgit gate and gate-mode sync use it."""
+    state = _State(drive, "", on_conflict, SyncReport(""), drop=set(drop))
+    tip: str | None = onto
+    out: list[tuple[str, str | None]] = []
+    for commit in commits:
+        info = commit_info(drive, commit)
+        parent = info.parents[0] if info.parents else None
+        new = commit if parent == tip and not drop else _replay(state, commit, parent, tip)
+        out.append((commit, new))
+        tip = new or tip
+    return out
+
+
+def _commit_ops(state: _State, parent: str | None, commit: str) -> list[ReplayOp]:
+    """The entry operations ``commit`` made against ``parent``."""
+    changed = None
+    if parent is not None:
+        changed = [path for path, _blob in changed_files(
+            state.drive, commit_tree_id(state.drive, parent), commit_tree_id(state.drive, commit))]
+    return compute_ops(state.tree_of(parent), state.tree_of(commit), changed)
+
+
+def _theirs_when(state: _State, target: str | None) -> Callable[[str], int | None]:
+    """When the server last changed an entry id (or ``file:PATH``) since the last sync."""
+
+    def lookup(key: str) -> int | None:
+        if target is None:
+            return None
+        if target not in state.server_times:
+            times: dict[str, int] = {}
+            chain = first_parent_chain(state.drive, target, state.server_base)
+            for oid in chain[-200:]:
+                info = commit_info(state.drive, oid)
+                parent = info.parents[0] if info.parents else None
+                for op in _commit_ops(state, parent, oid):
+                    times[op.id] = max(times.get(op.id, 0), info.author_time)
+            state.server_times[target] = times
+        return state.server_times[target].get(key)
+
+    return lookup
+
+
+_PURGED_ID_RE = re.compile(r"MG606 [a-z-]+: entry (\S+) was purged")
+_PURGED_LINE_RE = re.compile(r"^\s*(\S+?):(\d+): MG607 ", re.M)
+
+
+def _purged_ids(state: _State, commit: str, message: str) -> set[str]:
+    """Entry ids the server refused as purged (MG606 by id, MG607 by file and line)."""
+    found = set(_PURGED_ID_RE.findall(message))
+    tree = state.tree_of(commit)
+    for path, line in _PURGED_LINE_RE.findall(message):
+        text = tree.get(path)
+        if text is None:
+            continue
+        for ln, entry in fmt.parse_document(path, text).entries():
+            if ln.number == int(line):
+                found.add(entry.id)
+    return found
+
+
+def _mark(drive: Drive, server: str | None, local: str) -> None:
+    """Record progress: the server commit reached and the local commit it stands for."""
+    if server is not None:
+        set_ref(drive, LAST_SYNCED, server, "memgit sync: pushed")
+    set_ref(drive, SYNC_SOURCE, local, "memgit sync: replayed")
+
+
+def _finish(state: _State, local_head: str, target: str | None) -> None:
+    drive, report = state.drive, state.report
+    branch = f"refs/heads/{drive_branch(drive)}"
+    if target is not None and target != local_head:
+        # The work tree was clean, so it equals local_head's tree: moving to the
+        # server's head is a plain two-tree switch.
+        switch_branch_to(drive, branch, local_head, target, "memgit sync: take the server's head")
+    if target is not None:
+        set_ref(drive, LAST_SYNCED, target, "memgit sync: done")
+        set_ref(drive, f"refs/remotes/{state.remote}/{drive_branch(drive)}", target,
+                "memgit sync")
+    delete_ref(drive, SYNC_SOURCE)
+    config_set(drive.git_dir, LAST_SYNC_CONFIG, str(int(time.time())))
+    report.head = target
+    if report.rewritten or report.dropped:
+        # Purged text may sit in the old history or in a local commit that put
+        # a purged entry back: neither is reachable any more, so prune it.
+        delete_ref(drive, "ORIG_HEAD")
+        expire_reflogs_and_prune(drive.git_dir)
+
+
+def purged_since(drive: Drive, last: str | None, server_head: str | None,
+                 tree_of: Callable[[str | None], dict[str, str]] | None = None
+                 ) -> set[str] | None:
+    """After a fetch: None when the server's new head still descends from ``last`` (what
+    we had of it); else its history was rewritten (a purge), and these are the entry
+    ids ``last`` held that the new head lacks (sync drops operations on them; a mount
+    deletes them from its recall index)."""
+    if last is None or server_head is None or is_ancestor(drive, last, server_head):
+        return None
+    texts = tree_of or (lambda c: tree_texts(drive, commit_tree_id(drive, c or "")))
+    return set(entry_map(texts(last))) - set(entry_map(texts(server_head)))
+
+
+# --- status ------------------------------------------------------------------------------
+
+
+def sync_status(drive: Drive, remote: str = "origin") -> dict[str, Any]:
+    """What ``memgit status`` shows (no network: as of the last fetch)."""
+    if drive.workdir is None:
+        raise UsageError("memgit status describes a checkout, not a bare repository",
+                         "use memgit info on a server drive")
+    policy = drive_policy(drive)
+    if ref_target(drive, f"refs/heads/{policy.branch}") is None:
+        raise missing_branch(drive, f"refs/heads/{policy.branch}")
+    return sync_state.status(DriveHistory(drive), policy.branch, remote,
+                             remote_url(drive, remote), drive.config_value(LAST_SYNC_CONFIG),
+                             kind=policy.kind)

@@ -1,0 +1,57 @@
+"""agent_hook_io: reading a hook's event and printing what the agent tool expects."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memgit.agents import hook_io as io
+
+
+def test_read_event_takes_objects_only() -> None:
+    assert io.read_event('{"prompt": "hi", "cwd": "/d"}') == {"prompt": "hi", "cwd": "/d"}
+    assert io.read_event("not json") == {} and io.read_event("[1, 2]") == {}
+    assert io.read_event("   ") == {}
+
+
+def test_where_prefers_c_then_the_environment_then_the_events_cwd(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(io.DRIVE_ENV, raising=False)
+    assert io.hook_where("/c", {"cwd": "/e"}) == "/c"
+    assert io.hook_where(None, {"cwd": "/e"}) == "/e"
+    assert io.hook_where(None, {}) is None
+    monkeypatch.setenv(io.DRIVE_ENV, "/env")
+    assert io.hook_where(None, {"cwd": "/e"}) == "/env" and io.hook_drive(None) == "/env"
+
+
+def test_prompt_query_is_cut_and_needs_text() -> None:
+    assert io.prompt_query({"prompt": "x" * 5000}, "") == "x" * io.PROMPT_CHARS
+    assert io.prompt_query({}, "plain text prompt") == "plain text prompt"
+    assert io.prompt_query({"prompt": "  "}, "") is None
+    assert io.prompt_query({"prompt": 3}, "") is None
+
+
+def test_context_output_in_both_forms() -> None:
+    out = io.context_output("prompt", "memgit: a\n", "claude-code")
+    assert json.loads(out) == {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+                                                      "additionalContext": "memgit: a\n"}}
+    assert io.context_output("session-start", "a\nb\n", "text") == "a\nb\n"
+    assert io.context_output("prompt", "", "claude-code") == ""
+
+
+def test_prompt_context_escapes_control_characters() -> None:
+    text = io.prompt_context([{"id": "m-01x", "text": "Ring\x07 \x1b[2J", "topic": "a.md",
+                               "added": ""}])
+    assert "\x07" not in text and "\x1b" not in text
+    assert text.splitlines()[1] == "- Ring\\x07 \\x1b[2J [id: m-01x; a.md; added ?]"
+    assert io.prompt_context([]) == ""
+
+
+def test_deny_output_in_both_forms() -> None:
+    text, on_stderr, code = io.deny_output("memgit: no", "claude-code")
+    assert (on_stderr, code) == (False, 0)
+    assert json.loads(text)["hookSpecificOutput"] == {
+        "hookEventName": "PreToolUse", "permissionDecision": "deny",
+        "permissionDecisionReason": "memgit: no"}
+    assert io.deny_output("memgit: no", "text") == ("memgit: no\n", True, 2)

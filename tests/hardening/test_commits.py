@@ -1,0 +1,104 @@
+"""Commit messages, authors and committers are content (issue 10, class 2).
+
+A possible credential in any of them refuses the push (MG403), naming the commit and the
+field or message line, never the value; the writer never makes such a commit: a message
+that would be refused is replaced by the default subject (with a warning), an identity
+that would be refused stops the write before anything is written.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import git, memgit, refused
+from tests.receive_support import Drive, base_files, entry, people_text, ulid_like
+
+GITHUB = "ghp_" + "Zq8Lm3Nx7Rt2Vb6Kw9Yp4Hd1Fs5Jc0Ga8Ue3"  # a GitHub token shape
+SLACK = "xoxb-" + "2048123456-4096123456-Kq8Zm3Nx7Rt2Vb6Kw9Yp4Hd1"
+STRIPE = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dcQ7mR2x"
+GOOD = {"people.md": people_text(entry("Mia joined the platform team", ulid_like(80)))}
+
+# (message, author, committer) of a commit; each case puts a token somewhere else
+CASES = {
+    "subject": (f"add token {GITHUB}", None, "Test Agent <agent@example.com>"),
+    "body-line": (f"Add Mia\n\nthe deploy key is {SLACK}\n", None,
+                  "Test Agent <agent@example.com>"),
+    "trailer": (f"Add Mia\n\nSigned-off-by: Test\nX-Token: {STRIPE}\n", None,
+                "Test Agent <agent@example.com>"),
+    "author-name": ("Add Mia", f"{GITHUB} <agent@example.com>",
+                    "Test Agent <agent@example.com>"),
+    "author-email": ("Add Mia", f"Test Agent <{GITHUB}@example.com>",
+                     "Test Agent <agent@example.com>"),
+    "committer-name": ("Add Mia", None, f"Bot {SLACK} <bot@example.com>"),
+    "committer-email": ("Add Mia", None, f"Bot <{STRIPE}@example.com>"),
+}
+WHERE = {"subject": "line 1 of the commit message", "body-line": "line 3 of the commit message",
+         "trailer": "line 4 of the commit message", "author-name": "the author name",
+         "author-email": "the author email", "committer-name": "the committer name",
+         "committer-email": "the committer email"}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_token_in_a_commit_refuses_the_push(tmp_path: Path, case: str) -> None:
+    drive = Drive(tmp_path, files=base_files())
+    message, author, committer = CASES[case]
+    before = drive.main()
+    pushed = drive.build((GOOD, message), author=author, committer=committer)
+    result = drive.push("refs/heads/work")
+    assert result.refused_by_hook, result.stderr
+    assert "MG403" in result.codes()
+    assert f"MG403 secret-in-commit: {WHERE[case]} holds a possible credential" \
+        in result.stderr
+    assert f"commit {pushed[0][:10]}" in result.stderr  # the commit is named
+    for token in (GITHUB, SLACK, STRIPE):
+        assert token not in result.stderr + result.stdout
+        assert token[5:20] not in result.stderr
+    assert drive.main() == before and not drive.has_object(pushed[0])
+
+
+def test_a_token_in_an_earlier_commit_of_the_push_is_found(tmp_path: Path) -> None:
+    drive = Drive(tmp_path, files=base_files())
+    later = {"people.md": people_text(entry("Mia joined the platform team", ulid_like(80)),
+                                      entry("Mia leads the migration", ulid_like(81)))}
+    pushed = drive.build((GOOD, f"first {GITHUB}"), (later, "second, clean"))
+    result = drive.push("refs/heads/work")
+    assert result.refused_by_hook and "MG403" in result.codes(), result.stderr
+    assert f"commit {pushed[0][:10]}" in result.stderr
+
+
+def test_clean_commits_still_land(tmp_path: Path) -> None:
+    drive = Drive(tmp_path, files=base_files())
+    pushed = drive.build((GOOD, "Add Mia\n\nThe token rotation is every Monday.\n"),
+                         author="Ann Lee <ann@example.com>")
+    assert drive.push("refs/heads/work").returncode == 0
+    assert drive.main() == pushed[-1]
+
+
+@pytest.mark.parametrize("token", [GITHUB, SLACK])
+def test_the_writer_does_not_use_a_message_holding_a_token(new_drive, token: str) -> None:
+    work = new_drive()
+    proc = memgit("remember", "Mia joined the platform team", "-m", f"note {token}",
+                  "--json", cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["status"] == "committed"
+    assert any("commit message was not used" in w and "MG403" in w for w in result["warnings"])
+    assert token not in proc.stdout.decode() + proc.stderr.decode()
+    log = git("log", "-1", "--format=%B", cwd=work).stdout.decode()
+    assert token not in log and log.startswith("memgit: write")
+
+
+def test_the_writer_refuses_an_identity_holding_a_token(new_drive) -> None:
+    work = new_drive()
+    head = git("rev-parse", "HEAD", cwd=work).stdout
+    git("config", "user.name", f"Agent {GITHUB}", cwd=work)
+    proc = memgit("remember", "Mia joined the platform team", cwd=work)
+    assert proc.returncode != 0
+    assert b"MG403" in proc.stderr or b"identity" in proc.stderr, proc.stderr
+    err = refused(proc, "MG007", status=1)  # the writer's refusal, not a crash
+    assert "the commit identity is refused" in err and "possible credential" in err
+    assert GITHUB.encode() not in proc.stdout + proc.stderr
+    assert git("rev-parse", "HEAD", cwd=work).stdout == head  # nothing was written
