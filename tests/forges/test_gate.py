@@ -57,7 +57,7 @@ class Forge:
         path = self.root / name
         proc = run_memgit("clone", str(self.git_dir), str(path), cwd=self.root)
         assert proc.returncode == 0, proc.stderr
-        for key, value in (("memgit.push", "incoming"), ("memgit.agents.operations", name),
+        for key, value in (("memgit.push", "incoming"), ("memgit.agent", name),
                            ("user.name", name), ("user.email", f"{name}@example.com")):
             git("config", key, value, cwd=path)
         return path

@@ -55,7 +55,7 @@ from memgit.sync.client import (
 from memgit.sync.status import LAST_SYNC_CONFIG, LAST_SYNCED, since
 
 PUSH_CONFIG = "memgit.push"
-AGENT_CONFIG = "memgit.agents.operations"
+AGENT_CONFIG = "memgit.agent"  # git config key (docs/sync.md), not a module
 REPORT_COPY = "refs/memgit/gate-report/"  # + remote name
 
 
