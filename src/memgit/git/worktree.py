@@ -207,10 +207,22 @@ def worktree_changes(drive: Drive, paths: Sequence[str] = (), *,
 def switch_branch_to(drive: Drive, ref: str, old: str, new: str, message: str) -> None:
     """Move the checked-out branch from ``old`` to ``new``, work tree and index too.
 
-    ``read-tree -m -u`` refuses (changing nothing) if a path it must touch has
-    local edits; :func:`cas_ref` moves the branch only if it still points at ``old``.
+    The branch moves first (:func:`cas_ref`: only if it still points at ``old``), under a
+    checkout journal (git.recovery), then ``read-tree -m -u`` brings the checkout along:
+    a process killed in between leaves a journal the next command finishes from the
+    branch. Should ``read-tree`` refuse (a path it must touch has local edits, which it
+    then leaves alone), the same repair runs at once and keeps those edits on top.
     """
-    move_checkout(drive, commit_tree_id(drive, old), commit_tree_id(drive, new))
+    from memgit.git import recovery
+
+    recovery.begin(drive, ref, old, new)
     if not cas_ref(drive, ref, old, new, message):
+        recovery.end(drive)
         raise RepoError(f"{ref} moved while memgit was switching it",
                         "run the command again")
+    try:
+        move_checkout(drive, commit_tree_id(drive, old), commit_tree_id(drive, new))
+    except RepoError:
+        recovery.complete(drive)
+        return
+    recovery.end(drive)
