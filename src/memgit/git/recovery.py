@@ -104,12 +104,12 @@ def recover(drive: Drive) -> list[str]:
     journal = read(drive)
     if journal is not None and journal.alive():
         return notes  # a live writer's move: not ours to touch
+    notes.extend(_remove_leftovers(drive, worktree=journal is not None))
     if journal is not None:
         if drive.workdir is not None:
             _remove_index_lock(drive, notes)
         notes.extend(_finish(drive, journal))
         end(drive)
-    notes.extend(_remove_leftovers(drive, worktree=journal is not None))
     return notes
 
 
