@@ -268,7 +268,7 @@ def _truncation(path: str) -> str:
             return ""
     except OSError:
         pass  # no log: the file alone is the database
-    if size == 0 or len(header) < 100 or not header.startswith(b"SQLite format 3\0"):
+    if size == 0 or len(header) < 100 or not header.startswith(MAGIC):
         return ""  # empty: a new database; not SQLite: sqlite3 says so itself
     page_size = int.from_bytes(header[16:18], "big")
     page_size = 65536 if page_size == 1 else page_size
@@ -358,8 +358,9 @@ def _carry_pending(kept: str, conn: sqlite3.Connection) -> tuple[int, str]:
 
     rows: list[tuple[str, str, int, str]] = []
     problem = ""
+    source = _salvage_copy(kept)
     try:
-        old = _open_read_only(kept)
+        old = _open_read_only(source)
         try:
             cursor = old.execute("SELECT created, intent, attempts, last_error FROM pending "
                                  "ORDER BY seq")
@@ -375,6 +376,8 @@ def _carry_pending(kept: str, conn: sqlite3.Connection) -> tuple[int, str]:
     except sqlite3.Error as exc:
         problem = f"the pending-write queue could not be read ({exc}): writes queued there, " \
                   "if any, are not carried over"
+    finally:
+        os.unlink(source)
     if rows:
         with immediate(conn):
             conn.executemany("INSERT INTO pending (created, intent, attempts, last_error) "
@@ -382,6 +385,27 @@ def _carry_pending(kept: str, conn: sqlite3.Connection) -> tuple[int, str]:
     return len(rows), problem
 
 
+def _salvage_copy(path: str) -> str:
+    """A temporary copy of a damaged file that SQLite can open: the 16-byte magic string
+    put back when it was overwritten, a cut-off file made whole with zero bytes (SQLite
+    refuses one outright). Pages that survived are then readable; a query that
+    reaches a damaged or zeroed page still fails."""
+    with open(path, "rb") as fh:
+        data = bytearray(fh.read())
+    copy = path + ".salvage.memgit-tmp"
+    if len(data) >= 100:
+        data[:16] = MAGIC
+        page_size = int.from_bytes(data[16:18], "big")
+        size = (65536 if page_size == 1 else page_size) * int.from_bytes(data[28:32], "big")
+        if data[24:28] == data[92:96] and len(data) < size:
+            data.extend(bytes(size - len(data)))
+    fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    return copy
+
+
+MAGIC = b"SQLite format 3\0"
 REPAIR_LOG = "repair.log"
 
 

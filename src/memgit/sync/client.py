@@ -32,7 +32,7 @@ from memgit.errors import (
     UsageError,
 )
 from memgit.format import entries as fmt
-from memgit.git import DEFAULT_BRANCH, recovery
+from memgit.git import DEFAULT_BRANCH
 from memgit.git.plumbing import config_set
 from memgit.git.recovery import catch_up_lagging
 from memgit.git.remote import fetch_branch, push_commit, remote_url
@@ -70,7 +70,7 @@ from memgit.sync.replay import (
     entry_map,
 )
 from memgit.sync.status import LAST_SYNC_CONFIG, LAST_SYNCED, SYNC_SOURCE, remote_head_ref
-from memgit.write.writer import write_lock
+from memgit.write.writer import recover_and_drain, write_lock
 
 BRANCH = DEFAULT_BRANCH  # what memgit clone checks out; a drive's policy may name another
 
@@ -247,12 +247,11 @@ class _State:
 
 
 def recover_checkout(drive: Drive) -> list[str]:
-    """Finish what a memgit killed in this checkout left half done (git.recovery), under
-    the drive's write lock; returns the repairs made."""
+    """Finish what a memgit killed in this checkout left half done (git.recovery) and
+    apply queued writes before syncing (writer.recover_and_drain); returns the repairs."""
     if drive.workdir is None:
         return []
-    with write_lock(drive):
-        return recovery.recover(drive)
+    return recover_and_drain(drive)
 
 
 def check_checkout(drive: Drive, remote: str) -> str:

@@ -232,6 +232,20 @@ def retry_pending(drive: Drive, *, policy: Policy | None = None,
     return pending.count(conn)
 
 
+def recover_and_drain(drive: Drive, *, policy: Policy | None = None) -> list[str]:
+    """What a command that moves the branch runs first (memgit sync): finish what a killed
+    memgit left (git.recovery) and apply the queued writes, so that acknowledged writes
+    go out with it; returns the repairs made. The state database is opened here, so a
+    damaged one is repaired (and said so) now too."""
+    policy = policy or _policy(drive)
+    conn = state.connection(drive.git_dir)
+    enable_fsync()
+    with write_lock(drive):
+        notes = recovery.recover(drive)
+        _drain_locked(drive, conn, policy)
+    return notes
+
+
 def _drain_locked(drive: Drive, conn: state.Connection, policy: Policy) -> bool:
     """Apply queued writes in order; False when one failed for a transient reason."""
     for seq, raw in pending.intents(conn):
