@@ -13,6 +13,7 @@ from memgit.cli.common import ProgressBar, ctx_directory
 from memgit.drives.fork import adopt_registry
 from memgit.errors import UsageError
 from memgit.git.repository import Drive, open_drive
+from memgit.purge.resume import resume
 from memgit.purge.rewrite import PurgePlan, PurgeResult, apply_purge, plan_purge
 
 
@@ -66,9 +67,11 @@ def _print_result(result: PurgeResult) -> None:
 @click.option("--from-registry", "registry", metavar="PATH", default=None,
               help="Apply a parent drive's purge registry (its memgit-purged, or the drive): "
                    "purge the ids it lists that this fork holds, and refuse them from now on.")
+@click.option("--resume", "resume_only", is_flag=True,
+              help="Only finish (or roll back) a purge that was killed midway.")
 @click.pass_context
 def command(ctx: click.Context, ids: tuple[str, ...], repo_path: str | None, dry_run: bool,
-            yes: bool, as_json: bool, registry: str | None) -> int:
+            yes: bool, as_json: bool, registry: str | None, resume_only: bool) -> int:
     """Delete the entries with these ids from every commit of the drive, forever."""
     if not dry_run and not yes and not sys.stdin.isatty():
         raise UsageError("memgit purge rewrites history and needs confirmation",
@@ -80,6 +83,10 @@ def command(ctx: click.Context, ids: tuple[str, ...], repo_path: str | None, dry
             raise UsageError("give ids or --from-registry, not both",
                              "run memgit purge twice")
         return _from_registry(drive, registry, dry_run, as_json)
+    for note in [] if dry_run else resume(drive):  # a purge a kill interrupted, first
+        click.echo(f"memgit: repaired: {note}", err=True)
+    if resume_only:
+        return 0
     progress = ProgressBar(quiet=False, lines="memgit purge")
     plan = plan_purge(drive, ids, progress=progress)
     progress.end()
