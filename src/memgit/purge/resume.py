@@ -38,6 +38,7 @@ from memgit.policy.registry import (
     PurgeLock,
     PurgeRegistry,
     lease_seconds,
+    take_over,
 )
 
 TMP_PACK_PREFIX = "tmp_pack_memgit_"  # git.rewrite.write_pack's temporary pack files
@@ -64,15 +65,16 @@ def resume(drive: Drive) -> list[str]:
     """Finish or roll back a purge whose process died; returns what was done. A purge
     still running (its lock holds) is left alone."""
     git_dir = drive.git_dir
-    path = git_dir / PURGE_JOURNAL
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return []
     lock = PurgeLock.read(git_dir)
     if lock is not None and not lock.stale(lease_seconds(config_get(git_dir, LEASE_CONFIG))):
         return []
     notes = _remove_tmp_packs(git_dir)
+    if lock is not None and take_over(git_dir, lock):
+        notes.append(f"removed the lock of a purge that was killed ({lock.describe()})")
+    try:
+        data = json.loads((git_dir / PURGE_JOURNAL).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return notes
     updates = [(str(r), str(n), str(o)) for r, n, o in data.get("updates", [])]
     moved = bool(updates) and all(ref_target(drive, ref) == new for ref, new, _old in updates)
     ids = [str(i) for i in data.get("ids", [])]
