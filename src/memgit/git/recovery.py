@@ -19,9 +19,11 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from memgit.errors import RepoError
 from memgit.git.plumbing import git
 from memgit.git.repository import (
     Drive,
+    cas_ref,
     changed_files,
     commit_tree_id,
     file_at,
@@ -30,6 +32,13 @@ from memgit.git.repository import (
     head_branch,
     read_blob,
     ref_target,
+)
+from memgit.git.worktree import (
+    checkout_state,
+    move_checkout,
+    read_worktree_file,
+    update_checkout,
+    write_worktree_file,
 )
 
 JOURNAL = "memgit-checkout.json"
@@ -175,8 +184,6 @@ def catch_up_lagging(drive: Drive, head: str, paths: list[str]) -> list[str]:
     branch (a checkout a killed memgit left behind without a journal, as versions before
     the journal did): committing it would undo what the branch holds. Returns a note per
     path brought."""
-    from memgit.git.worktree import checkout_state
-
     head_tree = commit_tree_id(drive, head)
     notes = []
     for path in paths:
@@ -199,8 +206,6 @@ def catch_up(drive: Drive, path: str, known: set[str | None], head_tree: str) ->
     on top of such a version keeps them, merged onto the head's version (or, when
     they conflict, kept under ``<git dir>/memgit/kept/``). Returns a note for the
     user ("" when nothing of theirs was involved)."""
-    from memgit.git.worktree import checkout_state, read_worktree_file, update_checkout
-
     want = _blob(drive, head_tree, path)
     staged, work = checkout_state(drive, path)
     ours = known | {want}
@@ -219,8 +224,6 @@ def catch_up(drive: Drive, path: str, known: set[str | None], head_tree: str) ->
         return _keep_aside(drive, path, mine, want)
     update_checkout(drive, {path: read_blob(drive, want)})
     # the index holds the head's version; the work tree the user's edits on top of it
-    from memgit.git.worktree import write_worktree_file
-
     write_worktree_file(drive.workdir, path, merged)
     return (f"{path}: your uncommitted edits were kept on top of the branch's version "
             f"(see git diff -- {path})")
@@ -247,8 +250,6 @@ def _merge(drive: Drive, mine: bytes, base: bytes, theirs: bytes) -> bytes | Non
 def _keep_aside(drive: Drive, path: str, mine: bytes | None, want: str | None) -> str:
     """Save the user's file under ``<git dir>/memgit/kept/`` and give the path the head's
     version; the note names the copy and how to merge it."""
-    from memgit.git.worktree import update_checkout
-
     note = ""
     if mine is not None:
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
@@ -298,3 +299,25 @@ def _live_merge(path: Path) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def switch_branch_to(drive: Drive, ref: str, old: str, new: str, message: str) -> None:
+    """Move the checked-out branch from ``old`` to ``new``, work tree and index too.
+
+    The branch moves first (:func:`cas_ref`: only if it still points at ``old``), under a
+    checkout journal, then ``read-tree -m -u`` brings the checkout along:
+    a process killed in between leaves a journal the next command finishes from the
+    branch. Should ``read-tree`` refuse (a path it must touch has local edits, which it
+    then leaves alone), the same repair runs at once and keeps those edits on top.
+    """
+    begin(drive, ref, old, new)
+    if not cas_ref(drive, ref, old, new, message):
+        end(drive)
+        raise RepoError(f"{ref} moved while memgit was switching it",
+                        "run the command again")
+    try:
+        move_checkout(drive, commit_tree_id(drive, old), commit_tree_id(drive, new))
+    except RepoError:
+        complete(drive)
+        return
+    end(drive)

@@ -587,6 +587,41 @@ def connection(git_dir: str | os.PathLike[str]) -> sqlite3.Connection:
         return conn
 
 
+def is_damage(exc: BaseException) -> bool:
+    """A query found the file damaged ("database disk image is malformed"): SQLite's plain
+    DatabaseError, not one of its subclasses (locked, I/O, constraint ...)."""
+    return type(exc) is sqlite3.DatabaseError
+
+
+def repair_damaged() -> list[str]:
+    """Check the databases this process opened (``PRAGMA quick_check``) and repair each
+    damaged one as :func:`connect` would (kept aside, rebuilt); returns their paths.
+    The command line calls it when a query met damage :func:`connect` could not see
+    (a damaged page deep in a table, the vectors' for one), then runs the command again."""
+    repaired = []
+    with _conn_lock:
+        keys = list(_connections)
+    for key in keys:
+        path = state_file(key[1])
+        try:
+            check = sqlite3.connect(path)
+            try:
+                answer = str(check.execute("PRAGMA quick_check").fetchone()[0])
+            finally:
+                check.close()
+        except sqlite3.DatabaseError as exc:
+            answer = str(exc)
+        if answer == "ok":
+            continue
+        with _conn_lock:
+            cached = _connections.pop(key, None)
+        if cached is not None:
+            cached[0].close()
+        _repair(path, answer.splitlines()[0][:200], True).close()
+        repaired.append(path)
+    return repaired
+
+
 def close_connections() -> None:
     with _conn_lock:
         for conn, _inode in _connections.values():

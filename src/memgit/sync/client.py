@@ -34,7 +34,7 @@ from memgit.errors import (
 from memgit.format import entries as fmt
 from memgit.git import DEFAULT_BRANCH
 from memgit.git.plumbing import config_set
-from memgit.git.recovery import catch_up_lagging
+from memgit.git.recovery import catch_up_lagging, switch_branch_to
 from memgit.git.remote import fetch_branch, push_commit, remote_url
 from memgit.git.repository import (
     Drive,
@@ -55,7 +55,7 @@ from memgit.git.repository import (
     tree_texts,
 )
 from memgit.git.rewrite import expire_reflogs_and_prune
-from memgit.git.worktree import switch_branch_to, worktree_changes
+from memgit.git.worktree import worktree_changes
 from memgit.index.reindex import ensure_current, forget_entries
 from memgit.policy.judge import ID_RE, quote
 from memgit.policy.registry import PURGED_IDS_FILE, PURGED_REF
