@@ -144,3 +144,26 @@ def test_the_servers_post_receive_repairs_its_database(tmp_path: Path) -> None:
     found = memgit("recall", "kiln", cwd=server)
     assert found.returncode == 0 and b"the kiln fires at dawn" in found.stdout
     assert found.stderr == b""  # the post-receive already rebuilt it
+
+
+def test_damage_met_mid_query_is_repaired_and_the_command_runs_again(tmp_path: Path) -> None:
+    """Random bytes over the pages of the recall index's table: SQLite opens the file and
+    reads its schema without complaint; the first query into the table fails."""
+    import sqlite3
+
+    _server, work = drives(tmp_path)
+    db = database(work / ".git")
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'facts'").fetchone()[0]
+    page = conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.close()
+    data = bytearray(db.read_bytes())
+    data[(root - 1) * page:root * page] = random.Random(9).randbytes(page)
+    db.write_bytes(bytes(data))
+    found = memgit("recall", "herons", cwd=work)
+    assert found.returncode == 0, found.stderr
+    assert b"herons stand still" in found.stdout
+    kept = kept_copies(work / ".git")
+    assert [k.read_bytes() for k in kept] == [bytes(data)]
+    one_warning(found.stderr, kept[0])

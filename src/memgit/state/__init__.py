@@ -28,6 +28,7 @@ from memgit.errors import RepoError
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads it so)
 if TYPE_CHECKING:
     import datetime
+    from collections.abc import Callable
     from pathlib import Path
 
 Connection = sqlite3.Connection
@@ -191,6 +192,9 @@ def _create_private(path: str) -> None:
     os.close(fd)
 
 
+_opened: set[str] = set()  # every database file this process opened (repair_damaged)
+
+
 def connect(git_dir: str | os.PathLike[str], *, migrate: bool = True) -> sqlite3.Connection:
     """Open (creating and migrating) the drive's state database.
 
@@ -202,6 +206,7 @@ def connect(git_dir: str | os.PathLike[str], *, migrate: bool = True) -> sqlite3
     if os.path.islink(path) or os.path.islink(os.path.dirname(path)):
         raise RepoError(f"{path} is a symbolic link; memgit will not follow it",
                         "remove the link; the state database is rebuilt from the drive")
+    _opened.add(path)
     if not os.path.exists(path):
         _create_missing(path)
     try:
@@ -295,15 +300,18 @@ def _create_missing(path: str) -> None:
           + (f" (its leftover log kept as {kept})" if kept else ""))
 
 
-def _repair(path: str, reason: str, migrate: bool) -> sqlite3.Connection:
+def _repair(path: str, reason: str, migrate: bool,
+            still: Callable[[str], str] | None = None) -> sqlite3.Connection:
     """Move a damaged database aside (kept, never deleted), open a new one, carry over
-    the pending writes still readable from the kept copy, and say so in one line."""
+    the pending writes still readable from the kept copy, and say so in one line.
+    ``still`` tells, under the setup lock, whether the file is still damaged (another
+    process may have repaired it meanwhile)."""
     with _setup_lock(path):
         try:
-            still = _truncation(path) or _not_a_database(path)
+            damaged = (still or _damaged_header)(path)
         except FileNotFoundError:
-            still = ""
-        kept = _move_aside(path, "damaged", main=True) if still else ""
+            damaged = ""
+        kept = _move_aside(path, "damaged", main=True) if damaged else ""
         if not os.path.exists(path):
             _create_private(path)
     conn = _open(path, migrate)
@@ -317,6 +325,10 @@ def _repair(path: str, reason: str, migrate: bool) -> sqlite3.Connection:
         line += f"; {unreadable} (see {kept})"
     _warn(os.path.dirname(path), line)
     return conn
+
+
+def _damaged_header(path: str) -> str:
+    return _truncation(path) or _not_a_database(path)
 
 
 def _not_a_database(path: str) -> str:
@@ -599,27 +611,29 @@ def repair_damaged() -> list[str]:
     The command line calls it when a query met damage :func:`connect` could not see
     (a damaged page deep in a table, the vectors' for one), then runs the command again."""
     repaired = []
-    with _conn_lock:
-        keys = list(_connections)
-    for key in keys:
-        path = state_file(key[1])
-        try:
-            check = sqlite3.connect(path)
-            try:
-                answer = str(check.execute("PRAGMA quick_check").fetchone()[0])
-            finally:
-                check.close()
-        except sqlite3.DatabaseError as exc:
-            answer = str(exc)
-        if answer == "ok":
+    for path in sorted(_opened):
+        problem = _quick_check(path)
+        if not problem:
             continue
         with _conn_lock:
-            cached = _connections.pop(key, None)
-        if cached is not None:
-            cached[0].close()
-        _repair(path, answer.splitlines()[0][:200], True).close()
+            for key in [k for k in _connections if state_file(k[1]) == path]:
+                _connections.pop(key)[0].close()
+        _repair(path, problem, True, still=_quick_check).close()
         repaired.append(path)
     return repaired
+
+
+def _quick_check(path: str) -> str:
+    """SQLite's first complaint of ``PRAGMA quick_check`` on the file ("" when sound)."""
+    try:
+        check = sqlite3.connect(path)
+        try:
+            answer = str(check.execute("PRAGMA quick_check").fetchone()[0])
+        finally:
+            check.close()
+    except sqlite3.DatabaseError as exc:
+        answer = str(exc)
+    return "" if answer == "ok" else answer.splitlines()[0][:200]
 
 
 def close_connections() -> None:
