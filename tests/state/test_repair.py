@@ -93,6 +93,7 @@ def test_a_damaged_header_carries_the_pending_writes_over(tmp_path: Path) -> Non
     assert queued in ids  # the queued write landed
     assert json.loads(wrote.stdout)["added"][0]["id"] in ids
     assert kept[0].read_bytes() == bytes(data)
+    assert not list((work / ".git" / "memgit").glob("*salvage*"))
 
 
 def test_a_truncated_database_names_what_it_could_not_carry_over(tmp_path: Path) -> None:
@@ -112,7 +113,7 @@ def test_a_truncated_database_names_what_it_could_not_carry_over(tmp_path: Path)
                         f"malformed): writes queued there, if any, are not carried over "
                         f"(see {kept[0]})\n")
     assert kept[0].read_bytes() == data[:len(data) - page]
-    assert not list((work / ".git" / "memgit").glob("*.memgit-tmp"))
+    assert not list((work / ".git" / "memgit").glob("*salvage*"))
 
 
 def test_a_deleted_database_is_rebuilt_with_a_warning(tmp_path: Path) -> None:

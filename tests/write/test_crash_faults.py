@@ -155,14 +155,15 @@ def test_writes_and_syncs_killed_at_random_moments(tmp_path: Path) -> None:
 
 REALWORLD = ROOT / "tests" / "data" / "realworld"
 FEW = 6
+PURGES = 8
 
 
 def kill_runs(args: list[str], work: Path, seed: int, watch: Path, tally: Tally,
-              longest: float) -> None:
-    """Run ``args`` FEW times, each killed (half at a random moment, half at the branch
-    move, as above; a run that ends first is not counted as killed)."""
+              longest: float, times: int = FEW) -> None:
+    """Run ``args`` ``times`` times, each killed (half at a random moment, half at the
+    branch move, as above; a run that ends first is not counted as killed)."""
     rng = random.Random(seed)
-    for _ in range(FEW):
+    for _ in range(times):
         proc = start(args, work)
         tally.runs += 1
         if rng.random() < 0.5:
@@ -220,7 +221,7 @@ def test_purge_killed_at_random_moments_is_finished_or_rolled_back(tmp_path: Pat
     memgit_ok("clone", server.as_uri(), str(tmp_path / "a"))
     work = tmp_path / "a"
     secret_ids = []
-    for number in range(4):
+    for number in range(PURGES):
         out = memgit_ok("remember", "--json", f"a note to purge, number {number}", cwd=work)
         secret_ids.append(json.loads(out.stdout)["added"][0]["id"])
         memgit_ok("remember", f"a note to keep, number {number}", cwd=work)
@@ -231,7 +232,7 @@ def test_purge_killed_at_random_moments_is_finished_or_rolled_back(tmp_path: Pat
     (watch / ".git").symlink_to(server)
     for number, entry_id in enumerate(secret_ids):
         kill_runs(["purge", entry_id, "--yes", "--repo", str(server)], tmp_path, 10 + number,
-                  watch, tally, 2.0)
+                  watch, tally, 2.0, times=1)
         resumed = memgit("purge", "--resume", "--yes", "--repo", str(server), cwd=tmp_path)
         assert resumed.returncode == 0, resumed.stderr
         tally.repairs += resumed.stderr.count(b"memgit: repaired:")
@@ -248,6 +249,6 @@ def test_purge_killed_at_random_moments_is_finished_or_rolled_back(tmp_path: Pat
     synced = memgit("sync", cwd=work)
     assert synced.returncode == 0, synced.stderr
     kept = [i for i in entry_ids_at(server) if i not in secret_ids]
-    assert len(kept) == 5 and not set(secret_ids) & set(entry_ids_at(server))
+    assert len(kept) == PURGES + 1 and not set(secret_ids) & set(entry_ids_at(server))
     print(f"\npurge: {tally.runs} runs, {tally.killed} killed, {tally.left} left something, "
           f"{tally.repairs} resumed, purged texts left in history: 0")

@@ -389,7 +389,9 @@ def _carry_pending(kept: str, conn: sqlite3.Connection) -> tuple[int, str]:
         problem = f"the pending-write queue could not be read ({exc}): writes queued there, " \
                   "if any, are not carried over"
     finally:
-        os.unlink(source)
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            if os.path.exists(source + suffix):
+                os.unlink(source + suffix)
     if rows:
         with immediate(conn):
             conn.executemany("INSERT INTO pending (created, intent, attempts, last_error) "
@@ -407,6 +409,7 @@ def _salvage_copy(path: str) -> str:
     copy = path + ".salvage.memgit-tmp"
     if len(data) >= 100:
         data[:16] = MAGIC
+        data[18:20] = b"\x01\x01"  # a rollback-journal file: no -wal or -shm beside the copy
         page_size = int.from_bytes(data[16:18], "big")
         size = (65536 if page_size == 1 else page_size) * int.from_bytes(data[28:32], "big")
         if data[24:28] == data[92:96] and len(data) < size:
