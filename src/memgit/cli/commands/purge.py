@@ -12,9 +12,11 @@ import click
 from memgit.cli.common import ProgressBar, ctx_directory
 from memgit.drives.fork import adopt_registry
 from memgit.errors import UsageError
+from memgit.git import recovery
 from memgit.git.repository import Drive, open_drive
 from memgit.purge.resume import resume
 from memgit.purge.rewrite import PurgePlan, PurgeResult, apply_purge, plan_purge
+from memgit.write.writer import write_lock
 
 
 def _print_plan(plan: PurgePlan) -> None:
@@ -83,7 +85,7 @@ def command(ctx: click.Context, ids: tuple[str, ...], repo_path: str | None, dry
             raise UsageError("give ids or --from-registry, not both",
                              "run memgit purge twice")
         return _from_registry(drive, registry, dry_run, as_json)
-    for note in [] if dry_run else resume(drive):  # a purge a kill interrupted, first
+    for note in [] if dry_run else _repairs(drive):
         click.echo(f"memgit: repaired: {note}", err=True)
     if resume_only:
         return 0
@@ -110,6 +112,16 @@ def command(ctx: click.Context, ids: tuple[str, ...], repo_path: str | None, dry
     else:
         _print_result(result)
     return 0
+
+
+def _repairs(drive: Drive) -> list[str]:
+    """What a killed memgit left, finished first: a checkout update (git.recovery, under
+    the write lock), then a purge (purge.resume)."""
+    notes = []
+    if drive.workdir is not None:
+        with write_lock(drive):
+            notes = recovery.recover(drive)
+    return notes + resume(drive)
 
 
 def _from_registry(drive: Drive, registry: str, dry_run: bool, as_json: bool) -> int:
