@@ -269,7 +269,8 @@ def _remove_leftovers(drive: Drive, *, worktree: bool) -> list[str]:
     for folder in (drive.git_dir / "hooks", drive.git_dir / "memgit", drive.git_dir):
         try:
             found.extend(p for p in folder.iterdir()
-                         if p.name.endswith(TMP_SUFFIX) and not _live_merge(p))
+                         if p.name.endswith(TMP_SUFFIX) and not _live_merge(p)
+                         and not p.name.startswith(".memgit-purge"))  # purge.resume's
         except FileNotFoundError:
             continue
     if worktree and drive.workdir is not None:

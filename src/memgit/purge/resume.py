@@ -69,6 +69,7 @@ def resume(drive: Drive) -> list[str]:
     if lock is not None and not lock.stale(lease_seconds(config_get(git_dir, LEASE_CONFIG))):
         return []
     notes = _remove_tmp_packs(git_dir)
+    (git_dir / f".{PURGE_JOURNAL}{recovery.TMP_SUFFIX}").unlink(missing_ok=True)
     if lock is not None and take_over(git_dir, lock):
         notes.append(f"removed the lock of a purge that was killed ({lock.describe()})")
     try:
