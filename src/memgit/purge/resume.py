@@ -61,19 +61,24 @@ def end(git_dir: Path) -> None:
     (git_dir / PURGE_JOURNAL).unlink(missing_ok=True)
 
 
-def resume(drive: Drive) -> list[str]:
+def resume(drive: Drive, *, stale_lock: bool = False) -> list[str]:
     """Finish or roll back a purge whose process died; returns what was done. A purge
-    still running (its lock holds) is left alone."""
+    still running (its lock holds) is left alone. The dead purge's lock is removed when
+    it left a journal, or with ``stale_lock`` (``purge --resume``); else the next purge
+    takes it over (registry.hold_lock, which says so)."""
     git_dir = drive.git_dir
     lock = PurgeLock.read(git_dir)
     if lock is not None and not lock.stale(lease_seconds(config_get(git_dir, LEASE_CONFIG))):
+        return []
+    journal = git_dir / PURGE_JOURNAL
+    if not journal.exists() and not stale_lock:
         return []
     notes = _remove_tmp_packs(git_dir)
     (git_dir / f".{PURGE_JOURNAL}{recovery.TMP_SUFFIX}").unlink(missing_ok=True)
     if lock is not None and take_over(git_dir, lock):
         notes.append(f"removed the lock of a purge that was killed ({lock.describe()})")
     try:
-        data = json.loads((git_dir / PURGE_JOURNAL).read_text(encoding="utf-8"))
+        data = json.loads(journal.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return notes
     updates = [(str(r), str(n), str(o)) for r, n, o in data.get("updates", [])]

@@ -85,7 +85,7 @@ def command(ctx: click.Context, ids: tuple[str, ...], repo_path: str | None, dry
             raise UsageError("give ids or --from-registry, not both",
                              "run memgit purge twice")
         return _from_registry(drive, registry, dry_run, as_json)
-    for note in [] if dry_run else _repairs(drive):
+    for note in [] if dry_run else _repairs(drive, resume_only):
         click.echo(f"memgit: repaired: {note}", err=True)
     if resume_only:
         return 0
@@ -114,14 +114,14 @@ def command(ctx: click.Context, ids: tuple[str, ...], repo_path: str | None, dry
     return 0
 
 
-def _repairs(drive: Drive) -> list[str]:
+def _repairs(drive: Drive, stale_lock: bool) -> list[str]:
     """What a killed memgit left, finished first: a checkout update (git.recovery, under
     the write lock), then a purge (purge.resume)."""
     notes = []
     if drive.workdir is not None:
         with write_lock(drive):
             notes = recovery.recover(drive)
-    return notes + resume(drive)
+    return notes + resume(drive, stale_lock=stale_lock)
 
 
 def _from_registry(drive: Drive, registry: str, dry_run: bool, as_json: bool) -> int:
