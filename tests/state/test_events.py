@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from memgit.format import entries as fmt
 from memgit.git.repository import init_bare
 from memgit.state import events
@@ -60,10 +62,15 @@ def test_record_never_raises(tmp_path: Path) -> None:
     assert events.record(blocker, "commit") is False  # git_dir is a file: no database
 
 
-def test_record_never_raises_on_a_damaged_database(tmp_path: Path) -> None:
+def test_record_repairs_a_damaged_database(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "memgit").mkdir()
-    (tmp_path / "memgit" / "state.sqlite").write_bytes(b"\x00not sqlite\xff" * 512)
-    assert events.record(tmp_path, "push_accepted") is False  # a hook is never failed by it
+    damaged = b"\x00not sqlite\xff" * 512
+    (tmp_path / "memgit" / "state.sqlite").write_bytes(damaged)
+    assert events.record(tmp_path, "push_accepted") is True  # kept aside, rebuilt, counted
+    kept = list((tmp_path / "memgit").glob("state.sqlite.damaged-*"))
+    assert [k.read_bytes() for k in kept] == [damaged]
+    assert "memgit: warning: the state database was damaged" in capsys.readouterr().err
 
 
 def test_importing_events_does_not_load_pygit2() -> None:

@@ -137,9 +137,26 @@ def main(argv: list[str] | None = None) -> int:
         click.echo("memgit: interrupted", err=True)
         return 130
     except Exception as exc:  # noqa: BLE001 - the one handler of unexpected errors
+        if _repaired_state(exc):
+            return main(argv)  # once: _repaired_state says no the second time
         print_internal_error(exc)
         return INTERNAL_EXIT
     return result if isinstance(result, int) else 0
+
+
+_state_repaired = {"on": False}
+
+
+def _repaired_state(exc: BaseException) -> bool:
+    """A state database found damaged mid-query is repaired (state.repair_damaged) and the
+    command runs once more: it failed before anything of it landed (a write that has
+    committed swallows later state errors), and the rebuilt database serves it."""
+    from memgit import state
+
+    if _state_repaired["on"] or not state.is_damage(exc):
+        return False
+    _state_repaired["on"] = True
+    return bool(state.repair_damaged())
 
 
 if __name__ == "__main__":

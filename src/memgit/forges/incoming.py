@@ -27,6 +27,7 @@ from typing import Any
 from memgit.errors import RefusedError, RepoError, UsageError
 from memgit.forges.gate import INCOMING, REPORTS, read_report
 from memgit.git.plumbing import config_set, git
+from memgit.git.recovery import switch_branch_to
 from memgit.git.repository import (
     Drive,
     commit_tree_id,
@@ -38,7 +39,6 @@ from memgit.git.repository import (
     tree_texts,
 )
 from memgit.git.rewrite import expire_reflogs_and_prune
-from memgit.git.worktree import switch_branch_to
 from memgit.policy.judge import ID_RE
 from memgit.policy.registry import PURGED_IDS_FILE
 from memgit.sync.client import (

@@ -16,7 +16,7 @@ from memgit.errors import RepoError
 from memgit.git import DEFAULT_BRANCH
 from memgit.git.modes import MODE_COMMIT, MODE_EXEC, MODE_FILE, MODE_LINK
 from memgit.git.plumbing import git
-from memgit.git.repository import Drive, FileEntry, cas_ref, commit_tree_id, hash_blob, signature
+from memgit.git.repository import Drive, FileEntry, hash_blob, signature
 
 
 def staged_files(git_dir: Path, workdir: Path) -> list[FileEntry]:
@@ -202,15 +202,3 @@ def worktree_changes(drive: Drive, paths: Sequence[str] = (), *,
     mode = "--untracked-files=normal" if untracked else "--untracked-files=no"
     proc = git("status", "--porcelain=v1", "-z", mode, "--", *paths, cwd=drive.workdir)
     return [os.fsdecode(item[3:]) for item in proc.stdout.split(b"\x00") if len(item) > 3]
-
-
-def switch_branch_to(drive: Drive, ref: str, old: str, new: str, message: str) -> None:
-    """Move the checked-out branch from ``old`` to ``new``, work tree and index too.
-
-    ``read-tree -m -u`` refuses (changing nothing) if a path it must touch has
-    local edits; :func:`cas_ref` moves the branch only if it still points at ``old``.
-    """
-    move_checkout(drive, commit_tree_id(drive, old), commit_tree_id(drive, new))
-    if not cas_ref(drive, ref, old, new, message):
-        raise RepoError(f"{ref} moved while memgit was switching it",
-                        "run the command again")

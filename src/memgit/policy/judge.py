@@ -21,7 +21,13 @@ from typing import Any
 from memgit.format import entries as fmt
 from memgit.git.modes import MODE_COMMIT, MODE_EXEC, MODE_FILE, MODE_LINK
 from memgit.policy.codes import RULES
-from memgit.policy.registry import PurgeLock, PurgeRegistry, lease_seconds, legacy_key
+from memgit.policy.registry import (
+    PURGE_JOURNAL,
+    PurgeLock,
+    PurgeRegistry,
+    lease_seconds,
+    legacy_key,
+)
 from memgit.policy.settings import Policy
 from memgit.safe_text import printable
 
@@ -618,14 +624,23 @@ def check_not_purging(git_dir: Path, lease: float | None = None) -> list[Violati
     lease (``lease``, default memgit.purgeLease), no longer holds: a warning.
     """
     lock = PurgeLock.read(git_dir)
-    if lock is None:
+    interrupted = (git_dir / PURGE_JOURNAL).exists()
+    if lock is None and not interrupted:
         return []
     if lease is None:
         from memgit.git.plumbing import config_get
         from memgit.policy.registry import LEASE_CONFIG
 
         lease = lease_seconds(config_get(git_dir, LEASE_CONFIG))
-    stale = lock.stale(lease)
+    stale = lock.stale(lease) if lock is not None else "no lock"
+    if interrupted and stale:
+        # killed between moving refs and recording the ids: the registry would not yet
+        # refuse the purged texts (purge.resume)
+        return [Violation("MG610", "", 0, "a purge was killed before it recorded what it "
+                          "purged: run memgit purge --resume --yes on this drive, then "
+                          "push again")]
+    if lock is None:
+        return []
     if stale:
         return [Violation("MG610", "", 0, f"a purge lock ({lock.describe()}) is ignored: "
                           f"{stale}", WARNING)]

@@ -23,6 +23,7 @@ from memgit.format import entries as fmt
 
 REGISTRY_FILE = "memgit-purged"
 PURGE_LOCK_FILE = "memgit-purge.lock"
+PURGE_JOURNAL = "memgit-purge.json"  # a purge between moving refs and recording (purge.resume)
 # A purge publishes the purged ids (never the digests) as the one file of a commit at
 # this ref; sync clients fetch it and delete those entries from their own recall index.
 PURGED_REF = "refs/memgit/purged"
@@ -264,7 +265,11 @@ class PurgeRegistry:
     @staticmethod
     def append(git_dir: Path, rows: Iterable[tuple[str, RegistryKey | str]], date: str) -> None:
         """Append (id, key) rows durably; a plain digest string is a version 1 row."""
-        data = "".join(_line(i, key, date) for i, key in rows)
+        PurgeRegistry.append_lines(git_dir, registry_lines(rows, date))
+
+    @staticmethod
+    def append_lines(git_dir: Path, data: str) -> None:
+        """Append registry lines (``registry_lines``) durably."""
         fd = os.open(git_dir / REGISTRY_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             os.write(fd, data.encode())
@@ -278,6 +283,11 @@ def _version_fields_ok(rest: list[str]) -> bool:
         return True  # version 1: [DATE]
     return len(rest) == 4 and rest[1] == "2" and rest[2].isdigit() and rest[3].isdigit() \
         and int(rest[2]) <= int(rest[3])
+
+
+def registry_lines(rows: Iterable[tuple[str, RegistryKey | str]], date: str) -> str:
+    """The registry's lines for (id, key) rows purged on ``date``."""
+    return "".join(_line(i, key, date) for i, key in rows)
 
 
 def _line(entry_id: str, key: RegistryKey | str, date: str) -> str:

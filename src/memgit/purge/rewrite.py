@@ -31,11 +31,8 @@ from memgit.git.raw import (
 )
 from memgit.git.repository import (
     Drive,
-    build_tree,
-    create_commit,
     head_branch,
     require_drive,
-    set_ref,
 )
 from memgit.git.rewrite import (
     drop_transient_heads,
@@ -52,8 +49,6 @@ from memgit.policy.judge import ID_RE, quote
 from memgit.policy.registry import (
     LEASE_CONFIG,
     PURGE_LOCK_FILE,
-    PURGED_IDS_FILE,
-    PURGED_REF,
     REGISTRY_FILE,
     PurgeRegistry,
     RegistryKey,
@@ -62,8 +57,10 @@ from memgit.policy.registry import (
     purge_digest,
     refuse_live_lock,
     registry_key,
+    registry_lines,
 )
 from memgit.policy.settings import Policy, drive_policy
+from memgit.purge import resume
 from memgit.purge.text import (
     Checker,
     Progress,
@@ -669,6 +666,7 @@ def apply_purge(drive: Drive, plan: PurgePlan, *, progress: Progress = no_progre
                 today: str | None = None) -> PurgeResult:
     """Write the plan's objects, move the refs (compare-and-swap), record, prune, verify."""
     started = time.perf_counter()
+    resumed = resume.resume(drive)  # a purge a kill interrupted
     lock, note = hold_lock(drive.git_dir, _lease(drive))  # registry.hold_lock: MG610 for pushes
     try:
         result = _apply_locked(drive, plan, progress, today, started)
@@ -676,6 +674,7 @@ def apply_purge(drive: Drive, plan: PurgePlan, *, progress: Progress = no_progre
         lock.unlink(missing_ok=True)
     if note:
         result.notes.insert(0, note)
+    result.notes[:0] = resumed
     return result
 
 
@@ -698,9 +697,15 @@ def _apply_locked(drive: Drive, plan: PurgePlan, progress: Progress,
     progress("writing objects", len(plan.objects), len(plan.objects))
     plan.phases["write"] = time.perf_counter() - clock
     clock = time.perf_counter()
+    policy = _policy(drive)
+    date = today or write_ops.today(policy)
+    rows = [(i, k) for i in plan.ids for k in plan.keys.get(i, [])]
+    # a kill from here until the registry holds the ids is finished by purge.resume
+    resume.begin(git_dir, list(plan.ids), registry_lines(rows, date), plan.ref_updates)
     failed = update_refs_atomically(git_dir, plan.ref_updates,
                                             f"memgit purge {' '.join(plan.ids)}")
     if failed is not None:
+        resume.end(git_dir)
         if pack is not None:
             remove_pack(pack)
         raise ConflictError(f"a ref moved while the purge ran (a push landed?): {failed}; "
@@ -708,13 +713,11 @@ def _apply_locked(drive: Drive, plan: PurgePlan, progress: Progress,
     drop_transient_heads(git_dir)
     if drive.workdir is not None and plan.checkout_trees is not None:
         move_checkout(drive, *plan.checkout_trees)
-    policy = _policy(drive)
-    date = today or write_ops.today(policy)
-    rows = [(i, k) for i in plan.ids for k in plan.keys.get(i, [])]
     PurgeRegistry.append(git_dir, rows, date)
-    _publish_ids(drive)
+    resume.publish_ids(drive)
     # the registry replicates with refs (docs/forges.md)
     registry_refs.publish(git_dir, git_dir / REGISTRY_FILE)
+    resume.end(git_dir)
     plan.phases["refs"] = time.perf_counter() - clock
     clock = time.perf_counter()
     checker = Checker(plan.ids, plan.needles, plan.texts, PurgeRegistry.load(git_dir))
@@ -757,17 +760,6 @@ def _apply_locked(drive: Drive, plan: PurgePlan, progress: Progress,
     plan.phases["index"] = time.perf_counter() - clock
     result.seconds = time.perf_counter() - started
     return result
-
-
-def _publish_ids(drive: Drive) -> None:
-    """Point ``refs/memgit/purged`` at a commit whose one file lists every purged id, so
-    that sync clients learn them and delete those entries from their own recall index.
-    Ids only: the registry's digests of purged texts stay in the git directory."""
-    ids = sorted(PurgeRegistry.load(drive.git_dir).ids)
-    data = "".join(i + "\n" for i in ids).encode()
-    tree = build_tree(drive, None, {PURGED_IDS_FILE: data})
-    commit = create_commit(drive, tree, [], "memgit: purged entry ids\n")
-    set_ref(drive, PURGED_REF, commit, "memgit purge: publish purged ids")
 
 
 def _update_index(drive: Drive, plan: PurgePlan) -> None:

@@ -23,11 +23,12 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from memgit.errors import RepoError, StateDatabaseError
+from memgit.errors import RepoError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads it so)
 if TYPE_CHECKING:
     import datetime
+    from collections.abc import Callable
     from pathlib import Path
 
 Connection = sqlite3.Connection
@@ -191,18 +192,43 @@ def _create_private(path: str) -> None:
     os.close(fd)
 
 
+_opened: set[str] = set()  # every database file this process opened (repair_damaged)
+
+
 def connect(git_dir: str | os.PathLike[str], *, migrate: bool = True) -> sqlite3.Connection:
     """Open (creating and migrating) the drive's state database.
 
     The connection is in autocommit mode; use :func:`immediate` for
-    transactions that write.
+    transactions that write. A damaged file is moved aside and replaced by a new one
+    (:func:`_repair`): everything in it but the pending queue is derived from git.
     """
     path = state_file(git_dir)
     if os.path.islink(path) or os.path.islink(os.path.dirname(path)):
         raise RepoError(f"{path} is a symbolic link; memgit will not follow it",
                         "remove the link; the state database is rebuilt from the drive")
+    _opened.add(path)
     if not os.path.exists(path):
-        _create_private(path)
+        _create_missing(path)
+    try:
+        return _open(path, migrate)
+    except _Damaged as damage:
+        return _repair(path, damage.reason, migrate)
+
+
+class _Damaged(Exception):
+    """The file is not a readable SQLite database (never raised out of this module)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _open(path: str, migrate: bool) -> sqlite3.Connection:
+    """A configured (and migrated) connection; :class:`_Damaged` when the file is not a
+    database, is truncated, or its schema cannot be read."""
+    truncated = _truncation(path)
+    if truncated:
+        raise _Damaged(truncated)
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000,
                            isolation_level=None, check_same_thread=False)
     try:
@@ -220,15 +246,201 @@ def connect(git_dir: str | os.PathLike[str], *, migrate: bool = True) -> sqlite3
         if type(exc) is not sqlite3.DatabaseError:
             raise  # locked, I/O, ...: not damage (OperationalError and friends)
         # "file is not a database", "database disk image is malformed"
-        raise StateDatabaseError(
-            f"the state database {path} is damaged ({exc})",
-            f"move it aside (mv {path} {path}.damaged) and run memgit index --rebuild: the "
-            "recall index and counters are rebuilt from the drive (writes still pending in "
-            "the damaged file are lost)") from exc
+        raise _Damaged(str(exc)) from exc
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def _truncation(path: str) -> str:
+    """Why the file is shorter than its own header says (\"\" when it is not): SQLite
+    reads a cut-off file without complaint until a query reaches a missing page.
+
+    The header's page count is valid when its "version valid for" field equals the
+    change counter (both written at each commit to the file). A non-empty write-ahead
+    log may hold pages a checkpoint has not copied yet, so the file is then left to
+    SQLite's own checks.
+    """
+    try:
+        with open(path, "rb") as fh:
+            header = fh.read(100)
+            size = os.fstat(fh.fileno()).st_size
+    except OSError:
+        return ""
+    try:
+        if os.path.getsize(path + "-wal") > 0:
+            return ""
+    except OSError:
+        pass  # no log: the file alone is the database
+    if size == 0 or len(header) < 100 or not header.startswith(MAGIC):
+        return ""  # empty: a new database; not SQLite: sqlite3 says so itself
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    if header[24:28] == header[92:96] and size < pages * page_size:
+        return f"truncated: {size} bytes of {pages * page_size}"
+    return ""
+
+
+def _create_missing(path: str) -> None:
+    """Create the file; a folder that already held a database (its ``state.lock`` is made
+    at the first open) lost it: say so, and keep the orphaned write-ahead log aside
+    (replayed into a new file it would corrupt it)."""
+    folder = os.path.dirname(path)
+    if not os.path.exists(os.path.join(folder, "state.lock")):
+        _create_private(path)
+        return
+    with _setup_lock(path):
+        if os.path.exists(path):
+            return  # another process made it meanwhile
+        kept = _move_aside(path, "missing", main=False)
+        _create_private(path)
+    _warn(folder, "the state database was missing: rebuilt from the drive"
+          + (f" (its leftover log kept as {kept})" if kept else ""))
+
+
+def _repair(path: str, reason: str, migrate: bool,
+            still: Callable[[str], str] | None = None) -> sqlite3.Connection:
+    """Move a damaged database aside (kept, never deleted), open a new one, carry over
+    the pending writes still readable from the kept copy, and say so in one line.
+    ``still`` tells, under the setup lock, whether the file is still damaged (another
+    process may have repaired it meanwhile)."""
+    with _setup_lock(path):
+        try:
+            damaged = (still or _damaged_header)(path)
+        except FileNotFoundError:
+            damaged = ""
+        kept = _move_aside(path, "damaged", main=True) if damaged else ""
+        if not os.path.exists(path):
+            _create_private(path)
+    conn = _open(path, migrate)
+    if not kept:
+        return conn  # another process repaired it first
+    carried, unreadable = _carry_pending(kept, conn)
+    line = f"the state database was damaged ({reason}): kept as {kept}, rebuilt from the drive"
+    if carried:
+        line += f"; {carried} pending write{'s' if carried != 1 else ''} carried over"
+    if unreadable:
+        line += f"; {unreadable} (see {kept})"
+    _warn(os.path.dirname(path), line)
+    return conn
+
+
+def _damaged_header(path: str) -> str:
+    return _truncation(path) or _not_a_database(path)
+
+
+def _not_a_database(path: str) -> str:
+    """SQLite's complaint when it cannot read the schema of the file at ``path``."""
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return ""
+    except sqlite3.DatabaseError as exc:
+        return str(exc) if type(exc) is sqlite3.DatabaseError else ""
+    finally:
+        conn.close()
+
+
+def _move_aside(path: str, label: str, *, main: bool) -> str:
+    """Rename the file (when ``main``) and its ``-wal``/``-shm`` companions to
+    ``state.sqlite.LABEL-STAMP``; returns the new name of the file (or of the first
+    companion moved, or \"\")."""
+    import time as _time
+
+    stamp = _time.strftime("%Y%m%dT%H%M%SZ", _time.gmtime())
+    target = f"{path}.{label}-{stamp}"
+    number = 1
+    while os.path.exists(target) or os.path.exists(target + "-wal"):
+        number += 1
+        target = f"{path}.{label}-{stamp}-{number}"
+    first = ""
+    for suffix in ("", "-wal", "-shm") if main else ("-wal", "-shm"):
+        if os.path.exists(path + suffix):
+            os.rename(path + suffix, target + suffix)  # same folder: atomic
+            first = first or target + suffix
+    return first
+
+
+def _carry_pending(kept: str, conn: sqlite3.Connection) -> tuple[int, str]:
+    """Copy the pending writes readable from the kept copy into ``conn``; returns how
+    many, and what could not be read (\"\" when nothing was lost)."""
+    import json
+
+    rows: list[tuple[str, str, int, str]] = []
+    problem = ""
+    source = _salvage_copy(kept)
+    try:
+        old = _open_read_only(source)
+        try:
+            cursor = old.execute("SELECT created, intent, attempts, last_error FROM pending "
+                                 "ORDER BY seq")
+            for created, intent, attempts, error in cursor:
+                try:
+                    json.loads(intent)
+                except (TypeError, ValueError):
+                    problem = "a pending write could not be read"
+                    continue
+                rows.append((str(created), str(intent), int(attempts), str(error)))
+        finally:
+            old.close()
+    except sqlite3.Error as exc:
+        problem = f"the pending-write queue could not be read ({exc}): writes queued there, " \
+                  "if any, are not carried over"
+    finally:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            if os.path.exists(source + suffix):
+                os.unlink(source + suffix)
+    if rows:
+        with immediate(conn):
+            conn.executemany("INSERT INTO pending (created, intent, attempts, last_error) "
+                             "VALUES (?, ?, ?, ?)", rows)
+    return len(rows), problem
+
+
+def _salvage_copy(path: str) -> str:
+    """A temporary copy of a damaged file that SQLite can open: the 16-byte magic string
+    put back when it was overwritten, a cut-off file made whole with zero bytes (SQLite
+    refuses one outright). Pages that survived are then readable; a query that
+    reaches a damaged or zeroed page still fails."""
+    with open(path, "rb") as fh:
+        data = bytearray(fh.read())
+    copy = path + ".salvage.memgit-tmp"
+    if len(data) >= 100:
+        data[:16] = MAGIC
+        data[18:20] = b"\x01\x01"  # a rollback-journal file: no -wal or -shm beside the copy
+        page_size = int.from_bytes(data[16:18], "big")
+        size = (65536 if page_size == 1 else page_size) * int.from_bytes(data[28:32], "big")
+        if data[24:28] == data[92:96] and len(data) < size:
+            data.extend(bytes(size - len(data)))
+    fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    return copy
+
+
+MAGIC = b"SQLite format 3\0"
+REPAIR_LOG = "repair.log"
+
+
+def _warn(folder: str, line: str) -> None:
+    """One warning line on stderr, and the same line in ``memgit/repair.log`` (a hook's
+    background work has no stderr)."""
+    import sys
+    import time as _time
+
+    sys.stderr.write(f"memgit: warning: {line}\n")
+    stamp = _time.strftime("%Y-%m-%dT%H:%M:%SZ", _time.gmtime())
+    try:
+        fd = os.open(os.path.join(folder, REPAIR_LOG),
+                     os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            os.write(fd, f"{stamp} {line}\n".encode("utf-8", "backslashreplace"))
+        finally:
+            os.close(fd)
+    except OSError:
+        pass  # a log line is never worth failing the command
 
 
 @contextmanager
@@ -390,6 +602,43 @@ def connection(git_dir: str | os.PathLike[str]) -> sqlite3.Connection:
         return conn
 
 
+def is_damage(exc: BaseException) -> bool:
+    """A query found the file damaged ("database disk image is malformed"): SQLite's plain
+    DatabaseError, not one of its subclasses (locked, I/O, constraint ...)."""
+    return type(exc) is sqlite3.DatabaseError
+
+
+def repair_damaged() -> list[str]:
+    """Check the databases this process opened (``PRAGMA quick_check``) and repair each
+    damaged one as :func:`connect` would (kept aside, rebuilt); returns their paths.
+    The command line calls it when a query met damage :func:`connect` could not see
+    (a damaged page deep in a table, the vectors' for one), then runs the command again."""
+    repaired = []
+    for path in sorted(_opened):
+        problem = _quick_check(path)
+        if not problem:
+            continue
+        with _conn_lock:
+            for key in [k for k in _connections if state_file(k[1]) == path]:
+                _connections.pop(key)[0].close()
+        _repair(path, problem, True, still=_quick_check).close()
+        repaired.append(path)
+    return repaired
+
+
+def _quick_check(path: str) -> str:
+    """SQLite's first complaint of ``PRAGMA quick_check`` on the file ("" when sound)."""
+    try:
+        check = sqlite3.connect(path)
+        try:
+            answer = str(check.execute("PRAGMA quick_check").fetchone()[0])
+        finally:
+            check.close()
+    except sqlite3.DatabaseError as exc:
+        answer = str(exc)
+    return "" if answer == "ok" else answer.splitlines()[0][:200]
+
+
 def close_connections() -> None:
     with _conn_lock:
         for conn, _inode in _connections.values():
@@ -420,7 +669,7 @@ def backup_to(git_dir: Path, target: Path) -> None:
         source.close()
 
 
-def _open_read_only(path: Path) -> sqlite3.Connection:
+def _open_read_only(path: Path | str) -> sqlite3.Connection:
     """A database file opened read-only through SQLite's URI form (``mode=ro``)."""
     from pathlib import Path  # lazily: the quick read path loads this module, not pathlib
 

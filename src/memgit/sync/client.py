@@ -34,6 +34,7 @@ from memgit.errors import (
 from memgit.format import entries as fmt
 from memgit.git import DEFAULT_BRANCH
 from memgit.git.plumbing import config_set
+from memgit.git.recovery import catch_up_lagging, switch_branch_to
 from memgit.git.remote import fetch_branch, push_commit, remote_url
 from memgit.git.repository import (
     Drive,
@@ -54,7 +55,7 @@ from memgit.git.repository import (
     tree_texts,
 )
 from memgit.git.rewrite import expire_reflogs_and_prune
-from memgit.git.worktree import switch_branch_to, worktree_changes
+from memgit.git.worktree import worktree_changes
 from memgit.index.reindex import ensure_current, forget_entries
 from memgit.policy.judge import ID_RE, quote
 from memgit.policy.registry import PURGED_IDS_FILE, PURGED_REF
@@ -69,6 +70,7 @@ from memgit.sync.replay import (
     entry_map,
 )
 from memgit.sync.status import LAST_SYNC_CONFIG, LAST_SYNCED, SYNC_SOURCE, remote_head_ref
+from memgit.write.writer import recover_and_drain, write_lock
 
 BRANCH = DEFAULT_BRANCH  # what memgit clone checks out; a drive's policy may name another
 
@@ -199,9 +201,11 @@ class SyncReport:
     pulled: bool = False  # the local branch moved to take the server's new commits
     forgotten: int = 0  # recall index rows of entries the server purged, deleted here
     head: str | None = None
+    repaired: list[str] = field(default_factory=list)  # what a killed memgit left, finished
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "repaired": self.repaired,
             "remote": self.remote,
             "pushed": [{"local": a, "server": b} for a, b in self.pushed],
             "skipped": self.skipped,
@@ -242,6 +246,14 @@ class _State:
         return self.texts[tree]
 
 
+def recover_checkout(drive: Drive) -> list[str]:
+    """Finish what a memgit killed in this checkout left half done (git.recovery) and
+    apply queued writes before syncing (writer.recover_and_drain); returns the repairs."""
+    if drive.workdir is None:
+        return []
+    return recover_and_drain(drive)
+
+
 def check_checkout(drive: Drive, remote: str) -> str:
     """Refuse what sync cannot work on; returns the local branch head."""
     if drive.workdir is None:
@@ -262,10 +274,14 @@ def check_checkout(drive: Drive, remote: str) -> str:
         raise UsageError(f"no remote named {remote!r}",
                          f"git remote add {remote} URL (or pass --remote NAME)")
     changed = worktree_changes(drive)
+    if changed:  # a checkout a killed memgit left behind the branch is not the user's edit
+        catch_up_lagging(drive, head, changed)
+        changed = worktree_changes(drive)
     if changed:
         shown = ", ".join(changed[:5]) + (" ..." if len(changed) > 5 else "")
         raise UsageError(f"the checkout has uncommitted edits ({quote(shown, _policy(drive))})",
-                         "commit them (git commit) or remove them, then sync")
+                         "they are your own edits on top of the branch: commit them "
+                         "(git commit) or stash them (git stash), then sync")
     return head
 
 
@@ -354,8 +370,9 @@ def sync(drive: Drive, remote: str = "origin", on_conflict: str = "local",
     if not 1 <= batch <= MAX_BATCH:
         raise UsageError(f"--batch must be between 1 and {MAX_BATCH}", "")
     say = progress or (lambda _msg: None)
+    repaired = recover_checkout(drive)
     local_head = check_checkout(drive, remote)
-    report = SyncReport(remote)
+    report = SyncReport(remote, repaired=repaired)
     state = _State(drive, remote, on_conflict, report)
     server_head = _timed(report, "fetch", lambda: fetch(drive, remote))
     report.forgotten = learn_purged(drive, remote)
@@ -615,7 +632,9 @@ def _finish(state: _State, local_head: str, target: str | None) -> None:
     if target is not None and target != local_head:
         # The work tree was clean, so it equals local_head's tree: moving to the
         # server's head is a plain two-tree switch.
-        switch_branch_to(drive, branch, local_head, target, "memgit sync: take the server's head")
+        with write_lock(drive):  # a write in this checkout waits; a killed one is finished
+            switch_branch_to(drive, branch, local_head, target,
+                             "memgit sync: take the server's head")
     if target is not None:
         set_ref(drive, LAST_SYNCED, target, "memgit sync: done")
         set_ref(drive, f"refs/remotes/{state.remote}/{drive_branch(drive)}", target,

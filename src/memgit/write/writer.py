@@ -32,6 +32,7 @@ from memgit.errors import (
     RepoError,
     UsageError,
 )
+from memgit.git import recovery
 from memgit.git.repository import (
     Drive,
     RefLockedError,
@@ -171,11 +172,15 @@ def apply_write_ops(drive: Drive, ops: Sequence[WriteOp], message: str = "", *,
     conn = state.connection(drive.git_dir)
     try:
         with write_lock(drive):
+            repaired = recovery.recover(drive)
             if not _drain_locked(drive, conn, policy):
                 # An older write is still stuck: queue behind it to keep the order.
-                return _queue(drive, conn, ops, message,
-                              ConflictError("older writes are still pending", ""), finish)
-            return _apply_locked(drive, conn, list(ops), message, policy, finish)
+                result = _queue(drive, conn, ops, message,
+                                ConflictError("older writes are still pending", ""), finish)
+            else:
+                result = _apply_locked(drive, conn, list(ops), message, policy, finish)
+            result.warnings[:0] = repaired
+            return result
     except (UsageError, RefusedError, NotADriveError):
         raise
     except _transient() as exc:
@@ -220,10 +225,25 @@ def retry_pending(drive: Drive, *, policy: Policy | None = None,
         timeout = min(5.0, lock_timeout(drive))
     try:
         with write_lock(drive, timeout=timeout):
+            recovery.recover(drive)
             _drain_locked(drive, conn, policy)
     except RefLockedError:
         pass  # someone else is writing; they drain the queue first
     return pending.count(conn)
+
+
+def recover_and_drain(drive: Drive, *, policy: Policy | None = None) -> list[str]:
+    """What a command that moves the branch runs first (memgit sync): finish what a killed
+    memgit left (git.recovery) and apply the queued writes, so that acknowledged writes
+    go out with it; returns the repairs made. The state database is opened here, so a
+    damaged one is repaired (and said so) now too."""
+    policy = policy or _policy(drive)
+    conn = state.connection(drive.git_dir)
+    enable_fsync()
+    with write_lock(drive):
+        notes = recovery.recover(drive)
+        _drain_locked(drive, conn, policy)
+    return notes
 
 
 def _drain_locked(drive: Drive, conn: state.Connection, policy: Policy) -> bool:
@@ -268,13 +288,19 @@ def _apply_locked(drive: Drive, conn: state.Connection, ops: list[WriteOp], mess
             return plan.result
         checkout = _checkout_target(drive, ref)
         if checkout:
-            _refuse_dirty(drive, plan)
+            _refuse_dirty(drive, plan, head)
         commit = create_commit(drive, plan.tree, [head], _message(subject, plan.result))
+        if checkout:
+            # the checkout follows the branch; a kill before it caught up leaves this
+            # journal, and the next write finishes the update (git.recovery)
+            recovery.begin(drive, ref, head, commit)
         if _move(drive, ref, head, commit):
             plan.result.status = "committed"
             plan.result.commit = commit
             _after_commit(drive, conn, plan, policy, checkout)
             return plan.result
+        if checkout:
+            recovery.end(drive)
     raise ConflictError(f"{ref} kept moving during {MAX_ATTEMPTS} attempts",
                         "the write was queued; it is retried on the next write or read")
 
@@ -324,6 +350,7 @@ def _after_commit(drive: Drive, conn: state.Connection, plan: Plan, policy: Poli
     if checkout:
         try:
             update_checkout(drive, encoded(plan.changes))
+            recovery.end(drive)
         except Exception as exc:  # noqa: BLE001 - the commit stands; say how to catch up
             paths = " ".join(sorted(plan.changes))
             plan.result.warnings.append(
@@ -354,7 +381,12 @@ def _checkout_target(drive: Drive, ref: str) -> bool:
     return drive.workdir is not None and head_branch(drive) == ref
 
 
-def _refuse_dirty(drive: Drive, plan: Plan) -> None:
+def _refuse_dirty(drive: Drive, plan: Plan, head: str) -> None:
+    """Refuse a write over a user's uncommitted edits of the files it changes. A path
+    whose index and work tree still hold an older version of the branch (left by a
+    killed memgit that journaled no checkout update, as older versions did) is brought to
+    the branch first: committing it would undo entries the branch holds."""
+    plan.result.warnings.extend(recovery.catch_up_lagging(drive, head, sorted(plan.changes)))
     dirty = []
     for path in plan.changes:
         base = plan.base_oids.get(path)
@@ -362,8 +394,11 @@ def _refuse_dirty(drive: Drive, plan: Plan) -> None:
         if staged != base or work != base:
             dirty.append(path)
     if dirty:
-        raise UsageError(f"uncommitted edits in {quote(', '.join(sorted(dirty)))}",
-                         "commit or stash them, then write again")
+        shown = quote(", ".join(sorted(dirty)))
+        raise UsageError(f"uncommitted edits in {shown}",
+                         f"they are your own edits on top of the branch: keep them with "
+                         f"git commit -- {' '.join(sorted(dirty))} (or git stash, and git "
+                         "stash pop after the write), then write again")
 
 
 def _message(message: str, result: WriteResult) -> str:

@@ -12,8 +12,11 @@ import click
 from memgit.cli.common import ProgressBar, ctx_directory
 from memgit.drives.fork import adopt_registry
 from memgit.errors import UsageError
+from memgit.git import recovery
 from memgit.git.repository import Drive, open_drive
+from memgit.purge.resume import resume
 from memgit.purge.rewrite import PurgePlan, PurgeResult, apply_purge, plan_purge
+from memgit.write.writer import write_lock
 
 
 def _print_plan(plan: PurgePlan) -> None:
@@ -66,9 +69,11 @@ def _print_result(result: PurgeResult) -> None:
 @click.option("--from-registry", "registry", metavar="PATH", default=None,
               help="Apply a parent drive's purge registry (its memgit-purged, or the drive): "
                    "purge the ids it lists that this fork holds, and refuse them from now on.")
+@click.option("--resume", "resume_only", is_flag=True,
+              help="Only finish (or roll back) a purge that was killed midway.")
 @click.pass_context
 def command(ctx: click.Context, ids: tuple[str, ...], repo_path: str | None, dry_run: bool,
-            yes: bool, as_json: bool, registry: str | None) -> int:
+            yes: bool, as_json: bool, registry: str | None, resume_only: bool) -> int:
     """Delete the entries with these ids from every commit of the drive, forever."""
     if not dry_run and not yes and not sys.stdin.isatty():
         raise UsageError("memgit purge rewrites history and needs confirmation",
@@ -80,6 +85,10 @@ def command(ctx: click.Context, ids: tuple[str, ...], repo_path: str | None, dry
             raise UsageError("give ids or --from-registry, not both",
                              "run memgit purge twice")
         return _from_registry(drive, registry, dry_run, as_json)
+    for note in [] if dry_run else _repairs(drive, resume_only):
+        click.echo(f"memgit: repaired: {note}", err=True)
+    if resume_only:
+        return 0
     progress = ProgressBar(quiet=False, lines="memgit purge")
     plan = plan_purge(drive, ids, progress=progress)
     progress.end()
@@ -103,6 +112,16 @@ def command(ctx: click.Context, ids: tuple[str, ...], repo_path: str | None, dry
     else:
         _print_result(result)
     return 0
+
+
+def _repairs(drive: Drive, stale_lock: bool) -> list[str]:
+    """What a killed memgit left, finished first: a checkout update (git.recovery, under
+    the write lock), then a purge (purge.resume)."""
+    notes = []
+    if drive.workdir is not None:
+        with write_lock(drive):
+            notes = recovery.recover(drive)
+    return notes + resume(drive, stale_lock=stale_lock)
 
 
 def _from_registry(drive: Drive, registry: str, dry_run: bool, as_json: bool) -> int:

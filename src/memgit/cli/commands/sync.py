@@ -7,6 +7,7 @@ import json
 import click
 
 from memgit.cli.common import drive_from_ctx
+from memgit.safe_text import printable
 from memgit.sync.client import MAX_BATCH, SyncReport, sync
 from memgit.sync.replay import CONFLICT_CHOICES
 
@@ -55,6 +56,8 @@ def command(ctx: click.Context, remote: str, on_conflict: str, batch: int, as_js
         return 0
     progress = None if as_json else (lambda msg: click.echo(msg, err=True))
     report = sync(drive, remote=remote, on_conflict=on_conflict, progress=progress, batch=batch)
+    for note in report.repaired:  # on stderr under --json too: JSON readers have the field
+        click.echo(f"memgit: repaired: {printable(note, 400)}", err=True)
     if as_json:
         click.echo(json.dumps(report.as_dict(), indent=2))
     else:
