@@ -9,6 +9,7 @@ import click
 from memgit.cli.common import drive_from_ctx
 from memgit.sync.client import MAX_BATCH, SyncReport, sync
 from memgit.sync.replay import CONFLICT_CHOICES
+from memgit.working.sync import describe_working, sync_working
 
 
 def _describe(report: SyncReport) -> list[str]:
@@ -55,9 +56,10 @@ def command(ctx: click.Context, remote: str, on_conflict: str, batch: int, as_js
         return 0
     progress = None if as_json else (lambda msg: click.echo(msg, err=True))
     report = sync(drive, remote=remote, on_conflict=on_conflict, progress=progress, batch=batch)
+    working = sync_working(drive, remote)  # after the branch: its fetch brought the ref
     if as_json:
-        click.echo(json.dumps(report.as_dict(), indent=2))
+        click.echo(json.dumps({**report.as_dict(), "working": working.as_dict()}, indent=2))
     else:
-        for line in _describe(report):
+        for line in _describe(report) + describe_working(working):
             click.echo(line)
     return 0

@@ -1,0 +1,213 @@
+"""Working memory to and from a server: ``memgit sync`` and ``memgit clone`` call this.
+
+``memgit sync``'s fetch brings the server's ``refs/memgit/working`` to
+``refs/memgit/working-from/REMOTE`` in the same round trip as the branch. Then, per file
+(one file per scope and key), a three-way merge against the last agreed commit
+(``refs/memgit/working-synced``): a key changed on one side only takes that side; a key
+changed on both takes the value set last (its ``set`` time; a tie goes to the server), a
+set beats an unset. The result is a merge commit whose parents are both sides, so the
+losing value stays in history, pushed without force (a lost race fetches and merges
+again). docs/working-memory.md has the details.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from memgit.errors import RefusedError
+from memgit.git.remote import fetch_refs, push_ref
+from memgit.git.repository import Drive, cas_ref, create_commit, is_ancestor, ref_target, set_ref
+from memgit.git.rewrite import expire_reflogs_and_prune
+from memgit.policy.working import WORKING_REF, parse_value, split_path
+from memgit.sync.client import MAX_RACES, WORKING_FROM, network_error, parse_push, race_error
+
+WORKING_SYNCED = "refs/memgit/working-synced"
+
+
+def fetch_spec(remote: str) -> str:
+    """The refspec that brings the server's working ref along with a fetch (a pattern, so a
+    server without working memory is no error)."""
+    return f"+{WORKING_REF}*:{WORKING_FROM}{remote}*"
+
+
+@dataclass
+class WorkingReport:
+    """What a working memory sync did (``working`` in ``memgit sync --json``)."""
+
+    pushed: bool = False
+    pulled: bool = False
+    conflicts: list[dict[str, str]] = field(default_factory=list)
+    head: str | None = None
+    history_rewritten: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"pushed": self.pushed, "pulled": self.pulled, "conflicts": self.conflicts,
+                "head": self.head, "history_rewritten": self.history_rewritten}
+
+
+def _refetch(drive: Drive, remote: str) -> None:
+    """Fetch only the working ref (after a lost race)."""
+    proc = fetch_refs(drive, remote, fetch_spec(remote))
+    if proc.returncode != 0:
+        raise network_error(remote, proc.stderr.decode(errors="replace"), "fetch from")
+
+
+def _files(drive: Drive, commit: str | None) -> dict[str, str]:
+    """path -> blob id of every file of a working commit."""
+    if commit is None:
+        return {}
+    out: dict[str, str] = {}
+    stack: list[tuple[str, Any]] = [("", drive.repo[commit].tree)]  # type: ignore[attr-defined]
+    while stack:
+        prefix, tree = stack.pop()
+        for entry in tree:
+            path = prefix + str(entry.name)
+            if entry.type_str == "tree":
+                stack.append((path + "/", drive.repo[entry.id]))
+            else:
+                out[path] = str(entry.id)
+    return out
+
+
+def _set_time(drive: Drive, blob: str) -> str:
+    found = parse_value(drive.repo[blob].data)  # type: ignore[attr-defined]
+    return found.set_at if found is not None else ""
+
+
+def merge_files(drive: Drive, base: dict[str, str], local: dict[str, str],
+                theirs: dict[str, str], conflicts: list[dict[str, str]]) -> dict[str, str]:
+    """The merged path -> blob map (see the module docstring); both-sided changes are
+    appended to ``conflicts`` with the winner."""
+    out: dict[str, str] = {}
+    for path in sorted(set(base) | set(local) | set(theirs)):
+        b, mine, other = base.get(path), local.get(path), theirs.get(path)
+        if mine == other or mine == b:
+            chosen = other
+        elif other == b:
+            chosen = mine
+        else:
+            if mine is None or other is None:
+                chosen, winner = (other, "server") if mine is None else (mine, "local")
+            else:
+                local_time, server_time = _set_time(drive, mine), _set_time(drive, other)
+                chosen, winner = (mine, "local") if local_time > server_time \
+                    else (other, "server")
+            where = split_path(path)
+            conflicts.append({"scope": where[0].path if where else "",
+                              "key": where[1] if where else path, "winner": winner})
+        if chosen is not None:
+            out[path] = chosen
+    return out
+
+
+def _tree_of(drive: Drive, files: dict[str, str]) -> str:
+    """A tree holding exactly ``files`` (path -> existing blob id)."""
+    import pygit2
+
+    from memgit.git.modes import MODE_FILE, MODE_TREE
+
+    nested: dict[str, Any] = {}
+    for path, blob in files.items():
+        parts = path.split("/")
+        node = nested
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = blob
+
+    def write(node: dict[str, Any]) -> pygit2.Oid:
+        builder = drive.repo.TreeBuilder()
+        for name, child in node.items():
+            if isinstance(child, dict):
+                builder.insert(name, write(child), MODE_TREE)
+            else:
+                builder.insert(name, pygit2.Oid(hex=child), MODE_FILE)
+        return builder.write()
+
+    return str(write(nested))
+
+
+def sync_working(drive: Drive, remote: str, *, fetched: bool = True) -> WorkingReport:
+    """Bring the local and the server's working memory together (after ``memgit sync``'s
+    fetch when ``fetched``); raises what ``memgit sync`` raises for a refusal or a race."""
+    report = WorkingReport()
+    tracking = WORKING_FROM + remote
+    for attempt in range(MAX_RACES + 1):
+        if attempt or not fetched:
+            _refetch(drive, remote)
+        local, theirs = ref_target(drive, WORKING_REF), ref_target(drive, tracking)
+        base = ref_target(drive, WORKING_SYNCED)
+        if local is None and theirs is None:
+            return report
+        rewritten = base is not None and theirs is not None and \
+            not is_ancestor(drive, base, theirs)
+        report.history_rewritten = report.history_rewritten or rewritten
+        result = _combine(drive, local, theirs, base, rewritten, report)
+        if result != theirs:
+            proc = push_ref(drive, remote, result, WORKING_REF)
+            outcome = parse_push(proc.returncode, proc.stdout.decode(errors="replace"),
+                                 proc.stderr.decode(errors="replace"))
+            if outcome.status == "race":
+                continue
+            if outcome.status == "refused":
+                raise RefusedError(f"the server refused working memory commit {result[:10]}:\n"
+                                   f"{outcome.message}",
+                                   hint="unset or change the refused key (memgit keys, "
+                                        "memgit unset) and run memgit sync again")
+            if outcome.status != "ok":
+                raise network_error(remote, outcome.message, "push to")
+            report.pushed = True
+        if local != result and not _move_local(drive, local, result):
+            continue  # a set landed meanwhile: merge it too
+        report.pulled = report.pulled or (theirs is not None and local != theirs
+                                          and result != local)
+        set_ref(drive, WORKING_SYNCED, result, "memgit sync: working memory")
+        set_ref(drive, tracking, result, "memgit sync: working memory")
+        report.head = result
+        if rewritten:  # the old history held purged values: nothing may keep them
+            expire_reflogs_and_prune(drive.git_dir)
+        return report
+    raise race_error(MAX_RACES, "working memory", parse_push(1, "", ""))
+
+
+def _combine(drive: Drive, local: str | None, theirs: str | None, base: str | None,
+             rewritten: bool, report: WorkingReport) -> str:
+    """The commit both sides should have next."""
+    if theirs is None:
+        assert local is not None
+        return local
+    if local is None or is_ancestor(drive, local, theirs):
+        return theirs
+    if not rewritten and is_ancestor(drive, theirs, local):
+        return local
+    merged = merge_files(drive, _files(drive, base), _files(drive, local),
+                         _files(drive, theirs), report.conflicts)
+    tree = _tree_of(drive, merged)
+    # after a purge the local history still holds purged values: only the merged state
+    # goes on top of the server's new history
+    parents = [theirs] if rewritten else [local, theirs]
+    return create_commit(drive, tree, parents, "Merge working memory\n")
+
+
+def _move_local(drive: Drive, old: str | None, new: str) -> bool:
+    return cas_ref(drive, WORKING_REF, old, new, "memgit sync: working memory")
+
+
+def adopt_after_clone(drive: Drive, remote: str = "origin") -> str | None:
+    """After ``memgit clone``: fetch the server's working memory and make it this
+    checkout's (nothing local exists yet)."""
+    sync_working(drive, remote, fetched=False)
+    return ref_target(drive, WORKING_REF)
+
+
+def describe_working(report: WorkingReport) -> list[str]:
+    """The lines ``memgit sync`` prints about working memory (keys, never values)."""
+    lines = []
+    for c in report.conflicts:
+        lines.append(f"working memory: {c['key']!r} of {c['scope']} set on both sides: "
+                     f"kept the {c['winner']} value (the other is in history)")
+    if report.pushed or report.pulled:
+        lines.append("working memory: " + " and ".join(
+            w for w, done in (("pushed", report.pushed), ("took the server's", report.pulled))
+            if done))
+    return lines
