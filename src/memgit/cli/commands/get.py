@@ -32,5 +32,6 @@ def command(ctx: click.Context, key: str, as_json: bool, agent: str | None, team
                                "team": scope.team}, ensure_ascii=False))
     else:
         shown = found.value if isinstance(found.value, str) else encode_value(found.value)
-        click.echo(printable(shown))
+        # each line through the terminal sanitiser: line breaks stay, escapes do not
+        click.echo("\n".join(printable(line) for line in shown.split("\n")))
     return 0
