@@ -8,6 +8,7 @@ touches the branch, its recall index or its work tree.
 from __future__ import annotations
 
 import os
+import secrets
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from typing import Any
 from memgit.errors import NoSuchKeyError, RepoError, UsageError, ValueRefusedError
 from memgit.git.repository import Drive, build_tree, cas_ref, create_commit, ref_target
 from memgit.policy.judge import Violation
-from memgit.policy.registry import PurgeRegistry
+from memgit.policy.registry import PURGED_IDS_FILE, PurgeRegistry
 from memgit.policy.settings import Policy
 from memgit.policy.working import (
     DEFAULT_AGENT,
@@ -33,6 +34,7 @@ from memgit.policy.working import (
     value_id,
     value_line,
 )
+from memgit.sync.client import PURGED_FROM
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
@@ -113,7 +115,7 @@ def write_values(drive: Drive, scope: Scope, changes: Mapping[str, Any | None],
         raise_first(check_key(key, policy))
         if value is not None:
             raise_first(check_value(value, policy))
-    registry = PurgeRegistry.load(drive.git_dir)
+    purged = known_purged_ids(drive)
     for _ in range(_CAS_TRIES):
         old = ref_target(drive, WORKING_REF)
         files: dict[str, bytes | None] = {}
@@ -130,8 +132,8 @@ def write_values(drive: Drive, scope: Scope, changes: Mapping[str, Any | None],
                 if current is not None:
                     files[path] = None
                 continue
-            ids[key] = current.id if current is not None and current.id else \
-                _fresh_id(scope, key, registry)
+            ids[key] = current.id if current is not None and current.id not in purged else \
+                _fresh_id(scope, key, purged, retired=_purged_here(drive, old, path))
             files[path] = value_line(value, ids[key], stamp)
         if not files:
             return WriteResult(None, ids)
@@ -147,12 +149,43 @@ def write_values(drive: Drive, scope: Scope, changes: Mapping[str, Any | None],
     raise RepoError(f"{WORKING_REF} kept moving", "retry the command")
 
 
-def _fresh_id(scope: Scope, key: str, registry: PurgeRegistry) -> str:
-    """The key's id, or a later generation's when a purge retired the first."""
-    generation = 0
-    while (candidate := value_id(scope, key, generation)) in registry.ids:
-        generation += 1
-    return candidate
+def _fresh_id(scope: Scope, key: str, purged: set[str], *, retired: bool) -> str:
+    """The key's id: the same on every machine for a key's first value; a new random one
+    when a purge retired the key's id (its file is left empty, or the id is known to be
+    purged), since the server refuses a purged id for ever (MG606)."""
+    candidate = value_id(scope, key)
+    return fresh_id() if retired or candidate in purged else candidate
+
+
+def fresh_id() -> str:
+    """A random value id (after a purge retired a key's id)."""
+    return "w-" + secrets.token_hex(16)
+
+
+def known_purged_ids(drive: Drive) -> set[str]:
+    """Ids this drive's purges removed (its registry) and those its servers published
+    (``refs/memgit/purged-from/REMOTE``, fetched by memgit sync)."""
+    ids = set(PurgeRegistry.load(drive.git_dir).ids)
+    for name in drive.repo.references:
+        if name.startswith(PURGED_FROM):
+            tree = drive.repo[drive.repo.references[name].target].tree  # type: ignore[attr-defined]
+            try:
+                data = drive.repo[tree[PURGED_IDS_FILE].id].data  # type: ignore[attr-defined]
+            except KeyError:
+                continue
+            ids.update(line for line in data.decode("utf-8", "replace").split("\n") if line)
+    return ids
+
+
+def _purged_here(drive: Drive, commit: str | None, path: str) -> bool:
+    """Whether the key's file exists and is empty: what a purge leaves of a value."""
+    if commit is None:
+        return False
+    try:
+        entry = drive.repo[commit].tree[path]  # type: ignore[attr-defined]
+    except KeyError:
+        return False
+    return bool(drive.repo[entry.id].size == 0)  # type: ignore[attr-defined]
 
 
 def parse_page_args(limit: int | None) -> int:

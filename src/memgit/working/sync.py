@@ -19,8 +19,9 @@ from memgit.errors import RefusedError
 from memgit.git.remote import fetch_refs, push_ref
 from memgit.git.repository import Drive, cas_ref, create_commit, is_ancestor, ref_target, set_ref
 from memgit.git.rewrite import expire_reflogs_and_prune
-from memgit.policy.working import WORKING_REF, parse_value, split_path
+from memgit.policy.working import WORKING_REF, parse_value, split_path, value_line
 from memgit.sync.client import MAX_RACES, WORKING_FROM, network_error, parse_push, race_error
+from memgit.working.store import fresh_id, known_purged_ids
 
 WORKING_SYNCED = "refs/memgit/working-synced"
 
@@ -150,8 +151,10 @@ def sync_working(drive: Drive, remote: str, *, fetched: bool = True) -> WorkingR
             if outcome.status == "race":
                 continue
             if outcome.status == "refused":
-                raise RefusedError(f"the server refused working memory commit {result[:10]}:\n"
-                                   f"{outcome.message}",
+                said = "; ".join(line.strip() for line in outcome.message.splitlines()
+                                 if line.strip())
+                raise RefusedError(f"the server refused working memory commit {result[:10]}: "
+                                   f"{said}",
                                    hint="unset or change the refused key (memgit keys, "
                                         "memgit unset) and run memgit sync again")
             if outcome.status != "ok":
@@ -178,26 +181,34 @@ def _combine(drive: Drive, local: str | None, theirs: str | None, base: str | No
         return local
     if local is None or is_ancestor(drive, local, theirs):
         return theirs
-    if not rewritten and is_ancestor(drive, theirs, local):
+    mine, other = _files(drive, local), _files(drive, theirs)
+    purged = known_purged_ids(drive)
+    stale = {path for path, blob in mine.items() if blob != other.get(path)
+             and _value_id(drive, blob) in purged}
+    if not rewritten and not stale and is_ancestor(drive, theirs, local):
         return local
-    merged = merge_files(drive, _files(drive, base), _files(drive, local),
-                         _files(drive, theirs), report.conflicts)
+    merged = merge_files(drive, _files(drive, base), mine, other, report.conflicts)
+    for path in stale & {p for p, blob in merged.items() if blob == mine.get(p)}:
+        # set locally under an id the server purged since: a fresh id (the server refuses
+        # a purged id for ever); the value is judged as any other
+        found = parse_value(drive.repo[merged[path]].data)  # type: ignore[attr-defined]
+        assert found is not None
+        merged[path] = str(drive.repo.create_blob(value_line(found.value, fresh_id(),
+                                                             found.set_at)))
     tree = _tree_of(drive, merged)
-    # after a purge the local history still holds purged values: only the merged state
-    # goes on top of the server's new history
-    parents = [theirs] if rewritten else [local, theirs]
+    # after a purge the local history still holds purged values or ids: only the merged
+    # state goes on top of the server's history
+    parents = [theirs] if rewritten or stale else [local, theirs]
     return create_commit(drive, tree, parents, "Merge working memory\n")
+
+
+def _value_id(drive: Drive, blob: str) -> str | None:
+    found = parse_value(drive.repo[blob].data)  # type: ignore[attr-defined]
+    return found.id if found is not None else None
 
 
 def _move_local(drive: Drive, old: str | None, new: str) -> bool:
     return cas_ref(drive, WORKING_REF, old, new, "memgit sync: working memory")
-
-
-def adopt_after_clone(drive: Drive, remote: str = "origin") -> str | None:
-    """After ``memgit clone``: fetch the server's working memory and make it this
-    checkout's (nothing local exists yet)."""
-    sync_working(drive, remote, fetched=False)
-    return ref_target(drive, WORKING_REF)
 
 
 def describe_working(report: WorkingReport) -> list[str]:
