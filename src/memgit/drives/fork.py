@@ -103,6 +103,9 @@ def fork_drive(source: str | Path, target: Path, *, bare: bool = False,
                 raise RepoError("copying the working memory failed: "
                                 f"{copied.stderr.decode(errors='replace').strip()}", "")
         git_plumbing(fork.git_dir, "remote", "remove", "origin")
+        # git 2.39's remote remove leaves the clone's origin/HEAD symref dangling (git fsck
+        # then fails); a fork has no remote, so it goes too
+        git_plumbing(fork.git_dir, "symbolic-ref", "--delete", "refs/remotes/origin/HEAD")
         for key, value in ((DRIVE_ID_KEY, new_drive_id()), (PARENT_DRIVE, parent_id),
                            (PARENT_COMMIT, head), (PARENT_PATH, str(src.git_dir))):
             config_set(fork.git_dir, key, value)

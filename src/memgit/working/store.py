@@ -50,10 +50,14 @@ def raise_first(violations: list[Violation]) -> None:
 
 def resolve_scope(drive: Drive, agent: str | None = None, team: str | None = None) -> Scope:
     """Whose working memory: ``--agent``/``--team``, else ``MEMGIT_AGENT``/``MEMGIT_TEAM``,
-    else git config ``memgit.agent``/``memgit.team``, else the agent ``default``."""
+    else git config ``memgit.agent``/``memgit.team``, else the agent ``default`` and no
+    team (an empty team given names no team)."""
     agent = agent or os.environ.get("MEMGIT_AGENT") or drive.config_value("memgit.agent") \
         or DEFAULT_AGENT
-    team = team or os.environ.get("MEMGIT_TEAM") or drive.config_value("memgit.team") or None
+    if team is None:  # an empty --team (or MEMGIT_TEAM) names no team over the config's
+        team = os.environ.get("MEMGIT_TEAM")
+        team = drive.config_value("memgit.team") if team is None else team
+    team = team or None
     raise_first(check_scope(agent, team))
     return Scope(agent, team)
 
