@@ -5,7 +5,8 @@ facts' way (recall, the context packet, the Index, the dream's input, main's log
 from __future__ import annotations
 
 import json
-from pathlib import Path
+
+import pytest
 
 from memgit.git.repository import open_drive
 from memgit.policy.settings import drive_policy
@@ -27,12 +28,13 @@ def refused_with(proc, code: str, status: int = 1) -> str:  # type: ignore[no-un
     return err
 
 
+@pytest.mark.slow
 def test_set_get_unset_keys(new_drive) -> None:
     drive = new_drive()
     memgit_ok("set", "goal", "ship the payments launch", cwd=drive)
     memgit_ok("set", "plan", '{"step": 2, "steps": ["draft", "review", "ship"]}', "--json",
               cwd=drive)
-    memgit_ok("set", "note", "-", cwd=drive, input="line one\nline two\n".encode())
+    memgit_ok("set", "note", "-", cwd=drive, input=b"line one\nline two\n")
     memgit_ok("set", "ünïcode/ключ", "42", "--json", cwd=drive)
     assert out(memgit_ok("get", "goal", cwd=drive)) == "ship the payments launch\n"
     assert out(memgit_ok("get", "note", cwd=drive)) == "line one\nline two\n"
@@ -51,6 +53,9 @@ def test_set_get_unset_keys(new_drive) -> None:
     memgit_ok("set", "plan", '{"step": 3}', "--json", cwd=drive)
     again = json.loads(out(memgit_ok("get", "plan", "--json", cwd=drive)))
     assert again["value"] == {"step": 3} and again["id"] == got["id"]
+    memgit_ok("set", "nothing", "null", "--json", cwd=drive)  # JSON's null is a value
+    assert json.loads(out(memgit_ok("get", "nothing", "--json", cwd=drive)))["value"] is None
+    memgit_ok("unset", "nothing", cwd=drive)
     memgit_ok("unset", "goal", cwd=drive)
     refused_with(memgit("get", "goal", cwd=drive), "MG016")
     refused_with(memgit("unset", "goal", cwd=drive), "MG016")
@@ -66,10 +71,11 @@ def test_set_get_unset_keys(new_drive) -> None:
     assert out(memgit_ok("keys", "--agent", "nobody", cwd=drive)) == ""
     # the ref's log names what changed, one commit per write
     log = git("log", "--format=%s", WORKING_REF, cwd=drive).stdout.decode().splitlines()
-    assert len(log) == 9 and log[0] == "Set 1 key of agent reviewer of team core"
+    assert len(log) == 11 and log[0] == "Set 1 key of agent reviewer of team core"
     assert git("status", "--porcelain", cwd=drive).stdout == b""
 
 
+@pytest.mark.slow
 def test_bad_keys_and_values_are_refused_and_nothing_is_stored(new_drive) -> None:
     drive = new_drive()
     memgit_ok("set", "kept", "1", "--json", cwd=drive)
@@ -97,6 +103,7 @@ def test_bad_keys_and_values_are_refused_and_nothing_is_stored(new_drive) -> Non
     assert memgit("keys", "--limit", "1001", cwd=drive).returncode == 2
 
 
+@pytest.mark.slow
 def test_paging_walks_2500_keys_in_pages_of_1000(new_drive) -> None:
     drive_path = new_drive()
     drive = open_drive(drive_path)
@@ -131,6 +138,7 @@ def test_paging_walks_2500_keys_in_pages_of_1000(new_drive) -> None:
     assert len(default["keys"]) == 100 and default["next"] == default["keys"][-1]["key"]
 
 
+@pytest.mark.slow
 def test_working_memory_stays_out_of_the_facts_way(new_drive) -> None:
     from memgit.dream.snapshot import take
 

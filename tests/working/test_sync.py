@@ -79,6 +79,7 @@ def test_clone_restores_and_offline_agents_merge_over_http(http_git_server,
     assert git("fsck", "--no-dangling", cwd=bare).returncode == 0
 
 
+@pytest.mark.slow
 def test_same_key_newest_set_wins_whoever_syncs_last(tmp_path: Path) -> None:
     bare = server(tmp_path)
     a, b = tmp_path / "a", tmp_path / "b"
@@ -103,6 +104,7 @@ def test_same_key_newest_set_wins_whoever_syncs_last(tmp_path: Path) -> None:
     assert get(a, "step")["value"] == get(b, "step")["value"] == "b again"
 
 
+@pytest.mark.slow
 def test_two_agents_in_teams_sync_into_their_own_scopes(tmp_path: Path) -> None:
     bare = server(tmp_path)
     a, b = tmp_path / "a", tmp_path / "b"
@@ -123,6 +125,7 @@ def test_two_agents_in_teams_sync_into_their_own_scopes(tmp_path: Path) -> None:
                     f"teams/core/agents/planner/{key_name('goal')}"]
 
 
+@pytest.mark.slow
 def test_the_server_judges_what_lands_on_the_working_ref(tmp_path: Path) -> None:
     """A plain git push that bypasses memgit: the server's pre-receive refuses a credential
     (by kind, never echoed), a file outside the layout, a deletion and a forced rewrite."""
@@ -167,6 +170,7 @@ def test_the_server_judges_what_lands_on_the_working_ref(tmp_path: Path) -> None
     assert other.returncode != 0 and "MG602" in other.stderr.decode()
 
 
+@pytest.mark.slow
 def test_a_purge_removes_a_value_from_all_history(tmp_path: Path) -> None:
     private = b"Joe lives at 12 Elm Street"
     bare = server(tmp_path)
@@ -201,6 +205,7 @@ def test_a_purge_removes_a_value_from_all_history(tmp_path: Path) -> None:
     assert git("fsck", "--no-dangling", cwd=bare).returncode == 0
 
 
+@pytest.mark.slow
 def test_a_fork_copies_working_memory_then_diverges(new_drive, tmp_path: Path) -> None:
     parent = new_drive()
     memgit_ok("set", "goal", "parent goal", cwd=parent)

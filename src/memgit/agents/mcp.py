@@ -19,6 +19,8 @@ from memgit.recall.defaults import DEFAULT_BUDGET, DEFAULT_LIMIT
 from memgit.working.store import DEFAULT_LIMIT as DEFAULT_PAGE
 from memgit.working.store import MAX_LIMIT as MAX_PAGE
 
+# a working memory value: any JSON (a union, so the tool's schema names the types)
+JsonValue = str | int | float | bool | list[Any] | dict[str, Any] | None
 Mode = Literal["hybrid", "lexical", "semantic"]  # MODES as a type (tests/agents/test_mcp.py)
 
 SERVER_NAME = "memgit"
@@ -202,7 +204,7 @@ def build_server(agent: AgentDrive) -> Any:
 
     @tool("Set KEY in this agent's working memory to a JSON value (at most 64 KiB; no "
           "credentials): the goal, a plan's step, structured preferences.", writes)
-    def memory_set(key: Key, value: Annotated[Any, Field(
+    def memory_set(key: Key, value: Annotated[JsonValue, Field(
             description="Any JSON value: a string, number, list or object")]) -> dict[str, Any]:
         return agent.memory_set(key, value)
 

@@ -236,10 +236,10 @@ class AgentDrive:
         return self.call(write)
 
     def memory_delete(self, key: str) -> dict[str, Any]:
-        from memgit.working.store import resolve_scope, write_values
+        from memgit.working.store import UNSET, resolve_scope, write_values
 
         def delete(drive: Drive, policy: Policy) -> dict[str, Any]:
-            done = write_values(drive, resolve_scope(drive), {key: None}, policy)
+            done = write_values(drive, resolve_scope(drive), {key: UNSET}, policy)
             return {"key": key, "deleted": True, "commit": done.commit}
         return self.call(delete)
 

@@ -108,16 +108,26 @@ class WriteResult:
     ids: dict[str, str]
 
 
-def write_values(drive: Drive, scope: Scope, changes: Mapping[str, Any | None],
+class _Unset:
+    """What :data:`UNSET` is: not a JSON value (``None`` is JSON's null, a value)."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Any = _Unset()
+
+
+def write_values(drive: Drive, scope: Scope, changes: Mapping[str, Any],
                  policy: Policy, *, unset_missing_ok: bool = False) -> WriteResult:
-    """Set each key to its value (``None``: unset it) in one commit on the working ref.
+    """Set each key to its value (:data:`UNSET`: unset it) in one commit on the working ref.
 
     Every key and value is judged first; one refusal stores nothing. Unsetting a key that
     has no value is NoSuchKeyError unless ``unset_missing_ok``.
     """
     for key, value in changes.items():
         raise_first(check_key(key, policy))
-        if value is not None:
+        if value is not UNSET:
             raise_first(check_value(value, policy))
     purged = known_purged_ids(drive)
     for _ in range(_CAS_TRIES):
@@ -128,7 +138,7 @@ def write_values(drive: Drive, scope: Scope, changes: Mapping[str, Any | None],
         for key, value in changes.items():
             current = _read(drive, old, scope, key)
             path = f"{scope.path}/{key_name(key)}"
-            if value is None:
+            if value is UNSET:
                 if current is None and not unset_missing_ok:
                     raise NoSuchKeyError(f"no key {key!r} in the working memory of "
                                          f"{scope.describe()}", "list the keys with: "
