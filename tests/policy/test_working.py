@@ -91,11 +91,13 @@ def test_values() -> None:
 
 def test_files_of_the_working_ref() -> None:
     scope = Scope("planner", "core")
-    path = f"{scope.path}/{key_name('goal')}"
+    name = key_name("goal")
+    path = f"{scope.path}/{key_name('a')}/{name}"  # bucket named by a key at or before it
     assert split_path(path) == (scope, "goal")
-    assert split_path(f"agents/x/{key_name('k')}") == (Scope("x"), "k")
-    for bad in ("notes.md", "agents/x/zz", f"agents/../{key_name('k')}", "agents/x",
-                f"teams/t/x/a/{key_name('k')}"):
+    assert split_path(f"agents/x/{key_name('k')}/{key_name('k')}") == (Scope("x"), "k")
+    for bad in ("notes.md", f"agents/x/{name}", f"agents/x/zz/{name}",
+                f"agents/x/{key_name('z')}/{name}",  # the bucket sorts after the key
+                f"agents/../{name}/{name}", f"teams/t/x/a/{name}/{name}"):
         assert split_path(bad) is None, bad
         assert codes(judge_file(bad, b"", POLICY, None)) == ["MG705"]
     good = value_line({"step": 1}, value_id(scope, "goal"), SET_AT)

@@ -164,3 +164,39 @@ def test_working_memory_stays_out_of_the_facts_way(new_drive) -> None:
     snap = take(drive, drive_policy(drive))
     assert [e.text for e in snap.entries] == ["Joe leads the product team"]
     assert git("status", "--porcelain", cwd=drive_path).stdout == b""
+
+
+@pytest.mark.slow
+def test_buckets_split_and_empty_as_keys_come_and_go(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """One key per write, in an order that fills the first bucket from below: every bucket
+    stays at most BUCKET_MAX, keys list in order, and the server's pre-receive accepts the
+    layout after the splits and after unsets emptied buckets."""
+    from memgit.drives.create import clone_drive, create_drive
+    from memgit.working.layout import BUCKET_MAX
+    from memgit.working.store import UNSET, get_value
+    from memgit.working.sync import sync_working
+
+    server = tmp_path / "server.git"
+    create_drive(server, bare=True)
+    drive = open_drive(clone_drive(server.as_uri(), tmp_path / "a"))
+    policy = drive_policy(drive)
+    scope = Scope("default")
+    keys = [f"k{i:04d}" for i in range(600)]
+    for key in reversed(keys):  # descending: each new key is below every bucket's name
+        write_values(drive, scope, {key: key}, policy)
+    tree = git("ls-tree", "-r", "--name-only", WORKING_REF, cwd=drive.root).stdout.decode()
+    buckets: dict[str, int] = {}
+    for path in tree.split():
+        buckets[path.split("/")[2]] = buckets.get(path.split("/")[2], 0) + 1
+    assert len(buckets) > 2 and max(buckets.values()) <= BUCKET_MAX
+    assert [k for k, _ in list_keys(drive, scope, limit=1000)[0]] == keys
+    assert get_value(drive, scope, "k0300", policy).value == "k0300"
+    assert sync_working(drive, "origin").pushed
+    write_values(drive, scope, {k: UNSET for k in keys[:590]}, policy)
+    assert [k for k, _ in list_keys(drive, scope, limit=1000)[0]] == keys[590:]
+    write_values(drive, scope, {"a": 1, "zz": 2}, policy)
+    assert [k for k, _ in list_keys(drive, scope, after="k0595", limit=3)[0]] == \
+        ["k0596", "k0597", "k0598"]
+    assert sync_working(drive, "origin").pushed
+    listed = git("ls-tree", "-r", "--name-only", WORKING_REF, cwd=server).stdout.decode()
+    assert len(listed.split()) == 12

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from memgit.drives.create import create_drive
-from memgit.policy.working import WORKING_REF, key_name
+from memgit.policy.working import WORKING_REF, key_name, value_line
 from tests.conftest import git, memgit, memgit_ok
 from tests.sync.test_client import objects_containing
 
@@ -121,8 +121,8 @@ def test_two_agents_in_teams_sync_into_their_own_scopes(tmp_path: Path) -> None:
     assert get(b, "goal", "--agent", "planner", "--team", "core")["value"] == "plan"
     assert get(a, "goal", "--agent", "reviewer", "--team", "")["value"] == "review"
     tree = git("ls-tree", "-r", "--name-only", WORKING_REF, cwd=bare).stdout.decode().split()
-    assert tree == [f"agents/reviewer/{key_name('goal')}",
-                    f"teams/core/agents/planner/{key_name('goal')}"]
+    goal = key_name("goal")
+    assert tree == [f"agents/reviewer/{goal}/{goal}", f"teams/core/agents/planner/{goal}/{goal}"]
 
 
 @pytest.mark.slow
@@ -146,9 +146,14 @@ def test_the_server_judges_what_lands_on_the_working_ref(tmp_path: Path) -> None
 
     line = f'- "key {FAKE_KEY}" [id: w-{"0" * 32}; set: 2026-01-01T00:00:00.000Z]\n'
     cases = [
-        (commit_with(f"agents/default/{key_name('deploy')}", line.encode()), "MG401"),
+        (commit_with(f"agents/default/{key_name('deploy')}/{key_name('deploy')}",
+                     line.encode()), "MG401"),
         (commit_with("notes.md", b"- hello\n"), "MG705"),
-        (commit_with(f"agents/default/{key_name('x')}", b"not a value line\n"), "MG705"),
+        (commit_with(f"agents/default/{key_name('x')}/{key_name('x')}", b"not a value line\n"),
+         "MG705"),
+        # "z" filed in a bucket before "ok"'s: keys would not ascend, listing would skip
+        (commit_with(f"agents/default/{key_name('a')}/{key_name('z')}",
+                     value_line("v", "w-" + "1" * 32, "2026-01-01T00:00:00.000Z")), "MG705"),
     ]
     for commit, code in cases:
         push = git("push", "--porcelain", "origin", f"{commit}:{WORKING_REF}", cwd=a,

@@ -1,7 +1,8 @@
 """What may land in working memory: keys, scopes, values and the layout of its ref.
 
 Working memory (docs/working-memory.md) lives on its own ref, ``refs/memgit/working``,
-never on the branch. Each value is one file at ``<scope>/<hex of the key's UTF-8>``
+never on the branch. Each value is one file at ``<scope>/<bucket>/<hex of the key's UTF-8>``
+(buckets: working.layout)
 holding one line: ``- <value as compact ASCII JSON> [id: w-...; set: <UTC time>]``. The
 line is shaped like an entry so that ``memgit purge ID`` removes it from every commit
 (purge removes entry lines by id in every file of every ref). This module is the one
@@ -30,6 +31,8 @@ WORKING_REF = "refs/memgit/working"
 MAX_KEY_CHARS = 256
 MAX_VALUE_BYTES = 64 * 1024
 DEFAULT_AGENT = "default"
+LAYOUT = "a working memory file is agents/AGENT/BUCKET/KEYHEX or " \
+         "teams/TEAM/agents/AGENT/BUCKET/KEYHEX"
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 _ID_RE = re.compile(r"w-[0-9a-f]{32}\Z")
 _HEX_RE = re.compile(r"(?:[0-9a-f]{2})+\Z")
@@ -205,8 +208,7 @@ def judge_file(path: str, data: bytes, policy: Policy,
     rules above accept; an id or text purged from the drive may not return."""
     found = split_path(path)
     if found is None:
-        return [refused("MG705", "a working memory file is agents/AGENT/KEYHEX or "
-                                 "teams/TEAM/agents/AGENT/KEYHEX", path)]
+        return [refused("MG705", LAYOUT, path)]
     out = check_key(found[1], policy)
     if not data or out:
         return out
@@ -223,17 +225,20 @@ def judge_file(path: str, data: bytes, policy: Policy,
 
 
 def split_path(path: str) -> tuple[Scope, str] | None:
-    """The scope and key of a working memory file's path; None when it is not one."""
+    """The scope and key of a working memory file's path (``agents/AGENT/BUCKET/KEYHEX`` or
+    ``teams/TEAM/agents/AGENT/BUCKET/KEYHEX``, working.layout); None when it is not one
+    (a bucket must be hex naming a key at or before the file's)."""
     parts = path.split("/")
-    if len(parts) == 3 and parts[0] == "agents":
-        team, agent, name = None, parts[1], parts[2]
-    elif len(parts) == 5 and parts[0] == "teams" and parts[2] == "agents":
-        team, agent, name = parts[1], parts[3], parts[4]
+    if len(parts) == 4 and parts[0] == "agents":
+        team, agent = None, parts[1]
+    elif len(parts) == 6 and parts[0] == "teams" and parts[2] == "agents":
+        team, agent = parts[1], parts[3]
     else:
         return None
+    bucket, name = parts[-2], parts[-1]
     key = name_key(name)
-    if key is None or not _NAME_RE.match(agent) or (team is not None
-                                                    and not _NAME_RE.match(team)):
+    if key is None or name_key(bucket) is None or bucket > name or not _NAME_RE.match(agent) \
+            or (team is not None and not _NAME_RE.match(team)):
         return None
     return Scope(agent, team), key
 
@@ -254,14 +259,20 @@ def judge_push(git_dir: Path, old: str, new: str, policy: Policy,
         return [refused("MG604", f"the update of {WORKING_REF} is not a fast-forward")]
     out: list[Violation] = []
     listing = git_plumbing(git_dir, "ls-tree", "-r", "-z", "--full-tree", new)
+    last = ("", "")  # ls-tree lists in tree order: per scope, buckets then files by name
     for row in listing.stdout.split(b"\0"):
         if not row:
             continue
         meta, _, raw_path = row.partition(b"\t")
         path = raw_path.decode("utf-8", "replace")
         if meta.split(b" ")[0] != b"100644" or split_path(path) is None:
-            out.append(refused("MG705", "a working memory file is agents/AGENT/KEYHEX or "
-                                        "teams/TEAM/agents/AGENT/KEYHEX (mode 100644)", path))
+            out.append(refused("MG705", LAYOUT + " (mode 100644)", path))
+            continue
+        scope_path, _, name = path.rpartition("/")
+        scope_path = scope_path.rpartition("/")[0]
+        if scope_path == last[0] and name <= last[1]:  # keys ascend across the buckets
+            out.append(refused("MG705", "a key sorts before the bucket it is in", path))
+        last = (scope_path, name)
     objects = git_plumbing(git_dir, "rev-list", "--objects", new, "--not", "--all")
     paths: dict[str, str] = {}
     for line in objects.stdout.decode("utf-8", "replace").splitlines():

@@ -7,6 +7,7 @@ touches the branch, its recall index or its work tree.
 
 from __future__ import annotations
 
+import bisect
 import os
 import secrets
 import time
@@ -16,7 +17,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memgit.errors import NoSuchKeyError, RepoError, UsageError, ValueRefusedError
-from memgit.git.repository import Drive, build_tree, cas_ref, create_commit, ref_target
+from memgit.git.modes import MODE_TREE
+from memgit.git.repository import Drive, cas_ref, create_commit, ref_target
 from memgit.policy.judge import Violation
 from memgit.policy.registry import PURGED_IDS_FILE, PurgeRegistry
 from memgit.policy.settings import Policy
@@ -35,6 +37,7 @@ from memgit.policy.working import (
     value_line,
 )
 from memgit.sync.client import PURGED_FROM
+from memgit.working.layout import bucket_for, rebucket, replace_path, write_tree
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
@@ -90,14 +93,20 @@ def get_value(drive: Drive, scope: Scope, key: str, policy: Policy) -> Value:
 
 
 def _read(drive: Drive, commit: str | None, scope: Scope, key: str) -> Value | None:
-    tree = _scope_tree(drive, commit, scope)
-    if tree is None:
+    blob = _blob_of(drive, _scope_tree(drive, commit, scope), key_name(key))
+    return parse_value(drive.repo[blob].data) if blob is not None else None  # type: ignore[attr-defined]
+
+
+def _blob_of(drive: Drive, scope_tree: Any, name: str) -> Any:
+    """The blob id of a key's file in a scope's tree (two small trees read), else None."""
+    if scope_tree is None or not len(scope_tree):
         return None
+    names = [e.name for e in scope_tree]
+    bucket = drive.repo[scope_tree[names[bucket_for(names, name)]].id]
     try:
-        blob = drive.repo[tree[key_name(key)].id]
+        return bucket[name].id  # type: ignore[index]
     except KeyError:
         return None
-    return parse_value(blob.data)  # type: ignore[attr-defined]
 
 
 @dataclass
@@ -132,29 +141,32 @@ def write_values(drive: Drive, scope: Scope, changes: Mapping[str, Any],
     purged = known_purged_ids(drive)
     for _ in range(_CAS_TRIES):
         old = ref_target(drive, WORKING_REF)
-        files: dict[str, bytes | None] = {}
+        scope_tree = _scope_tree(drive, old, scope)
+        buckets = {e.name: e.id for e in scope_tree} if scope_tree is not None else {}
+        names = sorted(buckets)
+        groups: dict[str | None, list[tuple[str, Any]]] = {}
+        for key, value in changes.items():
+            name = key_name(key)
+            groups.setdefault(names[bucket_for(names, name)] if names else None,
+                              []).append((key, value))
         ids: dict[str, str] = {}
         stamp = now_stamp()
-        for key, value in changes.items():
-            current = _read(drive, old, scope, key)
-            path = f"{scope.path}/{key_name(key)}"
-            if value is UNSET:
-                if current is None and not unset_missing_ok:
-                    raise NoSuchKeyError(f"no key {key!r} in the working memory of "
-                                         f"{scope.describe()}", "list the keys with: "
-                                                                "memgit keys")
-                if current is not None:
-                    files[path] = None
-                continue
-            ids[key] = current.id if current is not None and current.id not in purged else \
-                _fresh_id(scope, key, purged, retired=_purged_here(drive, old, path))
-            files[path] = value_line(value, ids[key], stamp)
-        if not files:
+        changed = False
+        for bucket, items in groups.items():
+            held: Any = drive.repo[buckets.pop(bucket)] if bucket is not None else ()
+            files: dict[str, Any] = {e.name: e.id for e in held}
+            for key, value in items:
+                changed = _apply(drive, scope, files, key, value, stamp, ids, purged,
+                                 unset_missing_ok) or changed
+            buckets.update(rebucket(drive.repo, files))
+        if not changed:
             return WriteResult(None, ids)
-        base_tree = str(drive.repo[old].tree.id) if old else None  # type: ignore[attr-defined]
-        tree = build_tree(drive, base_tree, files)
-        what = "Set" if any(v is not None for v in files.values()) else "Unset"
-        message = f"{what} {len(files)} key{'s' if len(files) != 1 else ''} of " \
+        top = write_tree(drive.repo, buckets, MODE_TREE) if buckets else None
+        root = replace_path(drive.repo, drive.repo[old].tree if old else None,  # type: ignore[attr-defined]
+                            scope.path.split("/"), top)
+        tree = str(root if root is not None else write_tree(drive.repo, {}, MODE_TREE))
+        what = "Set" if any(v is not UNSET for v in changes.values()) else "Unset"
+        message = f"{what} {len(changes)} key{'s' if len(changes) != 1 else ''} of " \
                   f"{scope.describe()}\n"
         commit = create_commit(drive, tree, [old] if old else [], message)
         if cas_ref(drive, WORKING_REF, old, commit, f"memgit {what.lower()}"):
@@ -191,15 +203,23 @@ def known_purged_ids(drive: Drive) -> set[str]:
     return ids
 
 
-def _purged_here(drive: Drive, commit: str | None, path: str) -> bool:
-    """Whether the key's file exists and is empty: what a purge leaves of a value."""
-    if commit is None:
-        return False
-    try:
-        entry = drive.repo[commit].tree[path]  # type: ignore[attr-defined]
-    except KeyError:
-        return False
-    return bool(drive.repo[entry.id].size == 0)  # type: ignore[attr-defined]
+def _apply(drive: Drive, scope: Scope, files: dict[str, Any], key: str, value: Any,
+           stamp: str, ids: dict[str, str], purged: set[str], missing_ok: bool) -> bool:
+    """Set or unset one key in a bucket's files (name -> blob id); whether it changed."""
+    name = key_name(key)
+    blob = files.get(name)
+    current = parse_value(drive.repo[blob].data) if blob is not None else None  # type: ignore[attr-defined]
+    if value is UNSET:
+        if current is None and not missing_ok:
+            raise NoSuchKeyError(f"no key {key!r} in the working memory of "
+                                 f"{scope.describe()}", "list the keys with: memgit keys")
+        return files.pop(name, None) is not None and current is not None
+    # an empty file is what a purge leaves of a value: its id is retired
+    retired = blob is not None and drive.repo[blob].size == 0  # type: ignore[attr-defined]
+    ids[key] = current.id if current is not None and current.id not in purged else \
+        _fresh_id(scope, key, purged, retired=retired)
+    files[name] = drive.repo.create_blob(value_line(value, ids[key], stamp))
+    return True
 
 
 def parse_page_args(limit: int | None) -> int:
@@ -216,36 +236,32 @@ def list_keys(drive: Drive, scope: Scope, *, prefix: str = "", after: str | None
     """One page of keys in ascending UTF-8 order: ``(key, stored size)`` pairs and the
     cursor of the next page (the last key given) when more follow, else None.
 
-    The scope's folder is one tree whose names are the keys' hex (byte order = key
-    order), so the first key of the page is found by binary search over the tree's
-    entries and only the page's entries are read: the cost follows the page size.
+    The page starts in the bucket found by binary search over the bucket names (working.
+    layout), then at the first file after the cursor (or at the prefix) found the same
+    way, and reads on bucket by bucket only until the page is full: the cost follows the
+    page size, not the number of keys.
     """
-    tree = _scope_tree(drive, ref_target(drive, WORKING_REF), scope)
-    if tree is None:
+    top = _scope_tree(drive, ref_target(drive, WORKING_REF), scope)
+    if top is None:
         return [], None
     start = key_name(max(after, prefix) if after is not None else prefix)
-    lo, hi = 0, len(tree)
-    while lo < hi:  # the first entry whose name sorts after (or at, for a prefix) start
-        mid = (lo + hi) // 2
-        name = tree[mid].name
-        if name < start or (after is not None and start == key_name(after) and name == start):
-            lo = mid + 1
-        else:
-            hi = mid
+    strict = after is not None and start == key_name(after)  # after a key, or at a prefix
+    names = [e.name for e in top]
     out: list[tuple[str, int]] = []
-    index = lo
-    while index < len(tree):
-        entry = tree[index]
-        index += 1
-        key = name_key(entry.name)
-        if key is None:
-            continue
-        if prefix and not key.startswith(prefix):
-            break
-        size = drive.repo[entry.id].size  # type: ignore[attr-defined]
-        if size == 0:  # a purged value
-            continue
-        if len(out) == limit:
-            return out, out[-1][0]
-        out.append((key, size))
+    for index in range(bucket_for(names, start), len(names)):
+        bucket = drive.repo[top[names[index]].id]
+        files = [e.name for e in bucket]  # type: ignore[attr-defined]
+        at = (bisect.bisect_right if strict else bisect.bisect_left)(files, start)
+        for name in files[at:]:
+            key = name_key(name)
+            if key is None:
+                continue
+            if prefix and not key.startswith(prefix):
+                return out, None
+            size = drive.repo[bucket[name].id].size  # type: ignore[index, attr-defined]
+            if size == 0:  # a purged value
+                continue
+            if len(out) == limit:
+                return out, out[-1][0]
+            out.append((key, size))
     return out, None

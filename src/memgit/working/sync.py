@@ -19,8 +19,9 @@ from memgit.errors import RefusedError
 from memgit.git.remote import fetch_refs, push_ref
 from memgit.git.repository import Drive, cas_ref, create_commit, is_ancestor, ref_target, set_ref
 from memgit.git.rewrite import expire_reflogs_and_prune
-from memgit.policy.working import WORKING_REF, parse_value, split_path, value_line
+from memgit.policy.working import WORKING_REF, name_key, parse_value, value_line
 from memgit.sync.client import MAX_RACES, WORKING_FROM, network_error, parse_push, race_error
+from memgit.working.layout import canonical_root
 from memgit.working.store import fresh_id, known_purged_ids
 
 WORKING_SYNCED = "refs/memgit/working-synced"
@@ -55,7 +56,8 @@ def _refetch(drive: Drive, remote: str) -> None:
 
 
 def _files(drive: Drive, commit: str | None) -> dict[str, str]:
-    """path -> blob id of every file of a working commit."""
+    """path -> blob id of every file of a working commit, the bucket left out of the path
+    (``SCOPE/KEYHEX``: the same key is the same path whatever the buckets)."""
     if commit is None:
         return {}
     out: dict[str, str] = {}
@@ -67,7 +69,8 @@ def _files(drive: Drive, commit: str | None) -> dict[str, str]:
             if entry.type_str == "tree":
                 stack.append((path + "/", drive.repo[entry.id]))
             else:
-                out[path] = str(entry.id)
+                scope_path = prefix.rstrip("/").rpartition("/")[0]
+                out[f"{scope_path}/{entry.name}"] = str(entry.id)
     return out
 
 
@@ -94,38 +97,24 @@ def merge_files(drive: Drive, base: dict[str, str], local: dict[str, str],
                 local_time, server_time = _set_time(drive, mine), _set_time(drive, other)
                 chosen, winner = (mine, "local") if local_time > server_time \
                     else (other, "server")
-            where = split_path(path)
-            conflicts.append({"scope": where[0].path if where else "",
-                              "key": where[1] if where else path, "winner": winner})
+            scope_path, name = path.rsplit("/", 1)
+            conflicts.append({"scope": scope_path, "key": name_key(name) or name,
+                              "winner": winner})
         if chosen is not None:
             out[path] = chosen
     return out
 
 
 def _tree_of(drive: Drive, files: dict[str, str]) -> str:
-    """A tree holding exactly ``files`` (path -> existing blob id)."""
+    """The tree holding exactly ``files`` (path -> blob id), bucketed afresh: the two
+    sides may have split their buckets differently (working.layout)."""
     import pygit2
 
-    from memgit.git.modes import MODE_FILE, MODE_TREE
-
-    nested: dict[str, Any] = {}
+    scopes: dict[str, dict[str, pygit2.Oid]] = {}
     for path, blob in files.items():
-        parts = path.split("/")
-        node = nested
-        for part in parts[:-1]:
-            node = node.setdefault(part, {})
-        node[parts[-1]] = blob
-
-    def write(node: dict[str, Any]) -> pygit2.Oid:
-        builder = drive.repo.TreeBuilder()
-        for name, child in node.items():
-            if isinstance(child, dict):
-                builder.insert(name, write(child), MODE_TREE)
-            else:
-                builder.insert(name, pygit2.Oid(hex=child), MODE_FILE)
-        return builder.write()
-
-    return str(write(nested))
+        scope_path, name = path.rsplit("/", 1)
+        scopes.setdefault(scope_path, {})[name] = pygit2.Oid(hex=blob)
+    return str(canonical_root(drive.repo, scopes))
 
 
 def sync_working(drive: Drive, remote: str, *, fetched: bool = True) -> WorkingReport:
