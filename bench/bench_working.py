@@ -10,6 +10,8 @@ set). In one run, alternated so both see the same machine load:
   first page and a page from the middle (`--after`);
 * `working.store.list_keys(limit=100)` in process: the listing's own cost without the
   interpreter's start, first page and middle page;
+* the same with a page of 10 at both sizes (the small scope's whole content), so the
+  ratio compares equal pages;
 * for scale, reading every key of the scope in process (what a listing that ignored the
   page size would pay).
 
@@ -99,6 +101,10 @@ def main() -> None:
                                   100, args.calls)
             print(f"  {page:6}  limit 100: 10 keys {small:8.1f} us   10,000 keys {large:8.1f} us"
                   f"   ratio {large / small:.2f}")
+        small = in_process_us(drives[10], None, 10, args.calls)
+        large = in_process_us(drives[10_000], middle[10_000], 10, args.calls)
+        print(f"  middle  limit 10:  10 keys {small:8.1f} us   10,000 keys {large:8.1f} us"
+              f"   ratio {large / small:.2f}  (the same page size)")
         every = in_process_us(drives[10_000], None, 10_000, max(5, args.calls // 20))
         page = in_process_us(drives[10_000], None, 100, args.calls)
         print(f"  reading all 10,000 keys: {every:9.1f} us  ({every / page:.0f}x a page of 100)")
