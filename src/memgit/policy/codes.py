@@ -71,7 +71,8 @@ RULES: dict[str, tuple[str, str]] = {
     # pushes
     "MG601": ("protected-path", "twin/ is written by server-side memgit only, the forge's CI "
               "files (ci_files) by the drive's admin; drop the change"),
-    "MG602": ("branch", "push to the drive's main branch only"),
+    "MG602": ("branch", "push to the drive's main branch only (working memory's "
+                        "refs/memgit/working goes through memgit sync)"),
     "MG603": ("ref-delete", "deleting refs is not allowed on a drive"),
     "MG604": ("non-fast-forward", "fetch, rebase or run memgit sync, then push without --force"),
     "MG605": ("too-many-commits", "push in smaller batches"),
