@@ -26,6 +26,15 @@ def server(tmp_path: Path) -> Path:
     return path
 
 
+def two_clones(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A server drive with memgit's hooks and two agents' checkouts of it."""
+    bare = server(tmp_path)
+    a, b = tmp_path / "a", tmp_path / "b"
+    memgit_ok("clone", bare.as_uri(), str(a))
+    memgit_ok("clone", bare.as_uri(), str(b))
+    return bare, a, b
+
+
 def get(work: Path, key: str, *args: str) -> dict:
     return json.loads(memgit_ok("get", key, "--json", *args, cwd=work).stdout)
 
@@ -81,10 +90,7 @@ def test_clone_restores_and_offline_agents_merge_over_http(http_git_server,
 
 @pytest.mark.slow
 def test_same_key_newest_set_wins_whoever_syncs_last(tmp_path: Path) -> None:
-    bare = server(tmp_path)
-    a, b = tmp_path / "a", tmp_path / "b"
-    memgit_ok("clone", bare.as_uri(), str(a))
-    memgit_ok("clone", bare.as_uri(), str(b))
+    bare, a, b = two_clones(tmp_path)
     memgit_ok("set", "step", "b's older step", cwd=b)
     memgit_ok("set", "step", "a's newer step", cwd=a)
     sync(a)
@@ -106,10 +112,7 @@ def test_same_key_newest_set_wins_whoever_syncs_last(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_two_agents_in_teams_sync_into_their_own_scopes(tmp_path: Path) -> None:
-    bare = server(tmp_path)
-    a, b = tmp_path / "a", tmp_path / "b"
-    memgit_ok("clone", bare.as_uri(), str(a))
-    memgit_ok("clone", bare.as_uri(), str(b))
+    bare, a, b = two_clones(tmp_path)
     git("config", "memgit.agent", "planner", cwd=a)
     git("config", "memgit.team", "core", cwd=a)
     memgit_ok("set", "goal", "plan", cwd=a)
