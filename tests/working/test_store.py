@@ -100,6 +100,12 @@ def test_bad_keys_and_values_are_refused_and_nothing_is_stored(new_drive) -> Non
     # the limits are inclusive: 256 characters, 64 KiB of JSON (the quotes count)
     memgit_ok("set", "k" * 256, "x" * (64 * 1024 - 2), cwd=drive)
     assert memgit("keys", "--limit", "0", cwd=drive).returncode == 2
+    # a code repository is not a drive: nothing lands in it
+    code = drive.parent / "code"
+    git("init", "-q", "-b", "main", code)
+    git("commit", "-q", "--allow-empty", "-m", "code", cwd=code)
+    refused_with(memgit("set", "k", "v", cwd=code), "MG002", status=2)
+    assert git("for-each-ref", cwd=code).stdout.count(b"\n") == 1
     assert memgit("keys", "--limit", "1001", cwd=drive).returncode == 2
 
 

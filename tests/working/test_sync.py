@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from memgit.drives.create import create_drive
-from memgit.policy.working import WORKING_REF, key_name, value_line
+from memgit.policy.working import MAX_STORED_BYTES, WORKING_REF, key_name, value_line
 from tests.conftest import git, memgit, memgit_ok
 from tests.sync.test_client import objects_containing
 
@@ -154,6 +154,8 @@ def test_the_server_judges_what_lands_on_the_working_ref(tmp_path: Path) -> None
         (commit_with("notes.md", b"- hello\n"), "MG705"),
         (commit_with(f"agents/default/{key_name('x')}/{key_name('x')}", b"not a value line\n"),
          "MG705"),
+        (commit_with(f"agents/default/{key_name('big')}/{key_name('big')}",
+                     b"x" * (MAX_STORED_BYTES + 1)), "MG703"),  # refused unread
         # "z" filed in a bucket before "ok"'s: keys would not ascend, listing would skip
         (commit_with(f"agents/default/{key_name('a')}/{key_name('z')}",
                      value_line("v", "w-" + "1" * 32, "2026-01-01T00:00:00.000Z")), "MG705"),

@@ -30,6 +30,9 @@ from memgit.policy.settings import Policy
 WORKING_REF = "refs/memgit/working"
 MAX_KEY_CHARS = 256
 MAX_VALUE_BYTES = 64 * 1024
+# the longest value line: 64 KiB of JSON whose every character is \uXXXX-escaped, plus
+# the bullet and the metadata group
+MAX_STORED_BYTES = 6 * MAX_VALUE_BYTES + 256
 DEFAULT_AGENT = "default"
 LAYOUT = "a working memory file is agents/AGENT/BUCKET/KEYHEX or " \
          "teams/TEAM/agents/AGENT/BUCKET/KEYHEX"
@@ -279,6 +282,11 @@ def judge_push(git_dir: Path, old: str, new: str, policy: Policy,
         oid, _, path = line.partition(" ")
         if path and split_path(path) is not None:
             paths.setdefault(oid, path)
+    sizes = reader.info_many(paths)
+    for oid, size in sizes.items():  # refused unread: no value line is this long
+        if size is not None and size[1] > MAX_STORED_BYTES:
+            out.append(refused("MG703", f"a file of {size[1]} bytes, at most "
+                                        f"{MAX_STORED_BYTES}", paths.pop(oid)))
     for oid, got in reader.read_many(paths).items():
         if got is not None and got[0] == "blob":
             out.extend(judge_file(paths[oid], got[1], policy, registry))

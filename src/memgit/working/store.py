@@ -18,10 +18,10 @@ from typing import Any
 
 from memgit.errors import NoSuchKeyError, RepoError, UsageError, ValueRefusedError
 from memgit.git.modes import MODE_TREE
-from memgit.git.repository import Drive, cas_ref, create_commit, ref_target
+from memgit.git.repository import Drive, cas_ref, create_commit, ref_target, require_drive
 from memgit.policy.judge import Violation
 from memgit.policy.registry import PURGED_IDS_FILE, PurgeRegistry
-from memgit.policy.settings import Policy
+from memgit.policy.settings import Policy, drive_policy
 from memgit.policy.working import (
     DEFAULT_AGENT,
     WORKING_REF,
@@ -54,7 +54,9 @@ def raise_first(violations: list[Violation]) -> None:
 def resolve_scope(drive: Drive, agent: str | None = None, team: str | None = None) -> Scope:
     """Whose working memory: ``--agent``/``--team``, else ``MEMGIT_AGENT``/``MEMGIT_TEAM``,
     else git config ``memgit.agent``/``memgit.team``, else the agent ``default`` and no
-    team (an empty team given names no team)."""
+    team (an empty team given names no team). The repository must be a drive: working
+    memory never lands in a code repository by accident."""
+    require_drive(drive, drive_policy(drive).branch_ref)
     agent = agent or os.environ.get("MEMGIT_AGENT") or drive.config_value("memgit.agent") \
         or DEFAULT_AGENT
     if team is None:  # an empty --team (or MEMGIT_TEAM) names no team over the config's
