@@ -47,7 +47,7 @@ TIERS: list[list[str]] = [
     ["write", "githooks"],
     ["recall", "purge", "server_hook"],
     ["sync", "importing"],
-    ["dream", "forges"],
+    ["dream", "forges", "working"],
     ["agents", "drives"],
     ["demo", "serve"],
     ["cli"],

@@ -157,6 +157,22 @@ class RefusedError(MemgitError):
         self.violations = violations or []
 
 
+class NoSuchKeyError(MemgitError):
+    """memgit get/unset: working memory has no such key (like ``git config --get``)."""
+
+    code = "MG016"
+    exit_code = 1
+
+
+class ValueRefusedError(RefusedError):
+    """A working memory key or value the policy refuses: the code is the rule's (MG7xx,
+    MG401 for a credential), the message names what is wrong, never the value."""
+
+    def __init__(self, code: str, message: str, hint: str) -> None:
+        super().__init__(message, [], hint)
+        self.code = code
+
+
 def error_lines(err: MemgitError) -> list[str]:
     """What a command prints for a MemgitError: its code and message, then its hint,
     control characters escaped (the callers redact possible credentials: policy.quote)."""

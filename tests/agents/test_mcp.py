@@ -20,7 +20,7 @@ from memgit.agents.mcp import MEMORY_URI  # noqa: E402
 from tests.conftest import ROOT, git, memgit  # noqa: E402
 
 TOOLS = {"remember", "edit", "forget", "recall", "context", "ask", "answer", "resolve",
-         "questions", "status"}
+         "questions", "status", "memory_get", "memory_set", "memory_delete", "memory_list"}
 FAKE_KEY = "AKIAZ3MBQX7TQW4RWNB2"  # synthetic, of the real shape
 
 
@@ -314,3 +314,56 @@ def test_the_recall_mode_type_is_the_modes_recall_knows() -> None:
     from memgit.recall.defaults import MODES
 
     assert get_args(Mode) == MODES
+
+
+@pytest.mark.slow
+def test_working_memory_tools(new_drive) -> None:
+    """memory_set/get/list/delete through the SDK's client: values of any JSON, the scope
+    of MEMGIT_AGENT, paging with the next cursor, refusals as tool errors (no echo), and
+    the same values seen by the command line."""
+    drive = new_drive()
+    keys = [f"step/{i:03d}" for i in range(5)]
+
+    async def go() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "memgit", "-C", str(drive), "mcp"],
+            env=dict(os.environ, PYTHONPATH=str(ROOT / "src"), MEMGIT_AGENT="planner"))
+        async with Client(params, read_timeout_seconds=120) as client:
+            out["set"] = await call(client, "memory_set", key="goal",
+                                    value={"text": "ship", "due": [2026, 12, 24]})
+            for key in keys:
+                await call(client, "memory_set", key=key, value=key.upper())
+            out["get"] = await call(client, "memory_get", key="goal")
+            out["page1"] = await call(client, "memory_list", prefix="step/", limit=3)
+            out["page2"] = await call(client, "memory_list", prefix="step/", limit=3,
+                                      after=out["page1"][1]["next"])
+            out["delete"] = await call(client, "memory_delete", key="step/000")
+            out["missing"] = await call(client, "memory_get", key="step/000")
+            out["secret"] = await call(client, "memory_set", key="deploy",
+                                       value={"aws": FAKE_KEY})
+            out["big"] = await call(client, "memory_set", key="big", value="x" * 70_000)
+            out["long_key"] = await call(client, "memory_set", key="k" * 257, value=1)
+            out["bad_limit"] = await call(client, "memory_list", limit=1001)
+        return out
+
+    out = run(go)
+    for name in ("set", "get", "page1", "page2", "delete"):
+        assert out[name][0] is False, (name, out[name])
+    assert out["set"][1]["id"].startswith("w-") and len(out["set"][1]["commit"]) == 40
+    assert out["get"][1]["value"] == {"text": "ship", "due": [2026, 12, 24]}
+    assert out["get"][1]["agent"] == "planner"
+    page1, page2 = out["page1"][1], out["page2"][1]
+    assert [k["key"] for k in page1["keys"]] == keys[:3] and page1["next"] == keys[2]
+    assert [k["key"] for k in page2["keys"]] == keys[3:] and page2["next"] is None
+    assert out["missing"][0] is True and "memgit error MG016" in out["missing"][1]
+    secret = out["secret"]
+    assert secret[0] is True and "MG401" in secret[1] and FAKE_KEY not in secret[1]
+    assert out["big"][0] is True and "MG703" in out["big"][1]
+    assert out["long_key"][0] is True and out["bad_limit"][0] is True
+    shown = memgit("get", "goal", "--agent", "planner", cwd=drive)
+    assert shown.returncode == 0 and json.loads(shown.stdout) == {"text": "ship",
+                                                                  "due": [2026, 12, 24]}
+    listed = memgit("keys", "--agent", "planner", cwd=drive)
+    assert listed.returncode == 0 and listed.stdout.decode().split() == ["goal"] + keys[1:]
+    assert memgit("keys", cwd=drive).stdout == b""  # the default agent has none

@@ -14,8 +14,13 @@ from typing import Annotated, Any, Literal
 
 from memgit.agents.operations import MAX_LIMIT, MAX_TEXT, AgentDrive
 from memgit.errors import MemgitError, PluginError, RefusedError
+from memgit.policy.working import MAX_KEY_CHARS
 from memgit.recall.defaults import DEFAULT_BUDGET, DEFAULT_LIMIT
+from memgit.working.store import DEFAULT_LIMIT as DEFAULT_PAGE
+from memgit.working.store import MAX_LIMIT as MAX_PAGE
 
+# a working memory value: any JSON (a union, so the tool's schema names the types)
+JsonValue = str | int | float | bool | list[Any] | dict[str, Any] | None
 Mode = Literal["hybrid", "lexical", "semantic"]  # MODES as a type (tests/agents/test_mcp.py)
 
 SERVER_NAME = "memgit"
@@ -24,6 +29,8 @@ INSTRUCTIONS = (
     "memgit is a git-backed memory drive shared with other agents and people. At the "
     "start of a task call context (or recall with a query); store durable facts with "
     "remember, one fact per call; fix or drop facts with edit and forget, citing ids. "
+    "Keep state that is not a fact (the goal, a plan's step) in working memory: "
+    "memory_set, memory_get, memory_list, memory_delete. "
     "Never write the drive's files directly: memgit checks every write against the "
     "drive's policy and refuses credentials.")
 MAX_VIOLATIONS = 5
@@ -186,6 +193,36 @@ def build_server(agent: AgentDrive) -> Any:
     @tool("Show the drive, branch, head commit, pending writes and the last sync.", read_only)
     def status() -> dict[str, Any]:
         return agent.status()
+
+    Key = Annotated[str, Field(min_length=1, max_length=MAX_KEY_CHARS, description=(
+        "A key of this agent's working memory, such as plan/step or goal"))]
+
+    @tool("Read KEY from this agent's working memory (state kept across sessions beside "
+          "the facts, never recalled): its JSON value, id and set time.", read_only)
+    def memory_get(key: Key) -> dict[str, Any]:
+        return agent.memory_get(key)
+
+    @tool("Set KEY in this agent's working memory to a JSON value (at most 64 KiB; no "
+          "credentials): the goal, a plan's step, structured preferences.", writes)
+    def memory_set(key: Key, value: Annotated[JsonValue, Field(
+            description="Any JSON value: a string, number, list or object")]) -> dict[str, Any]:
+        return agent.memory_set(key, value)
+
+    @tool("Remove KEY from this agent's working memory (history keeps it).",
+          ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False))
+    def memory_delete(key: Key) -> dict[str, Any]:
+        return agent.memory_delete(key)
+
+    @tool("List the keys of this agent's working memory in ascending order, a page at a "
+          "time: pass the answer's next as after for the next page.", read_only)
+    def memory_list(prefix: Annotated[str, Field(max_length=MAX_KEY_CHARS, description=(
+                        "Only keys starting with this"))] = "",
+                    limit: Annotated[int, Field(ge=1, le=MAX_PAGE, description=(
+                        "Keys per page"))] = DEFAULT_PAGE,
+                    after: Annotated[str | None, Field(max_length=MAX_KEY_CHARS, description=(
+                        "Start after this key (the previous page's next)"))] = None,
+                    ) -> dict[str, Any]:
+        return agent.memory_list(prefix, limit, after)
 
     @app.resource(MEMORY_URI, name="MEMORY.md", mime_type="text/markdown",
                   description="The drive's entry point at the branch head: title and Index.")

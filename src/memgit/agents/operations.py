@@ -213,6 +213,49 @@ class AgentDrive:
         return {"count": len(items), "questions": items}
 
 
+    # --- working memory (docs/working-memory.md) ---------------------------------------------
+    # The scope is the server's: MEMGIT_AGENT/MEMGIT_TEAM, else git config memgit.agent and
+    # memgit.team, else the agent "default" (working.store.resolve_scope).
+
+    def memory_get(self, key: str) -> dict[str, Any]:
+        from memgit.working.store import get_value, resolve_scope
+
+        def read(drive: Drive, policy: Policy) -> dict[str, Any]:
+            scope = resolve_scope(drive)
+            found = get_value(drive, scope, key, policy)
+            return {"key": key, "value": found.value, "id": found.id, "set": found.set_at,
+                    "agent": scope.agent, "team": scope.team}
+        return self.call(read)
+
+    def memory_set(self, key: str, value: Any) -> dict[str, Any]:
+        from memgit.working.store import resolve_scope, write_values
+
+        def write(drive: Drive, policy: Policy) -> dict[str, Any]:
+            done = write_values(drive, resolve_scope(drive), {key: value}, policy)
+            return {"key": key, "id": done.ids.get(key), "commit": done.commit}
+        return self.call(write)
+
+    def memory_delete(self, key: str) -> dict[str, Any]:
+        from memgit.working.store import UNSET, resolve_scope, write_values
+
+        def delete(drive: Drive, policy: Policy) -> dict[str, Any]:
+            done = write_values(drive, resolve_scope(drive), {key: UNSET}, policy)
+            return {"key": key, "deleted": True, "commit": done.commit}
+        return self.call(delete)
+
+    def memory_list(self, prefix: str = "", limit: int | None = None,
+                    after: str | None = None) -> dict[str, Any]:
+        from memgit.working.store import list_keys, parse_page_args, resolve_scope
+
+        size = parse_page_args(limit)
+
+        def page(drive: Drive, _policy: Policy) -> dict[str, Any]:
+            keys, cursor = list_keys(drive, resolve_scope(drive), prefix=prefix, after=after,
+                                     limit=size)
+            return {"keys": [{"key": k, "bytes": n} for k, n in keys], "next": cursor}
+        return self.call(page)
+
+
 def _status(drive: Drive, policy: Policy) -> dict[str, Any]:
     """Drive, branch, head, pending writes and the last sync (no network)."""
     from memgit.state import pending

@@ -119,3 +119,14 @@ class ProgressBar:
         if self.tty and self.phase and not self.quiet:
             click.echo("", err=True)
         self.phase = ""
+
+
+def scope_options(fn: F) -> F:
+    """``--agent`` and ``--team`` of the working memory commands (memgit set, get, unset,
+    keys); their defaults come from ``working.store.resolve_scope``."""
+    fn = click.option("--team", default=None, metavar="NAME",
+                      help="The agent's team (default: $MEMGIT_TEAM, git config "
+                           "memgit.team, none).")(fn)
+    return click.option("--agent", default=None, metavar="NAME",
+                        help="Whose working memory (default: $MEMGIT_AGENT, git config "
+                             "memgit.agent, else 'default').")(fn)

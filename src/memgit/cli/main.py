@@ -58,6 +58,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("serve", "Serve every drive under a root over smart HTTP, with tokens, "
               "/metrics and a dashboard (memgit[serve])."),
     "token": ("token", "Access tokens for memgit serve: add, list, revoke."),
+    "set": ("set_", "Set a key of the agent's working memory (JSON up to 64 KiB)."),
+    "get": ("get", "Print a key of the agent's working memory."),
+    "unset": ("unset", "Remove a key from the agent's working memory."),
+    "keys": ("keys", "List the keys of the agent's working memory, a page at a time."),
 }
 
 

@@ -222,6 +222,9 @@ def clone_drive(url: str, target: Path) -> Path:
         set_ref(drive, LAST_SYNCED, head, "memgit clone")
         set_ref(drive, remote_head_ref("origin"), head, "memgit clone")
         install_pre_commit(drive.git_dir)
+        from memgit.working.sync import sync_working
+
+        sync_working(drive, "origin", fetched=False)  # the server's working memory
     except BaseException:
         if existed:
             for child in target.iterdir():

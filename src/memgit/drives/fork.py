@@ -26,6 +26,7 @@ from memgit.git.repository import Drive, open_drive, ref_target
 from memgit.index import reindex as recall_index
 from memgit.policy.registry import REGISTRY_FILE, PurgeRegistry, RegistryKey
 from memgit.policy.settings import drive_policy
+from memgit.policy.working import WORKING_REF
 from memgit.purge.rewrite import PurgeResult, apply_purge, plan_purge
 from memgit.purge.text import Progress, no_progress
 
@@ -94,7 +95,17 @@ def fork_drive(source: str | Path, target: Path, *, bare: bool = False,
         for name in COPIED:
             if (src.git_dir / name).is_file():
                 shutil.copyfile(src.git_dir / name, fork.git_dir / name)
+        if ref_target(src, WORKING_REF) is not None:  # the child starts with a copy
+            # a fetch over the local transport copies the objects (a pack), never links
+            copied = git_plumbing(fork.git_dir, "fetch", "--no-tags", "--quiet",
+                                  str(src.git_dir), f"+{WORKING_REF}:{WORKING_REF}")
+            if copied.returncode != 0:
+                raise RepoError("copying the working memory failed: "
+                                f"{copied.stderr.decode(errors='replace').strip()}", "")
         git_plumbing(fork.git_dir, "remote", "remove", "origin")
+        # git 2.39's remote remove leaves the clone's origin/HEAD symref dangling (git fsck
+        # then fails); a fork has no remote, so it goes too
+        git_plumbing(fork.git_dir, "symbolic-ref", "--delete", "refs/remotes/origin/HEAD")
         for key, value in ((DRIVE_ID_KEY, new_drive_id()), (PARENT_DRIVE, parent_id),
                            (PARENT_COMMIT, head), (PARENT_PATH, str(src.git_dir))):
             config_set(fork.git_dir, key, value)

@@ -45,6 +45,12 @@ def fetch_branch(drive: Drive, remote: str, branch: str, into: str,
                check=False)
 
 
+def fetch_refs(drive: Drive, remote: str, *specs: str) -> subprocess.CompletedProcess:
+    """``git fetch REMOTE SPEC...`` with the user's git, prompts disabled; not checked."""
+    return git("fetch", "--no-tags", "--no-write-fetch-head", "--quiet", remote, *specs,
+               cwd=drive.root, env=_network_env(), check=False)
+
+
 def push_commit(drive: Drive, remote: str, oid: str,
                 branch: str) -> subprocess.CompletedProcess:
     """``git push --porcelain REMOTE OID:refs/heads/BRANCH`` (never forced); not checked.
@@ -52,7 +58,12 @@ def push_commit(drive: Drive, remote: str, oid: str,
     Without ``+`` or ``--force`` git refuses locally or the server refuses any
     update that is not a fast-forward.
     """
-    return git("push", "--porcelain", "--no-verify", remote, f"{oid}:refs/heads/{branch}",
+    return push_ref(drive, remote, oid, f"refs/heads/{branch}")
+
+
+def push_ref(drive: Drive, remote: str, oid: str, ref: str) -> subprocess.CompletedProcess:
+    """``git push --porcelain REMOTE OID:REF`` (never forced); not checked."""
+    return git("push", "--porcelain", "--no-verify", remote, f"{oid}:{ref}",
                cwd=drive.root, env=_network_env(), check=False)
 
 

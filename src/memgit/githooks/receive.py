@@ -59,6 +59,8 @@ from memgit.policy.judge import (
 )
 from memgit.policy.registry import PurgeRegistry
 from memgit.policy.settings import Policy, find_policy
+from memgit.policy.working import WORKING_REF
+from memgit.policy.working import judge_push as judge_working
 
 if TYPE_CHECKING:
     from subprocess import Popen
@@ -235,6 +237,10 @@ class PushJudge:
 
     def _judge_update(self, update: RefUpdate, tips: set[str]) -> list[PushCommit]:
         policy = self.policy
+        if update.ref == WORKING_REF:  # working memory: its own rules (docs/working-memory.md)
+            self._ref_finding(update.ref, judge_working(self.git_dir, update.old, update.new,
+                                                        policy, self.registry, self.reader))
+            return []
         if update.is_delete:
             self._ref_finding(update.ref, check_update(update.ref, update.old, update.new,
                                                        policy, fast_forward=True,

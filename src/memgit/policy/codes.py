@@ -71,7 +71,8 @@ RULES: dict[str, tuple[str, str]] = {
     # pushes
     "MG601": ("protected-path", "twin/ is written by server-side memgit only, the forge's CI "
               "files (ci_files) by the drive's admin; drop the change"),
-    "MG602": ("branch", "push to the drive's main branch only"),
+    "MG602": ("branch", "push to the drive's main branch only (working memory's "
+                        "refs/memgit/working goes through memgit sync)"),
     "MG603": ("ref-delete", "deleting refs is not allowed on a drive"),
     "MG604": ("non-fast-forward", "fetch, rebase or run memgit sync, then push without --force"),
     "MG605": ("too-many-commits", "push in smaller batches"),
@@ -82,4 +83,14 @@ RULES: dict[str, tuple[str, str]] = {
     "MG610": ("purge-running", "a purge is rewriting this drive's history; push again when it "
               "is done (memgit sync replays your work onto the new history)"),
     "MG611": ("push-too-large", "push in smaller batches, or raise limits.push_bytes"),
+    # working memory (docs/working-memory.md)
+    "MG701": ("working-key", "use a key of 1 to 256 characters without control characters "
+              "or line breaks"),
+    "MG702": ("working-json", "give the value as JSON (a string needs quotes: '\"text\"'), "
+              "or pass plain text without --json"),
+    "MG703": ("working-size", "keep a value under 64 KiB of JSON: store the rest as entries "
+              "or split it over several keys"),
+    "MG704": ("working-scope", "name the agent and team with letters, digits, '.', '_' and "
+              "'-' (--agent, --team, MEMGIT_AGENT, MEMGIT_TEAM)"),
+    "MG705": ("working-layout", "change working memory only through memgit set and unset"),
 }

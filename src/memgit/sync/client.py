@@ -60,6 +60,7 @@ from memgit.index.reindex import ensure_current, forget_entries
 from memgit.policy.judge import ID_RE, quote
 from memgit.policy.registry import PURGED_IDS_FILE, PURGED_REF
 from memgit.policy.settings import Policy, drive_policy
+from memgit.policy.working import WORKING_REF
 from memgit.sync import status as sync_state
 from memgit.sync.replay import (
     CONFLICT_CHOICES,
@@ -75,6 +76,7 @@ from memgit.write.writer import recover_and_drain, write_lock
 BRANCH = DEFAULT_BRANCH  # what memgit clone checks out; a drive's policy may name another
 
 PURGED_FROM = "refs/memgit/purged-from/"  # + remote name: its refs/memgit/purged
+WORKING_FROM = "refs/memgit/working-from/"  # + remote name: its working memory (working/)
 LEARNED = "refs/memgit/purged-learned/"  # + remote name: the purged ids applied last
 MAX_RACES = 5
 MAX_BATCH = 100  # below the default policy's 200 commits per push
@@ -294,7 +296,8 @@ def fetch(drive: Drive, remote: str) -> str | None:
     before = ref_target(drive, ref)
     # the server's purged ids come along (a pattern refspec: no error when there are none)
     proc = fetch_branch(drive, remote, drive_branch(drive), ref,
-                        also=[f"+{PURGED_REF}*:{PURGED_FROM}{remote}*"])
+                        also=[f"+{PURGED_REF}*:{PURGED_FROM}{remote}*",
+                              f"+{WORKING_REF}*:{WORKING_FROM}{remote}*"])
     err = proc.stderr.decode(errors="replace")
     if proc.returncode != 0:
         if _MISSING_REF_RE.search(err):

@@ -10,6 +10,7 @@ from memgit.cli.common import drive_from_ctx
 from memgit.safe_text import printable
 from memgit.sync.client import MAX_BATCH, SyncReport, sync
 from memgit.sync.replay import CONFLICT_CHOICES
+from memgit.working.sync import describe_working, sync_working
 
 
 def _describe(report: SyncReport) -> list[str]:
@@ -58,9 +59,10 @@ def command(ctx: click.Context, remote: str, on_conflict: str, batch: int, as_js
     report = sync(drive, remote=remote, on_conflict=on_conflict, progress=progress, batch=batch)
     for note in report.repaired:  # on stderr under --json too: JSON readers have the field
         click.echo(f"memgit: repaired: {printable(note, 400)}", err=True)
+    working = sync_working(drive, remote)  # after the branch: its fetch brought the ref
     if as_json:
-        click.echo(json.dumps(report.as_dict(), indent=2))
+        click.echo(json.dumps({**report.as_dict(), "working": working.as_dict()}, indent=2))
     else:
-        for line in _describe(report):
+        for line in _describe(report) + describe_working(working):
             click.echo(line)
     return 0
