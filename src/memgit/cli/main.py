@@ -58,6 +58,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("serve", "Serve every drive under a root over smart HTTP, with tokens, "
               "/metrics and a dashboard (memgit[serve])."),
     "token": ("token", "Access tokens for memgit serve: add, list, revoke."),
+    "fleet": ("fleet", "Every drive under a root: census, find, forget, nightly dreams, index."),
 }
 
 
