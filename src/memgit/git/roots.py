@@ -58,26 +58,28 @@ def is_bare_repository(path: str) -> bool:
 
 
 def walk(root: Path) -> Iterator[Repo]:
-    """Every repository under ``root``, in name order (symbolic links not followed)."""
-    stack = [str(root)]
-    while stack:
-        folder = stack.pop()
-        try:
-            with os.scandir(folder) as it:
-                children = sorted((e for e in it if e.is_dir(follow_symlinks=False)),
-                                  key=lambda e: e.name, reverse=True)
-        except OSError:
-            continue  # unreadable: nothing under it can be served either
-        if folder != str(root) and any(c.name == ".git" for c in children):
-            yield Repo(_name(root, folder), Path(folder), checkout=True)
+    """Every repository under ``root``, in name order (folder by folder; symbolic links
+    not followed)."""
+    yield from _walk(root, str(root))
+
+
+def _walk(root: Path, folder: str) -> Iterator[Repo]:
+    try:
+        with os.scandir(folder) as it:
+            children = sorted((e for e in it if e.is_dir(follow_symlinks=False)),
+                              key=lambda e: e.name)
+    except OSError:
+        return  # unreadable: nothing under it can be served either
+    if folder != str(root) and any(c.name == ".git" for c in children):
+        yield Repo(_name(root, folder), Path(folder), checkout=True)
+        return
+    for child in children:
+        if child.name == FLEET_DIR and folder == str(root):
             continue
-        for child in children:
-            if child.name == FLEET_DIR and folder == str(root):
-                continue
-            if is_bare_repository(child.path):
-                yield Repo(_name(root, child.path), Path(child.path))
-            else:
-                stack.append(child.path)
+        if is_bare_repository(child.path):
+            yield Repo(_name(root, child.path), Path(child.path))
+        else:
+            yield from _walk(root, child.path)
 
 
 def _name(root: Path, path: str) -> str:
