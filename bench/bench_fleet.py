@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT / "src"), str(ROOT)]  # tests/ as a package: tests.servers
 
 WORDS = ("payments launch owner deadline pricing website billing customer dashboard team "
          "product review metrics rollout incident runbook database staging cluster budget "
@@ -71,6 +71,15 @@ def make_root(root: Path, drives: int, entries: int, person_every: int = 100) ->
     for i in range(drives):
         make_drive(root / f"org{i % 50:02}" / f"d{i:05}.git", i, entries,
                    i % person_every == 3)
+
+
+class Rows(list[tuple[str, str]]):
+    """The table's rows, each also printed on stderr as it is measured (a long run that
+    fails late keeps what it measured)."""
+
+    def append(self, row: tuple[str, str]) -> None:
+        print(f"{row[0]}: {row[1]}", file=sys.stderr, flush=True)
+        super().append(row)
 
 
 def timed(fn, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -140,7 +149,7 @@ def main() -> int:
 
     tmp = Path(args.keep or tempfile.mkdtemp(prefix="bench-fleet-"))
     big, small = tmp / "big", tmp / "small"
-    rows: list[tuple[str, str]] = []
+    rows = Rows()
     if not big.exists():
         took, _ = timed(make_root, big, args.drives, args.entries)
         rows.append(("generate drives (git fast-import)", f"{took:.1f} s"))
@@ -162,7 +171,7 @@ def main() -> int:
     size = (big / ".memgit-fleet" / "index.sqlite").stat().st_size
     rows.append(("SQLite index size", f"{size / 2**20:.1f} MiB"))
     if args.postgres:
-        from servers import PostgresServer
+        from tests.servers import PostgresServer
 
         server = PostgresServer().start()
         try:

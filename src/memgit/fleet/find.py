@@ -8,13 +8,13 @@ two, and the tests hold them to the same answer.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from memgit.fleet.history import read_versions
 from memgit.fleet.index import FleetIndex
-from memgit.fleet.match import Query
+from memgit.fleet.match import Query, words_of
 from memgit.fleet.store import Hit
 from memgit.git.roots import walk
 
@@ -39,7 +39,8 @@ class Found:
 
 
 def _hit(hit: Hit) -> dict[str, Any]:
-    data = asdict(hit)
+    data = hit._asdict()
+    del data["words"]
     data["topic"] = data.pop("path")
     data["date"] = data.pop("added")
     return data
@@ -48,10 +49,9 @@ def _hit(hit: Hit) -> dict[str, Any]:
 def judge(query: Query, candidates: list[Hit], history: bool) -> Found:
     """Keep the candidates the query matches; a version only history holds goes to
     ``history`` (when asked for), one at a head to ``hits``."""
-    ordered = sorted(candidates, key=lambda h: (h.origin, h.drive, h.path, h.entry_id, h.text))
-    hits = [h for h in ordered if h.at_head and query.matches(h.text)]
-    old = [h for h in ordered if history and not h.at_head and query.matches(h.text)]
-    return Found(hits, old)
+    kept = [h for h in candidates if (history or h.at_head) and query.matches(h.text, h.words)]
+    kept.sort(key=lambda h: (h.origin, h.drive, h.path, h.entry_id, h.text))
+    return Found([h for h in kept if h.at_head], [h for h in kept if not h.at_head])
 
 
 def find(index: FleetIndex, query: Query, *, history: bool = False,
@@ -83,8 +83,8 @@ def scan(root: Path, query: Query, *, history: bool = False, origin: str = "") -
         read = read_versions(drive.git_dir, head, (), policy.extensions,
                              head_only=not history)
         candidates.extend(Hit(origin, repo.name, v.entry_id, v.path, v.source, v.added,
-                              v.text, v.at_head) for v in read.versions)
-    candidates.sort(key=lambda h: (h.origin, h.drive, h.path, h.entry_id))
+                              v.text, v.at_head, " ".join(words_of(v.text)))
+                          for v in read.versions)
     found = judge(query, candidates, history)
     found.index = "scan"
     return found

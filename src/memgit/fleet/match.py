@@ -39,14 +39,16 @@ class Query:
     words: tuple[str, ...] = ()
     pattern: str = ""
 
-    def matches(self, text: str) -> bool:
+    def matches(self, text: str, words: str | None = None) -> bool:
+        """Whether ``text`` matches; ``words`` is ``" ".join(words_of(text))`` when the
+        caller has it already (the fleet index stores it), so it is not worked out again."""
         if self.kind == "regex":
             return _compiled(self.pattern).search(text) is not None
-        found = words_of(text)
+        if words is None:
+            words = " ".join(words_of(text))
         if self.kind == "words":
-            return set(self.words) <= set(found)
-        n = len(self.words)
-        return any(tuple(found[i:i + n]) == self.words for i in range(len(found) - n + 1))
+            return set(self.words) <= set(words.split(" "))
+        return f" {' '.join(self.words)} " in f" {words} "  # words hold no space
 
     def describe(self) -> str:
         """The query's shape without its text (for receipts and logs)."""

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from memgit.errors import FleetError
 from memgit.fleet.history import Read, text_digest
@@ -90,9 +90,10 @@ class LeaseRow:
 LEASE_COLUMNS = [f.name for f in fields(LeaseRow)]
 
 
-@dataclass(frozen=True)
-class Hit:
-    """An entry version an index returned for a query (judged by the caller)."""
+class Hit(NamedTuple):
+    """An entry version an index returned for a query (judged by the caller). A tuple:
+    a broad query makes tens of thousands. ``words`` is the text's words as stored
+    (memgit.fleet.match.words_of, space-separated): what the matcher judges."""
 
     origin: str
     drive: str
@@ -102,6 +103,7 @@ class Hit:
     added: str
     text: str
     at_head: bool
+    words: str
 
 
 _TABLES = """
@@ -168,7 +170,7 @@ CREATE INDEX IF NOT EXISTS entries_tsv ON entries USING gin (tsv)
 
 _PLAIN_SOURCE = "entries e JOIN drives d ON d.id = e.drive_id"
 _HIT_COLUMNS = ("d.origin, d.name, e.entry_id, e.path, e.source, e.added, e.text, "
-                "e.at_head")
+                "e.at_head, e.words")
 
 
 class Store:
@@ -208,8 +210,8 @@ class Store:
 
     def search(self, query: Query, *, history: bool = False,
                origin: str | None = None) -> list[Hit]:
-        """The candidate versions for ``query`` (all of them, judged by the caller);
-        only those at the head unless ``history``."""
+        """The candidate versions for ``query`` (all of them, in no order: the caller
+        judges and orders them); only those at the head unless ``history``."""
         source, where, params = self._fts_where(query) if query.kind != "regex" else \
             (_PLAIN_SOURCE, "1 = 1", [])
         sql = f"SELECT {_HIT_COLUMNS} FROM {source} WHERE {where}"
@@ -218,8 +220,7 @@ class Store:
         if origin is not None:
             sql += " AND d.origin = ?"
             params = [*params, origin]
-        rows = self._execute(sql + " ORDER BY d.origin, d.name, e.path, e.entry_id", params)
-        return [_hit(r) for r in rows.fetchall()]
+        return [_hit(r) for r in self._execute(sql, params).fetchall()]  # judge orders
 
     def versions(self, origin: str, name: str) -> list[Hit]:
         """Every stored version of one drive."""
@@ -411,7 +412,7 @@ class PostgresStore(Store):
 
 
 def _hit(row: Sequence[Any]) -> Hit:
-    return Hit(row[0], row[1], row[2], row[3], row[4], row[5], row[6], bool(row[7]))
+    return Hit(row[0], row[1], row[2], row[3], row[4], row[5], row[6], bool(row[7]), row[8])
 
 
 def _first_line(exc: BaseException) -> str:
