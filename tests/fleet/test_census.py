@@ -7,16 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.fleet_support import add_entries, fleet, jane_root, make_drive
+from tests.fleet_support import add_entries, fleet, make_drive
 
 pytestmark = pytest.mark.slow  # real drives and a memgit process per command
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    """alice (Jane twice), team/bob (Jane once, and 'jane ... roe' apart), carol (none),
-    a gitolite-style admin repository (no branch main) and a checkout."""
-    return jane_root(tmp_path)
 
 
 def test_census_lists_every_repository_with_its_standing(root: Path) -> None:

@@ -7,16 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.fleet_support import JANE, fleet, found_hits, ids, jane_root
+from tests.fleet_support import JANE, fleet, found_hits, ids
 
 pytestmark = pytest.mark.slow  # real drives and a memgit process per command
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    """alice (Jane twice), team/bob (Jane once, and 'jane ... roe' apart), carol (none),
-    a gitolite-style admin repository (no branch main) and a checkout."""
-    return jane_root(tmp_path)
 
 
 def test_find_words_phrase_regex_and_history(root: Path) -> None:

@@ -13,18 +13,10 @@ from tests.fleet_support import (
     everything_in,
     fleet,
     found_hits,
-    jane_root,
     receipt_without_text,
 )
 
 pytestmark = pytest.mark.slow  # real drives and a memgit process per command
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    """alice (Jane twice), team/bob (Jane once, and 'jane ... roe' apart), carol (none),
-    a gitolite-style admin repository (no branch main) and a checkout."""
-    return jane_root(tmp_path)
 
 
 def test_forget_without_purge_retires_at_the_heads_only(root: Path) -> None:

@@ -9,16 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import commit_all, git
-from tests.fleet_support import fleet, jane_root
+from tests.fleet_support import fleet
 
 pytestmark = pytest.mark.slow  # real drives and a memgit process per command
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    """alice (Jane twice), team/bob (Jane once, and 'jane ... roe' apart), carol (none),
-    a gitolite-style admin repository (no branch main) and a checkout."""
-    return jane_root(tmp_path)
 
 
 def test_post_receive_keeps_the_index_current(root: Path, tmp_path: Path) -> None:
