@@ -9,6 +9,7 @@ two, and the tests hold them to the same answer.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -46,11 +47,16 @@ def _hit(hit: Hit) -> dict[str, Any]:
     return data
 
 
+# origin, drive, path, entry id, text: the order of every answer (Hit's fields by index)
+_ORDER = itemgetter(0, 1, 3, 2, 6)
+
+
 def judge(query: Query, candidates: list[Hit], history: bool) -> Found:
     """Keep the candidates the query matches; a version only history holds goes to
     ``history`` (when asked for), one at a head to ``hits``."""
-    kept = [h for h in candidates if (history or h.at_head) and query.matches(h.text, h.words)]
-    kept.sort(key=lambda h: (h.origin, h.drive, h.path, h.entry_id, h.text))
+    test = query.predicate()
+    kept = [h for h in candidates if (history or h.at_head) and test(h.text, h.words)]
+    kept.sort(key=_ORDER)
     return Found([h for h in kept if h.at_head], [h for h in kept if not h.at_head])
 
 

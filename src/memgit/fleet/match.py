@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from memgit.errors import UsageError
@@ -42,13 +43,24 @@ class Query:
     def matches(self, text: str, words: str | None = None) -> bool:
         """Whether ``text`` matches; ``words`` is ``" ".join(words_of(text))`` when the
         caller has it already (the fleet index stores it), so it is not worked out again."""
+        return self.predicate()(text, " ".join(words_of(text)) if words is None else words)
+
+    def predicate(self) -> Callable[[str, str], bool]:
+        """:meth:`matches` as a function of (text, words), made once per query: a judge
+        calls it for every candidate. Words hold no space, so a word (or a phrase) is in
+        the words exactly when it is there with a space on each side."""
         if self.kind == "regex":
-            return _compiled(self.pattern).search(text) is not None
-        if words is None:
-            words = " ".join(words_of(text))
-        if self.kind == "words":
-            return set(self.words) <= set(words.split(" "))
-        return f" {' '.join(self.words)} " in f" {words} "  # words hold no space
+            search = _compiled(self.pattern).search
+            return lambda text, _words: search(text) is not None
+        if self.kind == "phrase":
+            needle = f" {' '.join(self.words)} "
+            return lambda _text, words: needle in f" {words} "
+        needles = tuple(f" {w} " for w in self.words)
+
+        def every_word(_text: str, words: str) -> bool:
+            padded = f" {words} "
+            return all(n in padded for n in needles)
+        return every_word
 
     def describe(self) -> str:
         """The query's shape without its text (for receipts and logs)."""
