@@ -3,7 +3,8 @@
 # nginx + fcgiwrap (smart HTTP), gitolite3, git (git daemon, http-backend) and
 # openssh-client (ssh-keygen for gitolite's admin key); chromium and chromium-driver
 # (memgit serve's dashboard opened in a real headless browser, tests/serve/test_browser.py)
-# with a font to draw its text.
+# with a font to draw its text; postgresql (the fleet index's shared backend:
+# tests/servers.py starts a private cluster on 127.0.0.1 with initdb).
 #
 # Idempotent: does nothing when everything is installed.  Uses sudo only when not
 # root.  The tests run their own nginx/fcgiwrap on 127.0.0.1 with configs in temp
@@ -11,7 +12,8 @@
 # packages' postinst from starting them, and any that run anyway are stopped.
 set -euo pipefail
 
-PACKAGES=(nginx fcgiwrap gitolite3 git openssh-client chromium chromium-driver fonts-dejavu-core)
+PACKAGES=(nginx fcgiwrap gitolite3 git openssh-client chromium chromium-driver fonts-dejavu-core
+          postgresql)
 
 if [ "$(id -u)" -eq 0 ]; then
     SUDO=()
@@ -33,7 +35,7 @@ done
 stop_system_services() {
     # no systemd in containers: stop through the init scripts / pid files
     local svc
-    for svc in nginx fcgiwrap; do
+    for svc in nginx fcgiwrap postgresql; do
         if [ -x "/etc/init.d/$svc" ]; then
             "${SUDO[@]}" "/etc/init.d/$svc" stop >/dev/null 2>&1 || true
         fi
@@ -76,4 +78,6 @@ for exe in nginx fcgiwrap gitolite git ssh-keygen chromium chromedriver; do
     PATH="$PATH:/usr/sbin:/sbin" command -v "$exe" >/dev/null \
         || { echo "install-system-deps: $exe still missing" >&2; exit 1; }
 done
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null \
+    || { echo "install-system-deps: initdb (postgresql) still missing" >&2; exit 1; }
 echo "install-system-deps: done"

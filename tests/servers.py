@@ -67,6 +67,7 @@ __all__ = [
     "HOST",
     "HttpGitServer",
     "READER",
+    "PostgresServer",
     "ServerError",
     "WRITER",
     "file_git_server",
@@ -79,6 +80,8 @@ __all__ = [
     "gitolite_server",
     "http_git_server",
     "init_bare_repo",
+    "postgres_server",
+    "postgres_url",
     "process_group_alive",
     "rev_parse",
     "run_git",
@@ -938,3 +941,113 @@ def git_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GitSe
     """Each transport in turn: file, daemon, http, gitolite."""
     with running(SERVER_KINDS[request.param](tmp_path)) as s:
         yield s
+
+
+# --------------------------------------------------------------------------- PostgreSQL
+
+
+def _pg_bindir() -> Path:
+    """Where initdb and pg_ctl are: Debian's /usr/lib/postgresql/<version>/bin (newest),
+    else wherever PATH has initdb."""
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"),
+                   key=lambda p: int(p.parent.parent.name) if p.parent.parent.name.isdigit()
+                   else 0)
+    if found:
+        return found[-1].parent
+    initdb = _which("initdb")
+    if not initdb:
+        raise ServerError("PostgreSQL not found (run .ci/install-system-deps.sh)")
+    return Path(initdb).resolve().parent
+
+
+class PostgresServer:
+    """A private PostgreSQL cluster on 127.0.0.1, made with ``initdb`` in a temp dir.
+
+    PostgreSQL refuses to run as root: as root the cluster belongs to the ``postgres``
+    user (Debian's package makes it; ``nobody`` otherwise) and its programs run as that
+    user; otherwise as the current user. Password authentication (scram-sha-256) for
+    the superuser ``memgit``; :meth:`url` gives a URL with the password in it.
+    """
+
+    def __init__(self) -> None:
+        self.bindir = _pg_bindir()
+        self.dir = Path(tempfile.mkdtemp(prefix="memgit-pg-", dir=_short_tmp()))
+        self.password = secrets.token_hex(12)
+        self.port = 0
+        self.uid, self.gid = os.geteuid(), os.getegid()
+        if self.uid == 0:
+            try:
+                entry = pwd.getpwnam("postgres")
+            except KeyError:
+                entry = pwd.getpwnam("nobody")
+            self.uid, self.gid = entry.pw_uid, entry.pw_gid
+            os.chown(self.dir, self.uid, self.gid)
+        self.dir.chmod(0o700)
+
+    def _run(self, *argv: str, timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
+        run_as = {"user": self.uid, "group": self.gid, "extra_groups": []} \
+            if os.geteuid() == 0 else {}
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL, cwd=self.dir,
+                              env={"PATH": SYSTEM_PATH, "LANG": "C", "HOME": str(self.dir)},
+                              **run_as)  # type: ignore[arg-type]
+        if proc.returncode != 0:
+            raise ServerError(f"{' '.join(argv)} failed: {proc.stdout}{proc.stderr}")
+        return proc
+
+    def start(self) -> PostgresServer:
+        pwfile = self.dir / "pwfile"
+        pwfile.write_text(self.password + "\n")
+        if os.geteuid() == 0:
+            os.chown(pwfile, self.uid, self.gid)
+        data = self.dir / "data"
+        self._run(str(self.bindir / "initdb"), "-D", str(data), "-U", "memgit",
+                  f"--pwfile={pwfile}", "--auth=scram-sha-256", "-E", "UTF8", "--no-locale")
+        pwfile.unlink()
+        last = ""
+        for _ in range(3):  # the free port may be taken between probe and bind
+            self.port = free_port()
+            try:
+                self._run(str(self.bindir / "pg_ctl"), "-D", str(data), "-l",
+                          str(self.dir / "server.log"), "-w", "-t", "60", "-o",
+                          f"-c listen_addresses={HOST} -p {self.port} -k {self.dir} "
+                          "-c fsync=off", "start")
+                return self
+            except ServerError as exc:
+                last = str(exc)
+        raise ServerError(f"PostgreSQL did not start: {last}")
+
+    def stop(self) -> None:
+        try:
+            self._run(str(self.bindir / "pg_ctl"), "-D", str(self.dir / "data"), "-m",
+                      "immediate", "-w", "stop")
+        except (ServerError, subprocess.TimeoutExpired):
+            pass
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql://memgit:{self.password}@{HOST}:{self.port}/{database}"
+
+    def create_database(self, name: str) -> str:
+        """A new empty database; returns its URL."""
+        import psycopg
+
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return self.url(name)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """One PostgreSQL cluster for the test session (each test makes its own database)."""
+    server = PostgresServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: PostgresServer) -> str:
+    """The URL of a fresh database on the session's PostgreSQL server."""
+    return postgres_server.create_database(f"t_{secrets.token_hex(6)}")

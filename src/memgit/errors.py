@@ -126,6 +126,13 @@ class BackupError(MemgitError):
     code = "MG041"
 
 
+class FleetError(MemgitError):
+    """memgit fleet cannot do what was asked: its index cannot be opened or reached, or a
+    request cannot be carried out as given."""
+
+    code = "MG050"
+
+
 class DreamFailedError(MemgitError):
     """memgit dream failed: the model gave no usable answer, or the run could not finish."""
 

@@ -62,6 +62,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "get": ("get", "Print a key of the agent's working memory."),
     "unset": ("unset", "Remove a key from the agent's working memory."),
     "keys": ("keys", "List the keys of the agent's working memory, a page at a time."),
+    "fleet": ("fleet", "Every drive under a root: census, find, forget, nightly dreams, index."),
 }
 
 

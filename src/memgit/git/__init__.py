@@ -4,7 +4,8 @@ Owns, hook-safe (no pygit2: pre-receive, pre-commit and the quick path may impor
 ``modes`` (tree entry modes), ``plumbing`` (the ``git`` executable with a fixed git dir),
 ``raw`` (the one ``cat-file --batch`` reader, raw tree parser and tree cache),
 ``rewrite`` (one pack written, refs moved in one transaction, reflogs expired, pruning),
-``files`` (a git dir, refs and config read from the files); through pygit2:
+``files`` (a git dir, refs and config read from the files), ``roots`` (the bare
+repositories under a fleet's root, and the root a drive belongs to); through pygit2:
 ``repository`` (a drive's repository: trees, blobs, commits, compare-and-swap ref moves)
 and ``worktree`` (a checkout and git's staging area); with the user's git and its
 credentials: ``remote`` (fetch, push, clone).

@@ -84,8 +84,9 @@ def _detach(keep: int) -> None:
 
 def background_work(git_dir: str | os.PathLike[str]) -> None:
     """Count the accepted push, reindex from the branch head git just moved, bring the
-    census of a drive with caps up to date (memgit.policy.census), and start the vectors'
-    filler of a drive with an ``embeddings:`` section."""
+    census of a drive with caps up to date (memgit.policy.census), start the vectors'
+    filler of a drive with an ``embeddings:`` section, and update the drive's row of the
+    fleet index when it belongs to a fleet (:func:`update_fleet_index`)."""
     from pathlib import Path
 
     from memgit.embeddings import fill as vector_fill
@@ -103,6 +104,27 @@ def background_work(git_dir: str | os.PathLike[str]) -> None:
     # A server drive with an embeddings: section: the pushed entries' vectors are made
     # by a filler of their own (memgit.embeddings.fill.wait_for_fill waits for it).
     vector_fill.schedule(drive.git_dir, policy.embeddings())
+    update_fleet_index(drive.git_dir)
+
+
+def update_fleet_index(git_dir: str | os.PathLike[str]) -> None:
+    """A drive under a fleet root (a folder above it holds ``.memgit-fleet``): its row of
+    the fleet index, by ``memgit fleet index --drive`` in a process of its own (the fleet
+    sits tiers above the hooks, so this process never imports it); waited for, so
+    :func:`wait_for_background` covers it. Finding the root walks up from the drive:
+    the cost is the same in a root of 10 drives or 10,000."""
+    import subprocess
+
+    from memgit.git.roots import root_of
+
+    if root_of(git_dir) is None:
+        return
+    proc = subprocess.run([sys.executable, "-m", "memgit", "fleet", "index", "--drive",
+                           os.fspath(git_dir)], stdin=subprocess.DEVNULL,
+                          capture_output=True, timeout=3600, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError("memgit fleet index --drive failed: " + proc.stderr.decode(
+            "utf-8", "replace").strip()[-500:])
 
 
 def _log(git_dir: str | os.PathLike[str], exc: BaseException) -> None:

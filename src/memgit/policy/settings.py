@@ -312,12 +312,19 @@ def drive_policy(drive: HasPolicy, explicit: str | Path | None = None) -> Policy
 def find_policy(explicit: str | Path | None, git_dir: Path | None,
                 config_value: str | None = None) -> Policy:
     """``--policy FILE``, then memgit.yaml in the git directory, then ``memgit.policy``."""
+    path = policy_path(explicit, git_dir, config_value)
+    return load_policy_file(path) if path is not None else Policy()
+
+
+def policy_path(explicit: str | Path | None, git_dir: Path | None,
+                config_value: str | None = None) -> Path | None:
+    """The file :func:`find_policy` reads, in its order; None: the defaults."""
     if explicit:
-        return load_policy_file(explicit)
+        return Path(explicit)
     if git_dir is not None:
         candidate = git_dir / "memgit.yaml"
         if candidate.exists():
-            return load_policy_file(candidate)
+            return candidate
     if config_value:
-        return load_policy_file(config_value)
-    return Policy()
+        return Path(config_value)
+    return None

@@ -109,6 +109,7 @@ def take_lease(conn: Connection, day: str, trigger: str, now: _dt.datetime, *,
             conn.execute("UPDATE dream_runs SET status = 'failed', finished = ?, error = ? "
                          "WHERE id = ?", (stamp(now), f"interrupted ({why}); taken over",
                                           run.id))
+            counters.add(conn, "dream_stuck")  # a failed attempt its own run never counted
         if due:
             statuses = [r[0] for r in conn.execute(
                 "SELECT status FROM dream_runs WHERE day = ?", (day,))]

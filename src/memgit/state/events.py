@@ -20,6 +20,7 @@ from memgit.state import counters
 EVENTS: tuple[str, ...] = (
     "commit", "commit_failed", "pending_retry_failed", "push_accepted", "push_refused",
     "dream_applied", "dream_failed", "dream_no_changes", "purge", "near_limit",
+    "dream_stuck", "dream_gave_up", "maintain_ok", "maintain_failed",
 )
 _HELP = {
     "commit": "commits made by memgit's writer",
@@ -32,6 +33,11 @@ _HELP = {
     "dream_no_changes": "nightly consolidations with nothing to change",
     "purge": "purges (history rewrites) run",
     "near_limit": "writes or pushes that left the drive near a limit",
+    "dream_stuck": "dream runs found stuck (lease older than an hour, or process gone) "
+                   "and taken over",
+    "dream_gave_up": "days whose dream failed its last allowed attempt (memgit fleet dream)",
+    "maintain_ok": "scheduled maintenance runs that completed (memgit fleet maintain)",
+    "maintain_failed": "scheduled maintenance runs with a failed step (memgit fleet maintain)",
 }
 
 

@@ -1,0 +1,97 @@
+"""The repositories under a fleet's root, and the fleet's own folder there.
+
+A root is any folder holding bare repositories at any depth: ``/srv/git/*.git``,
+gitolite's ``~git/repositories`` (``gitolite-admin.git`` and ``testing.git`` are
+repositories but not drives), Gitea's ``repositories/<owner>/<name>.git``. The walk
+never follows a symbolic link (a link could lead out of the root) and never descends
+into a repository. Whether a repository is a drive is decided when it is described
+(memgit.fleet.index), not here: the walk only looks at names, so it costs a few
+``stat`` calls per repository.
+
+The fleet keeps its files in ``ROOT/.memgit-fleet/``: the embedded index, the
+PostgreSQL setting, the receipts of forget requests and their key.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from memgit.errors import UsageError
+
+FLEET_DIR = ".memgit-fleet"
+
+
+@dataclass(frozen=True)
+class Repo:
+    """A repository found under the root: ``name`` is its path relative to the root."""
+
+    name: str
+    path: Path
+    checkout: bool = False  # a work tree's .git: listed, never treated as a drive
+
+
+def check_root(root: str | os.PathLike[str]) -> Path:
+    """The root as an absolute path; a usage error when it is not a folder."""
+    path = Path(root).absolute()
+    if not path.is_dir():
+        raise UsageError(f"{path} is not a folder", "name the folder that holds the drives "
+                         "(the bare repositories), e.g. /srv/git")
+    return path
+
+
+def fleet_dir(root: Path, create: bool = False) -> Path:
+    """``ROOT/.memgit-fleet`` (made private when ``create``)."""
+    folder = root / FLEET_DIR
+    if create:
+        folder.mkdir(mode=0o700, exist_ok=True)
+    return folder
+
+
+def is_bare_repository(path: str) -> bool:
+    """A folder laid out as a bare repository: ``HEAD``, ``objects/`` and ``refs/``."""
+    return (os.path.isdir(os.path.join(path, "objects"))
+            and os.path.isfile(os.path.join(path, "HEAD"))
+            and os.path.isdir(os.path.join(path, "refs")))
+
+
+def walk(root: Path) -> Iterator[Repo]:
+    """Every repository under ``root``, in name order (folder by folder; symbolic links
+    not followed)."""
+    yield from _walk(root, str(root))
+
+
+def _walk(root: Path, folder: str) -> Iterator[Repo]:
+    try:
+        with os.scandir(folder) as it:
+            children = sorted((e for e in it if e.is_dir(follow_symlinks=False)),
+                              key=lambda e: e.name)
+    except OSError:
+        return  # unreadable: nothing under it can be served either
+    if folder != str(root) and any(c.name == ".git" for c in children):
+        yield Repo(_name(root, folder), Path(folder), checkout=True)
+        return
+    for child in children:
+        if child.name == FLEET_DIR and folder == str(root):
+            continue
+        if is_bare_repository(child.path):
+            yield Repo(_name(root, child.path), Path(child.path))
+        else:
+            yield from _walk(root, child.path)
+
+
+def _name(root: Path, path: str) -> str:
+    return Path(path).relative_to(root).as_posix()
+
+
+def root_of(git_dir: str | os.PathLike[str]) -> Path | None:
+    """The fleet root a drive belongs to: the nearest folder above it holding
+    ``.memgit-fleet`` (post-receive's way to find the index: a few ``stat`` calls,
+    however many drives the root holds); None outside any fleet."""
+    here = Path(os.path.abspath(git_dir)).parent
+    for folder in (here, *here.parents):
+        if os.path.isdir(os.path.join(folder, FLEET_DIR)):
+            return folder
+    return None
