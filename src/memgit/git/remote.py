@@ -46,15 +46,25 @@ def fetch_branch(drive: Drive, remote: str, branch: str, into: str,
                check=False)
 
 
-def push_commit(drive: Drive, remote: str, oid: str,
-                branch: str) -> subprocess.CompletedProcess:
-    """``git push --porcelain REMOTE OID:refs/heads/BRANCH`` (never forced); not checked.
+NO_PUSH_OPTIONS = "does not support push options"  # git's words for such a server
+
+
+def push_commit(drive: Drive, remote: str, oid: str, branch: str,
+                options: Sequence[str] = ()) -> subprocess.CompletedProcess:
+    """``git push --porcelain [--push-option=OPTION...] REMOTE OID:refs/heads/BRANCH``
+    (never forced); not checked.
 
     Without ``+`` or ``--force`` git refuses locally or the server refuses any
-    update that is not a fast-forward.
+    update that is not a fast-forward. A server that does not advertise push options
+    (``receive.advertisePushOptions``) makes git stop before sending anything, saying
+    NO_PUSH_OPTIONS: the push is then made again without them.
     """
-    return git("push", "--porcelain", "--no-verify", remote, f"{oid}:refs/heads/{branch}",
-               cwd=drive.root, env=_network_env(), check=False)
+    argv = ["push", "--porcelain", "--no-verify", *(f"--push-option={o}" for o in options),
+            remote, f"{oid}:refs/heads/{branch}"]
+    proc = git(*argv, cwd=drive.root, env=_network_env(), check=False)
+    if options and proc.returncode != 0 and NO_PUSH_OPTIONS.encode() in proc.stderr:
+        return push_commit(drive, remote, oid, branch)
+    return proc
 
 
 def clone_repository(url: str, path: Path, branch: str, *, bare: bool = False,
