@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Install the system packages that memgit's server tests need (tests/servers.py):
 # nginx + fcgiwrap (smart HTTP), gitolite3, git (git daemon, http-backend) and
-# openssh-client (ssh-keygen for gitolite's admin key).
+# openssh-client (ssh-keygen for gitolite's admin key); chromium and chromium-driver
+# (memgit serve's dashboard opened in a real headless browser, tests/serve/test_browser.py)
+# with a font to draw its text.
 #
 # Idempotent: does nothing when everything is installed.  Uses sudo only when not
 # root.  The tests run their own nginx/fcgiwrap on 127.0.0.1 with configs in temp
@@ -9,7 +11,7 @@
 # packages' postinst from starting them, and any that run anyway are stopped.
 set -euo pipefail
 
-PACKAGES=(nginx fcgiwrap gitolite3 git openssh-client)
+PACKAGES=(nginx fcgiwrap gitolite3 git openssh-client chromium chromium-driver fonts-dejavu-core)
 
 if [ "$(id -u)" -eq 0 ]; then
     SUDO=()
@@ -70,7 +72,7 @@ export DEBIAN_FRONTEND=noninteractive
 
 stop_system_services
 
-for exe in nginx fcgiwrap gitolite git ssh-keygen; do
+for exe in nginx fcgiwrap gitolite git ssh-keygen chromium chromedriver; do
     PATH="$PATH:/usr/sbin:/sbin" command -v "$exe" >/dev/null \
         || { echo "install-system-deps: $exe still missing" >&2; exit 1; }
 done

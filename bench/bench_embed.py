@@ -546,7 +546,7 @@ def main() -> None:
                   f"peak RSS after 64 texts: {fresh['rss_mb']:.0f} MB")
             cand.load()
             sections = args.sections.split(",")
-            k, w = vectors.RRF_K, vectors.SEMANTIC_WEIGHT
+            k, w = 5, 3.0  # the static fusion tuned here before issue 32 (bench_fusion.py now)
             if "quality" in sections:
                 k, w = bench_quality(cand, tmp / key)
             if "speed" in sections:

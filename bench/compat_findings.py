@@ -31,8 +31,9 @@ from memgit.errors import MemgitError
 from memgit.format import blocks as bl
 from memgit.format import entries as fmt
 from memgit.git.repository import open_drive
+from memgit.importing import report
 from memgit.importing.apply import apply_plan
-from memgit.importing.plan import build_plan
+from memgit.importing.plan import Plan, build_plan
 from memgit.index import reindex as recall_index
 from memgit.policy.lint import lint_worktree
 from memgit.policy.settings import Policy, policy_from_mapping
@@ -148,17 +149,17 @@ def master_entries(sample: Path, tmp: Path) -> tuple[str, str]:
     return counts[0], counts[1]
 
 
-def applied(source: Path, tmp: Path) -> str:
-    """Plan and apply into a new drive: entries created / verbatim kept / left out, and the
-    drive profile's errors on the result."""
+def applied(plan: Plan, tmp: Path) -> str:
+    """Apply ``plan`` into a new drive: entries created / items whose verdict changed /
+    verbatim kept in / left out, and the drive profile's errors on the result."""
     drive_path = create_drive(tmp, bare=False)
     drive = open_drive(drive_path)
-    result = apply_plan(drive, build_plan(source))
+    result = apply_plan(drive, plan)
     kept = len(result.kept)
     errors = [v for v in lint_worktree(drive.git_dir, drive.workdir, DRIVE)
               if v.severity == "error"]
-    return (f"{len(result.created)} / {kept} file(s) / {len(result.left_out)} / "
-            f"{len(errors)}")
+    return (f"{len(result.created)} / {len(result.changed)} / {kept} file(s) / "
+            f"{len(result.left_out)} / {len(errors)}")
 
 
 def fmt_counter(c: Counter[str]) -> str:
@@ -184,15 +185,17 @@ def main() -> None:
         for name, _sample, path in rows:
             found = Counter({k: v for k, v in misreadings(path).items() if v})
             print(f"| {name} | {fmt_counter(found)} |")
-        print("\n| sample | import plan: entries / duplicates / refused / verbatim / "
-              "structure | import apply: created / verbatim kept in / left out / drive "
-              "errors after |")
+        print("\n| sample | import plan: entries / repeated / refused / verbatim / "
+              "structure / topic files (split) | import apply: created / changed verdicts / "
+              "verbatim kept in / left out / drive errors after |")
         print("|---|---|---|")
         for n, (name, sample, _path) in enumerate(rows):
             source = next(sample.glob("*.json")) if sample.parent.name == "mem0" else sample
-            c = build_plan(source).counts()
+            plan = build_plan(source)
+            c, said = plan.counts(), report.summary(plan)
             print(f"| {name} | {c['entry']} / {c['duplicate']} / {c['refused']} / "
-                  f"{c['verbatim']} / {c['structure']} | {applied(source, tmp / f'a{n}')} |")
+                  f"{c['verbatim']} / {c['structure']} / {said['topic_files']} "
+                  f"({said['split_notes']}) | {applied(plan, tmp / f'a{n}')} |")
         probes = repo_of(PROBES, tmp / "probes")
         for label, policy in (("amr", AMR), ("drive", DRIVE)):
             print(f"\nprobes under profile {label}:")

@@ -67,6 +67,28 @@ def memgit(*args: str, cwd: Path | str | None = None, input: bytes | None = None
                           env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
 
 
+def memgit_ok(*args: str, cwd: Path | str | None = None, input: bytes | None = None,
+              text: bool = False) -> subprocess.CompletedProcess:
+    """:func:`memgit` that must exit 0: a check of its output then means the command ran
+    (a command that died prints nothing, and nothing is what an absence check wants)."""
+    proc = memgit(*args, cwd=cwd, input=input, text=text)
+    assert proc.returncode == 0, (args, _text(proc.stdout), _text(proc.stderr))
+    return proc
+
+
+def refused(proc: subprocess.CompletedProcess, code: str, status: int = 2) -> str:
+    """Assert that ``proc`` (a memgit run) stopped with exit ``status`` on the error of
+    ``code`` (cli.main prints ``memgit: error MGnnn: message``); return its stderr."""
+    err = _text(proc.stderr)
+    assert proc.returncode == status, (proc.returncode, _text(proc.stdout), err)
+    assert f"memgit: error {code}: " in err, err
+    return err
+
+
+def _text(data: bytes | str | None) -> str:
+    return data.decode(errors="replace") if isinstance(data, bytes) else data or ""
+
+
 # --- drives ---------------------------------------------------------------------------------
 
 

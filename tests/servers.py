@@ -610,6 +610,7 @@ class HttpGitServer(GitServer):
         self.writers = tuple(writers)
         self.extra_env = dict(extra_env or {})
         self.port = 0
+        self.children = 4  # fcgiwrap's CGI processes at once (-c)
         self.home = self.dir / "home"
         _write_gitconfig(self.home, "http backend", "http@example.invalid")
         # AF_UNIX paths are limited to ~107 bytes; tmp_path can be longer
@@ -648,7 +649,7 @@ class HttpGitServer(GitServer):
     def _start(self) -> None:
         fcgi = _spawn(
             [
-                "env", "-i", _which("fcgiwrap") or "fcgiwrap", "-c", "4",
+                "env", "-i", _which("fcgiwrap") or "fcgiwrap", "-c", str(self.children),
                 "-s", f"unix:{self.socket}", "-p", _http_backend(),
             ],
             self.dir / "fcgiwrap.log", {"PATH": SYSTEM_PATH},

@@ -47,9 +47,9 @@ TIERS: list[list[str]] = [
     ["write", "githooks"],
     ["recall", "purge", "server_hook"],
     ["sync", "importing"],
-    ["dream"],
+    ["dream", "forges"],
     ["agents", "drives"],
-    ["demo"],
+    ["demo", "serve"],
     ["cli"],
     ["__main__"],
 ]

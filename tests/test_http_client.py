@@ -56,6 +56,7 @@ def test_the_key_is_redacted_whole_and_by_its_echoed_ends() -> None:
     text = f"bad key {KEY}; you sent {KEY[:8]}****{KEY[-4:]}"
     clean = redact_key(text, KEY)
     assert KEY not in clean and KEY[:8] not in clean and KEY[-4:] not in clean
+    assert clean.startswith("bad key [redacted]; you sent ") and "[redacted]" in clean[29:]
     assert redact_key("nothing", "") == "nothing"
 
 

@@ -1,18 +1,11 @@
 """What memgit's clients of OpenAI-compatible endpoints share (standard library only).
 
-The ``openai`` embedder (embedders/openai_api.py) and the ``openai`` dream model
-(dream/chat.py) speak the same HTTP dialect: a JSON POST with a bearer key read from
-an environment variable, 429 answers with ``Retry-After``, and error bodies of the form
-``{"error": {"message", "type", "code"}}``. Both name the endpoint and quote the
-server's message in their errors, and neither may show a credential doing so:
-
-* :func:`public_url`: the URL without user name, password, query or fragment (any of
-  them may carry a credential);
-* :func:`retry_after`: the seconds a ``Retry-After`` header asks for (seconds or an
-  HTTP date), else an exponential back-off;
-* :func:`error_detail`: the server's message from an error body, one line, short,
-  with the API key (whole, or the ends a server echoes of a partly masked one) removed;
-* :func:`failure_reason`: why a request got no answer (a timeout, a refused connection).
+The ``openai`` embedder and the ``openai`` dream model speak the same HTTP dialect (a JSON
+POST with a bearer key from an environment variable, 429 with ``Retry-After``, error bodies
+``{"error": {"message", ...}}``). Both name the endpoint and quote the server's message in
+their errors, and neither may show a credential doing so: :func:`public_url` drops user
+name, password, query and fragment, and :func:`error_detail` removes the API key (whole,
+or the ends a server echoes of a partly masked one) from the server's message.
 """
 
 from __future__ import annotations

@@ -1,23 +1,10 @@
 """The plugin seam: typed kinds of plugin, found by name through entry points.
 
-Three kinds are known, each a Protocol below and an entry-point group:
-
-* ``model`` (group ``memgit.models``): a consolidation model that proposes
-  merges, contradictions, lessons and prunes for ``memgit dream``;
-* ``embedder`` (group ``memgit.embedders``): turns texts into vectors for
-  semantic recall;
-* ``agent`` (group ``memgit.agents``): installs an agent integration (hooks,
-  MCP configuration) into a project.
-
-An entry point names a factory: a callable taking the plugin's settings from
-``memgit.yaml`` (a mapping, possibly empty) and returning an object of the kind.
-memgit's own plugins are listed in ``BUILTIN`` so that they work from a source
-checkout too; an installed distribution adds more through its entry points
-(``plugins/README.md`` shows how to write one).
-
-Plugins are loaded only by the commands that need them, never by pre-receive
-or pre-commit: this module imports nothing heavy, and ``load`` imports the
-plugin's module only when it is called.
+Kinds ``model``, ``embedder`` and ``agent``, each a Protocol below and an entry-point
+group whose entries name a factory taking the plugin's settings from memgit.yaml.
+memgit's own are in ``BUILTIN``, so they work from a source checkout too
+(plugins/README.md). Never loaded by pre-receive or pre-commit: this module imports
+nothing heavy, and ``load`` imports a plugin only when called.
 """
 
 from __future__ import annotations

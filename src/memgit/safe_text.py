@@ -1,9 +1,9 @@
 """Characters that hide text, and the one terminal sanitiser (:func:`printable`).
 
 Standard library only, and no ``re`` at import: the post-receive hook prints through
-:func:`printable`, and every import is paid by every push. memgit.format.entries builds its
-``INVISIBLE_RE`` from :data:`INVISIBLE_RANGES`, so the policy (MG214), the purge
-registry's normalisation and the sanitiser share one list of invisible characters.
+:func:`printable`, and every import is paid by every push. The policy (MG214), the purge
+registry's normalisation and the sanitiser share its one list of invisible characters
+(:data:`INVISIBLE_RANGES`).
 """
 
 from __future__ import annotations

@@ -179,6 +179,7 @@ def test_prompt_adds_recall_hits_and_nothing_without_a_match(drive: Path) -> Non
     event["prompt"] = "zebra quantum"
     proc = run_hook("prompt", event, "--format", "claude-code")
     assert proc.returncode == 0 and proc.stdout == b""
+    assert proc.stderr == b""  # no match, not a hook that failed quietly (MG002 and the like)
     text = run_hook("prompt", "who leads the product team", "--format", "text", drive=drive)
     assert text.returncode == 0 and b"Joe leads the product team" in text.stdout
 
@@ -192,13 +193,15 @@ def test_guard_denies_in_claude_codes_format_and_allows_elsewhere(drive: Path,
     assert out["permissionDecision"] == "deny" and "memgit" in out["permissionDecisionReason"]
     bash = sample("pre-tool-use-bash", CWD=str(tmp_path),
                   COMMAND=f"echo hi >> {drive}/people.md")
-    assert json.loads(run_hook("guard", bash, "--format", "claude-code",
-                               drive=drive).stdout)["hookSpecificOutput"]
+    denied = run_hook("guard", bash, "--format", "claude-code", drive=drive)
+    assert denied.returncode == 0, denied.stderr.decode()
+    assert json.loads(denied.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
     text = run_hook("guard", bash, "--format", "text", drive=drive)
     assert text.returncode == 2 and b"memory drive" in text.stderr
     elsewhere = sample("pre-tool-use-write", CWD=str(tmp_path), FILE=str(tmp_path / "a.md"))
     proc = run_hook("guard", elsewhere, "--format", "claude-code", drive=drive)
     assert proc.returncode == 0 and proc.stdout == b""
+    assert proc.stderr == b""  # allowed, not a guard that could not run
     assert (drive / "people.md").read_text() == FACTS["people.md"]
 
 
@@ -209,6 +212,7 @@ def test_record_keeps_the_turn_with_memgit_observe_outside_the_tree(drive: Path)
     stop = sample("stop", CWD=str(drive), TRANSCRIPT="/none")
     head = git("rev-parse", "HEAD", cwd=drive).stdout
     dry = run_hook("record", stop, "--dry-run", drive=drive)
+    assert dry.returncode == 0, dry.stderr.decode()
     plan = json.loads(dry.stdout)
     assert plan["argv"][-3:] == ["--role", "assistant", "-"]
     with state.opened(drive / ".git") as conn:

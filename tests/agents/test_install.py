@@ -177,9 +177,11 @@ def test_install_refuses_an_unknown_agent_and_a_broken_settings_file(new_drive,
     proc = memgit("-C", str(drive), "install-agent", "cursorx", "--project", str(tmp_path))
     assert proc.returncode == 2
     assert b"MG012" in proc.stderr and b"claude-code" in proc.stderr
+    assert b"memgit: error MG012: " in proc.stderr
     (tmp_path / ".mcp.json").write_text("{not json")
     proc = memgit("-C", str(drive), "install-agent", "claude-code", "--project", str(tmp_path))
     assert proc.returncode == 2 and b"not valid JSON" in proc.stderr
+    assert b"memgit: error MG001: " in proc.stderr, proc.stderr
     assert (tmp_path / ".mcp.json").read_text() == "{not json"
 
 

@@ -145,7 +145,7 @@ def test_every_tool_against_a_real_drive(new_drive) -> None:
     assert out["resource"].startswith("# Memory") and "[[people]]" in out["resource"]
     error = out["unknown_question"]
     assert error[0] is True and "memgit error MG001" in error[1] and "\nhint: " in error[1]
-    assert out["bad_limit"][0] is True
+    assert out["bad_limit"][0] is True and "limit" in out["bad_limit"][1]
     assert git("status", "--porcelain", cwd=drive).stdout == b""
 
 
@@ -204,7 +204,8 @@ def test_two_servers_on_one_drive_lose_no_write(new_drive) -> None:
     results = run(go)
     assert len(results) == 2 * per_server
     assert all(not err and r["status"] in ("committed", "queued") for err, r in results)
-    memgit("-C", str(drive), "index")  # drains anything queued
+    drained = memgit("-C", str(drive), "index")  # drains anything queued
+    assert drained.returncode == 0, drained.stderr.decode()
     text = "".join((drive / "agents" / f"{n}.md").read_text() for n in ("alpha", "beta"))
     for name in ("alpha", "beta"):
         for i in range(per_server):
@@ -272,11 +273,14 @@ def test_recall_finds_by_meaning_with_the_local_embedder(new_drive) -> None:
     schema, hybrid, semantic, lexical, refused = run(go)
     assert "semantic" in json.dumps(schema)
     assert hybrid[0] is False and recalled(hybrid[1])["mode"] == "hybrid"
+    assert recalled(hybrid[1])["count"] == 1
     assert [h["id"] for h in recalled(hybrid[1])["hits"]] == ["m-desk"]
     assert recalled(semantic[1])["mode"] == "semantic"
     assert recalled(semantic[1])["hits"][0]["id"] == "m-cafe"
-    assert recalled(lexical[1])["mode"] == "lexical" and recalled(lexical[1])["hits"] == []
+    assert lexical[0] is False and recalled(lexical[1])["mode"] == "lexical"
+    assert recalled(lexical[1])["hits"] == []  # answered, with no hit
     assert refused[0] is True and "cannot be combined with mounts" in refused[1]
+    assert "memgit error MG001" in refused[1]
 
 
 def test_recall_without_its_endpoint_answers_by_words_and_says_why(new_drive) -> None:

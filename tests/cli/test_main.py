@@ -40,6 +40,7 @@ def test_an_unexpected_exception_is_one_line_mg000_and_exit_3(new_drive) -> None
         env_debug = memgit("lint", "--rev", "HEAD", cwd=path)
     finally:
         del os.environ["MEMGIT_DEBUG"]
+    assert env_debug.returncode == 3
     assert "Traceback (most recent call last)" in env_debug.stderr.decode()
 
 

@@ -153,6 +153,7 @@ def test_anything_else_is_left_to_click(argv: list[str]) -> None:
 # --- the same bytes -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_recall_prints_the_same_bytes_and_counts_the_same_retrievals(tmp_path: Path) -> None:
     a, b = twins(tmp_path)
     for query in QUERIES:
@@ -172,6 +173,7 @@ def test_recall_prints_the_same_bytes_and_counts_the_same_retrievals(tmp_path: P
         assert sum(n for _id, n in counted) > 0
 
 
+@pytest.mark.slow
 def test_recall_across_mounts_prints_the_same_bytes(tmp_path: Path) -> None:
     """recall --mounts on both paths: the drive and a mounted team drive (the semantic
     set's web-app half), the same hits, labels, bytes and retrieval counts."""
@@ -193,6 +195,7 @@ def test_recall_across_mounts_prints_the_same_bytes(tmp_path: Path) -> None:
             quick, full = both(argv, a, b)
             assert quick.quick and not full.quick, argv
             assert quick.same_output(full), (argv, quick.out, full.out)
+            assert quick.code == 0 and quick.out, (argv, quick.err)  # not the same failure
             if "--json" not in argv:
                 labels |= {line.split("]")[0] for line in quick.out.decode().splitlines()}
     assert labels == {"[self", "[team"}
@@ -205,6 +208,7 @@ def test_recall_across_mounts_prints_the_same_bytes(tmp_path: Path) -> None:
         (drive / mount / "memgit" / "state.sqlite").unlink()
     quick, full = both(["recall", "--mounts", QUERIES[0]], a, b)
     assert not quick.quick and quick.same_output(full)
+    assert quick.code == 0 and b"[team] " in quick.out, quick.err  # rebuilt, then answered
 
 
 def recall_forms(query: str) -> list[list[str]]:
@@ -275,8 +279,10 @@ def test_a_lexical_drive_stays_quick_and_loads_nothing_of_semantic_recall(
     quick, full = both(["recall", "--mode", "semantic", QUERIES[0]], a, b)
     assert not quick.quick and quick.same_output(full)  # refused, by the full path
     assert quick.code == 2 and b"needs an embedder" in quick.err
+    assert b"memgit: error MG001: " in quick.err
 
 
+@pytest.mark.slow
 def test_a_drive_with_an_embedder_recalls_by_meaning_on_the_quick_path(tmp_path: Path) -> None:
     """embeddings: through the openai plugin at a double on 127.0.0.1 (hash vectors): the
     quick path still skips click and pygit2, and answers each mode as the full path."""
@@ -299,12 +305,14 @@ def test_a_drive_with_an_embedder_recalls_by_meaning_on_the_quick_path(tmp_path:
         quick, full = both(["recall", "--mounts", "--mode", "hybrid", QUERIES[0]], a, b)
         assert not quick.quick and quick.same_output(full)
         assert quick.code == 2 and b"cannot be combined with mounts" in quick.err
+        assert b"memgit: error MG001: " in quick.err
         event = json.dumps({"prompt": QUERIES[3]}).encode()  # the prompt hook: hybrid too
         quick, full = both(["agent-hook", "prompt"], a, b, event)
         assert quick.quick and not full.quick and quick.same_output(full), quick.err
         assert "memgit.recall.hybrid" in quick.loaded and b"[id: " in quick.out
 
 
+@pytest.mark.slow
 def test_context_and_status_print_the_same_bytes(tmp_path: Path) -> None:
     a, b = twins(tmp_path)
     git("remote", "add", "origin", "https://example.com/team/memory.git", cwd=a)
@@ -318,6 +326,7 @@ def test_context_and_status_print_the_same_bytes(tmp_path: Path) -> None:
         assert quick.code == 0 and (quick.out or argv[-1] == "0")  # a budget of 0: nothing
 
 
+@pytest.mark.slow
 def test_agent_hooks_print_the_same_bytes(tmp_path: Path) -> None:
     """agent-hook session-start and prompt on both paths, in both forms, with the event
     on stdin; a folder that is not a drive takes the full path, which reads the same
@@ -348,9 +357,11 @@ def test_agent_hooks_print_the_same_bytes(tmp_path: Path) -> None:
     event = json.dumps({"prompt": "flu", "cwd": str(code)}).encode()
     quick, full = both(["agent-hook", "prompt"], a, b, event)
     assert not quick.quick and quick.same_output(full)
-    assert quick.out == b"" and b"not a memgit drive" in quick.err
+    assert quick.out == b"" and b"is a git repository but not a drive" in quick.err
+    assert quick.code == 0 and b"MG002" in quick.err  # a hook never fails the session
 
 
+@pytest.mark.slow
 def test_the_guard_decides_alike_on_both_paths(tmp_path: Path) -> None:
     """agent-hook guard, run at every tool call: the same decision, bytes and exit status
     on both paths, in both forms, for writes into the drive, outside it and odd input."""
@@ -401,7 +412,9 @@ def test_status_counts_waiting_commits_after_a_sync_like_the_full_path(tmp_path:
     for argv in (["status"], ["status", "--json"], ["recall", "offline fact"]):
         quick, full = both(argv, a, b)
         assert quick.quick and quick.same_output(full), (argv, quick.out, full.out)
+        assert quick.code == 0, (argv, quick.err)
         outputs[argv[-1]] = quick.out
+    assert b"Offline fact" in outputs["offline fact"]
     assert outputs["status"].startswith(b"3 commits waiting for memgit sync\n")
     assert b"last sync: 2026-01-01T00:00:00Z" in outputs["status"]
     info = json.loads(outputs["--json"])
@@ -420,6 +433,7 @@ def test_subfolders_worktrees_and_bare_drives_print_the_same_bytes(tmp_path: Pat
         quick, full = both(["recall", "--no-count", QUERIES[2]], a.parent / where,
                            b.parent / where)
         assert quick.quick and quick.same_output(full), where
+        assert quick.code == 0 and quick.out, (where, quick.err)
 
 
 def test_terminal_escapes_in_an_entry_are_escaped_on_both_paths(tmp_path: Path) -> None:
@@ -433,7 +447,7 @@ def test_terminal_escapes_in_an_entry_are_escaped_on_both_paths(tmp_path: Path) 
 
     a, b = twins(tmp_path, with_escape)
     quick, full = both(["recall", "--no-count", "boldly"], a, b)
-    assert quick.quick and quick.same_output(full)
+    assert quick.quick and quick.same_output(full) and quick.code == 0, quick.err
     assert b"Boldly \\x1b[1mstated\\x1b[0m about gmail" in quick.out  # safe_text.printable
     assert b"\x1b" not in quick.out
 
@@ -449,6 +463,7 @@ def test_a_stale_index_queued_writes_and_errors_take_the_full_path(tmp_path: Pat
         commit_all(drive, "around memgit")
     quick, full = both(["recall", "pelicans"], a, b)
     assert not quick.quick and quick.same_output(full) and b"Pelicans" in quick.out
+    assert quick.code == 0, quick.err
     assert run(["recall", "pelicans"], a).quick  # repaired by the first read
 
     def queued(path: Path) -> Path:  # a write queued while another writer held the lock
@@ -466,12 +481,14 @@ def test_a_stale_index_queued_writes_and_errors_take_the_full_path(tmp_path: Pat
     a, b = twins(tmp_path / "queued", queued)
     quick, full = both(["recall", "albatrosses"], a, b)
     assert not quick.quick and quick.same_output(full) and b"Albatrosses" in quick.out
+    assert quick.code == 0, quick.err
     assert run(["recall", "albatrosses"], a).quick  # the read drained the queue
 
     nowhere = tmp_path / "nowhere"
     nowhere.mkdir()
     quick, full = both(["recall", "anything"], nowhere, nowhere)
     assert not quick.quick and quick.same_output(full) and b"MG002" in quick.err
+    assert quick.code == 2 and b"memgit: error MG002: " in quick.err
 
 
 def test_a_policy_naming_another_branch_is_read_through_the_policy(tmp_path: Path) -> None:
@@ -482,4 +499,5 @@ def test_a_policy_naming_another_branch_is_read_through_the_policy(tmp_path: Pat
         assert memgit("index", cwd=drive).returncode == 0
     quick, full = both(["recall", "--json", QUERIES[3]], a, b)
     assert quick.quick and quick.same_output(full) and json.loads(quick.out)
+    assert quick.code == 0, quick.err
     assert "yaml" in quick.loaded  # the policy was loaded: memgit.yaml exists

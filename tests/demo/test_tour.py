@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import git, memgit
+import pytest
+
+from tests.conftest import git, memgit, refused
 
 
+@pytest.mark.slow
 def test_demo_runs_and_catches_every_bad_entry(tmp_path: Path) -> None:
     target = tmp_path / "demo"
     proc = memgit("demo", str(target))
@@ -33,4 +36,5 @@ def test_demo_refuses_a_non_empty_folder(tmp_path: Path) -> None:
     (tmp_path / "x").write_text("keep me")
     proc = memgit("demo", str(tmp_path))
     assert proc.returncode == 2 and b"not empty" in proc.stderr
+    refused(proc, "MG001")
     assert (tmp_path / "x").read_text() == "keep me"

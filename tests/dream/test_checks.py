@@ -162,6 +162,7 @@ def test_new_text_with_a_credential_is_refused_without_echoing_it(
                                                "text": f"Jira token {TOKEN}"}]})
     assert checked.accepted == []
     assert {r.check for r in checked.rejected} == {"text"}
+    assert len(checked.rejected) == 2  # the lesson and the contradiction, each checked below
     for r in checked.rejected:
         assert "possible credential" in r.reason
         assert TOKEN not in str(r.as_dict()) and TOKEN[:12] not in str(r.as_dict())

@@ -63,7 +63,8 @@ def fsck(path: Path) -> None:
 
 
 def dream_commits(path: Path) -> list[str]:
-    out = subprocess.run(["git", "log", "--format=%s", "main"], cwd=path, capture_output=True)
+    """The dream commits on main; a git log that fails fails the test (no empty list)."""
+    out = git("log", "--format=%s", "main", cwd=path)
     return [s for s in out.stdout.decode().splitlines() if s.startswith("Dream ")]
 
 

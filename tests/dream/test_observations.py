@@ -18,7 +18,7 @@ from memgit.git.repository import open_drive
 from memgit.policy.dream_settings import DreamConfig
 from memgit.policy.settings import Policy
 from memgit.state import observations
-from tests.conftest import git, memgit
+from tests.conftest import git, memgit, refused
 
 # Synthetic credentials in the shapes the scanner knows (none is real).
 AWS_KEY = "AKIA" + "Z7QW3RT5YU8IO2PL"
@@ -59,12 +59,14 @@ def test_a_turn_is_stored_in_the_git_directory_with_a_stable_id(path: Path) -> N
 def test_stdin_and_the_600_character_limit(path: Path) -> None:
     text = "word " * 300
     proc = memgit("observe", "--json", "-", cwd=path, input=text.encode())
+    assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     assert result["stored"] and result["truncated"] and result["chars"] <= MAX_CHARS
     [(_id, _s, role, kept)] = turns(path)
     assert role == "user" and len(kept) <= MAX_CHARS and text.startswith(kept)
     human = memgit("observe", "x" * 700, cwd=path)
-    assert b"cut to 600 characters" in human.stderr
+    assert human.returncode == 0 and b"cut to 600 characters" in human.stderr
+    assert len(turns(path)) == 2  # stored, cut
 
 
 def test_the_form_the_agent_hooks_run(path: Path, tmp_path: Path) -> None:
@@ -116,10 +118,14 @@ def test_incognito_stores_nothing(path: Path) -> None:
 def test_bad_input_is_a_usage_error(path: Path, args: list[str], expected: str) -> None:
     proc = memgit("observe", *args, cwd=path)
     assert proc.returncode == 2 and expected.encode() in proc.stderr
+    refused(proc, "MG001")
+    assert turns(path) == []
 
 
 def test_unknown_role_is_refused(path: Path) -> None:
-    assert memgit("observe", "--role", "system", "hi", cwd=path).returncode == 2
+    proc = memgit("observe", "--role", "system", "hi", cwd=path)
+    assert proc.returncode == 2
+    assert b"Invalid value for '--role'" in proc.stderr  # click's usage error (no MG code)
     with pytest.raises(UsageError):
         observe(open_drive(path), "hi", role="system")
 
@@ -130,6 +136,7 @@ def test_retention_by_maintain_and_by_the_next_dream(path: Path) -> None:
     old = observe(drive, "an old turn", now=now - _dt.timedelta(days=8)).id
     observe(drive, "a recent turn", now=now - _dt.timedelta(days=2))
     proc = memgit("maintain", "--json", "--step", "observations", cwd=path)
+    assert proc.returncode == 0, proc.stderr
     [step] = json.loads(proc.stdout)["steps"]  # maintain reports each step (maintenance.py)
     assert {k: step[k] for k in ("observations_deleted", "observations_days")} == \
         {"observations_deleted": 1, "observations_days": 7}
@@ -152,4 +159,6 @@ def test_deleted_turns_leave_no_bytes_in_the_database(path: Path) -> None:
     assert apply_retention(drive, 7) == 1
     state.close_connections()
     folder = path / ".git" / "memgit"
-    assert all(marker.encode() not in p.read_bytes() for p in folder.iterdir() if p.is_file())
+    files = [p for p in folder.iterdir() if p.is_file()]
+    assert folder / "state.sqlite" in files and (folder / "state.sqlite").stat().st_size > 0
+    assert all(marker.encode() not in p.read_bytes() for p in files)

@@ -20,7 +20,7 @@ from memgit.policy.settings import Policy
 from memgit.recall.read_path import recall
 from memgit.state import dream as dream_runs
 from memgit.state import events
-from tests.conftest import git, memgit
+from tests.conftest import git, memgit, memgit_ok, refused
 from tests.dream_support import (
     ChatServer,
     Reply,
@@ -228,6 +228,7 @@ def test_an_unusable_answer_fails_the_run_and_changes_nothing(drive: Drive, path
     assert refs_of(path) == head
 
 
+@pytest.mark.slow
 def test_the_command_line(path: Path, server: ChatServer) -> None:
     (path / ".git" / "memgit.yaml").write_text(
         "timezone: UTC\ndream:\n  window: '00:00-24:00'\n  observations_days: 7\n")
@@ -240,13 +241,14 @@ def test_the_command_line(path: Path, server: ChatServer) -> None:
     server.script.append(Reply(500, error_body("boom", "server_error", None)))
     failed = memgit("dream", "--base-url", server.url, "--model-name", "m", cwd=path)
     assert failed.returncode == 2 and b"FAILED" in failed.stderr and b"HTTP 500" in failed.stderr
-    status = memgit("dream", "status", "--json", cwd=path)
+    assert failed.stderr.startswith(b"Dream ") and b" FAILED: http://127.0.0.1:" in failed.stderr
+    status = memgit_ok("dream", "status", "--json", cwd=path)
     runs = json.loads(status.stdout)
     assert [r["status"] for r in runs] == ["failed", "applied"]
     assert runs[0]["proposer"] == "openai:m"
-    text = memgit("dream", "status", cwd=path).stdout.decode()
+    text = memgit_ok("dream", "status", cwd=path).stdout.decode()
     assert "applied" in text and "failed" in text
-    metrics = memgit("metrics", cwd=path).stdout.decode()
+    metrics = memgit_ok("metrics", cwd=path).stdout.decode()
     assert 'event="dream_applied"} 1' in metrics and 'event="dream_failed"} 1' in metrics
 
 
@@ -257,5 +259,6 @@ def test_a_bad_dream_section_is_a_policy_error(path: Path) -> None:
     (path / ".git" / "memgit.yaml").write_text("dream:\n  window: 'always'\n")
     proc = memgit("lint", cwd=path)
     assert proc.returncode == 2 and b"dream.window must be HH:MM-HH:MM" in proc.stderr
+    refused(proc, "MG003")
 
 

@@ -19,7 +19,7 @@ from memgit.policy.settings import Policy
 from memgit.recall.read_path import recall
 from memgit.state import dream as dream_runs
 from memgit.write.writer import commit_facts
-from tests.conftest import git, memgit
+from tests.conftest import git, memgit, refused
 from tests.dream_support import ChatServer, chat_server, make_dream_drive, tree_of
 
 
@@ -71,6 +71,7 @@ def test_undo_restores_the_exact_tree_before_the_dream(path: Path,
     assert run.status == "undone"
     again = memgit("dream", "undo", day, cwd=path)
     assert again.returncode == 2 and b"no dream of" in again.stderr
+    refused(again, "MG001")
 
 
 def test_undo_keeps_what_was_written_since(path: Path, server: ChatServer) -> None:
@@ -115,6 +116,7 @@ def test_undo_refuses_when_a_touched_line_changed_since(path: Path, server: Chat
     assert git("rev-parse", "HEAD", cwd=path).stdout == head
     proc = memgit("dream", "undo", day, cwd=path)
     assert proc.returncode == 1 and b"MG031" in proc.stderr
+    refused(proc, "MG031", status=1)
 
 
 def test_undo_needs_a_date_and_a_night(path: Path) -> None:

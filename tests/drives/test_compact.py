@@ -17,7 +17,7 @@ from memgit.policy.settings import policy_from_mapping
 from memgit.recall.read_path import recall
 from memgit.state import events
 from memgit.write.writer import commit_facts
-from tests.conftest import git, memgit
+from tests.conftest import git, memgit, memgit_ok
 
 AGE = 900
 CAPS = {"limits": {"max_entries": 80, "max_age_days": AGE}}
@@ -126,15 +126,15 @@ def test_the_command_and_the_writer_report_the_caps(drive_path) -> None:
     assert result.status == "committed"
     assert any("MG291 over-cap" in w and "121 entries" in w for w in result.warnings)
     assert events.counts(drive.git_dir)["near_limit"] == 1
-    info = json.loads(memgit("info", "--json", cwd=path).stdout)
+    info = json.loads(memgit_ok("info", "--json", cwd=path).stdout)
     assert info["caps"]["entries"] == 121 and info["caps"]["max_entries"] == 80
-    metrics = memgit("metrics", cwd=path).stdout.decode()
+    metrics = memgit_ok("metrics", cwd=path).stdout.decode()
     assert "memgit_over_cap{" in metrics and "memgit_cap_entries{" in metrics
     dry = memgit("compact", "--dry-run", cwd=path)
     assert dry.returncode == 0 and dry.stdout.decode().count("would remove") > 0
-    data = json.loads(memgit("compact", "--json", cwd=path).stdout)
+    data = json.loads(memgit_ok("compact", "--json", cwd=path).stdout)
     assert data["status"] == "committed" and data["after"] == 80
-    assert memgit("compact", cwd=path).stdout.decode().endswith("nothing to remove\n80 "
-                                                                 "entries remain\n")
+    assert memgit_ok("compact", cwd=path).stdout.decode().endswith("nothing to remove\n80 "
+                                                                    "entries remain\n")
     (path / ".git" / "memgit.yaml").unlink()
-    assert "sets no caps" in memgit("compact", cwd=path).stdout.decode()
+    assert "sets no caps" in memgit_ok("compact", cwd=path).stdout.decode()

@@ -14,7 +14,7 @@ from pathlib import Path
 from memgit.format import entries as fmt
 from memgit.git.repository import open_drive
 from memgit.recall.read_path import recall
-from tests.conftest import git, memgit
+from tests.conftest import git, memgit, refused
 
 REALWORLD = Path(__file__).parents[1] / "data" / "realworld"
 
@@ -108,6 +108,7 @@ def test_what_cannot_be_adopted_is_refused_and_left_alone(tmp_path: Path) -> Non
     empty.mkdir()
     proc = memgit("init", "--adopt", str(empty))
     assert proc.returncode == 2 and "memgit init" in proc.stderr.decode()
+    assert "there is no memory to adopt" in refused(proc, "MG001")
     assert not (empty / ".git").exists()
     outer = repo_of("plain/portfolio", tmp_path / "project")
     inner = outer / "notes"
@@ -115,14 +116,19 @@ def test_what_cannot_be_adopted_is_refused_and_left_alone(tmp_path: Path) -> Non
     (inner / "a.md").write_text("- a note\n")
     proc = memgit("init", "--adopt", str(inner))
     assert proc.returncode == 2 and "inside the repository" in proc.stderr.decode()
+    refused(proc, "MG001")
     assert not (inner / ".git").exists()
     head = git("rev-parse", "HEAD", cwd=outer).stdout
     (outer / "MEMORY.md").write_text("# Mine, not committed\n")
     proc = memgit("init", "--adopt", str(outer))
     assert proc.returncode == 2 and "MEMORY.md has uncommitted changes" in proc.stderr.decode()
+    refused(proc, "MG001")
     assert git("rev-parse", "HEAD", cwd=outer).stdout == head
     (outer / "MEMORY.md").unlink()
     git("checkout", "-q", "--detach", cwd=outer)
     proc = memgit("init", "--adopt", str(outer))
     assert proc.returncode == 2 and "HEAD is detached" in proc.stderr.decode()
+    refused(proc, "MG001")
     assert memgit("init", "--adopt", "--bare", str(outer)).returncode == 2
+    bare = memgit("init", "--adopt", "--bare", str(outer))
+    assert "--adopt takes the repository as it is" in refused(bare, "MG001")

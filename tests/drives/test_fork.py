@@ -10,8 +10,9 @@ import pytest
 
 from memgit.drives.create import create_drive
 from memgit.drives.fork import PARENT_COMMIT, PARENT_DRIVE, registry_lines
+from memgit.errors import UsageError
 from memgit.policy.registry import REGISTRY_FILE
-from tests.conftest import commit_all, entry_ids_at, git, memgit
+from tests.conftest import commit_all, entry_ids_at, git, memgit, memgit_ok, refused
 
 SECRET_TEXT = "The vault PIN is kept by Marta in the blue binder"
 
@@ -37,23 +38,24 @@ def commits(git_dir: Path, rev: str = "main") -> list[str]:
 
 def test_a_fork_copies_history_and_diverges(tmp_path: Path) -> None:
     parent = parent_drive(tmp_path)
-    parent_info = json.loads(memgit("info", "--json", cwd=parent).stdout)
+    parent_info = json.loads(memgit_ok("info", "--json", cwd=parent).stdout)
     proc = memgit("fork", "--json", str(parent), str(tmp_path / "child.git"), "--bare")
     assert proc.returncode == 0, proc.stderr.decode()
     child = tmp_path / "child.git"
     result = json.loads(proc.stdout)
     assert commits(child) == commits(parent)  # the whole history, the same commits
-    info = json.loads(memgit("info", "--json", cwd=child).stdout)
+    info = json.loads(memgit_ok("info", "--json", cwd=child).stdout)
     assert info["drive_id"] == result["drive_id"] != parent_info["drive_id"]
     assert info["drive_id"].startswith("d-")
     assert info["parent"]["drive_id"] == parent_info["drive_id"]
     assert info["parent"]["commit"] == commits(parent)[0] == result["parent_commit"]
     assert info["kind"] == "project" and info["entries"] == 3  # the policy came along
-    assert "parent:" in memgit("info", cwd=child).stdout.decode()
+    assert "parent:" in memgit_ok("info", cwd=child).stdout.decode()
     assert git("remote", cwd=child).stdout == b""  # nothing to push back into the parent
     assert (child / "hooks" / "pre-receive").is_file()
     objects = child / "objects"
-    assert all(p.stat().st_nlink == 1 for p in objects.rglob("*") if p.is_file())  # copies
+    copied = [p for p in objects.rglob("*") if p.is_file()]
+    assert copied and all(p.stat().st_nlink == 1 for p in copied)  # copies, not hard links
     # diverge: a push to the child does not reach the parent, and the other way round
     work = tmp_path / "child-work"
     assert memgit("clone", str(child), str(work)).returncode == 0
@@ -84,10 +86,12 @@ def test_a_checkout_fork_and_refusals(tmp_path: Path) -> None:
     assert git("config", PARENT_DRIVE, cwd=child).returncode == 0
     again = memgit("fork", str(parent), str(child))
     assert again.returncode == 2 and b"not empty" in again.stderr
+    refused(again, "MG001")
     not_drive = tmp_path / "plain"
     not_drive.mkdir()
-    refused = memgit("fork", str(not_drive), str(tmp_path / "other"))
-    assert refused.returncode == 2 and not (tmp_path / "other").exists()
+    plain = memgit("fork", str(not_drive), str(tmp_path / "other"))
+    assert plain.returncode == 2 and not (tmp_path / "other").exists()
+    assert "is not a git repository, so not a drive" in refused(plain, "MG002")
     assert not [p for p in tmp_path.iterdir() if ".fork-" in p.name]  # no leftovers
 
 
@@ -106,6 +110,7 @@ def test_a_parents_purge_reaches_the_fork_through_its_registry(tmp_path: Path) -
     assert purged.returncode == 0, purged.stderr.decode()
     assert "m-p1" in entry_ids_at(child)  # a fork keeps what its parent purges later
     dry = memgit("purge", "--from-registry", str(parent), "--dry-run", "--json", cwd=child)
+    assert dry.returncode == 0, dry.stderr.decode()
     assert (json.loads(dry.stdout)["purged"], json.loads(dry.stdout)["adopted"]) == \
         (["m-p1"], ["m-p-late"])
     assert "m-p1" in entry_ids_at(child)
@@ -127,8 +132,8 @@ def test_a_parents_purge_reaches_the_fork_through_its_registry(tmp_path: Path) -
     push = git("push", "origin", "main", cwd=work, check=False)
     assert push.returncode != 0 and b"MG607" in push.stderr
     # applying the same registry again finds nothing to do
-    again = json.loads(memgit("purge", "--from-registry", str(parent), "--yes", "--json",
-                              cwd=child).stdout)
+    again = json.loads(memgit_ok("purge", "--from-registry", str(parent), "--yes", "--json",
+                                 cwd=child).stdout)
     assert again["purged"] == [] and again["adopted"] == []
 
 
@@ -140,5 +145,6 @@ def test_a_bad_registry_is_refused(tmp_path: Path) -> None:
     assert proc.returncode == 2 and b"MG005" in proc.stderr
     both = memgit("purge", "--from-registry", str(bad), "--yes", "m-p1", cwd=parent)
     assert both.returncode == 2 and b"not both" in both.stderr
-    with pytest.raises(Exception, match="does not exist"):
+    refused(both, "MG001")
+    with pytest.raises(UsageError, match="does not exist"):
         registry_lines(tmp_path / "missing")

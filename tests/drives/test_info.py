@@ -10,6 +10,7 @@ from memgit.format import entries as fmt
 from memgit.git.repository import init_bare, open_drive, ref_target
 from memgit.policy.settings import Policy
 from memgit.state import facts
+from tests.conftest import git
 
 
 def _drive_with_entries(tmp_path: Path) -> Path:
@@ -24,8 +25,10 @@ def test_metrics_repair_a_stale_index_before_counting_entries(tmp_path: Path) ->
     git_dir = _drive_with_entries(tmp_path)  # made without the writer: nothing indexed yet
     label, counts, gauges = overview.drive_metrics(str(git_dir))
     assert label == str(git_dir.resolve())
-    assert gauges == {"pending_writes": 0, "entries": 2, "drive_bytes": gauges["drive_bytes"],
-                      "files": 2}
+    listed = git("ls-tree", "-r", "-l", "main", cwd=git_dir).stdout.decode().splitlines()
+    size = sum(int(line.split()[3]) for line in listed)  # the blobs' sizes, as git lists them
+    assert len(listed) == 2 and size > 0
+    assert gauges == {"pending_writes": 0, "entries": 2, "drive_bytes": size, "files": 2}
     assert counts["commit"] == 0
     stats = facts.stats(state.connection(git_dir))
     assert stats.indexed_rev == ref_target(open_drive(git_dir), "refs/heads/main")

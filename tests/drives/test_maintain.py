@@ -16,7 +16,7 @@ from memgit.drives.maintain import StepReport, maintain
 from memgit.errors import RepoError, UsageError
 from memgit.git.repository import Drive, open_drive
 from memgit.policy.settings import Policy, policy_from_mapping
-from tests.conftest import memgit
+from tests.conftest import memgit, memgit_ok
 
 
 @pytest.fixture
@@ -68,11 +68,14 @@ def test_the_command_prints_one_line_per_step(path: Path) -> None:
     lines = proc.stdout.decode().splitlines()
     assert lines[0] == "observations: deleted 1 turn(s) older than 7 day(s)"
     assert [line.split(":")[0] for line in lines] == [name for name, _s in maintenance.STEPS]
-    data = json.loads(memgit("maintain", "--json", "--step", "observations", cwd=path).stdout)
+    data = json.loads(memgit_ok("maintain", "--json", "--step", "observations",
+                                cwd=path).stdout)
     assert data == {"steps": [{"step": "observations", "ok": True,
                                "did": "deleted 0 turn(s) older than 7 day(s)",
                                "observations_deleted": 0, "observations_days": 7}]}
     assert memgit("maintain", "--step", "vacuum", cwd=path).returncode == 2
+    assert b"Invalid value for '--step': 'vacuum'" in memgit(
+        "maintain", "--step", "vacuum", cwd=path).stderr  # click's usage error (no MG code)
 
 
 # --- the upkeep steps (docs/shared.md, "Maintenance") ------------------------------------------
@@ -109,6 +112,7 @@ def test_old_records_and_retired_rows_go_and_the_database_shrinks(path: Path) ->
     assert sqlite["sqlite_free_pages_after"] == 0
     database = state.state_path(drive.git_dir)
     assert text.encode() not in database.read_bytes()
+    assert b"A fact" in database.read_bytes()  # the live entry's row: the file holds rows
     assert not Path(str(database) + "-wal").exists() or \
         Path(str(database) + "-wal").stat().st_size == 0
     again = {r.step: r for r in maintain(drive, Policy(), now=later)}

@@ -246,9 +246,12 @@ def commonmark_bullet_items(text: str) -> set[int]:
         _MD = MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
     items: set[int] = set()
     quotes = 0
-    for token in _MD.parse(text):
+    tokens = _MD.parse(text)
+    for n, token in enumerate(tokens):
         quotes += {"blockquote_open": 1, "blockquote_close": -1}.get(token.type, 0)
-        if token.type == "list_item_open" and token.markup in "-*" and not quotes:
+        empty = n + 1 < len(tokens) and tokens[n + 1].type == "list_item_close"
+        if token.type == "list_item_open" and token.markup in "-*" and not quotes \
+                and not empty:  # a lone "- " has no text: no entry
             assert token.map is not None
             items.add(token.map[0] + 1)
     return items

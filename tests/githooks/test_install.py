@@ -62,12 +62,15 @@ def test_install_refuses_a_checkout_and_a_non_repository(tmp_path: Path) -> None
     proc = memgit("install-hooks", "--server", str(tmp_path / "work"))
     assert proc.returncode == 2
     assert "is not a bare repository" in proc.stderr
+    assert "memgit: error MG001: " in proc.stderr
     (tmp_path / "plain").mkdir()
     proc = memgit("install-hooks", "--server", str(tmp_path / "plain"))
     assert proc.returncode == 2
     assert "is not a git repository" in proc.stderr
+    assert "memgit: error MG001: " in proc.stderr
     proc = memgit("install-hooks", str(tmp_path / "plain"))
     assert proc.returncode == 2 and "--server installs, --check reports" in proc.stderr
+    assert "memgit: error MG001: " in proc.stderr
 
 
 FOREIGN = """#!/bin/sh
@@ -89,7 +92,9 @@ def test_a_foreign_hook_is_never_overwritten_silently(tmp_path: Path) -> None:
     assert "--chain" in proc.stderr
     assert hook.read_text() == FOREIGN
     assert not (repo / "hooks" / "post-receive").exists()  # nothing half-installed
+    assert "memgit: error MG008: " in proc.stderr and proc.returncode == 2
     check = memgit("install-hooks", "--check", str(repo))
+    assert check.returncode == 1, check.stderr
     assert "pre-receive: foreign (not written by memgit)" in check.stdout
 
 
@@ -120,6 +125,7 @@ def test_chain_runs_the_foreign_hook_after_memgit(tmp_path: Path) -> None:
     more = drive.build(({"people.md": people_text(entry("again", ulid_like(8)))}, "more"))
     result = drive.push("refs/heads/work", env={"FOREIGN_EXIT": "1"})
     assert result.refused_by_hook
+    assert "foreign hook ran" in result.stderr and not result.codes()  # it refused, not memgit
     assert drive.main() == good[0] != more[0]
     # a bad push: memgit refuses and the foreign hook does not run
     (drive.git_dir / "foreign-stdin").unlink()

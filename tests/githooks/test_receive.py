@@ -193,6 +193,7 @@ def test_main_pointing_at_a_tag_object_is_refused(drive: Drive) -> None:
     result = drive.push("refs/tags/v3", MAIN, "--force")
     assert result.refused_by_hook
     assert "refs/heads/main would point at a tag, not a commit" in result.stderr
+    assert "MG602" in result.codes(), result.stderr
     assert drive.main() == before
 
 
@@ -343,6 +344,7 @@ def test_near_limit_push_lands_with_a_warning_and_an_event(tmp_path: Path) -> No
 # --- good pushes -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_good_pushes_land(drive: Drive) -> None:
     """Fifteen valid pushes in a row, each landing on the server's main."""
     base = base_files()
@@ -499,6 +501,7 @@ def test_refusal_report_names_commit_path_line_code_hint_and_count(drive: Drive)
                                  entry("Bad date", ulid_like(16), added="2026-13-01")),
                           "two problems"))
     result = drive.push("refs/heads/work")
+    assert result.refused_by_hook, result.stderr
     lines = [line.removeprefix("remote: ").rstrip() for line in result.stderr.splitlines()]
     assert f"commit {pushed[0][:10]} two problems" in lines
     assert "  people.md:5: MG101 source-scheme: source scheme 'javascript' is not allowed" \
@@ -533,6 +536,7 @@ def test_first_push_into_an_empty_repository(tmp_path: Path) -> None:
     proc = git("push", "--porcelain", git_dir.as_uri(), f"{bad[0]}:refs/heads/new",
                cwd=client, check=False)
     assert proc.returncode != 0
+    assert "pre-receive hook declined" in proc.stdout.decode()
     assert "MG602" in proc.stderr.decode() and "MG601" in proc.stderr.decode()
 
 

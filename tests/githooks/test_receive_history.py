@@ -84,7 +84,7 @@ def test_the_old_commits_are_still_checked_for_credentials(tmp_path: Path) -> No
     server = tmp_path / "server.git"
     assert memgit("init", "--bare", "--empty", str(server)).returncode == 0
     code, out = push(work, server)
-    assert code != 0
+    assert code != 0 and "pre-receive hook declined" in out
     persona_commit = git("rev-parse", "main~3", cwd=work).stdout.decode()[:10]
     assert f"commit {persona_commit} persona grows" in out
     assert "system/deploy.md:1: MG401 secret" in out and TOKEN not in out
@@ -110,5 +110,6 @@ def test_a_tip_that_fails_the_policy_is_refused_with_the_way_to_adopt(tmp_path: 
     assert memgit("init", "--adopt", str(work)).returncode == 0
     code, out = push(work, normal)
     assert code != 0 and "main" in git("branch", cwd=normal).stdout.decode()
+    assert "main:refs/heads/main\t[rejected] (fetch first)" in out  # git's refusal: unrelated
     memory = git("show", "main:MEMORY.md", cwd=normal).stdout.decode()
     assert memory == fmt.initial_memory()

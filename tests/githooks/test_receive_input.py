@@ -56,6 +56,7 @@ def test_missing_quarantine_is_refused(drive: Drive) -> None:
                                   "GIT_OBJECT_DIRECTORY": str(drive.git_dir / "nowhere")})
     assert proc.returncode == 1
     assert "quarantine directory GIT_QUARANTINE_PATH does not exist" in proc.stderr.decode()
+    assert "MG609 server-error" in proc.stderr.decode()
 
 
 def test_objects_missing_from_push_and_repository_are_refused_cleanly(drive: Drive) -> None:
@@ -94,12 +95,12 @@ def test_bad_policy_file_refuses_the_push(drive: Drive) -> None:
     assert "not valid YAML" in result.stderr
     (drive.git_dir / "memgit.yaml").write_text("colour: blue\n")
     result = drive.push("refs/heads/work")
-    assert result.refused_by_hook
+    assert result.refused_by_hook and "MG609" in result.codes(), result.stderr
     assert "unknown key(s): colour" in result.stderr
     (drive.git_dir / "memgit.yaml").unlink()
     git("config", "memgit.policy", str(drive.git_dir / "missing.yaml"), cwd=drive.git_dir)
     result = drive.push("refs/heads/work")
-    assert result.refused_by_hook
+    assert result.refused_by_hook and "MG609" in result.codes(), result.stderr
     assert "cannot read policy file" in result.stderr
     assert drive.main() == before
     assert not drive.has_object(pushed[0])
@@ -153,7 +154,7 @@ def test_the_hook_writes_no_ref_and_no_object(drive: Drive) -> None:
                  "bad"), *[({"people.md": people_text(entry(f"n{i}", ulid_like(9 + i)))},
                             f"c{i}") for i in range(120)])  # a pack, not loose objects
     result = drive.push("refs/heads/work")
-    assert result.refused_by_hook
+    assert result.refused_by_hook and "MG401" in result.codes(), result.stderr
     assert snapshot() == before
 
 

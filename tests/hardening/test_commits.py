@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import git, memgit
+from tests.conftest import git, memgit, refused
 from tests.receive_support import Drive, base_files, entry, people_text, ulid_like
 
 GITHUB = "ghp_" + "Zq8Lm3Nx7Rt2Vb6Kw9Yp4Hd1Fs5Jc0Ga8Ue3"  # a GitHub token shape
@@ -98,5 +98,7 @@ def test_the_writer_refuses_an_identity_holding_a_token(new_drive) -> None:
     proc = memgit("remember", "Mia joined the platform team", cwd=work)
     assert proc.returncode != 0
     assert b"MG403" in proc.stderr or b"identity" in proc.stderr, proc.stderr
+    err = refused(proc, "MG007", status=1)  # the writer's refusal, not a crash
+    assert "the commit identity is refused" in err and "possible credential" in err
     assert GITHUB.encode() not in proc.stdout + proc.stderr
     assert git("rev-parse", "HEAD", cwd=work).stdout == head  # nothing was written

@@ -61,21 +61,27 @@ def test_a_refused_subject_is_shown_redacted_with_the_drive_rules(tmp_path: Path
     ruled = Drive(tmp_path, files=base_files(), policy=RULES)
     pushed = ruled.build((GOOD, f"close {TICKET} today"))
     result = ruled.push("refs/heads/work")
+    assert result.refused_by_hook and "MG403" in result.codes(), result.stderr
     assert f"commit {pushed[0][:10]} close <redacted: Acme ticket secret> today" \
         in result.stderr
+    assert TICKET not in result.stderr + result.stdout
 
 
 def test_lint_quotes_with_the_drive_rules(new_drive) -> None:
     files = {"people.md": f"# People\n\n- see [[{TICKET}]] for the runbook\n"}
     plain = new_drive(files)
     shown = memgit("lint", cwd=plain)
+    assert shown.returncode == 0, shown.stderr  # MG503 is a warning
     assert b"MG503" in shown.stdout and TICKET.encode() in shown.stdout
     work = new_drive(files)
     (work / ".git" / "memgit.yaml").write_text(RULES)
     text = memgit("lint", cwd=work)
+    assert text.returncode == 1, text.stderr  # the drive's rule: an error
+    assert b"people.md:3: MG401 secret: possible credential: Acme ticket secret" in text.stdout
     assert b"[[<redacted: Acme ticket secret>]] points at a file" in text.stdout, text.stdout
     as_json = memgit("lint", "--json", cwd=work)
-    assert "MG503" in {v["code"] for v in json.loads(as_json.stdout)}
+    assert as_json.returncode == 1, as_json.stderr
+    assert {"MG401", "MG503"} <= {v["code"] for v in json.loads(as_json.stdout)}
     assert TICKET.encode() not in text.stdout + text.stderr + as_json.stdout
 
 

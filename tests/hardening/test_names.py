@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import git, memgit
+from tests.conftest import git, memgit, memgit_ok
 from tests.receive_support import Drive, base_files, entry, memory, ulid_like
 
 GITHUB = "ghp_" + "Zq8Lm3Nx7Rt2Vb6Kw9Yp4Hd1Fs5Jc0Ga8Ue3"
@@ -78,6 +78,7 @@ def test_the_writer_refuses_such_a_topic_before_writing(new_drive, topic: str) -
 def test_lint_finds_a_token_in_a_folder_name(new_drive) -> None:
     work = new_drive({f"imports/{GITHUB}.md": "# Receipt\n"})
     proc = memgit("lint", "--json", cwd=work)
+    assert proc.returncode == 1, proc.stderr
     found = json.loads(proc.stdout)
     assert "MG402" in {v["code"] for v in found}
     assert GITHUB.encode() not in proc.stdout + proc.stderr
@@ -95,10 +96,11 @@ def test_reserved_topics_match_in_any_case(new_drive, topic: str) -> None:
     assert proc.returncode == 1, proc.stdout
     skipped = json.loads(proc.stdout)["skipped"]
     assert [s["reason"] for s in skipped] == ["topic-reserved"]
+    assert "MG213" in skipped[0]["detail"]
     # the board still works: nothing took the place of questions.md
     asked = memgit("ask", "Who owns billing?", cwd=work)
     assert asked.returncode == 0, asked.stderr
-    assert b"Who owns billing?" in memgit("ask", "--list", cwd=work).stdout
+    assert b"Who owns billing?" in memgit_ok("ask", "--list", cwd=work).stdout
 
 
 @pytest.mark.parametrize("path", ["TWIN/a.md", "Twin/profile.md", "tWiN/x/y.md"])
@@ -128,6 +130,7 @@ def test_invisible_characters_in_names_are_refused(tmp_path: Path, case: str,
     assert result.codes() & {"MG208", "MG214"}, result.stderr
     assert drive.main() == before
     assert char not in result.stderr  # printed escaped
+    assert ("notes/report" if case == "rlo" else "notes/sec") in result.stderr  # the path is named
 
 
 @pytest.mark.parametrize("case", ["zwsp", "rlo", "c1-csi"])
@@ -137,3 +140,4 @@ def test_the_writer_refuses_such_a_topic(new_drive, case: str) -> None:
                   f"team{INVISIBLE[case]}notes", "--json", cwd=work)
     assert proc.returncode == 1
     assert [s["reason"] for s in json.loads(proc.stdout)["skipped"]] == ["topic-invalid"]
+    assert {"MG208", "MG214"} & set(json.loads(proc.stdout)["skipped"][0]["detail"].split())

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import memgit
+from tests.conftest import memgit, memgit_ok
 from tests.receive_support import Drive, base_files, entry, memory, people_text, ulid_like
 
 GITHUB = "ghp_" + "Zq8Lm3Nx7Rt2Vb6Kw9Yp4Hd1Fs5Jc0Ga8Ue3"
@@ -41,10 +41,12 @@ def tokens_absent(data: bytes | str) -> None:
 def test_lint_quotes_no_token(new_drive, code: str) -> None:
     work = new_drive({"people.md": "# People\n\n" + QUOTED[code] + "\n"})
     text = memgit("lint", cwd=work)
+    assert text.returncode == 1, text.stderr  # an error: the token itself is MG401 there
     assert f"MG{code[2:]}".encode() in text.stdout, text.stdout
     assert b"<redacted:" in text.stdout
     tokens_absent(text.stdout + text.stderr)
     as_json = memgit("lint", "--json", cwd=work)
+    assert as_json.returncode == text.returncode, as_json.stderr
     found = json.loads(as_json.stdout)
     assert code in {v["code"] for v in found}
     tokens_absent(as_json.stdout + as_json.stderr)
@@ -68,7 +70,8 @@ def test_paths_and_refs_are_quoted(tmp_path: Path) -> None:
     assert result.refused_by_hook and "MG208" in result.codes(), result.stderr
     tokens_absent(result.stderr)
     other = drive.push("refs/heads/work", f"refs/heads/{GITLAB}")
-    assert "MG602" in other.codes(), other.stderr
+    assert other.refused_by_hook and "MG602" in other.codes(), other.stderr
+    assert "refs/heads/<redacted: GitLab" in other.stderr  # the ref is named, quoted
     tokens_absent(other.stderr)
 
 
@@ -76,8 +79,14 @@ def test_the_writer_quotes_no_token(new_drive) -> None:
     work = new_drive({"people.md": "# People\n\n" + entry("Known", ulid_like(33)) + "\n"})
     proc = memgit("forget", GITHUB, cwd=work)
     tokens_absent(proc.stdout + proc.stderr)
+    # the writer ran and skipped the id, quoting it redacted (not a silent exit)
+    assert proc.returncode == 1, proc.stderr
+    assert b"skipped #1 <redacted: GitHub token>: not-found (no entry <redacted: GitHub " \
+        b"token> in the drive)" in proc.stdout, proc.stdout
     proc = memgit("edit", GITLAB, "new text", cwd=work)
     tokens_absent(proc.stdout + proc.stderr)
+    assert proc.returncode == 1, proc.stderr
+    assert b"skipped #1 <redacted: GitLab token>: not-found" in proc.stdout, proc.stdout
 
 
 # --- terminal escapes ---------------------------------------------------------------------
@@ -91,19 +100,21 @@ def test_recall_and_ask_escape_control_characters(new_drive, case: str) -> None:
     work = new_drive()
     payload = ESCAPES[case]
     assert memgit("remember", f"Zanzibar fact {payload} end", cwd=work).returncode == 0
-    out = memgit("recall", "Zanzibar", cwd=work).stdout.decode()
+    out = memgit_ok("recall", "Zanzibar", cwd=work).stdout.decode()
     assert "Zanzibar fact" in out
     assert not any(c in out for c in "\x1b\x07\x9b"), repr(out)
     assert "\\x1b" in out or "\\x07" in out or "\\x9b" in out
     assert memgit("ask", f"Quokka question {payload}?", cwd=work).returncode == 0
-    listed = memgit("ask", "--list", cwd=work).stdout.decode()
+    listed = memgit_ok("ask", "--list", cwd=work).stdout.decode()
     assert "Quokka question" in listed
     assert not any(c in listed for c in "\x1b\x07\x9b"), repr(listed)
 
 
 def test_lint_escapes_what_it_quotes_from_entry_text(new_drive) -> None:
     work = new_drive({"people.md": "# People\n\n- see [[runbook\x9b2J\x07]] here\n"})
-    out = memgit("lint", cwd=work).stdout.decode()
+    proc = memgit("lint", cwd=work)
+    assert proc.returncode == 0, proc.stderr  # MG503 is a warning
+    out = proc.stdout.decode()
     assert "MG503" in out, out
     assert "\x9b" not in out and "\x07" not in out and "\\x9b2J\\x07" in out
 
@@ -129,6 +140,7 @@ def test_dream_shows_what_a_model_proposed_escaped_and_redacted(new_drive) -> No
         server.answer({"merges": [], f"k {GITHUB}": []})
         as_json = memgit("dream", "--dry-run", "--json", "--base-url", server.url,
                          "--model-name", "m", cwd=path)
+        assert as_json.returncode == 0, as_json.stderr
         assert json.loads(as_json.stdout)["report"]["ignored_keys"] == [
             "k <redacted: GitHub token>"]
         tokens_absent(as_json.stdout + as_json.stderr)

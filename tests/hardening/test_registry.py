@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from memgit.policy.judge import text_digest
-from tests.conftest import git, memgit
+from tests.conftest import git, memgit, memgit_ok
 from tests.receive_support import MAIN, Drive, base_files, entry, people_text, ulid_like
 
 TARGET = ulid_like(500)
@@ -80,6 +80,7 @@ def test_a_variant_of_a_purged_text_is_refused(purged: Drive, case: str) -> None
     assert "MG607" in result.codes()
     assert purged.main() == before
     proc = memgit("-C", str(purged.git_dir), "remember", variant, "--json")
+    assert proc.returncode == 1, proc.stderr  # nothing written: everything was skipped
     skipped = json.loads(proc.stdout)["skipped"]
     assert [s["reason"] for s in skipped] == ["purged"], proc.stdout
 
@@ -103,9 +104,11 @@ def test_a_registry_written_before_normalisation_2_keeps_working(tmp_path: Path,
     assert result.refused_by_hook and "MG607" in result.codes(), result.stderr
     before, result = push_people(drive, entry("Something else", TARGET))
     assert "MG606" in result.codes(), result.stderr
+    assert result.refused_by_hook and drive.main() == before
     before, result = push_people(drive, entry("Something else", ulid_like(504)),
                                  message=f"note: {variant}")
     assert "MG607" in result.codes(), result.stderr
+    assert result.refused_by_hook and drive.main() == before
 
 
 # --- class 6: commit messages ---------------------------------------------------------------
@@ -134,11 +137,13 @@ def test_a_message_quoting_a_purged_text_is_refused(purged: Drive, case: str) ->
 def test_the_writer_does_not_use_such_a_message(purged: Drive) -> None:
     proc = memgit("-C", str(purged.git_dir), "remember", "A clean fact", "-m",
                   f"Remember {TEXT}", "--json")
+    assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     assert result["status"] == "committed", proc.stdout
     assert any("MG607" in w for w in result["warnings"])
     log = git("log", "-1", "--format=%B", MAIN, cwd=purged.git_dir).stdout.decode()
     assert "door code" not in log
+    assert log.startswith("memgit: write") and result["added"][0]["id"] in log  # this write
 
 
 def test_a_purge_scrubs_every_registered_text(purged: Drive) -> None:
@@ -148,7 +153,8 @@ def test_a_purge_scrubs_every_registered_text(purged: Drive) -> None:
     drive = purged
     drive.build(({"people.md": people_text(entry("Lunch is at noon", other))},
                  f"Add lunch\n\nAlso: {TEXT}\nand {VARIANTS['upper']}\n"), ref=MAIN)
-    assert "MG607" in drive.push(MAIN).codes()  # pre-receive refuses it now...
+    refusal = drive.push(MAIN)
+    assert refusal.refused_by_hook and "MG607" in refusal.codes()  # pre-receive refuses it now...
     # ...so it goes in as it could before: fetched by the server, which runs no hook
     git("fetch", "-q", str(drive.client), f"{MAIN}:{MAIN}", cwd=drive.git_dir)
     assert TEXT.encode() in git("log", "--all", "--format=%B", cwd=drive.git_dir).stdout
@@ -227,23 +233,26 @@ def test_a_sync_client_deletes_purged_entries_from_its_index(tmp_path: Path) -> 
     assert memgit("remember", secret_text, "--json", cwd=work).returncode == 0
     assert memgit("remember", "Lunch is at noon on Fridays", cwd=work).returncode == 0
     assert memgit("sync", cwd=work).returncode == 0
-    hits = json.loads(memgit("recall", "flowerpot", "--json", cwd=work).stdout)
+    hits = json.loads(memgit_ok("recall", "flowerpot", "--json", cwd=work).stdout)
     entry_id = hits[0]["id"]
     purge_cli(server, entry_id)
     proc = memgit("sync", "--json", cwd=work)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["forgotten"] == 1
     for _ in range(2):  # after the sync, and again after a rebuild of the index
-        assert json.loads(memgit("recall", "flowerpot", "--json", cwd=work).stdout) == []
+        nothing = memgit("recall", "flowerpot", "--json", cwd=work)
+        assert nothing.returncode == 1 and json.loads(nothing.stdout) == []  # no match
         state = work / ".git" / "memgit"
-        for path in state.iterdir():
-            if path.is_file():
-                assert b"flowerpot" not in path.read_bytes(), path
+        files = [path for path in state.iterdir() if path.is_file()]
+        assert state / "state.sqlite" in files  # the index was read, not missing
+        for path in files:
+            assert b"flowerpot" not in path.read_bytes(), path
         with sqlite3.connect(state / "state.sqlite") as conn:
             rows = conn.execute("SELECT count(*) FROM facts WHERE entry_id = ?",
                                 (entry_id,)).fetchone()[0]
         assert rows == 0
         assert memgit("index", "--rebuild", cwd=work).returncode == 0
-    assert json.loads(memgit("recall", "Lunch", "--json", cwd=work).stdout)
+    assert json.loads(memgit_ok("recall", "Lunch", "--json", cwd=work).stdout)
     again = memgit("sync", "--json", cwd=work)
+    assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["forgotten"] == 0  # learned once

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -51,7 +52,7 @@ def test_claude_code_front_matter_is_metadata_and_wrapped_lines_join() -> None:
 def test_a_yaml_tag_list_never_becomes_entries() -> None:
     plan = build_plan(REALWORLD / "basic-memory" / "docs-examples")
     texts = {i.text for i in plan.entries()}
-    assert "branding" not in texts and "design" not in texts
+    assert "branding" not in texts and "design" not in texts and texts
     front = at(plan.items, "visual-identity.md", 1)
     assert (front.action, front.end) == (STRUCTURE, 8)
 
@@ -215,3 +216,98 @@ def test_open_metadata_of_other_amr_writers_survives_the_drive_profile(tmp_path:
     assert "orig-source: thread/ab12cd34#m9; orig-kind: preference; context: Memory]" in memory
     assert "- Click here [source: imported:amr/MEMORY.md#L5; added: " in memory
     assert "id: m-01jd3xk8q7c9v2n4r6t8w0y1z3;" in memory
+
+
+# --- agent instruction files and Obsidian vaults ----------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "tool"), [("GEMINI.md", "gemini"), ("AGENTS.md", "agents"),
+                                            (".cursorrules", "cursor"), ("x.mdc", "cursor"),
+                                            (".windsurfrules", "windsurf"),
+                                            ("copilot-instructions.md", "copilot"),
+                                            ("notes.md", "plain")])
+def test_a_single_file_is_detected_by_its_name(tmp_path: Path, name: str, tool: str) -> None:
+    (tmp_path / name).write_text("- One fact\n", encoding="utf-8")
+    assert detect(tmp_path / name) == tool
+
+
+def test_cursor_rules_keep_where_they_apply_and_lose_their_leading_dots() -> None:
+    plan = build_plan(REALWORLD / "cursor" / "nextjs-app-router")
+    folder = at(plan.items, ".cursor/rules/next-js-folder-structure.mdc", 5)
+    assert folder.action == ENTRY and folder.meta == {"applies-to": "app/**/*.*"}
+    assert folder.topic == "cursor/rules/next-js-folder-structure.md"
+    assert {i.topic for i in plan.items if i.path == ".cursorrules" and i.topic} == \
+        {"cursorrules.md"}
+    voice = build_plan(REALWORLD / "cursor" / "voice-pt-ai")
+    # an empty globs: applies nowhere in particular: no key
+    assert all("applies-to" not in i.meta for i in voice.entries()
+               if i.path == ".cursor/rules/001-project-overview.mdc")
+
+
+def test_in_a_project_only_the_tools_own_files_are_read(tmp_path: Path) -> None:
+    project = tmp_path / "app"
+    shutil.copytree(REALWORLD / "copilot" / "awesome-copilot", project)
+    (project / "README.md").write_text("- Run npm test before pushing\n", encoding="utf-8")
+    (project / "src").mkdir()
+    (project / "src" / "main.py").write_text("print('hi')\n", encoding="utf-8")
+    plan = build_plan(project)
+    assert plan.tool == "copilot"
+    assert {i.path for i in plan.items} == {
+        ".github/copilot-instructions.md", ".github/instructions/localization.instructions.md",
+        ".github/instructions/nextjs-tailwind.instructions.md",
+        ".github/instructions/playwright-python.instructions.md"}
+    assert plan.not_read["count"] == 2 and set(plan.not_read["first"]) == {"README.md",
+                                                                           "src/main.py"}
+    scoped = [i for i in plan.entries()
+              if i.path == ".github/instructions/nextjs-tailwind.instructions.md"]
+    assert scoped and {i.meta.get("applies-to") for i in scoped} == {"**/*.tsx, **/*.ts, "
+                                                                     "**/*.jsx, **/*.js, "
+                                                                     "**/*.css"}
+
+
+def test_windsurf_memories_folder_is_read_whole() -> None:
+    plan = build_plan(REALWORLD / "windsurf" / "memories")
+    assert plan.tool == "windsurf" and not plan.not_read
+    assert {f["path"] for f in plan.files} == {
+        "global_rules.md", *(f"guidelines/{p.name}" for p in
+                             (REALWORLD / "windsurf" / "memories" / "guidelines").iterdir())}
+    rules = build_plan(REALWORLD / "windsurf" / "focus-node")
+    assert {i.topic for i in rules.entries()} == {"windsurfrules.md"}
+
+
+def test_gemini_memories_and_imports(tmp_path: Path) -> None:
+    plan = build_plan(REALWORLD / "gemini" / "millenniumos")
+    facts = plan.entries()
+    assert len(facts) == 3 and {i.context for i in facts} == {"Gemini Added Memories"}
+    home = tmp_path / "gemini"
+    shutil.copytree(REALWORLD / "gemini" / "gemini-cli", home)
+    main = home / "GEMINI.md"
+    main.write_text(main.read_text(encoding="utf-8") + "\n@./packages/cli/GEMINI.md\n",
+                    encoding="utf-8")
+    imported = build_plan(home)
+    last = [i for i in imported.items if i.path == "GEMINI.md"][-1]
+    assert (last.path, last.action, last.reason) == ("GEMINI.md", STRUCTURE,
+                                                     "import of another file")
+
+
+def test_obsidian_links_resolve_to_topics_and_attachments_are_left_out() -> None:
+    plan = build_plan(REALWORLD / "obsidian" / "help")
+    assert plan.tool == "obsidian"
+    embed = at(plan.items, "Linking notes and files/Embed files.md", 13)
+    assert "[[Linking notes and files/Internal links|Internal link]]" in embed.text
+    callout = at(plan.items, "Linking notes and files/Embed files.md", 15)
+    assert callout.text.startswith("Tip: Drag and drop embed")
+    block = at(plan.items, "Linking notes and files/Internal links.md", 13)
+    assert block.text.endswith("create a network of knowledge.")  # the block id dropped
+    kinds = {i.reason for i in plan.items if i.action == STRUCTURE and "embedded" in i.reason}
+    assert kinds == {"embedded note (imported as its own topic)",
+                     "embedded attachment (left out)"}
+    vault = build_plan(REALWORLD / "obsidian" / "kepano")
+    attachments = [i for i in vault.items if i.path.endswith(".base")]
+    assert {(i.action, i.line) for i in attachments} == {(VERBATIM, 0)}
+    assert {o["item"] for o in vault.left_out} == {"Templates/Bases/Books.base:0",
+                                                   "Templates/Bases/Daily.base:0"}
+    assert vault.not_read["count"] == 3  # .obsidian/ settings
+    meeting = at(vault.items, "Notes/2023-09-12 Meeting with Steph.md", 15)
+    assert meeting.text == ("Discussed the book [[References/Out of Control|Out of Control]] "
+                            "on the topic of [[Emergence]]")  # no such note: left as it was

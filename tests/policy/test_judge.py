@@ -393,6 +393,7 @@ def test_mg101_quotes_the_value_or_its_scheme() -> None:
     token = "ghp_4Fq8Zr2LmN7xKc1VbT9sWd3YhJ6pQa0Ue5Gi"  # synthetic, GitHub token shape
     out = run(drive({"a.md": f"- c [source: {token}]\n".encode()}))
     assert token not in " ".join(v.message for v in out)
+    assert "MG101" in codes(out)  # refused, and the message quoted something else
 
 
 def test_the_drive_profile_accepts_the_import_provenance() -> None:

@@ -14,7 +14,7 @@ from memgit.errors import PolicyFileError
 from memgit.policy.judge import source_names_agent
 from memgit.policy.kinds import KINDS
 from memgit.policy.settings import Policy, policy_from_mapping
-from tests.conftest import commit_all, git, memgit
+from tests.conftest import commit_all, git, memgit, memgit_ok
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "shared.md"
 
@@ -115,13 +115,13 @@ def test_the_writer_of_a_team_drive_skips_an_entry_without_a_source(tmp_path: Pa
 
 def test_info_and_status_show_the_kind(tmp_path: Path) -> None:
     bare = _team_server(tmp_path)
-    info = json.loads(memgit("info", "--json", cwd=bare).stdout)
+    info = json.loads(memgit_ok("info", "--json", cwd=bare).stdout)
     assert info["kind"] == "team"
-    assert "kind:" in memgit("info", cwd=bare).stdout.decode()
+    assert "kind:" in memgit_ok("info", cwd=bare).stdout.decode()
     work = tmp_path / "agent"
     assert memgit("clone", str(bare), str(work)).returncode == 0
-    assert json.loads(memgit("status", "--json", cwd=work).stdout)["kind"] == "personal"
+    assert json.loads(memgit_ok("status", "--json", cwd=work).stdout)["kind"] == "personal"
     (work / ".git" / "memgit.yaml").write_text((bare / "memgit.yaml").read_text())
-    status = memgit("status", cwd=work).stdout.decode()
+    status = memgit_ok("status", cwd=work).stdout.decode()
     assert status.endswith("kind: team drive\n")
-    assert json.loads(memgit("status", "--json", cwd=work).stdout)["kind"] == "team"
+    assert json.loads(memgit_ok("status", "--json", cwd=work).stdout)["kind"] == "team"

@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from tests.conftest import git, memgit
+from tests.conftest import git, memgit, refused
 
 BAD_SOURCE = "- Click [source: javascript:alert(1); added: 2026-09-03]\n"
 
@@ -45,10 +45,12 @@ def test_rev_reads_the_commit_not_the_work_tree(new_drive) -> None:
     (d / "a.md").write_text("- fixed [source: imported:unknown]\n")
     assert memgit("lint", cwd=d).returncode == 0
     proc = memgit("lint", "--rev", "HEAD", "--json", cwd=d)
+    assert proc.returncode == 1, proc.stderr
     assert [v["code"] for v in json.loads(proc.stdout)] == ["MG101"]
     assert memgit("lint", "--rev", "HEAD~1", cwd=d).returncode == 0
     bad = memgit("lint", "--rev", "no-such-rev", cwd=d)
     assert bad.returncode == 2 and b"unknown revision" in bad.stderr
+    refused(bad, "MG004")
 
 
 def test_cached_judges_what_is_staged(new_drive) -> None:
@@ -64,21 +66,27 @@ def test_fix_regenerates_index_and_nothing_else(new_drive) -> None:
     d = new_drive({"b.md": "- b\n", "a/x.md": "- x [source: javascript:1]\n"}, index=False)
     before_b = (d / "b.md").read_bytes()
     proc = memgit("lint", "--json", cwd=d)
+    assert proc.returncode == 1, proc.stderr
     assert {v["code"] for v in json.loads(proc.stdout)} == {"MG502", "MG101"}
     proc = memgit("lint", "--fix", cwd=d)
     assert proc.returncode == 1  # MG101 is not fixed: --fix touches only the Index
     assert (d / "MEMORY.md").read_text() == "# Memory\n\n## Index\n- [[a/x]]\n- [[b]]\n"
     assert (d / "b.md").read_bytes() == before_b
     assert b"MG502" not in proc.stdout
+    assert b"a/x.md:1: MG101 source-scheme" in proc.stdout  # it reported what remains
 
 
 def test_select_and_paths(new_drive) -> None:
     d = new_drive({"a.md": BAD_SOURCE, "b.md": "- x [added: 2026-02-30]\n"})
     proc = memgit("lint", "--select", "MG102", "--json", cwd=d)
+    assert proc.returncode == 1, proc.stderr
     assert [v["code"] for v in json.loads(proc.stdout)] == ["MG102"]
     proc = memgit("lint", "a.md", "--json", cwd=d)
+    assert proc.returncode == 1, proc.stderr
     assert [v["path"] for v in json.loads(proc.stdout)] == ["a.md"]
     assert memgit("lint", "--select", "MG999", cwd=d).returncode == 2
+    assert "unknown rule code(s): MG999" in refused(memgit("lint", "--select", "MG999", cwd=d),
+                                                    "MG001")
 
 
 def test_strict_turns_link_warnings_into_errors(new_drive) -> None:
@@ -94,6 +102,7 @@ def test_symlink_is_reported_not_followed(new_drive, tmp_path: Path) -> None:
     d = new_drive()
     (d / "link.md").symlink_to(outside)
     proc = memgit("lint", "--json", cwd=d)
+    assert proc.returncode == 1, proc.stderr
     found = {v["code"] for v in json.loads(proc.stdout)}
     assert "MG202" in found and "MG401" not in found
 
@@ -107,10 +116,12 @@ def test_bad_input_errors(new_drive, tmp_path: Path) -> None:
     d = new_drive({"bad.md": b"- caf\xe9\n", "nul.md": b"- a\x00b\n"})
     (d / "MEMORY.md").unlink()
     proc = memgit("lint", "--json", cwd=d)
+    assert proc.returncode == 1, proc.stderr
     assert {v["code"] for v in json.loads(proc.stdout)} == {"MG301", "MG302", "MG501"}
     assert (d / "bad.md").read_bytes() == b"- caf\xe9\n"  # nothing changed without --fix
     fix = memgit("lint", "--fix", cwd=d)
     assert fix.returncode == 2 and b"MEMORY.md is missing" in fix.stderr
+    refused(fix, "MG004")
     policy = tmp_path / "p.yaml"
     policy.write_text("limits: {files: many}\n")
     proc = memgit("lint", "--policy", str(policy), cwd=d)
@@ -122,6 +133,7 @@ def test_invalid_utf8_memory_is_not_rewritten_by_fix(new_drive) -> None:
     (d / "MEMORY.md").write_bytes(b"# M\xff\n\n## Index\n")
     proc = memgit("lint", "--fix", cwd=d)
     assert proc.returncode == 2 and b"not valid UTF-8" in proc.stderr
+    refused(proc, "MG004")
     assert (d / "MEMORY.md").read_bytes() == b"# M\xff\n\n## Index\n"
 
 
@@ -164,7 +176,7 @@ def test_real_memory_folders_raise_no_false_alarm_under_amr(tmp_path: Path) -> N
         drive = open_drive(path)
         codes = {v.code for v in lint_worktree(drive.git_dir, drive.workdir, amr)}
         found[f"{sample.parent.name}/{sample.name}"] = codes
-    assert len(found) == 16
+    assert len(found) == 30
     assert {name: codes - TRUE_FINDINGS for name, codes in found.items()} == \
         {name: set() for name in found}
     assert "MG108" in found["cline/csv-date-expander"]  # it repeats lines: now a warning

@@ -111,9 +111,10 @@ def test_take_over_leaves_a_fresh_lock_alone(tmp_path: Path) -> None:
     path.write_text("1 other-host 2026-01-01T00:00:00+00:00\n")
     stale = PurgeLock.read(tmp_path)
     assert stale is not None
-    path.write_text(lock_line())  # another purge took it meanwhile
+    theirs = lock_line()
+    path.write_text(theirs)  # another purge took it meanwhile
     assert take_over(tmp_path, stale) is False
-    assert path.read_text() == lock_line() or path.exists()
+    assert path.read_text() == theirs  # left as the other purge wrote it
     fresh = PurgeLock.read(tmp_path)
     assert fresh is not None and take_over(tmp_path, fresh) is True
     assert not path.exists() and not list(tmp_path.glob("*.stale-*"))

@@ -27,7 +27,7 @@ from memgit.policy.registry import PurgeRegistry, lock_line, purge_digest
 from memgit.purge.rewrite import apply_purge, plan_purge, purge
 from memgit.purge.text import remove_entry_lines, scrub_message
 from tests import history_support
-from tests.conftest import git, memgit
+from tests.conftest import git, memgit, memgit_ok, refused
 
 TARGET = history_support.TARGET_ID
 SOURCE = "https://example.com/sessions/1"
@@ -57,7 +57,8 @@ def fresh_copy(history, tmp_path: Path, name: str) -> Path:
 def refs(path: Path) -> dict[str, str]:
     out = git("for-each-ref", "--format=%(refname) %(objectname)", cwd=path).stdout.decode()
     return dict(line.split(" ") for line in out.splitlines()
-                if not line.startswith(("refs/replace/", "refs/memgit/purged ")))
+                if not line.startswith(("refs/replace/", "refs/memgit/purged ",
+                                         "refs/memgit/registry/")))
 
 
 def all_objects(path: Path) -> list[tuple[str, str, bytes]]:
@@ -91,7 +92,8 @@ def test_same_commits_as_filter_repo(history, tmp_path: Path) -> None:
     history_support.run_filter_repo(again, ids, texts)
     assert refs(theirs) == refs(again), "filter-repo is reproducible run to run"
     assert refs(ours) == refs(theirs)
-    ours_list = git("rev-list", "--exclude=refs/memgit/purged", "--all", "--topo-order",
+    ours_list = git("rev-list", "--exclude=refs/memgit/purged",
+                    "--exclude=refs/memgit/registry/*", "--all", "--topo-order",
                     cwd=ours).stdout.split()
     theirs_list = git("rev-list", "--all", "--topo-order", cwd=theirs).stdout.split()
     assert len(ours_list) == len(theirs_list) == summary["commits_total"]
@@ -210,6 +212,7 @@ def test_an_id_named_only_in_a_fence_or_as_parent_is_not_an_entry(new_drive) -> 
     before = snapshot(work / ".git")
     proc = cli_purge(work, "m-01fenced00000000000000000")
     assert proc.returncode == 2
+    refused(proc, "MG001")
     assert b"no entry has the id m-01fenced00000000000000000 in any commit" in proc.stderr
     assert b"code block" in proc.stderr
     assert snapshot(work / ".git") == before
@@ -225,6 +228,7 @@ def test_not_a_drive(tmp_path: Path) -> None:
         purge(open_drive(plain), ["m-01x"])
     proc = cli_purge(tmp_path / "nowhere", "m-01x")
     assert proc.returncode == 2 and b"does not exist" in proc.stderr
+    refused(proc, "MG002")
 
 
 def test_already_purged_is_said_so(history, tmp_path: Path) -> None:
@@ -286,6 +290,7 @@ def test_confirmation_is_required_without_a_terminal(history, tmp_path: Path) ->
     before = snapshot(path)
     proc = cli_purge(path, TARGET, extra=())
     assert proc.returncode == 2 and b"--yes" in proc.stderr
+    refused(proc, "MG001")
     assert snapshot(path) == before
 
 
@@ -303,6 +308,7 @@ def test_dry_run_lists_and_changes_nothing(history, tmp_path: Path) -> None:
     edits = git("log", "--format=%H", "--grep=^Edit m-", "main", cwd=path).stdout.decode()
     assert set(edits.split()) <= {c for c, _p in changes}
     text = cli_purge(path, TARGET, extra=("--dry-run",))
+    assert text.returncode == 0, text.stderr.decode()
     assert f"text digest {purge_digest(history.target_texts[0])}".encode() in text.stdout
     assert f"changes {first[:12]} area0/topic00.md".encode() in text.stdout
     assert snapshot(path) == before
@@ -315,7 +321,8 @@ def test_cli_summary_and_progress_lines(history, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr.decode()
     new = git("rev-parse", "main", cwd=path).stdout.decode().strip()
     assert f"old head {old}".encode() in proc.stdout and f"new head {new}".encode() in proc.stdout
-    count = len(git("rev-list", "--exclude=refs/memgit/purged", "--all", cwd=path).stdout.split())
+    count = len(git("rev-list", "--exclude=refs/memgit/purged",
+                    "--exclude=refs/memgit/registry/*", "--all", cwd=path).stdout.split())
     assert f"{count} of {count} commits rewritten".encode() in proc.stdout
     assert b"pruned" in proc.stdout
     assert b"memgit purge: reading files" in proc.stderr  # plain lines without a terminal
@@ -617,10 +624,14 @@ def test_the_recall_index_keeps_no_purged_text(new_drive) -> None:
                  "Lunch is at noon on Fridays"):
         proc = memgit("remember", text, "--source", "imported:unknown", cwd=work)
         assert proc.returncode == 0, proc.stderr.decode()
-    hits = json.loads(memgit("recall", "flowerpot", "--json", cwd=work).stdout)
+    hits = json.loads(memgit_ok("recall", "flowerpot", "--json", cwd=work).stdout)
     entry_id = hits[0]["id"]
     assert cli_purge(work, entry_id).returncode == 0
-    assert json.loads(memgit("recall", "flowerpot", "--json", cwd=work).stdout) == []
-    for path in (work / ".git").rglob("*"):
-        if path.is_file() and "objects" not in path.parts:
-            assert b"flowerpot" not in path.read_bytes(), path
+    gone = memgit("recall", "flowerpot", "--json", cwd=work)
+    assert gone.returncode == 1 and json.loads(gone.stdout) == []  # ran, found nothing
+    kept = json.loads(memgit_ok("recall", "Lunch", "--json", cwd=work).stdout)
+    assert [h["text"] for h in kept] == ["Lunch is at noon on Fridays"]  # the index is there
+    scanned = [p for p in (work / ".git").rglob("*") if p.is_file() and "objects" not in p.parts]
+    assert work / ".git" / "memgit" / "state.sqlite" in scanned
+    for path in scanned:
+        assert b"flowerpot" not in path.read_bytes(), path

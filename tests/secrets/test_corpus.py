@@ -81,12 +81,13 @@ def _unpinned(what: str, name: str, recs: list[dict]) -> str:
     """A failure message that never quotes a line (a line may hold a credential): the
     count, and each line's origin except on the evaluation half, whose lines nobody
     tuning the rules may read (pin_floors.py writes the lists for review)."""
-    if name == "evaluation":
-        return f"{len(recs)} {what} on the evaluation half"
+    if name in ("evaluation", "heldout"):
+        return f"{len(recs)} {what} on the {name} set"
     return f"{len(recs)} {what}:\n" + "\n".join(r.get("origin", "?")[:160] for r in recs)
 
 
-@pytest.mark.parametrize("name", ["evaluation", "tuning", "independent", "regression"])
+@pytest.mark.parametrize("name", ["evaluation", "tuning", "independent", "regression",
+                                  "foreign-tuning"])
 def test_pinned_recall_and_known_misses(name):
     pinned = PINNED[name]
     pos = [r for r in SETS[name] if r["label"] == "pos"]
@@ -97,7 +98,8 @@ def test_pinned_recall_and_known_misses(name):
     assert len(missed) <= len(pinned["missed"])  # recall at least the pinned figure
 
 
-@pytest.mark.parametrize("name", ["evaluation", "tuning", "independent", "regression"])
+@pytest.mark.parametrize("name", ["evaluation", "tuning", "independent", "regression",
+                                  "foreign-tuning"])
 def test_pinned_false_positives(name):
     pinned = PINNED[name]
     neg = [r for r in SETS[name] if r["label"] == "neg"]
@@ -110,14 +112,46 @@ def test_pinned_false_positives(name):
 
 def test_figure_of_record():
     """The evaluation half is the figure of record: issue 11 asks for false positives
-    <= 1% (met: 18 of 3,697 = 0.0049, the same count as betterleaks on the same lines)
-    and recall >= 95% (measured 703 of 741 = 0.9487: one line short, see
-    docs/security.md). Measured again after round 4 (new sources in the tuning half,
-    new detectors): the same 703 and 18. The floors below are the measured values."""
+    <= 1% and recall >= 95% (703 of 741 = 0.9487: one line short, see docs/security.md);
+    issue 29: not below 94.9% / 0.5%. Round 5 (new detectors from each family's
+    specification, identifiers): the same 703, false alarms 18 -> 14 of 3,697."""
     record = PINNED["evaluation"]
-    assert record["fp_rate"] <= 0.01
+    assert record["fp_rate"] <= 0.005
     assert (record["positives"], len(record["missed"])) == (741, 38)
-    assert (record["negatives"], len(record["false_positives"])) == (3697, 18)
+    assert (record["negatives"], len(record["false_positives"])) == (3697, 14)
+
+
+def test_heldout_third_of_round_five():
+    """Round 5 (issue 29): the third of the new foreign material set aside by source unit
+    before any detector was written, measured once at the end (docs/security.md). Its
+    lines are never printed, not even their origins: only the counts are pinned."""
+    record = PINNED["heldout"]
+    recs = SETS["heldout"]
+    pos = [r for r in recs if r["label"] == "pos"]
+    neg = [r for r in recs if r["label"] == "neg"]
+    assert (len(pos), len(neg)) == (record["positives"], record["negatives"]) == (83, 1011)
+    missed = sum(not scan_text(r["line"]) for r in pos)
+    flagged = sum(bool(scan_text(r["line"])) for r in neg)
+    assert missed <= record["missed_count"], _unpinned("missed (more than pinned)", "heldout", pos)
+    assert flagged <= record["false_positive_count"], \
+        _unpinned("flagged (more than pinned)", "heldout", neg)
+    assert "missed" not in record and "false_positives" not in record
+
+
+def test_round_five_split_is_by_unit_and_fixed():
+    """Every unit is in one part, as units.json decided once (seed 29), a third held out."""
+    units = json.loads((DATA / "foreign" / "units.json").read_text())
+    parts: dict[str, set[str]] = collections.defaultdict(set)
+    for name in ("foreign-tuning", "heldout"):
+        for rec in SETS[name]:
+            parts[rec["unit"]].add(rec["split"])
+            assert units[rec["unit"]] == rec["split"]
+            assert rec["origin"] and rec["source"]
+    assert all(len(p) == 1 for p in parts.values())
+    held = sum(1 for v in units.values() if v == "heldout")
+    assert abs(held - len(units) / 3) <= 1
+    dev_lines = {r["line"] for r in DEV} | {r["line"] for r in INDEPENDENT}
+    assert not dev_lines & {r["line"] for n in ("foreign-tuning", "heldout") for r in SETS[n]}
 
 
 def test_near_misses_cover_every_fixed_format():

@@ -71,7 +71,7 @@ def test_importing_events_does_not_load_pygit2() -> None:
             "print(any(m.startswith('pygit2') for m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={"PYTHONPATH": str(ROOT / "src")})
-    assert proc.stdout.strip() == "False", proc.stderr
+    assert proc.returncode == 0 and proc.stdout.strip() == "False", proc.stderr
 
 
 def test_prometheus_text_format() -> None:

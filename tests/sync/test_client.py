@@ -20,7 +20,7 @@ from memgit.format import entries as fmt
 from memgit.git.repository import open_drive, tree_texts
 from memgit.sync.client import SyncRefusedError, parse_push, sync, sync_status
 from memgit.sync.status import LAST_SYNCED, SYNC_SOURCE
-from tests.conftest import commit_all, git, head_entries, memgit
+from tests.conftest import commit_all, git, head_entries, memgit, refused
 
 SOURCE = "https://example.com/sessions/1"
 SECRET = "ghp_Xq7Rk2Lm9Pz4Wv8Ny3Bt6Hd1Jc5Fg0Sa2Ke7"
@@ -205,6 +205,7 @@ def test_on_conflict_fail_stops_and_changes_nothing(tmp_path: Path) -> None:
     proc = memgit("sync", "--on-conflict", "fail", cwd=b)
     assert proc.returncode == 3
     assert entry_id in proc.stderr.decode()
+    refused(proc, "MG006", status=3)
     assert head(b) == b_head and head(bare, "main") == server_head
     assert texts(head_entries(b))[entry_id] == "Joe drinks black tea"
     # A later sync with another choice goes through.
@@ -318,6 +319,7 @@ def test_offline_drive_syncs_when_a_remote_is_added_later(tmp_path: Path) -> Non
     assert sync_status(open_drive(local), "origin")["remote_url"] is None
     proc = memgit("sync", cwd=local)
     assert proc.returncode == 2 and "no remote" in proc.stderr.decode()
+    refused(proc, "MG001")
     git("remote", "add", "origin", bare.as_uri(), cwd=local)
     report = sync(open_drive(local))
     assert set(head_entries(bare)) == {theirs, *mine}
@@ -341,11 +343,13 @@ def test_bad_input_is_refused_and_changes_nothing(tmp_path: Path) -> None:
     (a / "MEMORY.md").write_text((a / "MEMORY.md").read_text() + "\nstray\n")
     proc = memgit("sync", cwd=a)
     assert proc.returncode == 2 and "uncommitted" in proc.stderr.decode()
+    refused(proc, "MG001")
     git("checkout", "--", "MEMORY.md", cwd=a)
     # detached HEAD
     git("checkout", "-q", "--detach", cwd=a)
     proc = memgit("sync", cwd=a)
     assert proc.returncode == 2 and "detached" in proc.stderr.decode()
+    refused(proc, "MG001")
     git("checkout", "-q", "main", cwd=a)
     # unreachable server
     git("remote", "add", "gone", (tmp_path / "nowhere.git").as_uri(), cwd=a)
@@ -368,17 +372,20 @@ def test_bad_input_is_refused_and_changes_nothing(tmp_path: Path) -> None:
     git("remote", "add", "plain", plain.as_uri(), cwd=a)
     proc = memgit("sync", "--remote", "plain", cwd=a)
     assert proc.returncode == 2 and "not a drive" in proc.stderr.decode()
+    refused(proc, "MG002")
     # a checkout on main when the drive's policy names another branch, which it lacks:
     # both commands name the missing branch and the fix (issue 12)
     (a / ".git" / "memgit.yaml").write_text("branch: trunk\n")
     proc = memgit("sync", cwd=a)
     assert proc.returncode == 2 and "no branch trunk (HEAD is main)" in proc.stderr.decode()
+    refused(proc, "MG002")
     with pytest.raises(NotADriveError, match="no branch trunk"):
         sync_status(open_drive(a), "origin")
     # with the branch there but another one checked out, sync says which to switch to
     git("branch", "trunk", cwd=a)
     proc = memgit("sync", cwd=a)
     assert proc.returncode == 2 and "not trunk" in proc.stderr.decode()
+    refused(proc, "MG001")
     assert sync_status(open_drive(a), "origin")["branch"] == "trunk"
     git("branch", "-D", "trunk", cwd=a)
     (a / ".git" / "memgit.yaml").unlink()
@@ -393,6 +400,7 @@ def test_bad_input_is_refused_and_changes_nothing(tmp_path: Path) -> None:
 def test_clone_refuses_non_drives_and_leaves_nothing(tmp_path: Path) -> None:
     proc = memgit("clone", (tmp_path / "missing.git").as_uri(), str(tmp_path / "x"))
     assert proc.returncode != 0 and not (tmp_path / "x").exists()
+    assert "cannot clone" in refused(proc, "MG011")  # refused, not a crash
     bare = server(tmp_path)
     proc = memgit("clone", bare.as_uri(), str(tmp_path / "y"))
     assert proc.returncode == 0, proc.stderr
@@ -403,8 +411,8 @@ def test_clone_refuses_non_drives_and_leaves_nothing(tmp_path: Path) -> None:
     # The hook refuses a bad staged commit.
     (work / "MEMORY.md").write_text("# Memory\n\n- bad [source: javascript:x]\n\n## Index\n")
     git("add", "MEMORY.md", cwd=work)
-    refused = git("commit", "-qm", "bad", cwd=work, check=False)
-    assert refused.returncode != 0 and b"MG101" in refused.stdout + refused.stderr
+    bad = git("commit", "-qm", "bad", cwd=work, check=False)
+    assert bad.returncode != 0 and b"MG101" in bad.stdout + bad.stderr
 
 
 def test_parse_push_tells_outcomes_apart() -> None:
@@ -491,6 +499,8 @@ def test_purge_on_the_server_reaches_every_client(tmp_path: Path) -> None:
     set_text(b, purged, "Joe's home address is 12 Elm Street, flat 3")
     commit_all(b, "b offline work")
     assert objects_containing(open_drive(b).git_dir, private)
+    assert objects_containing(bare, private)  # the server and both clients held it
+    assert objects_containing(open_drive(a).git_dir, private)
 
     purge(open_drive(bare), [purged])
     assert not objects_containing(bare, private)
@@ -533,6 +543,7 @@ steps = st.lists(st.tuples(st.integers(0, 2),
                  min_size=3, max_size=14)
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(steps)
@@ -542,6 +553,7 @@ def test_three_agents_converge(tmp_path_factory: pytest.TempPathFactory, plan) -
     three_agents(tmp, bare, bare.as_uri(), plan)
 
 
+@pytest.mark.slow
 @settings(max_examples=5, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(steps)

@@ -14,7 +14,8 @@ from memgit.policy.lint import lint_rev
 from memgit.policy.settings import Policy
 from memgit.recall.read_path import recall
 from memgit.write.board import answer, ask, board, resolve
-from tests.conftest import bare_drive, git, memgit
+from memgit.write.writer import commit_facts
+from tests.conftest import bare_drive, git, memgit, memgit_ok
 
 CTX = multiprocessing.get_context("fork")
 
@@ -38,6 +39,9 @@ def test_ask_answer_resolve(tmp_path: Path) -> None:
         (q1, "resolved", 2), (q2, "open", 0)]
     assert "questions" not in git("show", "main:MEMORY.md", cwd=drive.git_dir).stdout.decode()
     assert recall(drive, "billing launch relaunch search") == []  # the board is not memory
+    fact = commit_facts(drive, ["The billing relaunch follows the search launch"]).added[0]
+    hits = recall(drive, "billing launch relaunch search")  # the same words find memory
+    assert [h.entry_id for h in hits] == [fact.id]
     assert lint_rev(drive, "main", Policy()) == []
 
 
@@ -99,6 +103,6 @@ def test_cli_board(tmp_path: Path) -> None:
     qid = proc.stdout.decode().split("+ ")[1].split()[0]
     assert memgit("-C", str(drive.git_dir), "answer", qid, "Ola does").returncode == 0
     assert memgit("-C", str(drive.git_dir), "resolve", qid).returncode == 0
-    listed = memgit("-C", str(drive.git_dir), "ask", "--list", "--all").stdout.decode()
+    listed = memgit_ok("-C", str(drive.git_dir), "ask", "--list", "--all").stdout.decode()
     assert f"{qid} [resolved] Who reviews vendors?" in listed and "Ola does" in listed
-    assert memgit("-C", str(drive.git_dir), "ask", "--list").stdout == b""
+    assert memgit_ok("-C", str(drive.git_dir), "ask", "--list").stdout == b""  # none open

@@ -23,7 +23,7 @@ from memgit.recall.read_path import recall
 from memgit.state import events, facts, pending
 from memgit.write.ops import NewFact, WriteOp, WriteResult, prepare_add, today
 from memgit.write.writer import apply_write_ops, commit_facts, retry_pending
-from tests.conftest import bare_drive, entry_ids_at, git, memgit
+from tests.conftest import bare_drive, entry_ids_at, git, memgit, refused
 
 GITHUB_TOKEN = "ghp_Wm4Tq9Xv2Lp7Rk3Nb8Hs5Jd1Fz6Gc0Yt8Ue3Q7"
 
@@ -502,7 +502,8 @@ def test_a_repository_that_is_not_a_drive_is_not_written(tmp_path: Path, command
     head = git("rev-parse", "main", cwd=target).stdout
     proc = memgit(*command, cwd=target)
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert b"MG002" in proc.stderr and b"is not a drive" in proc.stderr
+    assert b"MG002" in proc.stderr and b"is a git repository but not a drive" in proc.stderr
+    refused(proc, "MG002")
     assert b"memgit init" in proc.stderr  # the hint: make it a drive first
     assert git("rev-parse", "main", cwd=target).stdout == head
     assert git("ls-tree", "-r", "--name-only", "main", cwd=target).stdout == b"README.md\n"

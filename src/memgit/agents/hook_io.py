@@ -1,8 +1,7 @@
 """What an agent hook reads and prints: the event JSON in, the tool's hook JSON out.
 
-Shared by both paths of ``memgit agent-hook``: the shell's quick path (fast_cli, no
-click and no pygit2, for ``session-start`` and ``prompt``, which run at every session
-and every prompt) and the full path (commands/agent_hook.py). Standard library only.
+Both paths of ``memgit agent-hook`` use it, the quick one (no click, no pygit2) included,
+so it imports the standard library only.
 """
 
 from __future__ import annotations

@@ -1,30 +1,10 @@
 """Agent hooks: what ``memgit agent-hook EVENT`` does for an agent tool's session hooks.
 
-Events (plugins/claude-code/hooks/hooks.json wires them into Claude Code, and
-plugins/shell/ into any agent that runs commands at these moments):
-
-* ``session-start``: the context packet (context.py), as added context;
-* ``prompt``: recall hits for the user's prompt, as added context (not counted
-  as retrievals: the agent did not ask for them);
-* ``guard``: refuses a tool call that would write the drive's files around the
-  writer (Write, Edit, MultiEdit, NotebookEdit into the drive, or a shell
-  command that writes there or runs a committing git command in it). It is a
-  seatbelt against honest mistakes, not a sandbox: pre-commit, pre-receive and
-  the writer's policy stay the gate;
-* ``record``: the turn that just ended, for ``memgit observe`` (the Dream
-  issue), when this memgit has that command; otherwise nothing.
-
-Hooks never break the agent's session: a failure to read the drive prints
-nothing on stdout and one line on stderr, and exits 0 (the guard then allows).
-
-Reading the event and printing the answer live in agent_hook_io.py (the shell's
-quick path answers ``session-start`` and ``prompt`` without this module).
-
-Input is the JSON object the tool sends on stdin (Claude Code's hook input:
-``hook_event_name``, ``cwd``, ``prompt``, ``tool_name``, ``tool_input``...).
-Output in ``claude-code`` form is the hook JSON of the Claude Code docs
-(``hookSpecificOutput.additionalContext``, ``permissionDecision: deny``); in
-``text`` form, plain text on stdout, and a refusal on stderr with exit status 2.
+``session-start`` adds the context packet, ``prompt`` recall hits (not counted as
+retrievals: the agent did not ask), ``record`` keeps the turn for ``memgit observe``, and
+``guard`` refuses a tool call that would write the drive around the writer: a seatbelt
+against honest mistakes, not a sandbox (the policy stays the gate). Hooks never break the
+agent's session: a failure prints nothing on stdout, one line on stderr, and exits 0.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """memgit's own agent integrations: install a bundle of plugins/ into a project.
 
-Each is an ``agent`` plugin (plugins.py, ``AgentIntegration``): ``install(project,
-drive)`` writes the agent tool's configuration under ``project`` so that it runs
-``memgit mcp`` on ``drive`` and (where the tool has hooks) memgit's hook script,
-and returns the paths written. Files it shares with the user (``.mcp.json``,
-``.claude/settings.json``, ``.codex/config.toml``, ``AGENTS.md``) are merged:
-memgit's part is replaced, everything else is kept byte for byte where the format
-allows (JSON files are rewritten with their other keys unchanged).
-
-The bundles are read from the package: ``memgit.bundles`` is the repository's
-``plugins/`` folder, mapped there by pyproject.toml (package-dir).
+Each is an ``agent`` plugin whose ``install(project, drive)`` writes the tool's
+configuration to run ``memgit mcp`` (and memgit's hooks) and returns the paths written.
+Files shared with the user (``.mcp.json``, ``.claude/settings.json``, ...) are merged:
+memgit's part replaced, everything else kept. The bundles are ``memgit.bundles``, the
+repository's ``plugins/`` mapped by pyproject.toml.
 """
 
 from __future__ import annotations

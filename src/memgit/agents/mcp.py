@@ -1,12 +1,8 @@
-"""``memgit mcp``: the drive's operations as Model Context Protocol tools over stdio.
+"""``memgit mcp``: the drive's operations as MCP tools over stdio (the ``mcp`` SDK, 2.x).
 
-Built on the official ``mcp`` SDK (2.x, ``MCPServer``; the optional extra
-``memgit[mcp]``). Each tool is a thin call into :class:`memgit.agents.operations.AgentDrive`,
-which keeps the drive open between calls and re-reads the branch head on each.
-A :class:`~memgit.errors.MemgitError` becomes a tool error whose text is
-``memgit error MGxxx: message`` and a ``hint:`` line; anything else becomes
-``MG000 internal error`` with the exception's type only, so no text (and no
-secret) from inside memgit reaches the client, and no traceback either.
+A MemgitError becomes a tool error with its code, message and hint; anything else
+``MG000 internal error`` with the exception's type only, so no text (and no secret) from
+inside memgit, and no traceback, reaches the client.
 """
 
 # No "from __future__ import annotations": the SDK reads the tools' annotations, which

@@ -1,15 +1,9 @@
-"""stdin and stdout of ``memgit mcp`` read and written on the event loop.
+"""stdin and stdout of ``memgit mcp`` served on the event loop, not through worker threads.
 
-The SDK's stdio transport (mcp.server.stdio) reads each line and writes each answer
-through anyio.wrap_file, which runs every read, write and flush in a worker thread:
-three thread hops per tool call, most of the protocol's cost on a busy machine
-(docs/performance.md). When stdin and stdout are pipes or sockets (how every MCP
-client starts a server) this module gives the SDK's transport its two streams
-instead: non-blocking descriptors served by the event loop (anyio.wait_readable,
-anyio.wait_writable). The SDK's own safety is kept: while serving, fd 0 reads the
-null device and fd 1 writes to stderr, so a child process or a stray print cannot
-touch the wire, and both are restored at the end. On a terminal the SDK's transport
-runs as it is (a terminal must never be left non-blocking).
+Only for pipes and sockets: on a terminal the SDK's transport runs as it is (a terminal
+must never be left non-blocking). While serving, fd 0 reads the null device and fd 1
+writes to stderr, as the SDK does, so a child process or a stray print cannot touch the
+wire; both are restored at the end.
 """
 
 from __future__ import annotations

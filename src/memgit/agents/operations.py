@@ -1,16 +1,9 @@
 """What an agent does with a drive: the operations behind ``memgit mcp`` and the hooks.
 
-:class:`AgentDrive` opens a drive once and serves many calls: the repository
-and the state database stay open, while every call re-reads the branch head
-(and repairs the index if another writer moved it), so several agents on one
-drive see each other's writes. Every operation returns a JSON-ready dict and
-raises :class:`~memgit.errors.MemgitError` for what the caller must fix; writes
-go through the writer (writer.commit_facts, questions.py), so the policy, the
-secret gate, the compare-and-swap and the pending queue all apply.
-
-Results never echo a skipped text: a skip names its reason (``duplicate``,
-``credential`` with the kind, ``source``, ``topic-*``, ``unknown-id``...) and a
-sentence (write_ops.Skipped).
+:class:`AgentDrive` opens a drive once and re-reads the branch head on every call, so
+agents sharing a drive see each other's writes. Writes go through the writer (policy,
+secret gate, compare-and-swap, pending queue). Results never echo a skipped text: a skip
+names its reason.
 """
 
 from __future__ import annotations

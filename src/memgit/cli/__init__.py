@@ -5,5 +5,5 @@ agent hooks answered without click or pygit2 when they can be), ``quick_read`` (
 quick path's reads), ``options`` (the options both paths share), ``main`` (the click
 group and the one error handler), ``common`` (finding the drive, printing results) and
 ``commands/`` (parse arguments, call the library, print).
-May import every package; nothing imports it.
+May import every package; only ``__main__`` imports it.
 """

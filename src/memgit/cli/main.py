@@ -1,12 +1,9 @@
-"""The click entry point: a thin group; each command lives in commands/<name>.py.
+"""The click entry point: a thin group; each command is commands/<name>.py, imported to run.
 
-Commands are imported only when they run, so a hook that has nothing to do
-starts fast (docs/performance.md). :func:`main` is the one error handler: a
-``MemgitError`` prints its code, message and hint; anything else is a bug and
-prints ``MG000 internal error`` in one line (the traceback with ``--debug`` or
-``MEMGIT_DEBUG=1``). Exit statuses: 0 clean or done, 1 violations found (or
-nothing matched), 2 a usage or input error, 3 an internal error or a conflict
-(the message says which), 130 interrupted.
+:func:`main` is the one error handler: a ``MemgitError`` prints its code, message and
+hint; anything else ``MG000 internal error`` (the traceback with ``--debug`` or
+``MEMGIT_DEBUG=1``). Exit statuses: 0 done, 1 violations (or nothing matched), 2 a usage
+or input error, 3 an internal error or a conflict, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -55,6 +52,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compact": ("compact", "Remove the entries over the drive's caps (one revertable commit)."),
     "backup": ("backup", "Write a complete, checksummed backup of the drive to one file."),
     "restore": ("restore", "Recreate a working drive from a backup (verified first)."),
+    "check": ("check", "Judge a revision range as pre-receive would (CI: text, JSON, SARIF, "
+              "GitHub, GitLab)."),
+    "gate": ("gate", "Land agents' incoming branches on main after judging them (forge CI)."),
+    "serve": ("serve", "Serve every drive under a root over smart HTTP, with tokens, "
+              "/metrics and a dashboard (memgit[serve])."),
+    "token": ("token", "Access tokens for memgit serve: add, list, revoke."),
 }
 
 

@@ -1,9 +1,8 @@
 """The options of the commands the quick path answers, written once.
 
-click builds these commands' options from :data:`SHARED` (``cli.common.shared_options``)
-and the quick path (``cli.quick``) parses command lines with the same table, so the two
-paths cannot read an option differently. Imports nothing heavy: the quick path loads it
-before anything else.
+click builds these commands' options from :data:`SHARED` and the quick path parses command
+lines with the same table, so the two paths cannot read an option differently. It imports
+nothing heavy: the quick path loads it first.
 """
 
 from __future__ import annotations

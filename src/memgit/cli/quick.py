@@ -1,24 +1,11 @@
 """The ``memgit`` entry point: recall, context and status answered quickly, the rest by click.
 
-An agent runs ``memgit recall`` from a shell many times a session, and process start
-is most of its time: importing click and pygit2 costs several times the recall itself
-(docs/performance.md). So before anything heavy is imported, :func:`main` parses the
-plain forms of three read commands and of the agent hooks itself::
-
-    memgit [-C PATH] recall [-n N | --limit N] [--mode MODE] [--json] [--no-count]
-                            [--mounts] WORD...
-    memgit [-C PATH] context [--budget TOKENS] [-q Q | --query Q] [--json]
-    memgit [-C PATH] status [--remote NAME] [--json]
-    memgit [-C PATH] agent-hook session-start|prompt|guard [--format F] [--budget N]
-                                [--limit N]          (the event's JSON on stdin)
-
-and answers them through memgit.cli.quick_read when the drive's recall index is current
-and no write is queued. Everything else (other commands, --help, --policy, a value
-click would judge, a stale index, an error of any kind) goes to :func:`memgit.cli.main.main`,
-the full path and the one error handler, with the same arguments; the quick path has
-printed nothing by then. Both paths print the same bytes (tests/test_fast_cli.py runs
-both on the same drives). ``MEMGIT_QUICK=0`` turns the quick path off; with
-``MEMGIT_DEBUG=1`` a failure of the quick path raises instead of falling back.
+Before anything heavy is imported, :func:`main` parses ``recall``, ``context``, ``status``
+and ``agent-hook session-start|prompt|guard`` (options: cli.options) and answers them
+through cli.quick_read when the recall index is current and no write is queued. Anything
+else, any doubt and any error go to :func:`memgit.cli.main.main` with the same arguments
+before anything is printed; both paths print the same bytes. ``MEMGIT_QUICK=0`` turns the
+quick path off; with ``MEMGIT_DEBUG=1`` its failures raise instead of falling back.
 """
 
 from __future__ import annotations

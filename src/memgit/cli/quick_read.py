@@ -1,14 +1,10 @@
-"""The read path without pygit2: recall, the context packet and the sync status straight
-from the ref files, SQLite and (for status and context) a few ``git`` commands.
+"""The read path without pygit2: recall, the context packet and the sync status from the ref
+files, SQLite and a few ``git`` commands.
 
-:func:`open_current` answers only when the recall index is at the branch head and no
-write is queued, which is the state a drive is in between writes; otherwise, and for
-any layout the ref files do not settle (git.files.Unsure), it raises :class:`NotQuick`
-and the caller takes the full read path (memgit.recall.read_path: pygit2, the queued writes
-retried, the index repaired), which defines every answer: this module computes the
-same results with the same functions (recall_search.search, context.assemble_packet,
-sync_state.status), only reading the drive differently. Nothing here writes but the
-retrieval counts a recall adds, as the full path does.
+:func:`open_current` answers only when the recall index is at the branch head and no write
+is queued; otherwise, or when the ref files do not settle it (git.files.Unsure), it raises
+:class:`NotQuick` for the full read path, which defines every answer (the same functions
+compute them here). Nothing is written but a recall's retrieval counts, as on the full path.
 """
 
 from __future__ import annotations

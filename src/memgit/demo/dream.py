@@ -1,8 +1,7 @@
 """The dream part of ``memgit demo``: observe, a dry run, the night's commit, an undo.
 
-``demo_dream(target)`` runs on the demo's drive checkout with the rule-based
-proposer (no model, no network) and returns True when every step did what it
-shows.
+:func:`demo_dream` uses the rule-based proposer (no model, no network) and returns True
+when every step did what it shows.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """The replay-and-sync part of ``memgit demo``: two agents offline, both write, both sync.
 
-``demo_sync(base)`` makes, inside the new or empty folder ``base``, a bare
-server drive (``server.git``, with memgit's pre-receive hook) and two clones
-(``agent-a``, ``agent-b``). Both agents write with the writer while offline,
-one edits an entry the other also edits, then both sync; it prints each step
-with click.echo and returns True when both checkouts and the server end with
-the same entries, all of them.
+:func:`demo_sync` makes a bare server drive with memgit's pre-receive hook and two clones
+in a new or empty folder; both agents write offline (one edit conflicting), then both
+sync. It returns True when both checkouts and the server end with the same entries, all
+of them. :func:`demo_mount` shows recall across a mount of that server drive.
 """
 
 from __future__ import annotations

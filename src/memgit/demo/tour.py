@@ -1,10 +1,9 @@
 """The newcomer's tour ``memgit demo`` runs, on an embedded default drive.
 
-:func:`run_demo` makes a drive checkout in a folder, installs the same check the
-pre-commit hooks run as its git pre-commit hook, commits good entries, then
-tries bad ones and shows each refused with its rule code; then the writer part
-(demo_steps), the sync part (demo_sync), a mount of the team's drive and a refusal by the server's
-pre-receive. It prints each step and returns the exit status.
+:func:`run_demo` makes a drive checkout with the pre-commit check as its git pre-commit
+hook, commits good entries and shows bad ones refused with their rule codes, then runs the
+writing, dream, sync and mount parts and a refusal by the server's pre-receive. It prints
+each step and returns the exit status.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """The writing, recall and questions-board part of ``memgit demo``.
 
-``demo_writer(target)`` runs on an existing drive checkout (the demo's) and
-prints each step with click.echo; it returns True when every step did what it
-shows.
+:func:`demo_writer` runs on the demo's drive checkout and returns True when every step did
+what it shows.
 """
 
 from __future__ import annotations

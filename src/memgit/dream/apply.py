@@ -1,14 +1,8 @@
 """Accepted suggestions -> one writer commit ``Dream YYYY-MM-DD``, its diff, the report.
 
-A suggestion becomes writer operations: a merge edits its first entry to the
-merged text (id, source, date and other metadata kept) and retires the
-others; a contradiction retires all but ``keep`` (and edits ``keep`` when it
-gives a text); a prune retires its entry; a lesson adds an entry with the
-source ``memgit:observation/<first cited turn>`` to its topic (default
-lessons.md). The operations are prepared once (final ids) and planned with the
-writer's own judgement first: a suggestion any of whose operations the writer
-would skip (a duplicate lesson, say) is rejected whole, so no suggestion is
-ever half applied; then the same operations are committed as one commit.
+A suggestion's operations are planned with the writer's own judgement first, and one any
+of whose operations the writer would skip is rejected whole: no suggestion is ever half
+applied. The same operations are then committed as one commit.
 """
 
 from __future__ import annotations

@@ -1,19 +1,9 @@
 """The ``openai`` model plugin: any endpoint that speaks OpenAI's chat completions.
 
-``POST {base_url}/chat/completions`` with the snapshot as JSON and
-``response_format: {"type": "json_object"}``; the answer's
-``choices[0].message.content`` is the proposal object of docs/dream.md. It works
-with OpenAI, Ollama (``http://127.0.0.1:11434/v1``), llama.cpp's server and
-vLLM. Standard library only (urllib).
-
-* ``timeout`` (seconds) bounds the whole call, retries included;
-* a 429 answer is retried after its ``Retry-After`` (seconds or an HTTP date;
-  1, 2, 4 ... s when absent) while that stays within the timeout;
-* every failure is a DreamFailedError naming what was wrong (unreachable, timed
-  out, HTTP status and the server's message, not JSON, no content ...), never
-  the API key: it is read from the environment variable ``api_key_env`` names,
-  stripped from any server message, and never sent over plain http to a host
-  other than this machine.
+Standard library only; ``timeout`` bounds the whole call, retries included. Every failure
+is a DreamFailedError saying what was wrong, never the API key: it comes from the
+environment variable ``api_key_env`` names, is stripped from any server message, and is
+never sent over plain http to a host other than this machine.
 """
 
 from __future__ import annotations

@@ -1,29 +1,9 @@
-"""Code checks every suggestion of a proposal before anything is applied.
+"""Code checks every suggestion of a proposal before anything is applied (docs/dream.md).
 
-A proposal is the JSON object of docs/dream.md. Suggestions are judged in a
-fixed order (merges, contradictions, prunes, lessons; each list in its order);
-each is accepted or rejected with a reason, and nothing a rejected suggestion
-says is applied. The checks, by the name reports use:
-
-* ``shape``: the suggestion is an object with the fields of its kind;
-* ``unknown-id``: every id is an entry of the snapshot;
-* ``touched-twice``: no entry is touched by two suggestions (or twice by one);
-* ``too-few-ids``: a merge or contradiction names at least two entries;
-* ``keep-not-listed``: a contradiction's ``keep`` is one of its ids;
-* ``turn-not-shown``: every cited turn id was in the snapshot;
-* ``lesson-without-turn``: a lesson cites at least one turn;
-* ``prune-off``: prunes apply only with ``dream.prune: true``;
-* ``prune-retrieved`` / ``prune-young``: a pruned entry was never retrieved and
-  is at least 30 days old (by its ``added`` date);
-* ``text``: merged, corrected and new text is one line, not empty, at most
-  ``MAX_TEXT`` characters, writable as an entry, and passes the drive policy
-  (format and content rules), the secret gate and the purge registry;
-* ``topic``: a lesson's topic is a path the writer may write (not reserved);
-* ``too-many``: at most ``MAX_SUGGESTIONS`` suggestions per kind.
-
-Reasons never contain a detected secret: every model-given value a reason quotes goes
-through ``policy.quote`` (a possible credential becomes ``<redacted: KIND>``, with the
-drive's extra rules), and a suggested text that holds one is withheld.
+Suggestions are judged in a fixed order; nothing a rejected one says is applied, and text
+a suggestion writes passes the policy, the secret gate and the purge registry like any
+write. Reasons never contain a detected secret: model-given values go through
+``policy.quote``, and a suggested text that holds one is withheld.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """memgit observe: one turn of a conversation, kept for the next dream.
 
-A turn is at most ``MAX_CHARS`` characters (longer text is cut, and the caller
-is told), refused whole when it holds a possible credential (the message names
-the kind, never the value), stored in the state database in the git directory
-(never in the tracked tree) under a stable turn id ``t-<ulid>``. An incognito
-turn is stored nowhere. Turns older than ``dream.observations_days`` are
-deleted by the next dream or ``memgit maintain``.
+A turn is cut to ``MAX_CHARS``, refused whole when it holds a possible credential (the
+message names the kind, never the value), and kept in the state database, never in the
+tracked tree; an incognito turn is stored nowhere. Turns older than
+``dream.observations_days`` are deleted by the next dream or ``memgit maintain``.
 """
 
 from __future__ import annotations

@@ -1,24 +1,10 @@
 """The rule-based proposer: duplicates become merges, stale entries prune candidates.
 
-It runs when no model is configured, or with ``memgit dream --no-model``, and
-answers the same proposal object a model does (docs/dream.md), so its
-suggestions pass the same checks.
-
-* Exact duplicates: the same text after case-folding, collapsing whitespace and
-  dropping punctuation.
-* Near duplicates: word overlap (Jaccard over the words that are not stop
-  words) of at least ``NEAR`` over at least ``MIN_WORDS`` words, *and* the
-  words in the same order (at least ``NEAR`` of the shorter text's word pairs,
-  stop words included, are in the other), *and* the same numbers and the same
-  negations: "from Berlin to Paris" is no duplicate of "from Paris to Berlin",
-  "launch on 2026-10-15" none of "launch on 2026-11-15" (that is a
-  contradiction, for a model to judge), "uses X" none of "no longer uses X".
-* The entry kept is the one retrieved most (its retrieval count survives),
-  then the oldest; the merge's text is the kept entry's for exact duplicates
-  and the longest text of the group for near ones, so no word is lost; the
-  others are retired.
-* Prune candidates (only with ``prune: true``): never retrieved and at least
-  ``PRUNE_DAYS`` days old.
+It answers the proposal object a model does, so its suggestions pass the same checks. Near
+duplicates must also share word order, numbers and negations ("from Berlin to Paris" is
+no duplicate of "from Paris to Berlin", "uses X" none of "no longer uses X"). The most
+retrieved entry is kept (its count survives), and a near merge keeps the longest text, so
+no word is lost.
 """
 
 from __future__ import annotations

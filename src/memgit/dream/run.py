@@ -1,13 +1,11 @@
 """A whole dream: when it is due, the lease, the proposer, the checks, the commit.
 
-``dream()`` never leaves the drive half changed: everything before the one
-writer commit only reads, and that commit is atomic (compare-and-swap of the
-branch). A run killed at any point leaves its lease behind; the next run takes
-it over (its process is gone, or an hour passed) and, with ``--due``, first
-looks for a ``Dream YYYY-MM-DD`` commit the killed run made without recording
-it, so a night is never dreamed twice. Failures (no answer, a timeout, an HTTP
-error, an unusable answer) are recorded and counted (``dream_failed``); with
-``--due`` a failed night is retried up to 3 times.
+``dream()`` never leaves the drive half changed: everything before the one writer commit
+only reads, and that commit is a compare-and-swap of the branch. A killed run leaves its
+lease, which the next run takes over (state.dream); with ``--due`` it first looks for a
+``Dream YYYY-MM-DD`` commit the killed run made without recording it, so a night is never
+dreamed twice. Failures are recorded and counted (``dream_failed``); with ``--due`` a
+night is tried at most state.dream.MAX_ATTEMPTS times.
 """
 
 from __future__ import annotations

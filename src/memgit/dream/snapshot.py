@@ -1,13 +1,8 @@
-"""What a proposer sees: at most 300 active entries and the last day's turns.
+"""What a proposer sees: at most MAX_ENTRIES active entries and the recent turns.
 
-Entries come from the branch head (the drive is the truth) with their
-retrieval counts from the index and their age in days (from ``added``, drive
-time). Only memory counts: entries the index would not make searchable
-(proposed, rejected, questions and answers, twin/ ...) and reserved files are
-left out. A drive with more than 300 such entries is shown a different slice
-each day (a rotation over the entries in path and line order), so every entry
-is seen within ``ceil(N / 300)`` nights. Turns are the newest 80 of the last
-24 hours, incognito ones never having been stored.
+Entries come from the branch head, with retrieval counts from the index; only what the
+index would make searchable counts. A larger drive is shown a different slice each night,
+so every entry is seen within ``ceil(N / MAX_ENTRIES)`` nights.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """memgit dream undo YYYY-MM-DD: take back one night, as a new commit.
 
-The night's commit is the newest ``Dream YYYY-MM-DD`` commit on the branch's
-first-parent line that no ``Undo dream`` commit names yet. What it changed is
-computed as entry operations from its tree to its parent's (replay.py) and
-applied to the head: removed and rewritten lines come back byte for byte,
-added ones go, files it created are removed. When nothing was written since,
-the result is exactly the tree before the dream. When a line the night touched
-was changed since (edited, removed, or added again), undo refuses and lists
-those entries and their files; other changes since are kept.
+The night is the newest ``Dream YYYY-MM-DD`` commit on the first-parent line that no
+``Undo dream`` commit names; its change is replayed backwards onto the head. With nothing
+written since, the result is exactly the tree before the dream; when a line the night
+touched was changed since, undo refuses and lists those entries.
 """
 
 from __future__ import annotations

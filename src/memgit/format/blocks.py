@@ -1,22 +1,10 @@
 """CommonMark block structure of a Markdown file: the one block reader of memgit.
 
-``read_lines(lines)`` splits a file (its lines, as ``format.split_lines`` cuts
-them; ``format.read_blocks(text)`` does both) into leaf blocks with their line ranges,
-following CommonMark's container rules closely enough for memory files:
-block quotes and list items (bullet and ordered) nest by indentation, and
-inside them the usual leaves are found: ATX and setext headings, thematic
-breaks, fenced code (also indented inside a list item), indented code, HTML
-blocks, GFM tables, link reference definitions and paragraphs (with lazy
-continuation lines). YAML front matter (``---`` on the first line up to a
-closing ``---`` or ``...``) is one block of its own. Every line of the file
-belongs to exactly one block (blank lines are blocks too), so a caller can say
-what becomes of each line.
-
-The reader never raises on arbitrary text. Tabs count to the next multiple of
-four columns, as CommonMark says. format.parse_document marks front matter and
-code lines with it (so the hooks use it: it imports nothing of memgit), and the
-importer reads every block. docs/compat.md lists where it is measured against
-markdown-it-py (the reference implementation, tests/test_blocks.py).
+``read_lines`` splits a file into leaf blocks with their line ranges (CommonMark's
+containers and leaves, closely enough for memory files, and YAML front matter). Every line
+belongs to exactly one block, blank lines too, so a caller can say what becomes of each
+line; it never raises on arbitrary text, and imports nothing of memgit, so the hooks may
+use it. docs/compat.md: how it is tested against markdown-it-py.
 """
 
 from __future__ import annotations

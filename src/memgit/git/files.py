@@ -1,13 +1,9 @@
-"""A repository's files read directly: finding its git directory, a ref's commit from the
-ref files, whether its config may set a key (hook-safe: no pygit2, no subprocess).
+"""A repository's files read directly: its git directory, a ref's commit, whether its config
+may set a key. No pygit2, no subprocess, only ``os``: the quick path loads it.
 
-The shell's quick read path (memgit.cli.quick_read) reads these instead of opening the
-repository with pygit2, whose import alone costs several times a whole recall
-(docs/performance.md); for the same reason this module imports only ``os`` (paths
-are strings). Everything here answers only what it is sure of and raises
-:class:`Unsure` otherwise (or says "the config may set it"); the caller then takes
-the full path, which opens the repository with pygit2 (git.repository.open_drive)
-and so defines the answer. The git behaviours relied on are named where they are used.
+Everything here answers only what it is sure of, else raises :class:`Unsure` (or says "the
+config may set it"); the caller then takes the full path through pygit2, which defines
+the answer. The git behaviours relied on are named where they are used.
 """
 
 from __future__ import annotations

@@ -1,15 +1,12 @@
 """Running the ``git`` executable: hook-safe (no pygit2, no click).
 
-Two ways to run git. :func:`git` runs the user's ``git`` in a folder, the way a
-person would (their config, credentials and hooks apply); the pre-receive and
-pre-commit paths and the history rewriter use :func:`git_plumbing` and friends,
-which name the git directory and read objects exactly as stored.
-
-Inside pre-receive every git child inherits the hook's quarantine environment:
-GIT_OBJECT_DIRECTORY is the quarantine and GIT_ALTERNATE_OBJECT_DIRECTORIES the
-repository's own objects, so they see exactly what git will keep if the hook
-accepts. None of the commands here writes an object; only :func:`config_set` and
-:func:`git` (whatever it is asked) write at all.
+:func:`git` runs the user's ``git`` in a folder as a person would (their config,
+credentials and hooks apply); :func:`git_plumbing` and friends name the git directory and
+read objects exactly as stored (no replace refs). Inside pre-receive every git child
+inherits the quarantine environment (GIT_OBJECT_DIRECTORY the quarantine,
+GIT_ALTERNATE_OBJECT_DIRECTORIES the repository's objects), so it sees exactly what git
+keeps if the hook accepts. No command here writes an object; only :func:`config_set` and
+:func:`git` write at all.
 """
 
 from __future__ import annotations

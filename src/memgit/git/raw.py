@@ -1,17 +1,9 @@
-"""Raw git objects without pygit2: the one reader, the one tree parser, the one tree cache.
+"""Raw git objects without pygit2: the one ``cat-file --batch`` reader (:class:`ObjectReader`),
+the one tree parser (:func:`tree_entries`), the one tree cache (:class:`TreeCache`).
 
-pre-receive imports no pygit2 (the import alone costs more than the whole
-validation of a small push; docs/performance.md), and the history rewriter reads
-through ``git cat-file --batch`` because it is eight times faster than libgit2 on
-long delta chains (bench_purge). Both read here:
-
-* :class:`ObjectReader` is the one ``git cat-file --batch`` (and ``--batch-check``)
-  reader: batched requests on one long-lived process, a streamed read of very
-  many objects in order, and a read that runs while the caller works on;
-* :func:`tree_entries` is the one parser of raw tree objects;
-* :class:`TreeCache` reads the trees below some roots level by level, each level
-  in one batch of requests (one round trip per object would cost more than
-  parsing them), for pre-receive (a push) and purge (a whole history).
+pre-receive imports no pygit2, and the history rewriter reads through ``cat-file
+--batch``, which keeps up on long delta chains where libgit2 does not (docs/performance.md,
+"Purge"). Trees are read level by level, one batch of requests per level.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """The network: fetch, push and clone with the user's ``git``.
 
-The user's git is used on purpose: their credential helpers, ssh config and
-proxies apply. No prompt may block a headless agent, so git fails instead of
-asking for a user name, a password or an ssh host key confirmation. None of
-these raise on a failed network operation: callers read the exit status and
-git's message (memgit.sync.client turns them into errors that say what to do).
+The user's git on purpose: their credential helpers, ssh config and proxies apply. No
+prompt may block a headless agent, so git fails instead of asking for a user name, a
+password or an ssh host key. Nothing here raises on a failed network operation: callers
+read the exit status and git's message.
 """
 
 from __future__ import annotations

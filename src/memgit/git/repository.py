@@ -1,7 +1,7 @@
 """A drive's repository through pygit2: opening and creating it, trees and blobs, commits,
 compare-and-swap ref moves, and what replay and sync need of a history.
 
-pygit2 is imported inside the functions that need it (its import costs 40-90 ms,
+pygit2 is imported inside the functions that need it (its import is costly:
 docs/performance.md), and never by the hook-safe modules of this package.
 """
 
@@ -134,7 +134,7 @@ def enable_fsync() -> None:
     """Make libgit2 fsync objects and refs it writes (git's core.fsync equivalent).
 
     Without it a power loss after an acknowledged write could lose the loose
-    objects the branch points at; the cost is ~0.4 ms per commit (bench_writer).
+    objects the branch points at (its cost: docs/performance.md).
     """
     import pygit2
 
@@ -184,10 +184,9 @@ def path_blocked(drive: Drive, tree_id: str, path: str) -> bool:
 
 def tree_files(drive: Drive, tree_id: str) -> list[FileEntry]:
     """Every blob, symlink and gitlink of a tree, depth first, memoised per tree id:
-    git objects never change, so a subtree
-    seen before (every unchanged folder of the next commit) costs a dict lookup.
-    A blob's size needs a read of its object header, which is what makes the
-    plain walk take ~14 ms on a 256-file drive."""
+    git objects never change, so a subtree seen before (every unchanged folder of the
+    next commit) costs a dict lookup. A blob's size needs a read of its object header,
+    which is most of a first walk's cost."""
     return [FileEntry(p, m, s, o) for p, m, s, o in _tree_listing(drive.repo, tree_id)]
 
 

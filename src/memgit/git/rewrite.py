@@ -1,10 +1,9 @@
 """History rewriting: one pack of new objects, refs moved in one transaction, pruning.
 
-The history rewriter (memgit.purge.rewrite) builds its new objects as raw bytes and
-writes them here as ONE pack with its index, so a rewrite of 50,000 commits
-creates two files instead of 100,000 loose objects; then all refs move in one
-``git update-ref --stdin`` transaction, and reflogs are expired and unreachable
-objects pruned. Hook-safe: no pygit2.
+The history rewriter builds its new objects as raw bytes and they are written here as ONE
+pack with its index (two files, however many objects); then all refs move in one ``git
+update-ref --stdin`` transaction, reflogs are expired and unreachable objects pruned.
+Hook-safe: no pygit2.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """A drive checkout: its work tree and git's staging area ("staged files").
 
-Work-tree files are read and written without following a symlink anywhere on
-the way; the writer and sync keep the checkout matching the commits they make
-(``git status`` stays clean).
+Work-tree files are read and written without following a symlink anywhere on the way; the
+writer and sync keep the checkout matching the commits they make (``git status`` stays
+clean).
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
-"""The entry point of the installed server hooks: read git's input, run the hook, chain.
+"""The entry point of the installed server hooks: read git's ``OLD NEW REF`` lines, run the
+hook, chain.
 
-The hook scripts (memgit.githooks.install writes them) run ``python -I -S -c "from
-memgit.githooks.entry import hook_main; ..." NAME``: no click, no ``site``, and
-nothing imported that the hook does not use, since every import is paid by every
-push. ``pre-receive`` then imports memgit.githooks.receive (the policy and the git
-plumbing); ``post-receive`` only memgit.githooks.post_receive, which hands its work to a
-detached process. Both read git's ``OLD NEW REF`` lines here.
+The hook scripts run ``python -I -S -c "from memgit.githooks.entry import hook_main; ..."
+NAME``: no click, no ``site``. Every import is paid by every push, so nothing is imported
+that the hook does not use: pre-receive imports memgit.githooks.receive, post-receive only
+memgit.githooks.post_receive (which hands its work to a detached process).
 """
 
 from __future__ import annotations

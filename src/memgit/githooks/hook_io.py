@@ -1,7 +1,6 @@
 """What the server hooks read and print: git's ``OLD NEW REF`` lines, and lines for the pusher.
 
-Imported by pre-receive (memgit.githooks.receive) and post-receive (memgit.githooks.post_receive)
-alike, so it imports nothing but the standard library, memgit.errors and
+Both hooks import it, so it imports nothing but the standard library, memgit.errors and
 memgit.safe_text (the one terminal sanitiser).
 """
 

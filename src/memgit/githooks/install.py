@@ -1,17 +1,11 @@
 """Installing memgit's server hooks into bare repositories, and checking them.
 
-The hooks are thin ``/bin/sh`` scripts (the templates are ``hooks/`` at the top of
-the project) that ``exec`` the Python memgit was installed with, by absolute path,
-isolated with ``-I`` (no PYTHON* variables, no user site-packages, not the
-repository folder on ``sys.path``), so they run the same memgit under the bare
-environment git http-backend, fcgiwrap, git daemon and sshd give a hook. The
-installed scripts also pass ``-S`` and put memgit's folder and the site-packages
-folders recorded at install time on ``sys.path`` themselves: the ``site`` module
-and the ``.pth`` files it runs cost every push 5-30 ms (docs/performance.md).
-
-A hook file that memgit did not write is never overwritten: installing refuses,
-or with ``chain=True`` moves it to ``<hook>.memgit-chained`` and memgit's hook runs
-it after its own check, with the same stdin.
+The hooks are ``/bin/sh`` scripts that exec memgit's Python by absolute path with ``-I
+-S`` and the ``sys.path`` recorded at install time, so they run the same memgit under the
+bare environment git http-backend, fcgiwrap, git daemon or sshd gives a hook, without
+``site`` (docs/server.md). A hook file memgit did not write is never overwritten:
+installing refuses, or with ``chain=True`` keeps it as ``<hook>.memgit-chained`` and runs
+it after memgit's check with the same stdin.
 """
 
 from __future__ import annotations
@@ -33,7 +27,7 @@ from memgit.git.plumbing import config_get, config_set, find_repository, hooks_d
 if TYPE_CHECKING:
     from memgit.git.repository import Drive
 
-HOOK_VERSION = 3  # 3: the entry point is memgit.githooks.entry (2: memgit.server_hook)
+HOOK_VERSION = 3  # 3: the entry point is memgit.githooks.entry (2: memgit.githooks.entry)
 HOOKS = ("pre-receive", "post-receive")
 MARKER = "# memgit-hook:"
 CHAIN_SUFFIX = ".memgit-chained"
@@ -194,11 +188,18 @@ def bare_repository(path: Path) -> Path:
 
 
 def configure_server(drive: Drive) -> None:
-    """Set git's own settings on a server drive (SERVER_CONFIG); a timeout an admin
-    set longer is kept."""
+    """Set git's own settings on a server drive (SERVER_CONFIG; a timeout an admin set
+    longer is kept), hide the purge registry's refs from fetching clients and publish the
+    registry file into them (memgit.policy.registry_refs: what replicates with refs and
+    objects)."""
+    from memgit.policy import registry_refs
+    from memgit.policy.registry import REGISTRY_FILE
+
     for key, value in SERVER_CONFIG.items():
         if not config_ok(key, config_get(drive.git_dir, key)):
             config_set(drive.git_dir, key, value)
+    registry_refs.hide(drive.git_dir)
+    registry_refs.publish(drive.git_dir, drive.git_dir / REGISTRY_FILE)
 
 
 def install_server_hooks(drive: Drive, chain: bool) -> list[Path]:
@@ -243,6 +244,41 @@ def install_hooks_into(git_dir: Path, *, chain: bool, python: str | None = None)
     return written
 
 
+LAYOUTS = ("plain", "gitea")
+GITEA_NAME = "memgit"  # hooks/<hook>.d/memgit, beside Gitea's own hooks/<hook>.d/gitea
+
+
+def hook_paths(git_dir: Path, layout: str = "plain") -> dict[str, Path]:
+    """Where memgit's hooks go: ``hooks/<name>``, or for ``gitea`` (also Forgejo)
+    ``hooks/<name>.d/memgit``: Gitea writes ``hooks/<name>`` itself, a script that feeds
+    its stdin to every executable file of ``hooks/<name>.d/`` in turn and fails when
+    any of them fails, and rewrites it on "Resynchronize hooks"."""
+    directory = hooks_dir(git_dir)
+    if layout == "gitea":
+        return {name: directory / f"{name}.d" / GITEA_NAME for name in HOOKS}
+    return {name: directory / name for name in HOOKS}
+
+
+def install_gitea_hooks(git_dir: Path, *, python: str | None = None) -> list[Path]:
+    """Write memgit's hooks into ``hooks/pre-receive.d/`` and ``hooks/post-receive.d/``;
+    Gitea's own files are left alone. A foreign ``memgit`` file there is refused."""
+    python = python or sys.executable
+    paths = import_paths()
+    problem = python_can_run_hooks(python, tuple(paths))
+    if problem is not None:
+        raise HookConflictError(f"{python} cannot run memgit's hooks: {problem}",
+                                "install memgit into that Python (pip install memgit)")
+    targets = hook_paths(git_dir, "gitea")
+    for path in targets.values():
+        if (path.exists() or path.is_symlink()) and not is_memgit_hook(path):
+            raise HookConflictError(f"{path} exists and was not written by memgit",
+                                    "move it away, then install again")
+    for name, path in targets.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_executable(path, render_hook(name, python, paths=paths))
+    return list(targets.values())
+
+
 def _write_executable(path: Path, text: str) -> None:
     """Write atomically: git may run the hook at any moment."""
     tmp = path.with_name(f".{path.name}.memgit-tmp")
@@ -270,6 +306,7 @@ class ServerStatus:
     git_dir: Path
     hooks: list[HookState] = field(default_factory=list)
     config: dict[str, str | None] = field(default_factory=dict)
+    registry_hidden: bool = True
 
     @property
     def problems(self) -> list[str]:
@@ -278,6 +315,8 @@ class ServerStatus:
         out += [f"{key} is {value or 'unset'}, should be {SERVER_CONFIG[key]}"
                 + (" or more" if key in _AT_LEAST else "")
                 for key, value in self.config.items() if not config_ok(key, value)]
+        if not self.registry_hidden:
+            out.append("uploadpack.hideRefs does not hide refs/memgit/registry")
         return out
 
     @property
@@ -285,18 +324,20 @@ class ServerStatus:
         return not self.problems
 
 
-def server_status(git_dir: Path, python: str | None = None) -> ServerStatus:
+def server_status(git_dir: Path, python: str | None = None,
+                  layout: str = "plain") -> ServerStatus:
     """Whether memgit's hooks in ``git_dir`` are installed and current, and git's config."""
     python = python or sys.executable
     status = ServerStatus(git_dir)
-    directory = hooks_dir(git_dir)
     paths = import_paths()
-    for name in HOOKS:
-        path = directory / name
+    for name, path in hook_paths(git_dir, layout).items():
         status.hooks.append(_hook_state(name, path, python, paths))
     for key in SERVER_CONFIG:
         value = config_get(git_dir, key)
         status.config[key] = value
+    from memgit.policy.registry_refs import is_hidden
+
+    status.registry_hidden = is_hidden(git_dir)
     return status
 
 

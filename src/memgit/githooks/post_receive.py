@@ -1,22 +1,13 @@
 """post-receive: count the accepted push and bring the recall index to the new head, in the
-background, so the pusher does not wait for it.
+background.
 
-git waits for post-receive to exit AND for the hook's stderr to close before it
-tells the client the push is done: stderr reaches the client through the
-sideband, so any process still holding it holds the push. The hook therefore
-only parses git's input and starts a detached process (two forks with a
-``setsid`` between them, every inherited file descriptor closed and 0-2 on
-/dev/null), then exits; the push is done for the client some 10 ms after git
-moved the refs. The detached process counts ``push_accepted`` and reindexes
-(``recall_index.reindex``: incremental, one ``BEGIN IMMEDIATE`` transaction, so
-two of them at once take turns and the second finds the index current). If it
-never runs or fails, the next read repairs the index (memgit.recall.read_path); its
-failures go to ``<git dir>/memgit/post-receive.log``.
-
-Each detached process holds a shared lock on ``<git dir>/memgit/post-receive.lock``
-from before the hook exits until its work is done, so :func:`wait_for_background`
-(an exclusive lock) returns once every push already answered has been counted and
-indexed: tests, benchmarks and scripts that read right after a push use it.
+git tells the client the push is done only once post-receive has exited AND its stderr is
+closed (stderr reaches the client through the sideband), so the hook starts a detached
+process (two forks and a ``setsid``, every inherited descriptor closed) and exits. That
+process reindexes in one ``BEGIN IMMEDIATE`` transaction; if it never runs, the next read
+repairs the index (failures: ``<git dir>/memgit/post-receive.log``). Each holds
+``post-receive.lock`` shared until done, so :func:`wait_for_background` (exclusive)
+returns once every push already answered is counted and indexed.
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 """The pre-commit entry point: judge a checkout's staged files, or fix its Index section,
-without click and without pygit2 (a commit waits for it; docs/performance.md).
+without click or pygit2 (``memgit-precommit [--fix-index] [--strict] [--policy FILE]``).
 
-``memgit-precommit`` is what the hooks of ``.pre-commit-hooks.yaml`` run, and
-``python -m memgit.githooks.precommit`` what the git pre-commit hook ``memgit clone`` writes
-runs. It prints and exits like ``memgit lint --cached`` (0 clean, 1 violations, 2 a
-usage or input error, 3 an internal error); ``--fix-index`` like ``memgit lint
---fix --select MG502`` (regenerate the ``## Index`` of MEMORY.md in the work tree;
-the pre-commit framework then fails the hook because a file changed, as with
-formatters). The staged files are read with ``git ls-files --stage`` and ``git
-cat-file``, which honour GIT_INDEX_FILE (``git commit -a`` stages into a temporary
-index and names it there).
-
-    memgit-precommit [--fix-index] [--strict] [--policy FILE]
+It prints and exits like ``memgit lint --cached`` (0 clean, 1 violations, 2 a usage or
+input error, 3 an internal error), ``--fix-index`` like ``memgit lint --fix --select
+MG502``. Staged files are read with ``git ls-files --stage`` and ``git cat-file``, which
+honour GIT_INDEX_FILE (``git commit -a`` stages into a temporary index named there).
 """
 
 from __future__ import annotations

@@ -1,44 +1,16 @@
 """pre-receive: ref updates -> new commits -> new blobs -> policy.
 
-git runs ``hooks/pre-receive`` after it has received a push into a quarantine
-directory and before any ref moves; a non-zero exit makes git refuse every ref
-of the push and delete the quarantine. This module is what that hook runs
-(``hooks/pre-receive`` -> memgit.githooks.entry.hook_main -> :func:`run_pre_receive`).
-It
-
-* reads ``OLD NEW REF`` lines from stdin (anything else: refused, MG609);
-* judges each ref update (``policy.check_update``: branch, delete,
-  fast-forward, number of new commits);
-* lists the commits the push brings (``git rev-list NEW --not --all``: inside
-  pre-receive the refs still hold their pre-push values) and judges every one
-  of them, parents first, not only the tip: its paths (``check_path``), what it
-  changes (``check_change``: protected paths), each of its blobs
-  (``check_blob``, once per blob id and path for the whole push) and its whole
-  tree (``check_tree``);
-* scans for secrets only the lines that are new in the push (lines not present
-  in the parent's version of the same file; by induction over the commits in
-  topological order every line of the push is scanned once);
-* judges what each commit says besides its tree (``check_commit``: its message,
-  author and committer, for credentials and quoted purged texts);
-* counts the bytes of the new blobs from their sizes and refuses a push over
-  ``limits.push_bytes`` (``check_push_size``) before reading any content;
-* refuses purged ids and texts (``check_purged`` with the registry
-  ``memgit-purged`` of the git directory), also in files a tip takes from an old
-  commit that the branch did not have (a merge of an old parent).
-
-Blobs that were already at the same path in the repository before the push
-(in a parent commit that is not new) were judged when they landed; they are
-not judged again, which keeps the cost proportional to the new content, not
-to commits x drive size. The tree rules still see them (sizes, paths, the
-Index); for duplicate ids, an old file is parsed only if it may hold an id the
-push introduces (docs/server.md, "What the hook judges").
-
-Objects are read with ``git cat-file`` and ``git rev-list`` children (memgit.git's
-hook-safe layers: plumbing, raw) that inherit the quarantine environment; no
-pygit2, no database, no network.
-The hook never writes a ref or an object. Every failure of the hook itself
-(bad stdin, no quarantine, unreadable policy or registry, a crash) refuses the
-push with MG609: a push is never accepted by accident.
+git runs it with the push in a quarantine directory, before any ref moves; a non-zero exit
+refuses every ref. Every commit the push brings is judged, parents first, not only the tip
+(``git rev-list NEW --not --all``: inside pre-receive the refs still hold their pre-push
+values), and an oversized push is refused from blob sizes before any content is read.
+Only what is new is judged: a blob already at its path before the push was judged when it
+landed (the tree rules still see it), and only lines not in the parent's version of a file
+are scanned for secrets, which by induction over the commits scans every line of the push
+once (docs/server.md, "What the hook judges"). Objects are read by git children, which
+inherit the quarantine environment; no pygit2, no network. The hook never writes a ref or
+an object, and any failure of its own refuses the push with MG609: a push is never
+accepted by accident.
 """
 
 from __future__ import annotations

@@ -1,14 +1,15 @@
 """Adopting the memory people already keep: ``memgit import plan`` and ``apply``.
 
-``plan.build_plan(SOURCE, tool)`` reads a memory folder (Agent Memory Repo,
-Claude Code auto-memory, Letta MemFS, OpenClaw workspace, Cline memory bank,
-basic-memory notes, plain Markdown) or a mem0 JSON export into a Plan without
-changing it; ``apply.apply_plan(drive, plan)`` writes the plan's entries
-through the writer as one commit with a receipt under ``imports/``.
-docs/import.md describes the plan format; docs/compat.md what was measured.
-
-The names below load their module on first use, so that importing one part
-(the readers, say) does not load the writer.
+Owns: ``readers``, ``sources`` and ``obsidian`` (one reader per memory tool, and
+detecting which wrote a folder), ``markdown`` (what becomes of each block of a Markdown
+file), ``items`` (the plan document), ``verdict`` (the one judgement plan and apply
+share), ``layout`` (topic files split under the file limit), ``keep`` (reference files
+and the receipt), ``report`` (what the commands print), ``plan`` (a folder or a mem0
+export read into a plan, changing nothing), ``apply`` (a plan's entries written as one
+commit with a receipt under ``imports/``). docs/import.md describes the plan.
+May import: recall, write, policy, state, format, git and what is below them.
+The names below load their module on first use, so importing one part (the readers, say)
+does not load the writer.
 """
 
 from __future__ import annotations

@@ -1,26 +1,17 @@
 """What becomes of each block of a Markdown memory file (the readers' common core).
 
-``read_markdown(text)`` turns the blocks of blocks.py into ``Piece``s, one per
-block, covering every line once:
-
-* a list item's first paragraph is an entry (wrapped lines joined); a nested
-  item keeps its parent's subject (``Parent subject: child text``), and so do
-  later paragraphs of the same item;
-* a prose paragraph is an entry, except a lone label such as ``**Costs:**``,
-  which is structure and names what follows (like a heading);
-* headings are structure and make the heading trail (the entry's context);
-* code (fenced or indented, also inside list items), tables, HTML blocks and
-  image-only paragraphs are verbatim: they cannot be one-line entries;
-* front matter, blank lines, thematic breaks, empty items and link reference
-  definitions are structure.
-
-An AMR metadata group at the end of an item (``[source: ...; added: ...]``) is
-split off with format.parse_entry and kept as the entry's own metadata.
+``read_markdown(text)`` turns format.blocks' blocks into ``Piece`` objects covering every
+line once: entries (list items and prose paragraphs), structure (headings, which make an
+entry's context, and the rest) and verbatim (code, tables, HTML, images: they cannot be
+one-line entries). An entry's own AMR metadata group is kept.
+A line the policy refuses in the source gives no context and no subject to the entries
+after it, so a refusal costs its own block only.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from memgit.format import blocks as bl
@@ -142,40 +133,43 @@ _VERBATIM_REASONS = {bl.FENCE: "code block", bl.CODE: "code block", bl.TABLE: "t
                      bl.HTML: "HTML block"}
 
 
-def read_markdown(text: str) -> list[Piece]:
+def read_markdown(text: str, refused: Collection[int] = ()) -> list[Piece]:
     """One Piece per block of ``text`` (see the module docstring)."""
     trail = _Trail()
     subjects: dict[int, str] = {}  # id(ListItem) -> the subject it gives its children
     pieces: list[Piece] = []
     for block in fmt.read_blocks(text):
+        tainted = bool(refused) and any(n in refused for n in range(block.start, block.end + 1))
         if block.kind in _STRUCTURE_REASONS:
             pieces.append(Piece(block.start, block.end, STRUCTURE, _STRUCTURE_REASONS[block.kind]))
         elif block.kind == bl.HEADING:
-            trail.heading(block.level, block.lines[0] if block.lines else "")
+            heading = block.lines[0] if block.lines and not tainted else ""
+            trail.heading(block.level, heading)
             pieces.append(Piece(block.start, block.end, STRUCTURE, "heading"))
         elif block.kind in _VERBATIM_REASONS:
             pieces.append(Piece(block.start, block.end, VERBATIM, _VERBATIM_REASONS[block.kind],
                                 context=trail.context()))
         else:
-            pieces.append(_paragraph(block, trail, subjects))
+            pieces.append(_paragraph(block, trail, subjects, tainted))
     return pieces
 
 
-def _paragraph(block: bl.Block, trail: _Trail, subjects: dict[int, str]) -> Piece:
+def _paragraph(block: bl.Block, trail: _Trail, subjects: dict[int, str],
+               tainted: bool = False) -> Piece:
     joined = join_lines(block.lines)
     if _IMAGE_ONLY_RE.match(joined):
         return Piece(block.start, block.end, VERBATIM, "image", context=trail.context())
     item = block.item
     if item is None:
         if is_label(joined):
-            trail.label = plain(joined).rstrip(":： ")
+            trail.label = "" if tainted else plain(joined).rstrip(":： ")
             return Piece(block.start, block.end, STRUCTURE, "label")
         return Piece(block.start, block.end, ENTRY, "prose", joined, trail.context())
     text, meta = split_metadata(joined)
     first = next((b for b in item.blocks if b.kind == bl.PARAGRAPH), None)
     if block is first:  # the item's own text
         parent = subjects.get(id(item.parent)) if item.parent is not None else ""
-        subjects[id(item)] = subject_of(text)
+        subjects[id(item)] = "" if tainted else subject_of(text)
         return Piece(block.start, block.end, ENTRY, "list item", with_subject(parent or "", text),
                      trail.context(), meta)
     own = subjects.get(id(item), "")

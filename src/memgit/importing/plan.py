@@ -1,191 +1,63 @@
-"""``memgit import plan``: read a memory folder (or a mem0 export) into a plan.
+"""``memgit import plan``: read a memory folder (or a mem0 export) into a plan, changing
+nothing.
 
-The plan is a JSON document (docs/import.md) whose ``items`` say, for every
-line of every source file, what becomes of it: an ``entry`` (with its text,
-topic, context, added date and source), ``refused`` (a possible credential or
-a transcript: the reason code only, never the text), ``verbatim`` (code,
-tables, HTML, images, files that are not Markdown: left out of the drive and
-listed) or ``structure`` (headings, blank lines, front matter, Index links).
-Each item covers lines ``line``..``end``; together they cover every line once.
-
-Nothing in the source is changed. The policy decides what is refused: the
-source file is judged with ``policy.check_blob`` (secrets, transcripts), and
-so is every topic file the plan would write, rendered with the writer's own
-``prepare_add``, so that apply meets no surprise (an entry line the drive
-profile refuses becomes ``refused`` or ``verbatim`` here, with its code).
+The plan (docs/import.md) says for every line of every source file what becomes of it,
+once (entry, present, refused, verbatim or structure); a refused item carries the reason
+and the line, never the text. Each source file is judged line by line first, so a refused
+line refuses its own block only; then the plan is judged exactly as apply will judge it
+(verdict.judge: the writer's own preview), so its entries are what apply creates.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import unicodedata
-import urllib.parse
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from memgit.errors import UsageError
 from memgit.format import entries as fmt
-from memgit.importing import readers
+from memgit.importing import obsidian, readers, sources
+from memgit.importing.items import (
+    ACTIONS,
+    PRESENT,
+    Item,
+    Plan,
+    imported_source,
+    line_extras,
+    load_plan,
+    plan_from_dict,
+    refuse,
+    valid_id,
+)
 from memgit.importing.markdown import ENTRY, REFUSED, STRUCTURE, VERBATIM, Piece
-from memgit.policy.judge import ERROR, check_blob, check_topic, secret_kinds, text_digest
+from memgit.importing.verdict import judge_plan
+from memgit.policy.judge import ERROR, check_blob, check_topic, quote, secret_kinds, text_digest
 from memgit.policy.settings import Policy
-from memgit.write.ops import NewFact, Skipped, clean_text, prepare_add
+from memgit.write.ops import clean_text
 
-PLAN_FORMAT = "memgit-import-plan"
-PLAN_VERSION = 1
-MAX_FILE_BYTES = 1024 * 1024
+if TYPE_CHECKING:
+    from memgit.git.repository import Drive
+
+# the plan document's names, for the callers that know them from here
+__all__ = ["ACTIONS", "PRESENT", "Item", "Plan", "build_plan", "imported_source", "line_extras",
+           "load_plan", "plan_from_dict", "refuse", "valid_id"]
+
+MAX_FILE_BYTES = 16 * 1024 * 1024  # a larger file is listed, not read
 VERBATIM_MAX_BYTES = 32 * 1024  # a verbatim block larger than this is left out
-ACTIONS = (ENTRY, REFUSED, VERBATIM, STRUCTURE)
-# rule codes of an entry line that make it refused (never copied) or verbatim (left out)
-_REFUSE_CODES = ("MG401", "MG305", "MG606", "MG607")
-Progress = Callable[[int, int, str], None]
-
-
-@dataclass
-class Item:
-    """What becomes of lines ``line``..``end`` of source file ``path``."""
-
-    path: str
-    line: int
-    end: int
-    action: str
-    reason: str = ""
-    topic: str = ""
-    text: str = ""
-    context: str = ""
-    added: str = ""
-    source: str = ""
-    meta: dict[str, str] = field(default_factory=dict)
-    duplicate_of: str = ""
-
-    def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"path": self.path, "line": self.line, "end": self.end,
-                               "action": self.action}
-        if self.reason:
-            out["reason"] = self.reason
-        if self.action == REFUSED:
-            return out  # never the refused text, nor anything derived from it
-        for key in ("topic", "text", "context", "added", "source", "duplicate_of"):
-            value = getattr(self, key)
-            if value:
-                out[key] = value
-        if self.meta:
-            out["meta"] = dict(self.meta)
-        return out
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Item:
-        meta = data.get("meta") or {}
-        if not isinstance(meta, dict) or not all(isinstance(k, str) and isinstance(v, str)
-                                                 for k, v in meta.items()):
-            raise ValueError("meta must map strings to strings")
-        kwargs: dict[str, Any] = {"meta": dict(meta)}
-        for key in ("path", "action", "reason", "topic", "text", "context", "added", "source",
-                    "duplicate_of"):
-            value = data.get(key, "")
-            if not isinstance(value, str):
-                raise ValueError(f"{key} must be a string")
-            kwargs[key] = value
-        for key in ("line", "end"):
-            value = data.get(key)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"{key} must be a line number")
-            kwargs[key] = value
-        if kwargs["action"] not in ACTIONS:
-            raise ValueError(f"action must be one of {', '.join(ACTIONS)}")
-        return cls(**kwargs)
-
-    @property
-    def where(self) -> str:
-        return f"{self.path}:{self.line}"
-
-
-@dataclass
-class Plan:
-    tool: str
-    name: str
-    source: str
-    created: str
-    items: list[Item] = field(default_factory=list)
-    files: list[dict[str, Any]] = field(default_factory=list)
-
-    def counts(self) -> dict[str, int]:
-        out = {action: 0 for action in ACTIONS}
-        out["duplicate"] = 0
-        for item in self.items:
-            if item.action == ENTRY and item.duplicate_of:
-                out["duplicate"] += 1
-            else:
-                out[item.action] += 1
-        return out
-
-    def entries(self) -> list[Item]:
-        """The items that become entries (duplicates of earlier ones excluded)."""
-        return [i for i in self.items if i.action == ENTRY and not i.duplicate_of]
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"format": PLAN_FORMAT, "version": PLAN_VERSION, "tool": self.tool,
-                "name": self.name, "source": self.source, "created": self.created,
-                "counts": self.counts(), "files": self.files,
-                "items": [i.as_dict() for i in self.items]}
-
-    def to_json(self) -> str:
-        return json.dumps(self.as_dict(), indent=1, ensure_ascii=False) + "\n"
-
-
-def load_plan(path: str | Path) -> Plan:
-    """Read a plan file; every mistake is a UsageError that names what is wrong."""
-    p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"cannot read the plan {p}: {exc.strerror or exc}",
-                         "write one with: memgit import plan SOURCE -o PLAN") from exc
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(f"{p} is not a JSON plan: {exc}",
-                         "write one with: memgit import plan SOURCE -o PLAN") from exc
-    return plan_from_dict(data, str(p))
-
-
-def plan_from_dict(data: Any, origin: str = "plan") -> Plan:
-    hint = "make the plan again with: memgit import plan SOURCE -o PLAN"
-    if not isinstance(data, dict) or data.get("format") != PLAN_FORMAT:
-        raise UsageError(f"{origin} is not a memgit import plan", hint)
-    if data.get("version") != PLAN_VERSION:
-        raise UsageError(f"{origin} has plan version {data.get('version')!r}; this memgit "
-                         f"reads version {PLAN_VERSION}", hint)
-    items = data.get("items")
-    if not isinstance(items, list):
-        raise UsageError(f"{origin}: items must be a list", hint)
-    plan = Plan(str(data.get("tool", "")), str(data.get("name", "")) or "import",
-                str(data.get("source", "")), str(data.get("created", "")))
-    for number, raw in enumerate(items, start=1):
-        try:
-            if not isinstance(raw, dict):
-                raise ValueError("an item must be an object")
-            plan.items.append(Item.from_dict(raw))
-        except ValueError as exc:
-            raise UsageError(f"{origin}: item {number}: {exc}", hint) from exc
-    files = data.get("files", [])
-    plan.files = [f for f in files if isinstance(f, dict)] if isinstance(files, list) else []
-    return plan
+NOT_READ_LISTED = 20  # the plan names this many of the files it left unread
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
 
 # --- building a plan -----------------------------------------------------------------------
 
 
-def imported_source(tool: str, path: str, line: int) -> str:
-    """``imported:<tool>/<path>#L<line>``, the path percent-encoded so the value
-    holds no blank, ``;``, ``[`` or ``]``."""
-    return f"imported:{tool}/{urllib.parse.quote(path, safe='/-._~')}#L{line}"
-
-
 def build_plan(source: str | Path, tool: str = "auto", *, progress: Progress | None = None,
-               policy: Policy | None = None, today: str | None = None) -> Plan:
-    """Read ``source`` (a folder or one file) without changing it; see the module docstring."""
+               policy: Policy | None = None, today: str | None = None,
+               drive: Drive | None = None) -> Plan:
+    """Read ``source`` (a folder or one file) without changing it, and judge the plan
+    against ``drive`` (None: an empty drive with ``policy``); see the module docstring."""
     root = Path(source)
     if not root.exists():
         raise UsageError(f"{root} does not exist", "give a memory folder or a mem0 JSON export")
@@ -195,20 +67,28 @@ def build_plan(source: str | Path, tool: str = "auto", *, progress: Progress | N
         raise UsageError(f"{root} is a symbolic link", "give the folder it points to")
     chosen = readers.detect(root) if tool == "auto" else tool
     policy = policy or Policy()
+    unread: list[str] = []
     if root.is_file():
         files = [(root.name, root)]
         name = root.stem
     else:
-        files = list(readers.walk(root))
+        found = dict(readers.walk(root))
+        read, unread = readers.select(chosen, list(found))
+        files = [(rel, found[rel]) for rel in read]
         name = root.resolve().name
     plan = Plan(chosen, _slug(name) or "import", str(root.resolve()),
                 today or _dt.date.today().isoformat())
-    builder = _Builder(plan, policy)
+    if unread:
+        why = "Obsidian's settings and bin" if chosen == "obsidian" \
+            else f"not {chosen} files (choose another --from to read them)"
+        plan.not_read = {"count": len(unread), "why": why, "first": unread[:NOT_READ_LISTED]}
+    builder = _Builder(plan, policy, [rel for rel, _ in files])
     for number, (rel, full) in enumerate(files, start=1):
         if progress is not None:
-            progress(number, len(files), rel)
+            progress("reading", number, len(files))
         builder.add_file(rel, full)
     builder.finish()
+    judge_plan(plan, drive, policy, progress=progress)
     return plan
 
 
@@ -218,11 +98,15 @@ def _slug(text: str) -> str:
 
 
 class _Builder:
-    def __init__(self, plan: Plan, policy: Policy) -> None:
+    def __init__(self, plan: Plan, policy: Policy, rels: list[str]) -> None:
         self.plan = plan
         self.policy = policy
         self.topics: dict[str, str] = {fmt.MEMORY_FILE.casefold(): fmt.MEMORY_FILE}
         self.by_path: dict[str, str] = {}
+        self.vault: obsidian.Vault | None = None
+        if plan.tool == "obsidian":
+            notes = [rel for rel in rels if rel.endswith(readers.MARKDOWN_SUFFIXES)]
+            self.vault = obsidian.Vault({rel: self.topic_for(_md_path(rel)) for rel in notes})
 
     # --- files ---------------------------------------------------------------------
 
@@ -235,6 +119,11 @@ class _Builder:
             return
         if full.is_symlink() or not full.is_file():
             self._whole(rel, 0, VERBATIM, "not a regular file (symbolic links are not followed)")
+            return
+        markdown = sources.is_markdown_name(rel)
+        if plan.tool == "obsidian" and not markdown:
+            self._whole(rel, 0, VERBATIM, obsidian.ATTACHMENT)
+            plan.files[-1]["kind"] = "attachment"
             return
         size = full.stat().st_size
         if size > MAX_FILE_BYTES:
@@ -249,27 +138,27 @@ class _Builder:
         contents = [content for content, _eol in fmt.split_lines(text)]
         lines = len(contents)
         refused = self._refused_lines(rel, data)
-        if rel.endswith(readers.MARKDOWN_SUFFIXES):
-            reading = readers.read_file(self.plan.tool, _md_path(rel), text)
-            topic = self.topic_for(_md_path(rel))
+        if markdown:
+            path = _md_path(rel)
+            reading = readers.read_file(plan.tool, path, text, refused=refused,
+                                        vault=self.vault)
+            topic = self.topic_for(path)
             plan.files.append({"path": rel, "lines": lines, "kind": "markdown", "topic": topic,
                                **({"added": reading.added} if reading.added else {})})
-            self._pieces(rel, reading, topic, refused, contents)
-        elif self.plan.tool == "mem0" and rel.endswith(".json"):
+            self._pieces(rel, reading, topic, refused, contents, text)
+        elif plan.tool == "mem0" and rel.endswith(".json"):
             try:
                 reading = readers.read_mem0(rel, text)
             except ValueError as exc:
                 raise UsageError(str(exc), "export the memories with mem0's get_all, or "
                                  "choose another --from") from exc
             plan.files.append({"path": rel, "lines": lines, "kind": "mem0"})
-            self._pieces(rel, reading, "", refused, contents)
+            self._pieces(rel, reading, "", refused, contents, text)
         else:
             plan.files.append({"path": rel, "lines": lines, "kind": "other"})
-            if refused:
-                self._whole(rel, lines, REFUSED, min(refused.values()), add_file=False)
-            else:
-                self._whole(rel, lines, VERBATIM, "not Markdown", add_file=False)
-                self.plan.items[-1].text = _verbatim_text(contents)
+            whole = Piece(1, lines, VERBATIM, "not Markdown") if lines else None
+            self._split(rel, whole, refused, contents, text) if whole else \
+                self._whole(rel, 0, VERBATIM, "empty", add_file=False)
 
     def _whole(self, rel: str, lines: int, action: str, reason: str, *,
                add_file: bool = True) -> None:
@@ -287,19 +176,46 @@ class _Builder:
         return out
 
     def _pieces(self, rel: str, reading: readers.FileReading, topic: str,
-                refused: dict[int, str], contents: list[str]) -> None:
+                refused: dict[int, str], contents: list[str], text: str) -> None:
         for piece in reading.pieces:
+            hit = [n for n in range(piece.line, piece.end + 1) if n in refused]
             # the JSON around a mem0 memory never reaches the drive: not refused
-            reasons = [refused[n] for n in range(piece.line, piece.end + 1) if n in refused] \
-                if piece.reason != "JSON" else []
-            if reasons:
-                self.plan.items.append(Item(rel, piece.line, piece.end, REFUSED, reasons[0]))
+            if hit and piece.reason != "JSON" and piece.action == ENTRY:
+                where = f" (line {hit[0]})" if piece.end > piece.line else ""
+                self.plan.items.append(Item(rel, piece.line, piece.end, REFUSED,
+                                            refused[hit[0]] + where))
+            elif hit and piece.reason != "JSON":
+                self._split(rel, piece, refused, contents, text)
+            else:
+                self._add_piece(rel, piece, topic, reading.added, contents)
+
+    def _split(self, rel: str, piece: Piece, refused: dict[int, str], contents: list[str],
+               text: str) -> None:
+        """A block of structure or verbatim lines with refused lines in it: each refused
+        line is an item of its own (naming its front matter key), the rest keep the
+        block's action in runs."""
+        run = piece.line
+        for number in range(piece.line, piece.end + 2):
+            if number <= piece.end and number not in refused:
                 continue
-            item = self._item(rel, piece, topic, reading.added)
-            if item.action == VERBATIM:
-                item.text = _verbatim_text(contents[piece.line - 1:piece.end])
-                item.context = _context_value(piece.context)
-            self.plan.items.append(item)
+            if run < number:
+                part = Piece(run, number - 1, piece.action, piece.reason, context=piece.context)
+                self._add_piece(rel, part, "", "", contents)
+            if number <= piece.end:
+                key = readers.front_matter_key(text, number) \
+                    if piece.reason == "front matter" else ""
+                where = f" (front matter key {quote(key, self.policy)})" if key else ""
+                self.plan.items.append(Item(rel, number, number, REFUSED,
+                                            refused[number] + where))
+            run = number + 1
+
+    def _add_piece(self, rel: str, piece: Piece, topic: str, added: str,
+                   contents: list[str]) -> None:
+        item = self._item(rel, piece, topic, added)
+        if item.action == VERBATIM:
+            item.text = _verbatim_text(contents[piece.line - 1:piece.end])
+            item.context = _context_value(piece.context)
+        self.plan.items.append(item)
 
     def _item(self, rel: str, piece: Piece, topic: str, added: str) -> Item:
         item = Item(rel, piece.line, piece.end, piece.action, piece.reason)
@@ -317,8 +233,8 @@ class _Builder:
         item.added = next((d for d in (own_added, mem0_added, added) if fmt.is_valid_date(d)),
                           "")
         own_source = meta.pop("source", "")
-        if not _valid_id(meta.get("id", "")):
-            meta.pop("id", None)  # an id the policy would refuse: the writer stamps a new one
+        own_id = meta.pop("id", "")
+        item.id = own_id if valid_id(own_id) else ""  # else the judgement makes one
         item.source = own_source or imported_source(self.plan.tool, rel, piece.line)
         item.meta = meta
         return item
@@ -326,10 +242,16 @@ class _Builder:
     # --- topics ----------------------------------------------------------------------
 
     def topic_for(self, path: str) -> str:
-        """The drive topic for a source path: the same path where the policy allows it."""
+        """The drive topic for a source path: the same path where the policy allows it
+        (a leading dot of a folder or file name dropped: ``.cursor/rules`` ->
+        ``cursor/rules``)."""
         if path in self.by_path:
             return self.by_path[path]
         candidate = unicodedata.normalize("NFC", path)
+        candidate = "/".join(part.lstrip(".") or "x" for part in candidate.split("/"))
+        for suffix in (".mdc", ".markdown"):
+            if candidate.endswith(suffix):
+                candidate = candidate[: -len(suffix)]
         if not candidate.endswith(".md"):
             candidate += ".md"
         candidate = self._allowed(candidate)
@@ -364,21 +286,9 @@ class _Builder:
     # --- the whole plan ----------------------------------------------------------------
 
     def finish(self) -> None:
-        self._judge_topics()
+        """Empty texts become structure; the metadata an entry keeps is what the policy
+        accepts; a text seen before is a duplicate of its first item."""
         seen: dict[str, str] = {}
-        for item in self.plan.items:
-            if item.action != ENTRY:
-                continue
-            digest = text_digest(item.text)
-            if digest in seen:
-                item.duplicate_of = seen[digest]
-            else:
-                seen[digest] = item.where
-
-    def _judge_topics(self) -> None:
-        """Render each topic as the writer would and let the policy judge it."""
-        by_topic: dict[str, list[tuple[Item, str]]] = {}
-        date = self.plan.created
         for item in self.plan.items:
             if item.action != ENTRY:
                 continue
@@ -386,36 +296,17 @@ class _Builder:
                 item.action, item.reason = STRUCTURE, "empty"
                 continue
             item.meta = self._kept_meta(item)
-            op = prepare_add(NewFact(item.text, "imported:unknown", item.topic), 0, self.policy,
-                             item.added or date, extra=line_extras(item))
-            if isinstance(op, Skipped):
-                if op.reason == "credential":
-                    _refuse(item, f"MG401 secret: {op.detail}")
-                else:
-                    item.action, item.reason = VERBATIM, f"cannot be an entry line: {op.detail}"
-                continue
-            by_topic.setdefault(item.topic, []).append((item, op.line))
-        for topic, rows in by_topic.items():
-            text = "".join(line + "\n" for _, line in rows)
-            for v in check_blob(topic, text.encode(), self.policy).violations:
-                if v.severity != ERROR or not 0 < v.line <= len(rows):
-                    continue
-                item = rows[v.line - 1][0]
-                if item.action != ENTRY:
-                    continue
-                if v.code in _REFUSE_CODES:
-                    _refuse(item, f"{v.code} {v.name}: {v.message}")
-                else:
-                    item.action, item.reason = VERBATIM, f"{v.code} {v.name}: {v.message}"
+            digest = text_digest(item.text)
+            if digest in seen:
+                item.duplicate_of = seen[digest]
+            else:
+                seen[digest] = item.where
 
     def _kept_meta(self, item: Item) -> dict[str, str]:
         """The entry's own metadata pairs (AMR's open keys) that the policy accepts."""
         kept: dict[str, str] = {}
         for key, value in item.meta.items():
-            if key == "id":
-                kept[key] = value
-                continue
-            if key in ("source", "added") or not value:
+            if key in ("source", "added", "id") or not value:
                 continue
             # a value the drive profile refuses for a key it knows (status: done,
             # kind: preference, a free-text parent) is kept under an open key
@@ -439,20 +330,13 @@ def _verbatim_text(lines: list[str]) -> str:
     return text if len(text.encode()) <= VERBATIM_MAX_BYTES else ""
 
 
-def _refuse(item: Item, reason: str) -> None:
-    item.action, item.reason = REFUSED, reason
-    item.text = item.context = item.source = item.topic = item.added = ""
-    item.meta = {}
-
-
-def _valid_id(value: str) -> bool:
-    from memgit.policy.judge import ID_RE
-
-    return bool(value) and ID_RE.match(value) is not None
-
-
 def _md_path(rel: str) -> str:
-    return rel[: -len(".markdown")] + ".md" if rel.endswith(".markdown") else rel
+    """The Markdown path a source file is read as (``.markdown``/``.mdc`` -> ``.md``,
+    ``.cursorrules`` -> ``.cursorrules.md``)."""
+    for suffix in (".markdown", ".mdc"):
+        if rel.endswith(suffix):
+            return rel[: -len(suffix)] + ".md"
+    return rel if rel.endswith(".md") else rel + ".md"
 
 
 def _context_value(context: str) -> str:
@@ -461,9 +345,3 @@ def _context_value(context: str) -> str:
     return " ".join(context.translate(table).split())
 
 
-def line_extras(item: Item) -> list[tuple[str, str]]:
-    """The metadata pairs an imported entry carries after source, added and id."""
-    extras = [(k, v) for k, v in item.meta.items() if k != "id"]
-    if item.context:
-        extras.append(("context", item.context))
-    return extras

@@ -1,22 +1,11 @@
 """One reader per memory tool, and auto-detection of which tool wrote a folder.
 
-Every Markdown-based tool shares markdown.read_markdown; a reader adds what
-its tool means beyond CommonMark:
-
-* ``amr``: the ``## Index`` links of the root MEMORY.md are the drive's own
-  Index (regenerated on import), and entries keep their own metadata;
-* ``claude-code``, ``letta``: front matter (``name``/``description``/``type``,
-  ``description``/``limit``) is file metadata; nothing else is special;
-* ``openclaw``: a daily note's date (``memory/YYYY-MM-DD.md``) is its entries'
-  ``added``;
-* ``cline``: the memory bank's files are topics as they are;
-* ``basic-memory``: a relation (``- relates_to [[Target]]``) keeps its note's
-  title as subject (``Ada Lovelace collaborated_with [[Charles Babbage]]``);
-* ``mem0``: a JSON export; every memory is one entry in ``mem0/<user>.md``;
-* ``plain``: any other Markdown (CLAUDE.md, AGENTS.md, notes).
-
-A file's ``added`` comes from its front matter dates, else from a date that
-starts its file name; an entry's own ``added`` wins over both.
+Every Markdown-based tool shares markdown.read_markdown; a reader adds what its tool means
+beyond CommonMark (front matter as file metadata, a daily note's date, a relation's
+subject, the AMR Index; docs/import.md has the table of tools; sources.py and obsidian.py
+the agent instruction files and vaults). A front matter key on a refused line reaches no
+entry. A file's ``added`` comes from its front matter dates, else from a date that starts
+its file name; an entry's own ``added`` wins over both.
 """
 
 from __future__ import annotations
@@ -25,28 +14,32 @@ import datetime as _dt
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from memgit.format import blocks as bl
 from memgit.format import entries as fmt
+from memgit.importing import obsidian, sources
 from memgit.importing.markdown import ENTRY, STRUCTURE, Piece, plain, read_markdown
 
-TOOLS = ("amr", "claude-code", "letta", "openclaw", "cline", "basic-memory", "mem0", "plain")
+TOOLS = ("amr", "claude-code", "letta", "openclaw", "cline", "basic-memory", "mem0", "cursor",
+         "windsurf", "copilot", "gemini", "agents", "obsidian", "plain")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 _DATE_KEYS = ("added", "created", "created_at", "date", "updated", "modified", "updated_at",
               "last_updated")
 _FILE_DATE_RE = re.compile(r"(\d{4}-\d{2}-\d{2})")
 _RELATION_RE = re.compile(r"(?:[A-Za-z_][\w-]*|\"[^\"]+\"|'[^']+')[ \t]+\[\[")
-_OBSERVATION_RE = re.compile(r"[-*][ \t]+\[[^\]\s][^\]]*\][ \t]+\S", re.M)
+# ``- [category] text``; a task box (``- [x] done``) is not an observation
+_OBSERVATION_RE = re.compile(r"[-*][ \t]+\[(?![xX]\])[^\]\s][^\]]*\][ \t]+\S", re.M)
 _CLINE_FILES = {"projectbrief.md", "productContext.md", "activeContext.md", "systemPatterns.md",
                 "techContext.md", "progress.md"}
 _OPENCLAW_FILES = {"SOUL.md", "HEARTBEAT.md", "IDENTITY.md", "USER.md", "TOOLS.md", "BOOT.md",
                    "BOOTSTRAP.md"}
 _CLAUDE_TYPES = {"user", "feedback", "project", "reference"}
 _INDEX_LINK_RE = re.compile(r"\[\[[^\[\]]+\]\]")
+_KEY_RE = re.compile(r"([^\s:#\-][^:]*):(?:\s|\Z)")
 
 
 @dataclass
@@ -97,32 +90,68 @@ def file_added(path: str, meta: dict[str, Any]) -> str:
     return ""
 
 
-def _title(meta: dict[str, Any], text: str) -> str:
+def _title(meta: dict[str, Any], text: str, refused: Collection[int] = ()) -> str:
     for key in ("title", "name"):
         value = meta.get(key)
         if isinstance(value, str) and value.strip():
             return value.strip()
     for block in fmt.read_blocks(text):
         if block.kind == bl.HEADING and block.level == 1 and block.lines:
-            return plain(block.lines[0])
+            return "" if block.start in refused else plain(block.lines[0])
     return ""
+
+
+def front_matter_key(text: str, line: int) -> str:
+    """The top-level front matter key that line ``line`` of ``text`` belongs to ("" when
+    the line is not inside the front matter)."""
+    lines = [content for content, _eol in fmt.split_lines(text)]
+    end = bl.split_front_matter(lines)
+    if not end or not 1 < line < end:
+        return ""
+    for number in range(line, 1, -1):
+        m = _KEY_RE.match(lines[number - 1])
+        if m:
+            return m.group(1).strip()
+    return ""
+
+
+def _drop_refused_keys(text: str, meta: dict[str, Any], refused: Collection[int]) -> None:
+    for line in refused:
+        key = front_matter_key(text, line)
+        if key:
+            meta.pop(key, None)
 
 
 # --- Markdown readers -----------------------------------------------------------------
 
 
-def read_file(tool: str, path: str, text: str) -> FileReading:
-    """Read one Markdown file as ``tool`` wrote it (``path`` relative to the source)."""
-    pieces = read_markdown(text)
+def read_file(tool: str, path: str, text: str, *, refused: Collection[int] = (),
+              vault: obsidian.Vault | None = None) -> FileReading:
+    """Read one Markdown file as ``tool`` wrote it (``path`` relative to the source;
+    ``refused``: its lines the policy refuses; ``vault``: an Obsidian vault's notes)."""
+    pieces = read_markdown(text, refused)
     meta = front_matter(text)
-    reading = FileReading(pieces, meta, file_added(path, meta), _title(meta, text))
+    _drop_refused_keys(text, meta, refused)
+    reading = FileReading(pieces, meta, file_added(path, meta), _title(meta, text, refused))
     if path == fmt.MEMORY_FILE:
         _index_section(text, pieces)
+    entries = [p for p in pieces if p.action == ENTRY]
     if tool == "basic-memory" and reading.title:
-        for piece in pieces:
-            if piece.action == ENTRY and piece.reason == "list item" \
-                    and _RELATION_RE.match(piece.text):
+        for piece in entries:
+            if piece.reason == "list item" and _RELATION_RE.match(piece.text):
                 piece.text = f"{reading.title} {piece.text}"
+    where = sources.applies_to(tool, meta)
+    for piece in entries:
+        if where:
+            piece.meta.setdefault("applies-to", where)
+        if tool == "gemini" and sources.is_import_line(piece.text):
+            piece.action, piece.reason, piece.text = STRUCTURE, "import of another file", ""
+        elif tool == "obsidian" and vault is not None:
+            embed = vault.embed_only(piece.text)
+            if embed:
+                piece.action, piece.reason, piece.text = STRUCTURE, embed, ""
+            else:
+                piece.text = vault.rewrite(obsidian.tidy(piece.text))
     return reading
 
 
@@ -231,12 +260,20 @@ def _small_text(path: Path, limit: int = 65536) -> str:
         return ""
 
 
+def select(tool: str, rels: list[str]) -> tuple[list[str], list[str]]:
+    """(the files of a folder that are ``tool``'s memory, the files left unread): an
+    instruction tool's own files (sources.select); an Obsidian vault without its
+    settings; every file for the others."""
+    if tool == "obsidian":
+        return ([r for r in rels if not obsidian.is_setting(r)],
+                [r for r in rels if obsidian.is_setting(r)])
+    return sources.select(tool, rels)
+
+
 def detect(source: Path) -> str:
     """The tool that most likely wrote ``source`` (a folder, or a file)."""
     if source.is_file():
-        if source.suffix.lower() == ".json":
-            return "mem0"
-        return "amr" if source.name == fmt.MEMORY_FILE else "plain"
+        return _detect_file(source)
     files = [(rel, full) for rel, full in walk(source)]
     rels = {rel for rel, _ in files}
     names = {rel.rsplit("/", 1)[-1] for rel in rels}
@@ -252,8 +289,15 @@ def detect(source: Path) -> str:
         return "openclaw"
     if any(_claude_type(meta) in _CLAUDE_TYPES for meta in metas.values()):
         return "claude-code"
-    observations = sum(len(_OBSERVATION_RE.findall(_small_text(full))) for _, full in markdown)
-    if observations >= 3:
+    if (source / ".obsidian").is_dir():
+        return "obsidian"
+    for tool in ("cursor", "windsurf", "copilot"):
+        if any(sources.is_tool_file(tool, rel) for rel in rels):
+            return tool
+    texts = {rel: _small_text(full) for rel, full in markdown}
+    if any("![[" in text for text in texts.values()):  # embeds: Obsidian's own syntax
+        return "obsidian"
+    if sum(len(_OBSERVATION_RE.findall(text)) for text in texts.values()) >= 3:
         return "basic-memory"
     if fmt.MEMORY_FILE in rels:
         memory = _small_text(source / fmt.MEMORY_FILE)
@@ -263,7 +307,21 @@ def detect(source: Path) -> str:
     jsons = [full for rel, full in files if rel.endswith(".json")]
     if jsons and not markdown and all(_is_mem0(full) for full in jsons):
         return "mem0"
+    for tool in ("gemini", "agents"):  # a folder of these files only
+        if markdown and all(sources.is_tool_file(tool, rel) for rel, _ in markdown):
+            return tool
     return "plain"
+
+
+def _detect_file(source: Path) -> str:
+    if source.suffix.lower() == ".json":
+        return "mem0"
+    if source.name == fmt.MEMORY_FILE:
+        return "amr"
+    if source.name == "copilot-instructions.md":
+        return "copilot"
+    return next((tool for tool in sources.INSTRUCTION_TOOLS
+                 if sources.is_tool_file(tool, source.name)), "plain")
 
 
 def _claude_type(meta: dict[str, Any]) -> str:

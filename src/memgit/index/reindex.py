@@ -1,28 +1,12 @@
-"""The recall index: every entry of the drive's branch head as a row.
+"""The recall index: every entry of the drive's branch head as a row (docs/index.md).
 
-"Recall index" is this SQLite cache only; git's index is called the staging area
-(memgit.git.worktree.staged_files) and MEMORY.md's ``## Index`` the Index section
-(format.regenerate_index_section). The drive is the truth, the recall index a
-cache (docs/index.md): it lives in the state database (memgit.state), can be
-deleted at any time, and is rebuilt from the branch head. Rules (docs/spec.md, section 3):
-
-* each entry is a row keyed by the fact id ``drive_`` + sha256(drive id + "\\n"
-  + entry id), so retrieval counts survive edits of the entry's text;
-* entries that leave the drive are retired softly (``valid_until`` set) and
-  revived when they return;
-* entries that are not memory (``status: proposed|rejected``, ``scope: twin*``,
-  ``memory_type: not_memory``, ``kind: question|answer``, anything under
-  ``twin/``) are kept as rows (the writer finds entries by id through them) but
-  never enter the full-text table, so recall cannot return them;
-* reindexing runs inside one ``BEGIN IMMEDIATE`` transaction: incremental from
-  a tree diff when the indexed revision is an ancestor of the head, a full
-  rebuild otherwise;
-* every read compares the head with the indexed revision and repairs first
-  (memgit.recall.read_path, which also drains the writer's pending queue first).
-
-The rows live in the state database (state.facts holds their SQL); this module
-decides what they are and when they change; memgit.index.search searches them.
-It never imports the writer.
+The drive is the truth and the index a cache, rebuilt from the branch head at any time. A
+row's fact id is ``drive_`` + sha256(drive id + "\\n" + entry id), so retrieval counts
+survive edits. Entries that leave are retired (``valid_until``), not deleted, and revived
+when they return. Entries that are not memory keep a row (the writer finds them by id) but
+never enter the full-text table, so recall cannot return them. A reindex is one ``BEGIN
+IMMEDIATE`` transaction: incremental from a tree diff when the indexed revision is an
+ancestor of the head, else a full rebuild. It never imports the writer.
 """
 
 from __future__ import annotations

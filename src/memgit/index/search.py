@@ -1,12 +1,9 @@
-"""Search of a current recall index: the FTS5 expression of a free-text query, common
-terms pruned, ranked hits, retrievals counted.
+"""Search of a current recall index: the FTS5 expression of a free-text query, common terms
+pruned, ranked hits, retrievals counted.
 
-Split from recall_index so that a search costs only what it uses: this module loads
-sqlite3 and nothing of pygit2, the policy, the drive format, typing or re, so the
-shell's quick read path (memgit.cli.quick) can search at the cost of a bare
-interpreter start (docs/performance.md). Callers make the index current first
-(memgit.recall.read_path.recall, or memgit.cli.quick_read, which searches only an index already
-at the branch head).
+It loads sqlite3 and nothing of pygit2, the policy, the drive format, typing or re, so the
+shell's quick path can search at the cost of a bare interpreter start. Callers make the
+index current first.
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """The entry census of a drive for its caps (limits.max_entries, limits.max_age_days).
 
-The caps count the entries of topic files (``policy.counts_toward_caps``) and the
-earliest ``added`` date among them (``policy.census``). pre-receive warns when a push
-leaves the drive over a cap, but it parses only the blobs a push brings: the files
-already in the repository are counted from ``<git dir>/memgit/census``, one line per
-blob of the branch head (``<blob id> <entries> <earliest added or ->``), which the
-detached post-receive work rewrites after each accepted push (:func:`update_census`).
-Blob ids name contents, so a line never goes stale; a blob the file does not know
-(the census is missing, or the head moved by a writer commit) is read and parsed, so
-the count is always exact and only the cost varies.
-
-Hook-safe: git plumbing and raw objects, no pygit2, no database.
+pre-receive parses only the blobs a push brings; the files already there are counted from
+``<git dir>/memgit/census``, one line per blob of the head (rewritten by post-receive's
+detached work). Blob ids name contents, so a line never goes stale, and a blob the file
+does not know is read and parsed: the count is always exact. Hook-safe: no pygit2, no
+database.
 """
 
 from __future__ import annotations

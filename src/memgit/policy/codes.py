@@ -1,7 +1,7 @@
 """The stable codes of the policy's rules, each with its name and one-line hint.
 
-A data table: memgit.policy.judge judges and reports violations by these codes; docs/rules.md
-lists every one (a test checks it). Codes never change meaning once published.
+A data table; docs/rules.md lists every code (a test checks it). Codes never change
+meaning once published.
 """
 
 from __future__ import annotations
@@ -69,7 +69,8 @@ RULES: dict[str, tuple[str, str]] = {
     "MG504": ("link-md-suffix", "omit .md in [[path]] links to Markdown files"),
     "MG505": ("memory-size", "keep MEMORY.md short: move entries to topic files"),
     # pushes
-    "MG601": ("protected-path", "twin/ is written by server-side memgit only; drop the change"),
+    "MG601": ("protected-path", "twin/ is written by server-side memgit only, the forge's CI "
+              "files (ci_files) by the drive's admin; drop the change"),
     "MG602": ("branch", "push to the drive's main branch only"),
     "MG603": ("ref-delete", "deleting refs is not allowed on a drive"),
     "MG604": ("non-fast-forward", "fetch, rebase or run memgit sync, then push without --force"),

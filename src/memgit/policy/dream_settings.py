@@ -1,9 +1,8 @@
 """The ``dream:`` section of memgit.yaml: which proposer, and when and how to dream.
 
-``check_section`` is the section's parser in ``policy.SECTIONS`` (so a typo
-fails wherever the policy is read) and turns it into a :class:`DreamConfig`,
-which the Policy keeps and gives out (``Policy.dream()``). A leaf module: it imports
-nothing of memgit but errors, so the policy layer may call it, and it is cheap to import.
+``check_section`` is the section's parser in ``policy.SECTIONS`` (a typo fails wherever
+the policy is read) and makes the :class:`DreamConfig` ``Policy.dream()`` gives out. A
+leaf: it imports nothing of memgit but errors, so it is cheap to import.
 """
 
 from __future__ import annotations

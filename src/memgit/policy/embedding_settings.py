@@ -1,21 +1,9 @@
 """The ``embeddings:`` section of memgit.yaml: which embedder makes the drive's vectors.
 
-``check_section`` is the section's parser in ``policy.SECTIONS`` (a typo fails
-wherever the policy is read, hooks included) and turns it into an
-:class:`EmbedConfig` the Policy keeps (``Policy.embeddings()``).
-A leaf: it imports nothing of memgit but errors (the package's ``__init__`` imports
-errors only), so the hooks parse the section without loading a plugin or NumPy;
-the embedder itself is built only by what recalls or embeds (memgit.embeddings.embed).
-
-    embeddings: {plugin: local}
-    embeddings: {plugin: openai, base_url: http://127.0.0.1:11434/v1,
-                 model: nomic-embed-text, api_key_env: OPENAI_API_KEY,
-                 timeout: 30, batch_size: 512}
-
-The settings memgit's own embedders know are listed here (their modules check them
-again when they are built); an installed plugin's settings are passed to it as they
-are. A value that looks like an API key has no key to go under: the key is read from
-the environment variable ``api_key_env`` names, never from the file.
+``check_section`` parses it wherever the policy is read, hooks included, into the
+:class:`EmbedConfig` ``Policy.embeddings()`` gives out. A leaf importing nothing of memgit
+but errors, so the hooks parse it without loading a plugin or NumPy. An API key is never
+read from the file, only from the environment variable ``api_key_env`` names.
 """
 
 from __future__ import annotations

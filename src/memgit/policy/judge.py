@@ -1,23 +1,11 @@
 """The drive policy: what may land. The one implementation of every rule.
 
-lint, the pre-commit hooks, pre-receive and the writer all call this module;
-none of them re-implements a rule. The rules come in four shapes, so callers
-can cache what is expensive:
-
-* ``check_path``    one tree entry (path, mode), no content;
-* ``check_blob``    one file's bytes; cacheable by blob id (``BlobFacts``);
-* ``check_tree``    a whole tree from paths, sizes and the facts of its blobs;
-* ``check_update``  a ref update of a push (branch, deletes, fast-forward, count),
-  ``check_push_size`` the bytes it brings, ``check_change`` the paths a commit
-  changes (protected paths) and ``check_commit`` what a commit says besides its tree
-  (message, author, committer).
-
-Each violation carries a stable code (``MG101``), a name, the path and line,
-a message and a one-line hint. Messages never contain a detected secret: every
-value a message quotes goes through :func:`quote` (memgit.secrets.redact with the
-drive's extra rules). The settings (the Policy record, memgit.yaml) live in
-memgit.policy.settings, the purge registry in memgit.policy.registry; both are re-exported
-here, so callers ask this one module.
+The rules come in shapes callers can cache: ``check_path`` (a tree entry), ``check_blob``
+(a file's bytes, cacheable by blob id), ``check_tree`` (a whole tree from paths, sizes and
+blob facts), and for a push ``check_update``, ``check_push_size``, ``check_change`` and
+``check_commit``. Each violation has a stable code, and messages never contain a detected
+secret: every value quoted goes through :func:`quote`. The settings and the purge registry
+are re-exported here, so callers ask this one module.
 """
 
 from __future__ import annotations
@@ -33,15 +21,8 @@ from typing import Any
 from memgit.format import entries as fmt
 from memgit.git.modes import MODE_COMMIT, MODE_EXEC, MODE_FILE, MODE_LINK
 from memgit.policy.codes import RULES
-from memgit.policy.registry import (
-    PurgeLock,
-    PurgeRegistry,
-    lease_seconds,
-    legacy_key,
-)
-from memgit.policy.settings import (
-    Policy,
-)
+from memgit.policy.registry import PurgeLock, PurgeRegistry, lease_seconds, legacy_key
+from memgit.policy.settings import Policy
 from memgit.safe_text import printable
 
 ERROR = "error"
@@ -201,6 +182,8 @@ def check_path(path: str, mode: int, policy: Policy) -> list[Violation]:
     if len(path.encode("utf-8", "surrogateescape")) > policy.path_bytes:
         out.append(Violation("MG211", path, 0,
                              f"the path is longer than {policy.path_bytes} bytes"))
+    if mode in (MODE_FILE, MODE_EXEC) and is_ci_file(path, policy):
+        return out  # the forge's CI files: no file-type rules; protected (check_change)
     if mode == MODE_LINK:
         out.append(Violation("MG202", path, 0, "symbolic links are not allowed"))
     elif mode == MODE_COMMIT:
@@ -568,9 +551,15 @@ def check_update(ref: str, old: str, new: str, policy: Policy, *, fast_forward: 
 def check_change(changed_paths: Iterable[str], policy: Policy) -> list[Violation]:
     """Rules on the set of paths a commit adds, modifies or deletes (protected prefixes
     match in any letter case, with the fold of the collision rule)."""
-    protected = tuple(fmt.fold_path(p) for p in policy.protected)
+    protected = tuple(fmt.fold_path(p) for p in policy.protected + policy.ci_files)
     return [Violation("MG601", p, 0, f"{quote(p, policy)} is protected")
             for p in changed_paths if fmt.fold_path(p).startswith(protected)]
+
+
+def is_ci_file(path: str, policy: Policy) -> bool:
+    """One of the forge's CI files (``ci_files``, matched like ``protected``)."""
+    return bool(policy.ci_files) and fmt.fold_path(path).startswith(
+        tuple(fmt.fold_path(p) for p in policy.ci_files))
 
 
 def check_push_size(new_bytes: int, policy: Policy) -> list[Violation]:

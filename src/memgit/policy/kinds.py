@@ -1,16 +1,9 @@
-"""Drive kinds: what a drive is for, and the policy defaults each kind sets.
+"""Drive kinds: what a drive is for, and the policy defaults each kind sets (docs/shared.md).
 
-A drive's kind is the ``kind:`` key of its memgit.yaml (docs/shared.md): ``personal``
-(the default: one agent's or one person's memory), ``team`` and ``project`` (shared
-by several agents: every entry names where it came from), ``bot`` (one automated
-agent that writes a lot and curates little: capped) and ``swarm`` (many short-lived
-agents writing to one drive: sourced and capped). A kind only sets defaults; any key
-written in memgit.yaml overrides the kind's value (``kind: team`` with
-``require_source: false`` needs no sources), since the policy parser applies the
-``kind`` key first (memgit.policy.settings.SECTIONS).
-
-A leaf: it imports nothing of memgit but the errors, so the policy parser calls it
-from every path that reads a policy (pre-receive included).
+``kind:`` in memgit.yaml is ``personal`` (the default), ``team``, ``project``, ``bot`` or
+``swarm``. A kind only sets defaults: the parser applies ``kind`` first, so any key written
+in memgit.yaml overrides the kind's value. A leaf: it imports nothing of memgit but errors,
+since every path that reads a policy (pre-receive included) calls it.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""Judging a drive's working tree, its staged files or a commit with the policy, and the
-text a report of violations prints (used by ``memgit lint`` and the pre-commit hooks).
+"""Judging a drive's working tree, its staged files or a commit with the policy, and the text
+a report of violations prints.
 
-The working tree, the staged files and the Index section fix need no pygit2
-(git's plumbing and the file system), so the pre-commit entry (memgit.githooks.precommit)
-imports this module without it; only ``lint_rev`` reads objects through pygit2.
+The working tree, the staged files and the Index section fix need no pygit2 (git's
+plumbing and the file system), so the pre-commit entry imports this module without it;
+only ``lint_rev`` reads objects through pygit2.
 """
 
 from __future__ import annotations

@@ -1,21 +1,10 @@
-"""The purge registry and the purge lock: what was purged from a drive, and whether a
-purge is rewriting it right now.
+"""The purge registry and the purge lock: what was purged from a drive, and whether a purge
+is rewriting it right now.
 
-Both are files in the git directory, outside the tracked tree. pre-receive, the writer,
-lint and purge read the registry through :class:`PurgeRegistry`; every comparison of a
-text with the registry goes through :func:`purge_key`, the one normalisation.
-
-``memgit-purged`` holds one line per purged (id, text), fields separated by one space:
-
-* ``ID DIGEST DATE`` (version 1, written before normalisation 2): ``DIGEST`` is the
-  sha256 of the text case-folded with whitespace collapsed (``policy.text_key``);
-* ``ID DIGEST DATE 2 WORDS CHARS`` (version 2): the sha256 of :func:`purge_key` of the
-  text, which has ``WORDS`` words and ``CHARS`` characters (they let pre-receive find
-  a purged text inside a commit message without hashing every stretch of it).
-
-``#`` lines are comments. Old lines keep working: each digest is compared under the
-normalisation it was made with. docs/purge.md describes the file, docs/security.md why
-the digests are not keyed.
+Both are files in the git directory, outside the tracked tree (``memgit-purged``'s format:
+docs/purge.md). Every comparison of a text with the registry goes through
+:func:`purge_key`, the one normalisation; each digest is compared under the normalisation
+it was made with, so old lines keep working. The digests are not keyed (docs/security.md).
 """
 
 from __future__ import annotations
@@ -78,6 +67,12 @@ def _legacy_keys(text: str) -> dict[str, None]:
                                                  unicodedata.normalize("NFKC", bare)))
 
 
+def _hmac(key: bytes, digest: str) -> str:
+    import hmac
+
+    return hmac.new(key, digest.encode(), hashlib.sha256).hexdigest()
+
+
 def _sha256(key: str) -> str:
     try:
         data = key.encode()
@@ -116,13 +111,28 @@ class PurgeRegistry:
     legacy: set[str] = field(default_factory=set)  # version 1 digests
     digests: set[str] = field(default_factory=set)  # version 2 digests
     shapes: dict[int, set[int]] = field(default_factory=dict)  # words -> chars (version 2)
+    # rows read from refs/memgit/registry (memgit.policy.registry_refs): the same digests
+    # under HMAC with the drive's registry key
+    key: bytes = b""
+    keyed: set[str] = field(default_factory=set)  # version 2
+    keyed_legacy: set[str] = field(default_factory=set)  # version 1
 
     def __bool__(self) -> bool:
-        return bool(self.ids or self.legacy or self.digests)
+        return bool(self.ids or self.legacy or self.digests or self.keyed or self.keyed_legacy)
 
     @property
     def size(self) -> int:
-        return len(self.ids) + len(self.legacy) + len(self.digests)
+        return len(self.ids) + len(self.legacy) + len(self.digests) + len(self.keyed) \
+            + len(self.keyed_legacy)
+
+    def _known(self, digest: str) -> bool:
+        """A version 2 digest the registry holds, in the file or (keyed) in the refs."""
+        return digest in self.digests or bool(self.keyed) and _hmac(self.key, digest) \
+            in self.keyed
+
+    def _known_legacy(self, digest: str) -> bool:
+        return digest in self.legacy or bool(self.keyed_legacy) and \
+            _hmac(self.key, digest) in self.keyed_legacy
 
     def add(self, entry_id: str, key: RegistryKey) -> None:
         """Take a row in memory (what :meth:`append` writes)."""
@@ -132,9 +142,10 @@ class PurgeRegistry:
 
     def holds_text(self, text: str) -> bool:
         """Whether ``text`` is a purged text under any normalisation the registry used."""
-        if self.digests and _sha256(purge_key(text)) in self.digests:
+        if (self.digests or self.keyed) and self._known(_sha256(purge_key(text))):
             return True
-        return bool(self.legacy) and any(_sha256(k) in self.legacy for k in _legacy_keys(text))
+        return bool(self.legacy or self.keyed_legacy) and any(
+            self._known_legacy(_sha256(k)) for k in _legacy_keys(text))
 
     def quoted(self, message: str) -> list[tuple[int, int]]:
         """(start, end) of each stretch of ``message`` that is a purged text, quotes and
@@ -145,9 +156,9 @@ class PurgeRegistry:
         sentence and clause (after ``:``) of the message.
         """
         found: list[tuple[int, int]] = []
-        if self.digests:
+        if self.digests or self.keyed:
             found += self._quoted_v2(message)
-        if self.legacy:
+        if self.legacy or self.keyed_legacy:
             found += self._quoted_v1(message)
         found.sort(key=lambda span: (span[0], -span[1]))
         out: list[tuple[int, int]] = []
@@ -188,7 +199,7 @@ class PurgeRegistry:
                     if size not in chars or size <= 0:
                         continue
                     joined = " ".join(p for p, _s, _e in tokens[i:j])
-                    if _sha256(joined[cut_l:len(joined) - cut_r]) in self.digests:
+                    if self._known(_sha256(joined[cut_l:len(joined) - cut_r])):
                         yield i, j, cut_l > 0, cut_r > 0
                         break
 
@@ -200,7 +211,7 @@ class PurgeRegistry:
                                      (True, True)):
                     variant = key.lstrip(_OPEN) if cut_l else key
                     variant = variant.rstrip(_CLOSE) if cut_r else variant
-                    if variant and _sha256(variant) in self.legacy:
+                    if variant and self._known_legacy(_sha256(variant)):
                         out.append(_trim(message, start, end, cut_l, cut_r))
                         break
                 else:
@@ -211,9 +222,21 @@ class PurgeRegistry:
     @classmethod
     def load(cls, git_dir: Path) -> PurgeRegistry:
         from memgit.errors import RegistryError
+        from memgit.policy.registry_refs import has_registry_refs, keyed_rows
+
 
         path = git_dir / REGISTRY_FILE
         reg = cls()
+        found = keyed_rows(git_dir) if has_registry_refs(git_dir) else None
+        if found is not None:  # the copy that replicates with refs and objects
+            reg.key, rows = found
+            for entry_id, digest, _date, version, words, chars in rows:
+                reg.ids.add(entry_id)
+                if version == 2:
+                    reg.keyed.add(digest)
+                    reg.shapes.setdefault(words, set()).add(chars)
+                else:
+                    reg.keyed_legacy.add(digest)
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:

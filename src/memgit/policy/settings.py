@@ -1,8 +1,5 @@
-"""The drive policy's settings: the :class:`Policy` record, memgit.yaml as a table of
-keys (:data:`SECTIONS`, each with its parser) and where a drive's policy is found.
-
-memgit.policy re-exports every name here: callers ask the policy module, which
-judges with these settings.
+"""The drive policy's settings: the :class:`Policy` record, memgit.yaml as a table of keys
+(:data:`SECTIONS`, each with its parser) and where a drive's policy is found.
 """
 
 from __future__ import annotations
@@ -50,6 +47,9 @@ class Policy:
                                                    "(a cap)"})
     near_limit: float = 0.8
     protected: tuple[str, ...] = ("twin/",)
+    # the forge's CI files a drive hosted on GitHub or GitLab must hold (docs/forges.md):
+    # exempt from the file-type rules, and protected like `protected` (no push changes them)
+    ci_files: tuple[str, ...] = (".github/", ".gitlab-ci.yml", ".gitlab/", ".memgit/")
     timezone: str = "UTC"
     extensions: tuple[str, ...] = (".md",)
     strict_drive_rules: bool = True  # False under profile amr
@@ -149,6 +149,13 @@ def _protected(value: Any, origin: str) -> Mapping[str, Any]:
     return {"protected": tuple(value)}
 
 
+def _ci_files(value: Any, origin: str) -> Mapping[str, Any]:
+    if not isinstance(value, list) or not all(isinstance(p, str) and p for p in value):
+        raise PolicyFileError(f"{origin}: ci_files must be a list of path prefixes",
+                              "ci_files: [.github/, .gitlab-ci.yml] (or [] for none)")
+    return {"ci_files": tuple(value)}
+
+
 def _extensions(value: Any, origin: str) -> Mapping[str, Any]:
     if not isinstance(value, list) or not all(isinstance(e, str) and e.startswith(".")
                                                for e in value):
@@ -246,6 +253,7 @@ SECTIONS: dict[str, Parser] = {
     "branch": _branch,
     "limits": _limits,
     "protected": _protected,
+    "ci_files": _ci_files,
     "extensions": _extensions,
     "near_limit": _near_limit,
     "secrets": _secrets,

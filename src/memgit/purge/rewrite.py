@@ -1,17 +1,10 @@
-"""The history rewriter: delete entries forever from every commit of a drive.
+"""The history rewriter: delete entries forever from every commit of a drive (docs/purge.md).
 
-``plan_purge`` reads the whole history and computes, in memory, every object
-that changes; it writes nothing, so a dry run, an unknown id or a refusal
-leaves the repository untouched. ``apply_purge`` writes those objects as one
-pack, moves all refs in one compare-and-swap transaction, updates a checkout,
-records the purge registry, expires reflogs, prunes, and verifies that every
-object left in the repository is accounted for and clean. docs/purge.md
-describes the guarantees.
-
-Speed (docs/performance.md): every distinct tree and blob is read once,
-through ``git cat-file --batch`` in history order; a blob is parsed only when
-a cheap byte search finds a purged id (or the text of an id-less entry) in
-it; unchanged trees and blobs keep their ids and are never rewritten.
+``plan_purge`` computes in memory every object that changes and writes nothing, so a dry
+run, an unknown id or a refusal leaves the repository untouched. ``apply_purge`` writes
+them as one pack, moves all refs in one compare-and-swap transaction, records the
+registry, expires reflogs, prunes, and verifies that every object left is accounted for
+and clean. Unchanged trees and blobs keep their ids.
 """
 
 from __future__ import annotations
@@ -54,12 +47,14 @@ from memgit.git.rewrite import (
 )
 from memgit.git.worktree import move_checkout, worktree_changes
 from memgit.index import reindex as recall_index
+from memgit.policy import registry_refs
 from memgit.policy.judge import ID_RE, quote
 from memgit.policy.registry import (
     LEASE_CONFIG,
     PURGE_LOCK_FILE,
     PURGED_IDS_FILE,
     PURGED_REF,
+    REGISTRY_FILE,
     PurgeRegistry,
     RegistryKey,
     hold_lock,
@@ -718,6 +713,8 @@ def _apply_locked(drive: Drive, plan: PurgePlan, progress: Progress,
     rows = [(i, k) for i in plan.ids for k in plan.keys.get(i, [])]
     PurgeRegistry.append(git_dir, rows, date)
     _publish_ids(drive)
+    # the registry replicates with refs (docs/forges.md)
+    registry_refs.publish(git_dir, git_dir / REGISTRY_FILE)
     plan.phases["refs"] = time.perf_counter() - clock
     clock = time.perf_counter()
     checker = Checker(plan.ids, plan.needles, plan.texts, PurgeRegistry.load(git_dir))

@@ -1,11 +1,7 @@
-"""What a purge removes and how it is found again: entry lines by id, purged texts in
-commit and tag messages, and the check that no object still holds them.
-
-memgit.purge.rewrite rewrites the history with :func:`remove_entry_lines`,
-:func:`scrub_message` and :func:`scrub_registered`; after the rewrite
-:func:`verify_purged` accounts for every object of the repository with a
-:class:`Checker`. Pure byte and text work, plus
-the one ``cat-file`` reader for the objects it must read.
+"""What a purge removes and how it is found again: entry lines by id, purged texts in commit
+and tag messages, and the check that no object still holds them (:func:`verify_purged`,
+which accounts for every object of the repository). Pure byte and text work, plus the one
+``cat-file`` reader for the objects it must read.
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 """The context packet: what an agent loads at session start, under a token budget.
 
-``build_packet(drive, budget, query)`` assembles, from the branch head and the
-index, the drive's title, its ``## Index`` and the entries most likely to
-matter: those matching the query (when one is given), the most retrieved and
-the newest, each with its id so the agent can cite, edit or forget it. The
-packet never exceeds its budget as counted by :func:`estimate_tokens`, and its
-last line says what was left out (docs/agents.md).
-
-Tokens are estimated conservatively without a tokenizer: a run of letters and
-digits mixed (an id, a hash) counts one token per 2 characters, everything else
-one token per 3 bytes of UTF-8 (English prose averages about 4 characters per
-token). The estimate of a text is never more than the sum of the estimates of
-its lines, so adding up lines bounds the whole packet.
+The drive's title, its ``## Index`` and the entries most likely to matter, each with its
+id (docs/agents.md). The packet never exceeds its budget as counted by
+:func:`estimate_tokens`, a conservative estimate without a tokenizer that never exceeds
+the sum of its lines' estimates, so adding up lines bounds the whole; its last line says
+what was left out.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """What recall and the context packet do when nobody says otherwise, written once.
 
-The command line (both paths), the MCP server and the agent hooks read these; the
-module imports nothing, so the quick path may load it.
+It imports nothing, so the quick path may load it.
 """
 
 MODES = ("hybrid", "lexical", "semantic")  # hybrid: words and meaning; lexical: words

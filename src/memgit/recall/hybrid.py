@@ -1,26 +1,14 @@
 """Recall in three modes: lexical (BM25), semantic (cosine over the drive's vectors) and
-hybrid (both rankings fused), on a current recall index.
+hybrid (both rankings fused by reciprocal rank), on a current recall index.
 
-Hybrid is the default when the drive's policy has an ``embeddings:`` section, lexical
-otherwise (docs/embeddings.md). A hybrid recall takes the top :data:`DEPTH` of each
-ranking and fuses them by reciprocal rank (memgit.embeddings.vectors.fuse with the parameters
-tuned on the labelled set's tuning half, or the embedder's own ``fusion`` when it has one:
-the local embedder's fast query encoder). Its cost is the query's embedding, so:
-
-* the query is embedded in a worker thread while SQLite runs the full-text query (the
-  local model's C call and an endpoint's socket both release the GIL);
-* query vectors are kept in an in-process LRU (:data:`QUERY_CACHE`, keyed by model and
-  text): agents repeat questions and the MCP server lives long; a query is not a
-  memory, so none is written to the state database;
-* the drive's vectors are loaded into one matrix per process, cached under the
-  table's stamp (state.vectors), and scanned with NumPy;
-* a recall never embeds an entry: one without a vector yet (just written) is ranked
-  by its words, and a filler is started in the background (memgit.embeddings.fill).
-
-When the embedder is unavailable (its extra not installed, its endpoint down, NumPy
-missing) the recall answers lexically and says why in :attr:`Recalled.warnings`; a
-drive whose vectors come from another model is refused (EmbeddingModelError).
-Like recall_search, no pygit2 here: callers make the index current first.
+Hybrid is the default with an ``embeddings:`` section (docs/embeddings.md): the top
+:data:`DEPTH` of each ranking fused by reciprocal rank, the semantic ranking dominating
+when the lexical one is weak evidence for the question (embeddings.vectors.weak_lexical).
+Query vectors are kept in an in-process LRU, never in the state database: a query is not a
+memory. A recall never embeds an entry: one without a vector is ranked by its words and a
+background filler started. An unavailable embedder makes the recall lexical with a
+warning; vectors of another model are refused (EmbeddingModelError). No pygit2 here:
+callers make the index current first.
 """
 
 from __future__ import annotations
@@ -34,6 +22,7 @@ from typing import Any
 from memgit import state
 from memgit.embeddings import embed as embedding
 from memgit.embeddings import fill as vector_fill
+from memgit.embeddings.vectors import E5_FUSION, weak_lexical
 from memgit.errors import EmbedderError, PluginError, UsageError
 from memgit.index import search as recall_search
 from memgit.index.search import Hit
@@ -105,8 +94,11 @@ def search(conn: state.Connection, key: tuple[str, str], query: str, limit: int,
     if incomplete and lexical:
         semantic = _imputed(semantic, [h.fact_id for h in lexical],
                             vector_rows.without_vector(conn, [h.fact_id for h in lexical]))
-    found = Recalled(_ranked(conn, lexical, semantic, limit, mode, count,
-                             getattr(embedder, "fusion", None)), mode, warnings)
+    fusion = getattr(embedder, "fusion", None) or E5_FUSION
+    weights = fusion.weights(mode == "hybrid" and weak_lexical(
+        *lexical_evidence(conn, query, lexical[0].fact_id if lexical else None)))
+    found = Recalled(_ranked(conn, lexical, semantic, limit, mode, count, fusion.k, weights),
+                     mode, warnings)
     if incomplete:
         _note_missing(conn, key[0], config, found)
     return found
@@ -116,8 +108,9 @@ def _imputed(semantic: list[tuple[str, float]], lexical: list[str],
              unembedded: set[str]) -> list[tuple[str, float]]:
     """The semantic ranking with each lexical hit that has no vector yet put in at its
     lexical rank (cosine unknown: 0.0): absent from the semantic ranking, an entry just
-    written would weigh 1/(k + rank) in the fusion against 3/(k + rank) for the entries
-    found by meaning, and fall out of the top few however well its words match."""
+    written would weigh 1/(k + rank) in the fusion against weight/(k + rank) for the
+    entries found by meaning (a weight up to 10), and fall out of the top few however
+    well its words match."""
     out = list(semantic)
     for rank, fact_id in enumerate(lexical):
         if fact_id in unembedded:
@@ -142,22 +135,26 @@ def _note_missing(conn: state.Connection, git_dir: str, config: EmbedConfig,
             "until embedded in the background (memgit index --embeddings embeds them now)")
 
 
-def _ranked(conn: state.Connection, lexical: list[Hit], semantic: list[tuple[str, float]],
-            limit: int, mode: str, count: bool,
-            fusion: tuple[int, float] | None = None) -> list[Hit]:
-    """Hits in the order of the semantic ranking (score: the cosine) or of the fusion
-    (score: the fused reciprocal-rank score); retrievals counted for those returned.
-    ``fusion``: the embedder's own (k, semantic weight), else the defaults of
-    memgit.embeddings.vectors."""
-    from memgit.embeddings.vectors import (
-        LEXICAL_WEIGHT,
-        RRF_K,
-        SEMANTIC_WEIGHT,
-        fuse,
-        fused_scores,
-    )
+def lexical_evidence(conn: state.Connection, query: str,
+                     first: str | None) -> tuple[int, int, int]:
+    """(terms, known, first_matches) for memgit.embeddings.vectors.weak_lexical: how many
+    FTS5 terms ``query`` has, how many of them match some entry, how many the lexical
+    ranking's first hit (fact id ``first``) matches; FTS5's own tokenizer and stemming
+    decide a match (a few indexed look-ups; their cost is in docs/embeddings.md)."""
+    expression = recall_search.match_expression(query)
+    terms = expression.split(" OR ") if expression else []
+    known = sum(1 for term in terms if search_rows.has_match(conn, term))
+    matched = search_rows.terms_matched(conn, first, terms) if first is not None else 0
+    return len(terms), known, matched
 
-    k, semantic_weight = fusion or (RRF_K, SEMANTIC_WEIGHT)
+
+def _ranked(conn: state.Connection, lexical: list[Hit], semantic: list[tuple[str, float]],
+            limit: int, mode: str, count: bool, k: int,
+            weights: dict[str, float]) -> list[Hit]:
+    """Hits in the order of the semantic ranking (score: the cosine) or of the fusion by
+    reciprocal rank with ``k`` and ``weights`` (score: the fused score); retrievals
+    counted for those returned."""
+    from memgit.embeddings.vectors import fuse, fused_scores
 
     if mode == "semantic":
         scores = dict(semantic)
@@ -165,7 +162,6 @@ def _ranked(conn: state.Connection, lexical: list[Hit], semantic: list[tuple[str
     else:
         rankings = {"lexical": [h.fact_id for h in lexical],
                     "semantic": [fid for fid, _ in semantic]}
-        weights = {"lexical": LEXICAL_WEIGHT, "semantic": semantic_weight}
         scores = fused_scores(rankings, k=k, weights=weights)
         order = fuse(rankings, k=k, weights=weights)
     found = vector_rows.found_rows(conn, order[:2 * limit + 10])
@@ -203,7 +199,7 @@ def _matrix(conn: state.Connection, git_dir: str, embedder: Any) -> Any:
     When the stamp moved (a write's entry embedded, rows dropped by a reindex or a
     purge) and the model did not, the cached matrix is refreshed: only the rows stored
     after the last seq read are loaded (a seq is never reused), appended in place, and
-    the rows whose seq is gone dropped; reading 15,000 rows whole takes 60-100 ms here."""
+    the rows whose seq is gone dropped."""
     embedding.check_model(conn, embedder)
     recorded = vector_rows.recorded_model(conn)
     if recorded is None:

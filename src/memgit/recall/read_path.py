@@ -1,10 +1,8 @@
-"""The read path: what every read (recall, info, index, metrics) does first.
+"""The read path: what every read does first (docs/spec.md, section 3).
 
-docs/spec.md, section 3: the pending queue is retried on the next write or read, and
-every read compares the branch head with the indexed revision and repairs a
-stale index first. :func:`catch_up` is that one step, above both the writer
-(which drains the queue) and the recall index (which repairs itself), so
-neither of them calls the other.
+:func:`catch_up` retries the writer's pending queue and, when the branch head is not the
+indexed revision, repairs the recall index. It sits above both the writer and the recall
+index so that neither calls the other.
 """
 
 from __future__ import annotations

@@ -21,22 +21,36 @@ SEED_STOPWORDS = frozenset(
     them than there then these those some very just also""".split()
 )
 
+# "password" in the languages notes are written in (German, French, Spanish, Portuguese,
+# Dutch, Swedish, Finnish, Danish/Norwegian, Polish, Turkish, Italian, Czech, Hungarian,
+# Russian/Ukrainian, Chinese, Japanese, Korean): dictionary words, not examples.
+_FOREIGN_WORDS = ("passwort", "kennwort", "contraseña", "contrasena", "mot de passe",
+                  "mot_de_passe", "mot-de-passe", "senha", "wachtwoord", "lösenord", "losenord",
+                  "salasana", "adgangskode", "passord", "hasło", "haslo", "şifre", "sifre",
+                  "parola", "heslo", "jelszó", "jelszo", "пароль", "密码", "密碼", "口令",
+                  "パスワード", "비밀번호", "암호")
+_FOREIGN_PASSWORD = "|".join(w.replace(" ", "[ ]") for w in _FOREIGN_WORDS)
 # Names that say "credential" outright: a plain assigned value is enough.
 _KW_STRONG = (
-    r"pass(?:word|wd|phrase|code)?s?|pwd|pw|passwort|contrase[nñ]a|mot[_ -]?de[_ -]?passe"
+    r"pass(?:word|wd|phrase|code)?s?|pwd|pw|" + _FOREIGN_PASSWORD + r""
     r"|client[ _.-]?secrets?|secret[ _.-]?(?:access[ _.-]?)?keys?|secrets?|secrete"
     r"|(?:access|auth|refresh|bearer|bot|api|session|id|oauth|personal[ _.-]?access|app|user"
     r"|service|webhook|master)[ _.-]?tokens?|tokens?"
     r"|api[ _.-]?keys?|apikeys?|access[ _.-]?keys?|auth[ _.-]?keys?|app[ _.-]?keys?|appkey"
     r"|consumer[ _.-]?keys?|private[ _.-]?keys?|signing[ _.-]?keys?|master[ _.-]?keys?"
     r"|encryption[ _.-]?keys?"
-    r"|credentials?|creds|hapikey"
+    r"|credentials?|creds|hapikey|psk|pre[ _-]?shared[ _-]?keys?"
 )
 # Names that only suggest it (key, *_key, *_sid, license...): the value must look generated.
 _KW_WEAK = (r"s?keys?|sid|auth|licen[cs]e[ _.-]?keys?|licen[cs]e|hash|salt|signature|sig|pat"
             r"|pin|jwt|cookie|session|otp|totp|hmac")
+# a declared type between a name and its value (Go, TypeScript, Kotlin, Rust, Swift), and
+# Go's several names declared at once: ``a, b string = "x", "y"``
+_TYPE_GAP = (r"|(?:\s*,\s*[A-Za-z_]\w{0,40}){0,4}(?:\s*:\s*|\s+)"
+             r"(?-i:string|String|str|&str|&'static\s+str|\[\]byte|char\s*\*)(?=\s*=)")
 _KW_SUFFIX = (
     r"\d*(?:[_.-](?:value|base|b64|base64|hex|str|string|raw|plain|plaintext|text|prod|production"
+    r"|in|out|new|old"
     r"|live|dev|staging|test|secure|\d))*"
 )
 KW_RE = (
@@ -44,15 +58,18 @@ KW_RE = (
     r"(?P<name>"
     r"(?:(?:[A-Za-z0-9]{1,40}[_.-]){1,6}"
     r"|(?-i:[A-Za-z][a-z0-9]{0,20}(?:[A-Z][a-z0-9]{0,20}){0,4}?)(?=(?-i:[A-Z]))"
-    r"|(?-i:[A-Z][A-Z0-9]{0,40})(?=(?-i:PASS|PWD|SECRET|TOKEN|APIKEY|KEY)))?"
+    r"|(?-i:[A-Z][A-Z0-9]{0,40})(?=(?-i:PASS|PWD|SECRET|TOKEN|APIKEY|KEY))"
+    r"|(?-i:[A-Za-z][A-Za-z0-9]{1,30}?)(?=pass(?:word|wd)|pwd|secret|token|apikey|key(?![a-z])))?"
     r"(?P<core>" + _KW_STRONG + "|" + _KW_WEAK + r")" + _KW_SUFFIX + r")"
     r"(?![A-Za-z0-9])(?!_[A-Za-z0-9])"
     r"[\"'`*_\]]*"
     r"(?P<gap>\s*\([^()\n]{1,30}\)|\s+(?:for|of|on)\s+(?:the\s+)?[\w.@/-]{1,30}"
-    r"(?:\s+[\w.@/-]{1,30}){0,2})?"
+    r"(?:\s+[\w.@/-]{1,30}){0,2}" + _TYPE_GAP + r")?"
     r"[\"'`*_]*"
-    r"(?P<op>\s*(?::=|=>|==|=|:|\||\u2192|->)\s*"
-    r"|\s+(?:is|was|are|were|=)\s+(?:(?:now|still|set\s+to|changed\s+to)\s+)?"
+    r"(?P<op>\s*(?::=|=>|==|=|:|\uff1a|\||\u2192|->)\s*"
+    r"|\s+(?:is|was|are|were|=|ist|est|es|é|är|jest)\s+(?:(?:now|still|set\s+to|changed\s+to)\s+)?"
+    r"|\s+(?:(?:has|had)\s+been\s+|was\s+|is\s+)?(?:changed|set|reset|updated|rotated)\s+to\s+"
+    r"|\s*(?:是|为|為|は|는|은)\s*"
     r"|\s+[-\u2013\u2014]\s+|\s*,\s*(?=[\"']))"
     r"(?:[*_]{1,3}\s*)?"  # the closing ** of "**Password:** X"
     r"(?P<val>\"[^\"\n]{0,1024}\"|'[^'\n]{0,1024}'|`[^`\n]{0,256}`|[^\s\"'`,;<>)\]|]{1,256})"
@@ -67,10 +84,16 @@ def _cases(ch: str) -> str:
     here: ASCII, or ñ)."""
     if not ch.isalpha():
         return ch
-    if not ch.isascii() and ch.lower() != "\u00f1":
-        raise ValueError(f"spell_cases: no case table for {ch!r}")
     low = ch.lower()
-    return low + low.upper() + _FOLD_EXTRA.get(low, "")
+    if ch.isascii() or low == "\u00f1":
+        return low + low.upper() + _FOLD_EXTRA.get(low, "")
+    if len(low) != 1 or len(low.upper()) != 1:
+        raise ValueError(f"spell_cases: no case table for {ch!r}")
+    # the regex engine's own extra equivalences (Cyrillic о matches ᲂ, Greek σ matches ς)
+    from re import _casefix  # type: ignore[attr-defined]
+
+    extra = "".join(map(chr, _casefix._EXTRA_CASES.get(ord(low), ())))
+    return "".join(dict.fromkeys(low + low.upper() + extra))
 
 
 def _class_cases(body: str) -> str:
@@ -140,24 +163,30 @@ def spell_cases(pattern: str) -> str:
 
 KW_TRIGGER = (
     r"(?:pass|pwd|pw|secret|token|key|cred|sid|auth|licen|hash|salt|sig|pat|pin|jwt|cookie"
-    r"|session|otp|hmac)"
+    r"|session|otp|hmac|psk|pre[ _-]?shared|" + _FOREIGN_PASSWORD + ")"
     r"[a-z0-9_.-]{0,40}[\"'`*_\]]{0,4}"
     r"(?:\s*\([^()\n]{1,30}\)|\s+(?:for|of|on)\s+(?:the\s+)?[\w.@/-]{1,30}"
-    r"(?:\s+[\w.@/-]{1,30}){0,2})?"
+    r"(?:\s+[\w.@/-]{1,30}){0,2}" + _TYPE_GAP + ")?"
     r"[\"'`*_]*"
-    r"(?:\s*(?:[:=|]|\u2192|->)|\s+(?:is|was|are|were|=)\s|\s+[-\u2013\u2014]\s|\s*,\s*[\"'])"
+    r"(?:\s*(?:[:=|\uff1a]|\u2192|->)|\s+(?:is|was|are|were|=|ist|est|es|é|är|jest)\s"
+    r"|\s+(?:(?:has|had)\s+been\s+|was\s+|is\s+)?(?:changed|set|reset|updated|rotated)\s+to\s"
+    r"|\s*[是为為는은は]|\s+[-\u2013\u2014]\s|\s*,\s*[\"'])"
 )
 # What must follow a keyword for the prefilter to dispatch the rule: a cheap superset of
 # KW_TRIGGER's tail (the rule's trigger then finds the exact places).
-_KW_TAIL = r"[a-z0-9_.\"'`*\]-]{0,44}\s*(?:[:=|(>,\u2192-]|(?:is|was|are|were|for|of|on)\s)"
-_KW_ANCHORS = ("pass", "pwd", "pw", "secret", "token", "key", "credential", "creds", "sid", "auth",
+_KW_TAIL = (r"[a-z0-9_.\"'`*\]-]{0,44}\s*(?:[:=|(>,\u2192\uff1a是为為는은は-]"
+            r"|(?:is|was|are|were|for|of|on|ist|est|es|é|är|jest|has|had|changed|set|reset"
+            r"|updated|rotated)\s|(?:string|str|&str)\s*=)")
+_KW_ANCHORS = (*(w for w in _FOREIGN_WORDS if "pass" not in w), "psk", "preshared", "pre-shared",
+               "pre_shared", "pre shared", "pass", "pwd", "pw", "secret",
+               "token", "key", "credential", "creds", "sid", "auth",
                "licen", "hash", "salt", "sig", "pat", "pin", "jwt", "cookie", "session", "otp",
                "hmac")
 
 _KW_STOP_PARTS = frozenset(
     """page next prev continuation csrf xsrf cursor sync pagination max min num total count
     input output prompt completion public pub publishable cache reasoning context limit budget
-    fake example dummy mock hashed primary foreign sort partition idempotency cache hash_key
+    fake example dummy mock hashed not primary foreign sort partition idempotency cache hash_key
     ssh_public hotkey hotkeys keyboard keybinding keybindings keymap keystroke monkey turkey
     whiskey jockey hockey donkey lookup dict map object field column row index secret_name
     policy length rotation expiry expires expiration ttl type kind format mode name names id ids
@@ -182,7 +211,8 @@ _WEAK_CORES = re.compile(r"(?i)^(?:" + _KW_WEAK + r")$")
 
 def kw_kind(core: str, name: str) -> str:
     n = name.lower()
-    if "pass" in n or "pwd" in n or n.endswith("pw") or "mot" in n or "contrase" in n:
+    if ("pass" in n or "pwd" in n or n.endswith("pw") or "mot" in n or "contrase" in n
+            or any(w in n for w in _FOREIGN_WORDS)):
         return "password assignment"
     if "token" in n:
         return "token assignment"
@@ -234,26 +264,87 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
             if len(words) > 8 or any(w in SEED_STOPWORDS or w in _PROSE_WORDS for w in words):
                 return None
         val = inner
+        if V.R.joined.match(val) and not _STOP_SENTENCE.isdisjoint(V.R.segments.split(val.lower())):
+            return None  # "this-is-probably-a-test": a sentence, not a secret
         ok = (V.token_like(val, 12) and not _bare_uuid(val, kind)) if weak else V.literal_ok(val)
     else:
         whole = val
         val = _strip_markup(val)
         start += whole.find(val)
+        end = start + len(val)
+        if _code_reference(val, text, end):
+            return None  # secrets["x"], f(x), {clientSecret: config}, other_name=
         code_style = op in ("=", ":=", "=>", "==") and not raw_op[0].isspace()
         code_style = code_style and not gap
         val = val.rstrip(".,") if code_style else val.rstrip(".,;:")
         if weak:
             ok = V.token_like(val, 16 if not code_style else 12) and not _bare_uuid(val, kind)
-        elif code_style:
+            ok = ok or _encodes_secret(val)
+        elif code_style or _config_line(m, text, name, end):
             ok = V.literal_ok(val) and (len(val) >= 6 or any(c.isdigit() for c in val))
+            if ok and not code_style and not any(c.isdigit() for c in val):
+                ok = V.R.joined.match(val) is None or val.isalpha()  # shorter-version: words
         else:
             ok = V.looks_random(val) or V.token_like(val)
     low = val.lower()
+    if ok and _glued(name, core) and " " in val:
+        return None  # a glued name (somepassword) takes no phrase
     if not ok or V.is_placeholder(val) or low in name_words or V.self_describing(low):
         return None  # POSTGRES_PASSWORD=postgres, password: strong-password: no secret
     if weak and _encodes_prose(val):
         return None  # ANY_KEY = <base64 of a sentence>: an encoded text, not a generated key
     return start, start + len(val), kind
+
+
+_STOP_SENTENCE = frozenset("this is a an the it not no probably test".split())
+
+
+def _glued(name: str, core: str) -> bool:
+    """A name written as one lowercase word around the keyword (``someotherpassword``)."""
+    return name.isalpha() and len(name) > len(core) and name[: len(name) - len(core)].islower()
+
+
+def _code_reference(val: str, text: str, end: int) -> bool:
+    """An unquoted value that code reads from elsewhere: a subscript or a call
+    (``secrets[``, ``get(``), the next name of an argument list (``other_name=``), a
+    variable closed by the bracket of an object or a call (``{clientSecret: config}``)."""
+    after = text[end: end + 1]
+    if val[-1:] in "[(" or val[:1] == "(" or (
+            val[-1:] == "=" and val[:-1].isidentifier() and after in ("\"", "'", "(", "[", "{")):
+        return True
+    core = val.rstrip("})]")
+    if core != val:
+        after = val[len(core)]
+    return after in ("}", ")", "]") and core.isidentifier() and not any(c.isdigit() for c in core)
+
+
+def _config_line(m: re.Match[str], text: str, name: str, end: int) -> bool:
+    """A configuration line, not prose: ``db_password: wordpress``, ``"password": x``,
+    ``MYSQL_ROOT_PASSWORD: x``. The name is written as code (a separator, a digit, camel
+    or upper case, or quoted) and the value ends the line (a comment aside). ``Password:
+    hunter`` (a plain word before a colon) stays prose."""
+    if text[end:].strip() and not text[end:].lstrip().startswith(("#", "//", ",")):
+        return False
+    if m.group("gap") or m.group("op").strip() not in (":", "=", "\uff1a", ":=", "=>"):
+        return False  # prose: "LOGFIRE_TOKEN is present"
+    at = m.start("name")
+    closing = text[m.end("name"): m.end("name") + 1]
+    quoted = text[at - 1: at] in ("\"", "'") and closing == text[at - 1]
+    if quoted or name.isupper() or any(c in name for c in "_.-0123456789"):
+        return True
+    return name[:1].islower() and any(c.isupper() for c in name)
+
+
+def _encodes_secret(val: str) -> bool:
+    """Base64 of a short printable secret (a Kubernetes Secret's data, an encoded
+    password): letters and digits or symbols, no spaces, not a word alone."""
+    if len(val) % 4 or len(val) < 8 or not V.rx(r"[A-Za-z0-9+/]+={0,2}").fullmatch(val):
+        return False
+    decoded = V.decode_b64(val)
+    if decoded is None or not decoded.isprintable() or " " in decoded or len(decoded) < 6:
+        return False
+    return (any(c.isdigit() for c in decoded) and any(c.isalpha() for c in decoded)
+            and not V.is_placeholder(decoded))
 
 
 def _encodes_prose(val: str) -> bool:

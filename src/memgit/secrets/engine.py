@@ -15,6 +15,7 @@ prefilter and the rules that note selects.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from functools import partial
 from operator import attrgetter
@@ -289,6 +290,11 @@ def _name_starts(text: str, at: int) -> list[int]:
     starts = [p]
     if p >= 4 and text[p - 4 : p].lower() == "api ":
         starts.insert(0, p - 4)
+    elif p >= 7 and text[p - 7 : p].lower() == "mot de ":
+        starts.insert(0, p - 7)  # French: mot de passe
+    elif p >= 11 and text[p - 7 : p].lower() == "shared " and text[p - 11: p - 7].lower() in (
+            "pre-", "pre_", "pre "):
+        starts.insert(0, p - 11)  # pre-shared key
     q = p
     while q < at and not text[q].isalnum():
         q += 1
@@ -347,13 +353,14 @@ def scan(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
         for m in found:
             start, end = m.span(e.group)
             # a weaker rule's match inside a stronger finding can only lose: skip its checks
-            inside = False
-            for p, s, t, _k in candidates:
-                if p < prio and s <= start and end <= t:
-                    inside = True
-                    break
-            if inside:
-                continue
+            if len(candidates) <= 32:  # a shortcut only: the resolution below decides anyway
+                inside = False
+                for p, s, t, _k in candidates:
+                    if p < prio and s <= start and end <= t:
+                        inside = True
+                        break
+                if inside:
+                    continue
             kind = rule.kind
             if fn is not None:
                 verdict: Any = fn(m, text)
@@ -370,11 +377,27 @@ def scan(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
     if not candidates:
         return []
     candidates.sort()
+    return _resolve(candidates)
+
+
+def _resolve(candidates: list[tuple[int, int, int, str]]) -> list[tuple[int, int, str]]:
+    """The strongest candidates that do not overlap one already kept, sorted by start.
+    Kept spans never overlap, so their starts and ends are in the same order: one bisect
+    finds the only neighbours a new span could overlap (a line with thousands of
+    findings stays n log n)."""
+    if len(candidates) == 1:
+        _prio, start, end, kind = candidates[0]
+        return [(start, end, kind)]
+    starts: list[int] = []
     kept: list[tuple[int, int, str]] = []
     for _prio, start, end, kind in candidates:
-        if all(end <= s or start >= e for s, e, _k in kept):
-            kept.append((start, end, kind))
-    kept.sort()
+        i = bisect_right(starts, start)
+        if i and kept[i - 1][1] > start:
+            continue  # overlaps the kept span that starts at or before it
+        if i < len(kept) and kept[i][0] < end:
+            continue  # overlaps the kept span that starts after it
+        starts.insert(i, start)
+        kept.insert(i, (start, end, kind))
     return kept
 
 

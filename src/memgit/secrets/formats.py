@@ -288,7 +288,7 @@ FORMATS: list[dict[str, Any]] = [
     {
         "id": 'npm-token-2',
         "kind": 'npm token',
-        "regex": '(?i:_authToken)\\s*=\\s*[\\"\']?(?P<s>[^\\s\\"\'$;]+)',
+        "regex": '(?i:_authToken)\\s*[= ]\\s*[\\"\']?(?P<s>[^\\s\\"\'$;]+)',
         "keywords": ['_authtoken'],
         "group": 's',
         "check": 'literal',
@@ -313,7 +313,7 @@ FORMATS: list[dict[str, Any]] = [
     {
         "id": 'slack-token',
         "kind": 'Slack token',
-        "regex": '(?<![A-Za-z0-9])(?:(?i:xox[abposr])-(?:\\d+-)+[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*|xoxe\\.xox[bp]-\\d-[A-Za-z0-9]{100,}|xoxe-\\d-[A-Za-z0-9]{100,}|xapp-\\d-[A-Za-z0-9]+-\\d+-[A-Za-z0-9]+)',
+        "regex": '(?<![A-Za-z0-9])(?:(?i:xox[abposr])-(?:\\d+-)+[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*|xoxe\\.xox[bp]-\\d-[A-Za-z0-9]{100,}|xoxe-\\d-[A-Za-z0-9]{100,}|xapp-\\d-[A-Za-z0-9]+-\\d+-[A-Za-z0-9]+|xox[cd]-[A-Za-z0-9%/+=-]{40,400})',
         "keywords": ['xox', 'xapp-'],
         "check": 'slack',
         "doc": _DS + 'SlackDetector',
@@ -655,9 +655,127 @@ _PREFIXED: list[tuple[str, str, str, list[str], str]] = [
      r"\s*[\"'`]?(?P<s>[a-f0-9]{32})" + _RA, ["ocp-apim-subscription-key"],
      "https://learn.microsoft.com/en-us/azure/api-management/api-management-subscriptions"),
 ]
+_B64C = "[A-Za-z0-9+/]"
+_PREFIXED += [
+    # Azure's identifiable keys carry a fixed signature at a fixed offset
+    # (microsoft/security-utilities, IdentifiableMetadata: signature, offset, length)
+    ("azure-identifiable-key", "Azure key",
+     _LA + r"(?:" + _B64C + r"{33}(?:AIoT|\+ASb|\+AEh|\+ARm|AzCa|AZEG)[A-P]" + _B64C + r"{5}="
+     r"|" + _B64C + r"{76}(?:APIM|ACDb|\+ABa|\+AMC|\+ASt)" + _B64C + r"{5}[AQgw]=="
+     r"|[A-Za-z0-9_-]{44}AzFu[A-Za-z0-9_-]{5}[AQgw]=="
+     r"|[A-Za-z0-9]{42}(?:AzSe|\+ACR)[A-D][A-Za-z0-9]{5})(?![A-Za-z0-9+/=])",
+     ["aiot", "+asb", "+aeh", "+arm", "azca", "azeg", "apim", "acdb", "+aba", "+amc", "+ast",
+      "azfu", "azse", "+acr"],
+     "https://github.com/microsoft/security-utilities (identifiable keys)"),
+    ("azure-shared-access-key", "Azure shared access key",
+     r"(?i:SharedAccessKey)\s*=\s*(?P<s>[A-Za-z0-9+/]{42,44}={0,2})(?![A-Za-z0-9+/=])",
+     ["sharedaccesskey="],
+     "https://learn.microsoft.com/en-us/azure/service-bus-messaging/service-bus-sas"),
+    ("docker-swarm-join-token", "Docker Swarm join token",
+     _LA + r"SWMTKN-1-[a-z0-9]{50}-[a-z0-9]{25}" + _RA, ["swmtkn-1-"],
+     "https://docs.docker.com/reference/cli/docker/swarm/join-token/"),
+    ("k3s-token", "k3s join token",
+     _LA + r"K10[a-f0-9]{64}::(?:server|node):[A-Za-z0-9]{6,}" + _RA, ["k10"],
+     "https://docs.k3s.io/cli/token"),
+    ("contentful-token", "Contentful token", _L + r"CFPAT-[A-Za-z0-9_-]{43}" + _R, ["cfpat-"],
+     "https://www.contentful.com/developers/docs/references/authentication/"),
+    ("tencent-secret-id", "Tencent Cloud SecretId", _LA + r"AKID[A-Za-z0-9]{32}" + _RA, ["akid"],
+     "https://www.tencentcloud.com/document/product/598/34228"),
+    ("volcengine-access-key", "Volcengine access key", _LA + r"AKLT[A-Za-z0-9_-]{40,60}" + _RA,
+     ["aklt"], "https://www.volcengine.com/docs/6291/65568"),
+    ("cloudflare-origin-ca-key", "Cloudflare Origin CA key",
+     _LA + r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}" + _RA, ["v1.0-"],
+     "https://developers.cloudflare.com/fundamentals/api/get-started/ca-keys/"),
+]
+
+_PREFIXED += [
+    # providers' documented shapes (prefix, alphabet, length), round 5
+    ("twitter-bearer-token", "Twitter bearer token",
+     _LA + r"A{22}[A-Za-z0-9%]{30,160}" + _RA, ["aaaaaaaaaaaaaaaaaaaaaa"],
+     "https://developer.x.com/en/docs/authentication/oauth-2-0/bearer-tokens"),
+    ("openshift-token", "OpenShift token", _LA + r"sha256~[A-Za-z0-9_-]{43}" + _R, ["sha256~"],
+     "https://docs.openshift.com/container-platform/latest/authentication/managing-oauth-access-tokens.html"),
+    ("adafruit-io-key", "Adafruit IO key", _L + r"aio_[A-Za-z0-9]{28}" + _R, ["aio_"],
+     "https://io.adafruit.com/api/docs/#authentication"),
+    ("fireworks-key", "Fireworks AI key", _L + r"fw_[A-Za-z0-9]{24}" + _R, ["fw_"],
+     "https://docs.fireworks.ai/api-reference/introduction"),
+    ("cerebras-key", "Cerebras API key", _L + r"csk-[a-z0-9]{48}" + _R, ["csk-"],
+     "https://inference-docs.cerebras.ai/api-reference"),
+    ("llamacloud-key", "LlamaCloud API key", _L + r"llx-[A-Za-z0-9]{48}" + _R, ["llx-"],
+     "https://docs.cloud.llamaindex.ai/"),
+    ("e2b-key", "E2B API key", _L + r"e2b_[a-f0-9]{40}" + _R, ["e2b_"], "https://e2b.dev/docs"),
+    ("neon-key", "Neon API key", _L + r"napi_[a-z0-9]{64}" + _R, ["napi_"],
+     "https://neon.tech/docs/manage/api-keys"),
+    ("infracost-key", "Infracost API key", _L + r"ico-[A-Za-z0-9]{32}" + _R, ["ico-"],
+     "https://www.infracost.io/docs/"),
+    ("woocommerce-key", "WooCommerce API key", _L + r"c[ks]_[a-f0-9]{40}" + _R, ["ck_", "cs_"],
+     "https://woocommerce.github.io/woocommerce-rest-api-docs/#authentication"),
+    ("dbt-cloud-token", "dbt Cloud token", _L + r"dbt[cu]_[A-Za-z0-9_-]{40,80}" + _R,
+     ["dbtc_", "dbtu_"], "https://docs.getdbt.com/docs/dbt-cloud-apis/service-tokens"),
+    ("fcm-server-key", "Firebase Cloud Messaging server key",
+     _LA + r"AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{134}" + _R, [":apa91b"],
+     "https://firebase.google.com/docs/cloud-messaging/auth-server"),
+    ("instagram-token", "Instagram access token", _LA + r"IGQV[A-Za-z0-9_-]{100,}" + _R, ["igqv"],
+     "https://developers.facebook.com/docs/instagram-basic-display-api"),
+    ("amazon-mws-token", "Amazon MWS token",
+     _LA + r"amzn\.mws\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}" + _RA,
+     ["amzn.mws."], "https://developer-docs.amazon.com/sp-api/"),
+    ("ifttt-webhook", "IFTTT webhook key",
+     r"maker\.ifttt\.com/(?:trigger/[^/\s]+/(?:json/)?with/)?key/(?P<s>[A-Za-z0-9_-]{20,})",
+     ["maker.ifttt.com"], "https://ifttt.com/maker_webhooks"),
+    ("zoho-token", "Zoho OAuth token", _LA + r"1000\.[a-f0-9]{32}\.[a-f0-9]{32}" + _RA, ["1000."],
+     "https://www.zoho.com/accounts/protocol/oauth.html"),
+    ("salesforce-token", "Salesforce access token",
+     _LA + r"00D[A-Za-z0-9]{12,15}![A-Za-z0-9._]{80,}", ["00d"],
+     "https://help.salesforce.com/s/articleView?id=sf.remoteaccess_oauth_flows.htm"),
+    ("brevo-smtp-key", "Brevo SMTP key", _L + r"xsmtpsib-[a-f0-9]{64}-[A-Za-z0-9]{16}" + _R,
+     ["xsmtpsib-"], "https://developers.brevo.com/docs/smtp-integration"),
+    ("airtable-pat", "Airtable token", _LA + r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}" + _RA, ["pat"],
+     "https://airtable.com/developers/web/guides/personal-access-tokens"),
+    ("asana-pat", "Asana token", _LA + r"[12]/[0-9]{13,16}(?:/[0-9]{13,16})?:[A-Za-z0-9]{32}"
+     + _RA, ["1/", "2/"], "https://developers.asana.com/docs/personal-access-token"),
+    ("clickup-token", "ClickUp token", _L + r"pk_[0-9]{5,12}_[A-Z0-9]{32}" + _R, ["pk_"],
+     "https://clickup.com/api/developer-portal/authentication/"),
+    ("new-relic-license-key", "New Relic key",
+     _LA + r"(?:[a-f0-9]{36}NRAL|NRRA-[a-f0-9]{42})" + _RA, ["nral", "nrra-"],
+     "https://docs.newrelic.com/docs/apis/intro-apis/new-relic-api-keys/"),
+    ("scalingo-token", "Scalingo token", _L + r"tk-us-[A-Za-z0-9_-]{48}" + _R, ["tk-us-"],
+     "https://doc.scalingo.com/platform/user-management/api-tokens"),
+    ("infisical-token", "Infisical service token",
+     _LA + r"st\.[a-f0-9-]{36}\.[a-f0-9]{32}\.[a-f0-9]{32}" + _RA, ["st."],
+     "https://infisical.com/docs/documentation/platform/token"),
+    ("browserbase-key", "Browserbase API key", _L + r"bb_live_[A-Za-z0-9_-]{27}" + _R,
+     ["bb_live_"], "https://docs.browserbase.com/"),
+    ("voyage-key", "Voyage AI key", _L + r"pa-[A-Za-z0-9_-]{43}" + _R, ["pa-"],
+     "https://docs.voyageai.com/docs/api-key-and-installation"),
+    ("elevenlabs-key", "ElevenLabs API key", _L + r"sk_[a-f0-9]{48}" + _R, ["sk_"],
+     "https://elevenlabs.io/docs/api-reference/authentication"),
+    ("intercom-token", "Intercom access token", _LA + r"dG9rO[A-Za-z0-9+/]{50,}={0,2}" + _R,
+     ["dg9ro"], "https://developers.intercom.com/docs/build-an-integration/learn-more/authentication"),
+    ("kubernetes-token-base64", "JSON Web Token",
+     _LA + r"ZXlK[A-Za-z0-9+/]{100,}={0,2}" + _RA, ["zxlk"],
+     "base64 of a JWT (eyJ...): a service account token in a Kubernetes Secret's data"),
+]
+
+# Formats whose prefix is too common to speak for every token that starts with it (sk_,
+# pk_, cs_, api-, pa-...): a token starting so is still judged by the generic rule too.
+GENERIC_PREFIX_IDS = frozenset({
+    "elevenlabs-key", "clickup-token", "woocommerce-key", "fireworks-key",
+    "voyage-key", "infisical-token",
+    "airtable-pat", "asana-pat", "zoho-token", "salesforce-token"})
+
+# what must follow a short or common keyword for the record to run at all (the prefilter)
+_PREFIXED_TAILS: dict[str, dict[str, str]] = {
+    "asana-pat": {"1/": r"[0-9]{13}", "2/": r"[0-9]{13}"},
+    "airtable-pat": {"pat": r"[a-z0-9]{14}\."},
+    "infisical-token": {"st.": r"[a-f0-9-]{36}\."},
+}
+
 for _id, _kind, _regex, _kw, _doc in _PREFIXED:
     _rec: dict[str, Any] = {"id": _id, "kind": _kind, "regex": _regex, "keywords": _kw,
                             "check": "varied", "doc": _doc}
     if "(?P<s>" in _regex:
         _rec["group"] = "s"
+    if _id in _PREFIXED_TAILS:
+        _rec["keyword_tails"] = _PREFIXED_TAILS[_id]
     FORMATS.append(_rec)

@@ -67,7 +67,8 @@ def _token_value(m: re.Match[str], text: str) -> bool:
 def _cli_value(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     val = m.group("s").strip("\"'")
     start = m.start("s") + m.group("s").index(val) if val else m.start("s")
-    if len(val) < 4 or V.is_boring(val) or val.startswith("-") or V.self_describing(val.lower()):
+    if (len(val) < 4 or V.is_boring(val) or val.startswith(("-", "(")) or
+            V.self_describing(val.lower())):
         return None
     if val.isalpha() and val.islower() and len(val) < 8:
         return None  # mysql -p mydb? `-p` then a word: too often a database name
@@ -126,6 +127,23 @@ def _pair_value(m: re.Match[str], text: str) -> bool:
     return V.looks_random(val) and not V.is_reference(val)
 
 
+@check("login_pair")
+def _login_pair(m: re.Match[str], text: str) -> bool:
+    """``creds: admin / s3cret``, ``login admin, s3cret``; not a path (``user-guide/x``,
+    a slash without spaces after a name with no label) nor an argument list
+    (``credentials=False, expose_headers=``)."""
+    whole = m.group(0)
+    val = m.group("s")
+    cut = m.start("s") - m.start()
+    head = whole[:cut]
+    if V.rx(r"\S/\S").search(head[-3:] + val[:1]) and not V.rx(r"^[A-Za-z]+\s*[:=]").match(
+            whole.lstrip("`'\"")):
+        return False
+    if val.endswith("=") or "#" in val or "=" in val and val.split("=")[0].isidentifier():
+        return False
+    return bool(_pair_value(m, text))
+
+
 @check("appsetting")
 def _appsetting(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     val = m.group("s")
@@ -143,7 +161,11 @@ def _xml_value(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
             best = (tok.start(), tok.group(0))
     if best is None:
         val = inner.strip()
-        if not V.literal_ok(val) or " " in val or not V.looks_random(val):
+        names = m.groupdict()
+        label = names.get("tag") or names.get("name") or ""
+        strong = V.rx(r"(?i)pass|pwd|secret|token").search(label)
+        if not V.literal_ok(val) or " " in val or not (
+                V.looks_random(val) or (strong and val.isalnum() and len(val) >= 8)):
             return None
         best = (inner.index(val), val)
     start = m.start("s") + best[0]
@@ -201,6 +223,9 @@ _HASH_RE = (
     r"|SCRAM-SHA-256\$\d+:[A-Za-z0-9+/=]{12,}\$[A-Za-z0-9+/=]{20,}:[A-Za-z0-9+/=]{20,}"
     r"|(?<![A-Za-z0-9])md5[0-9a-f]{32}(?![A-Za-z0-9])"  # PostgreSQL md5 password
     r"|(?<![A-Za-z0-9*])\*[0-9A-F]{40}(?![A-Za-z0-9])"  # MySQL 4.1+ PASSWORD()
+    r"|(?<![A-Fa-f0-9])[0-9A-Fa-f]{32}:[0-9A-Fa-f]{32}(?=:::|$|\s)"  # pwdump LM:NT (by ::: or
+    # the empty LM hash aad3b435b51404ee...)
+    r"|(?<=\spassword 7 )[0-9A-F]{8,}(?![A-Za-z0-9])"  # Cisco type 7 (reversible)
     r")"
 )
 
@@ -209,8 +234,137 @@ _HASH_HEAD = r"(?:[0-9a-z-]{1,14}[$,]|[a-z0-9][a-z0-9.-]{1,20}\})"
 _SECRET_PHRASE = ("secret phrase", "secret-phrase", "secret_phrase", "secretphrase")
 _SEED_TAIL = r"[\"'`*]*\s*(?:(?:is|was|=|:|-)\s*)?[\"'`]?(?:[a-z]{3,8}[ ,]+){11}"
 
+# "is", "to", "set to", "has been changed to"... between a credential word and its value
+_CHANGED_TO = (r"(?i:(?:is|was)\s+|to\s+|(?:(?:has|had)\s+been\s+|was\s+|is\s+)?"
+               r"(?:changed|set|reset|updated|rotated)\s+to\s+)")
 _CODE_SPAN_KEYWORDS = ("password", "passphrase", "passcode", "passwd", "pwd", "secret", "token",
                        "api key", "api_key", "api-key", "apikey")
+
+
+
+# command lines whose credential option the generic ones miss, from each tool's manual
+_CLI_EXTRA = (
+    r"\bredis-cli\b[^\n]{0,120}?\s(?:-a|--pass)\s+(?P<a>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"']{1,128})"
+    r"|\becho\s+(?P<b>\"[^\"\n]{4,128}\"|'[^'\n]{4,128}'|[^\s\"'|]{4,128})\s*\|\s*"
+    r"(?:sudo\s+)?[\w.-]{2,20}\s[^\n|]{0,120}?(?:--password-stdin|--stdin\b|chpasswd)"
+    r"|\bopenssl\b[^\n]{0,160}?\s-(?:pass(?:in|out)?\s+(?:pass|env):|k\s+)(?P<c>[^\s\"']{1,128})"
+    r"|\bhtpasswd\s+(?:-[a-zA-Z]+\s+)*-[a-zA-Z]*b[a-zA-Z]*\s+(?:-[a-zA-Z]+\s+)*\S+\s+\S+\s+(?P<d>\S{1,128})"
+    r"|\bldap(?:search|modify|add|delete|whoami|passwd|compare|modrdn|exop)\b[^\n]{0,160}?\s-w\s+"
+    r"(?P<e>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"']{1,128})"
+    r"|\b(?:smbclient|rpcclient|smbmap|smbget|mount\.cifs)\b[^\n]{0,160}?(?:-U\s*|--user=|user=)"
+    r"[^\s%]{1,64}%(?P<f>[^\s\"']{1,128})"
+    r"|\brabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+(?P<g>\"[^\"]{1,128}\"|'[^']{1,128}'|\S{1,128})"
+    r"|\blftp\b[^\n]{0,80}?\s-u\s+[^\s,]{1,64},(?P<h>[^\s\"']{1,128})"
+    r"|\bnet\s+use\b[^\n]{0,160}?/user:\S{1,64}\s+(?P<i>[^\s/]\S{0,127})"
+    r"|\b(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)\s+(?:-\w+\s+)*(?!/)[\w$#.]{1,64}/(?P<j>[^\s@/\\]{1,128})"
+    r"(?=@|\s|$)"
+    r"|\bjdbc:oracle:\w+:[\w$#.]{1,64}/(?P<k>[^\s@/]{1,128})@"
+    r"|\bmc\s+(?:alias\s+set|config\s+host\s+add)\s+\S+\s+\S+\s+\S+\s+(?P<m>[^\s\"']{8,128})"
+    r"|\bvault\s+login\s+(?:-\S+\s+)*(?P<n>(?!-)[^\s=\"']{20,128})(?=\s|$)"
+    r"|(?:\s|^)(?:-u|-U|--username|--user)[ =]\S{1,64}"
+    r"(?:\s+-{1,2}[A-Za-z][\w-]*(?:[ =](?!-)\S+)?){0,4}?"
+    r"\s+-P[ =](?P<l>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"'-][^\s\"']{0,127})"
+)
+_CLI_EXTRA_KEYWORDS = ("redis-cli", "--password-stdin", "--stdin", "chpasswd", "openssl",
+                       "htpasswd", "ldap", "smbclient", "rpcclient", "smbmap", "smbget",
+                       "mount.cifs", "rabbitmqctl", "lftp", "net use", "sqlplus", "sqlldr",
+                       "expdp", "impdp", "rman", "dgmgrl", "jdbc:oracle:", " -p ", "mc alias",
+                       "mc config host", "vault login")
+
+
+@check("cli_extra")
+def _cli_extra(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    name = next(k for k, v in m.groupdict().items() if v is not None)
+    val = m.group(name)
+    core = val.strip("\"'")
+    start = m.start(name) + val.index(core) if core else m.start(name)
+    if (len(core) < 4 or V.is_boring(core) or core.startswith(("-", "$", "%", "<"))
+            or V.self_describing(core.lower()) or core.isdigit()):
+        return None
+    return start, start + len(core), "command-line credential"
+
+
+# JSON/YAML objects that name a credential in one field and hold it in another:
+# {"key": "db_password", "value": "..."}, {"name": "API_TOKEN", "value": "..."},
+# CloudFormation's ParameterKey=DBPassword,ParameterValue=...
+_NAMED_VALUE = (
+    r"[\"']?(?:key|name|Key|Name|ParameterKey)[\"']?\s*[:=]\s*[\"']?"
+    r"(?P<name>[\w.-]{0,40}(?i:pass(?:word|wd)?|pwd|secret|token|api[_-]?key|apikey|credential)"
+    r"[\w.-]{0,20})[\"']?\s*,\s*[\"']?(?:value|Value|ParameterValue)[\"']?\s*[:=]\s*"
+    r"(?P<q>[\"']?)(?P<s>[^\"'\s,}]{4,256})(?P=q)"
+)
+
+
+@check("named_value")
+def _named_value(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    val = m.group("s")
+    if not V.literal_ok(val) or V.is_reference(val) or V.self_describing(val.lower()):
+        return None
+    return m.start("s"), m.end("s"), kw_kind("", m.group("name"))
+
+
+@check("dockerfile_env")
+def _dockerfile_env(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    """``ENV NAME value`` (the legacy form without ``=``) whose name says credential."""
+    name, val = m.group("name"), m.group("s").strip("\"'")
+    if not V.rx(r"(?i)pass(?:word|wd)?|pwd|secret|token|api_?key|credential").search(name) or \
+            V.rx(r"(?i)_(?:file|path|url|user(?:name)?|name|id)$").search(name):
+        return None
+    if not V.literal_ok(val) or V.self_describing(val.lower()):
+        return None
+    start = m.start("s") + m.group("s").index(val)
+    return start, start + len(val), kw_kind("", name)
+
+
+# credentials written in SQL (MySQL/Oracle IDENTIFIED BY), in calls that take a user and a
+# password as two strings (.NET, Java, Python requests, Go net/smtp...), in .pgpass lines,
+# and Cisco's type 0 (plain text) passwords
+_CODE_FORMS = (
+    r"(?i:\bidentified\s+(?:with\s+\w+\s+)?by)\s+(?!password\b)(?:(?i:password)\s+)?"
+    r"(?P<q1>['\"]?)(?P<a>[^'\"\s;]{4,128})(?P=q1)"
+    r"|\b(?:NetworkCredential|PasswordAuthentication|HTTPBasicAuth|HTTPDigestAuth|HttpBasicAuth"
+    r"|PlainAuth|getConnection|UsernamePasswordCredentials|SetBasicAuth|basicAuth|login|auth"
+    r"|BasicAuthenticationHeaderValue|Credentials)\s*(?:=\s*)?\(\s*(?:[^,()\n]{0,80},\s*)?"
+    r"[\"'][^\"'\n]{1,64}[\"']\s*,\s*[\"'](?P<b>[^\"'\n]{4,128})[\"']"
+    r"|^(?:[\w.-]+|\*):(?:\d{1,5}|\*):(?:[\w.-]+|\*):(?:[\w.@-]+|\*):(?P<c>[^\s:]{4,128})$"
+    r"|\bpassword\s+0\s+(?P<d>\S{4,128})"
+)
+
+
+@check("code_form")
+def _code_form(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    name = next(k for k in ("a", "b", "c", "d") if m.group(k) is not None)
+    val = m.group(name)
+    if not V.literal_ok(val) or V.is_reference(val) or V.self_describing(val.lower()):
+        return None
+    return m.start(name), m.end(name), "password assignment"
+
+
+_BARE_PROSE = (r"(?<![A-Za-z0-9_-])(?i:password|passphrase|passcode|passwd|pwd|pw)\s+"
+               r"(?P<s>[^\s`'\",;:()\[\]]{8,64})(?=$|[\s.,;)])")
+_PAIR_LABEL = (r"(?i:user(?:name)?|login)\s*/\s*(?i:pass(?:word)?|pwd|pw)\s*[:=]?\s*[`'\"]?"
+               r"[\w.@+-]{1,64}[`'\"]?\s*/\s*[`'\"]?(?P<s>[^\s`'\"]{4,128})")
+
+
+@check("bare_prose")
+def _bare_prose(m: re.Match[str], text: str) -> bool:
+    """``use password Tq9vLm2X to log in``: a credential word and, with no operator, a value
+    that only a person choosing a password writes (letters with digits or symbols, at
+    least eight characters, not a reference, not a version or a name)."""
+    val = m.group("s").rstrip(".")
+    has_alpha = any(c.isalpha() for c in val)
+    other = any(not c.isalnum() for c in val)
+    if not has_alpha or not (any(c.isdigit() for c in val) or other) or len(val) < 8:
+        return False
+    return V.looks_random(val) and not V.is_reference(val) and V.entropy(val) >= 2.8
+
+
+_LOGIN_PROSE = (
+    r"(?i:log(?:ged)?[ -]?(?:in|on)|sign(?:ed)?[ -]?in|connect(?:ed)?|authenticate)\s+"
+    r"(?i:with|as|using)\s+(?:(?i:user(?:name)?)\s+)?[`'\"]?[\w.@+-]{1,64}[`'\"]?\s*"
+    r"(?:/|,|(?i:and|with)(?:\s+(?i:password|pw|pass))?|(?i:password|pw|pass))\s*[:=]?\s*"
+    r"[`'\"]?(?P<s>[^\s`'\"|,/]{6,128})"
+)
 
 
 STRUCTURAL: tuple[Rule, ...] = (
@@ -266,7 +420,7 @@ STRUCTURAL: tuple[Rule, ...] = (
     Rule(
         "authorization-header", "Authorization header credential",
         r"(?i:\bauthorization)[\"'`]?\s*[:=]\s*[\"'`]?(?!(?i:basic|bearer)\b)"
-        r"(?:(?i:token|apikey|api-key|key|sso-key|digest|hmac|otoken|klaviyo-api-key)[ =])?"
+        r"(?:(?i:token|apikey|api-key|key|sso-key|digest|hmac|otoken|klaviyo-api-key|ssws)[ =])?"
         r"(?P<s>[A-Za-z0-9._~+/=:-]{16,4096})",
         keywords=("authorization",), keyword_tails=(("authorization", r"[\"'`]?\s*[:=]"),),
         group="s", check="token_value", priority=1,
@@ -274,23 +428,31 @@ STRUCTURAL: tuple[Rule, ...] = (
     ),
     Rule(
         "cli-user-pass", "command-line credential",
-        r"(?:\s|^)(?:-u|--user|--proxy-user|-U)[ =]['\"]?[^\s:'\"]{1,64}:(?P<s>[^\s'\"@]{3,128})",
-        keywords=("-u", "--user", "--proxy-user"),
+        r"(?:\s|^)(?:-u|--user|--proxy-user|-U|-a|--auth)[ =]['\"]?[^\s:'\"]{1,64}:"
+        r"(?P<s>[^\s'\"@]{3,128})",
+        keywords=("-u", "--user", "--proxy-user", "-a ", "-a=", "--auth"),
         keyword_tails=tuple((k, r"[ =]['\"]?[^\s:'\"]{1,64}:[^\s'\"@]{3}")
-                            for k in ("-u", "--user", "--proxy-user")),
+                            for k in ("-u", "--user", "--proxy-user", "--auth"))
+        + tuple((k, r"['\"]?[^\s:'\"]{1,64}:[^\s'\"@]{3}") for k in ("-a ", "-a=")),
         group="s", check="cli_user_pass", priority=1,
-        doc="curl(1) -u user:password",
+        doc="curl(1) -u user:password, httpie -a/--auth user:password",
     ),
     Rule(
         "cli-password-option", "command-line credential",
         r"(?:\s|^)(?:--?(?:password|passwd|pass|pwd|token|api-key|apikey|secret|auth-token"
         r"|client-secret|storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass"
         r"|access-token|with-token\s*<<<)"
+        r"|--(?!no-)(?:[a-z0-9]+[-_]){1,3}(?:password|passwd|pass|pwd|token|secret|key)"
+        r"|--(?:secret|access|api|private)[-_]key"
         r"|(?<=sshpass )-p|-P(?=\S{6}))[ =](?P<s>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"']{1,128})",
         keywords=("--pass", "-pass", "--pwd", "--token", "--api-key", "--apikey", "--secret",
                   "storepass", "keypass", "--auth-token", "--with-token", "--client-secret",
-                  "--access-token", "sshpass -p"),
-        check="cli_value", priority=1, doc="mysql(1), keytool, sshpass(1), gh, vault CLI options",
+                  "--access-token", "sshpass -p", "--"),
+        keyword_tails=(("--", r"(?!no-)(?:[a-z0-9]+[-_]){1,3}(?:password|passwd|pass|pwd|token"
+                              r"|secret|key)[ =]|(?:secret|access|api|private)[-_]key[ =]"),),
+        check="cli_value", priority=1,
+        doc="mysql(1), keytool, sshpass(1), gh, vault CLI options; --db-password X, "
+            "--secret-key X, s3cmd --secret_key=X",
     ),
     Rule(
         "cli-user-then-p", "command-line credential",
@@ -308,18 +470,19 @@ STRUCTURAL: tuple[Rule, ...] = (
         keywords=("login", "credential", "creds", "user", "account"), group="s",
         keyword_tails=tuple((k, r"[a-z]{0,4}\s*[:=]?\s*[`'\"]?[\w.@+-]{1,64}[`'\"]?\s*[/,|]")
                             for k in ("login", "credential", "creds", "user", "account")),
-        check="pair_value",
+        check="login_pair",
         priority=1, doc="notes that pair a login with its password: `admin` / `s3cret`",
     ),
     Rule(
         "keyword-code-span", "password assignment",
         r"(?<![A-Za-z0-9])(?i:password|passphrase|passcode|passwd|pwd|secret|token|api[ _-]?key)"
-        r"\s+(?:(?i:is|was|to|set\s+to|changed\s+to)\s+)?`(?P<s>[^`\s]{6,128})`",
+        r"\s+(?:" + _CHANGED_TO + r")?(?P<q>[`'\"])(?P<s>[^`'\"\s]{6,128})(?P=q)",
         keywords=_CODE_SPAN_KEYWORDS, group="s",
-        keyword_tails=tuple((k, r"\s+(?:(?:is|was|to|set\s+to|changed\s+to)\s+)?`[^`\s]{6}")
+        keyword_tails=tuple((k, r"\s+(?:" + _CHANGED_TO + r")?[`'\"][^`'\"\s]{6}")
                             for k in _CODE_SPAN_KEYWORDS),
         check="pair_value", priority=1,
-        doc="prose: a credential word, then its value in a code span (wifi password `X`)",
+        doc="prose: a credential word, then its value in a code span or quotes "
+            "(wifi password `X`, the password was changed to 'X')",
     ),
     Rule(
         "use-as-password", "password assignment",
@@ -348,10 +511,10 @@ STRUCTURAL: tuple[Rule, ...] = (
     ),
     Rule(
         "xml-credential", "secret assignment",
-        r"<(?P<tag>[A-Za-z0-9:_.-]{0,40}(?i:password|passwd|secret|token|apikey|api[_-]?key|key"
-        r"|credential)[A-Za-z0-9_.-]{0,20})>(?P<s>[^<\n]{6,400})</",
+        r"<(?P<tag>[A-Za-z0-9:_.-]{0,40}(?i:password|passwd|pwd|pass|secret|token|apikey"
+        r"|api[_-]?key|key|credential)s?[A-Za-z0-9_.-]{0,20})>(?P<s>[^<\n]{6,400})</",
         keywords=("password>", "passwd>", "secret>", "token>", "key>", "credential>",
-                  "credentials>"),
+                  "credentials>", "passwords>", "pwd>", "pass>", "secrets>", "tokens>", "keys>"),
         check="xml_value", priority=1, doc="XML/HTML configuration elements",
     ),
     Rule(
@@ -370,9 +533,62 @@ STRUCTURAL: tuple[Rule, ...] = (
         "password-hash", "password hash",
         _HASH_RE,
         keywords=("pbkdf2_sha", "bcrypt_sha256$", "argon2$", "scrypt$", "grub.pbkdf2.",
-                  "scram-sha-256$", "md5", "$", "{"),
+                  "scram-sha-256$", "md5", "$", "{", ":::", "aad3b435b51404ee", "password 7 "),
         keyword_tails=(("md5", r"[0-9a-f]{32}(?![a-z0-9])"), ("$", _HASH_HEAD), ("{", _HASH_HEAD)),
         check="hash", priority=1, doc="crypt(5), passlib's modular crypt format",
+    ),
+    Rule(
+        "cli-extra", "command-line credential", _CLI_EXTRA,
+        keywords=_CLI_EXTRA_KEYWORDS, check="cli_extra", priority=1,
+        doc="redis-cli(1) -a, docker/podman login --password-stdin, openssl(1) -pass/-k, "
+            "htpasswd(1) -b, ldapsearch(1) -w, smbclient(1) -U user%pass, rabbitmqctl, "
+            "lftp -u user,pass, net use /user:, sqlplus user/pass@db, sqlcmd/mosquitto -P",
+    ),
+    Rule(
+        "named-value", "secret assignment", _NAMED_VALUE,
+        keywords=("\"value\"", "'value'", "value=", "value:", "value =", "value :"),
+        check="named_value", priority=1,
+        doc="{\"key\": \"db_password\", \"value\": ...}: a name in one field, its value in "
+            "another",
+    ),
+    Rule(
+        "dockerfile-env", "secret assignment",
+        r"^\s*(?:ENV|ARG)\s+(?P<name>[A-Za-z_][A-Za-z0-9_]{0,60})\s+(?P<s>[^\s=][^\s]{3,255})\s*$",
+        keywords=("env ", "arg "), check="dockerfile_env", priority=1,
+        doc="https://docs.docker.com/reference/dockerfile/#env (ENV <key> <value>)",
+    ),
+    Rule(
+        "login-prose", "password assignment", _LOGIN_PROSE,
+        keywords=("log in", "login", "log-in", "logged in", "log on", "logon", "sign in", "signin",
+                  "sign-in", "signed in", "connect", "authenticate"),
+        keyword_tails=tuple((k, r"(?:ed)?\s+(?:with|as|using)\s") for k in (
+            "log in", "login", "log-in", "logged in", "log on", "logon", "sign in", "signin",
+            "sign-in", "signed in", "connect", "authenticate")),
+        group="s", check="login_pair", priority=1,
+        doc="prose: log in with admin and s3cret, sign in as admin / s3cret",
+    ),
+    Rule(
+        "code-forms", "password assignment", _CODE_FORMS,
+        keywords=("identified", "credential(", "credentials(", "credential (", "authentication(",
+                  "basicauth(", "plainauth(", "getconnection(", "login(", "login (", "auth(",
+                  "auth=(", "auth = (", "auth =(", "auth= (", "password 0 ", ":*:", ":5432:",
+                  ":3306:"),
+        keyword_tails=(("identified", r"\s+(?:with\s+\w+\s+)?by\s"),),
+        check="code_form", priority=1,
+        doc="SQL IDENTIFIED BY; NetworkCredential/HTTPBasicAuth/PlainAuth(user, password) "
+            "calls; .pgpass lines (host:port:db:user:password); Cisco 'password 0'",
+    ),
+    Rule(
+        "bare-prose", "password assignment", _BARE_PROSE,
+        keywords=("password ", "passphrase ", "passcode ", "passwd ", "pwd ", "pw "),
+        group="s", check="bare_prose", priority=2,
+        doc="prose without an operator: use password X to log in",
+    ),
+    Rule(
+        "pair-label", "password assignment", _PAIR_LABEL,
+        keywords=("user/", "user /", "username/", "username /", "login/", "login /"),
+        group="s", check="pair_value", priority=1,
+        doc="user/pass: admin/s3cret, login / password = admin / s3cret",
     ),
     GENERATED_TOKEN,
     Rule(

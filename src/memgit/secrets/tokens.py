@@ -39,9 +39,10 @@ def _documented_prefix(token: str) -> bool:
     """True when the token starts with a provider format's documented prefix: such a
     token is judged by its format record alone (a near miss of it is not a secret)."""
     if not _known_prefix:
-        from .formats import FORMATS
+        from .formats import FORMATS, GENERIC_PREFIX_IDS
 
-        kws = {k for r in FORMATS for k in r.get("keywords", ()) if len(k) >= 3}
+        kws = {k for r in FORMATS if r["id"] not in GENERIC_PREFIX_IDS
+               for k in r.get("keywords", ()) if len(k) >= 3}
         _known_prefix.append(re.compile(V.trie_regex(kws)))
     return _known_prefix[0].match(token.lower()) is not None
 
@@ -115,6 +116,15 @@ def _generated_token(m: re.Match[str], text: str) -> tuple[int, int, str] | None
         return None  # the common case: an id, a word run, a short path
     if len(token) - len(token.encode("ascii", "replace").translate(None, _DIGITS)) < 2:
         return None  # every shape below needs two digits or more (words, paths, names)
+    found = _token_finding(text, token, start, end, before, quoted)
+    if found is not None and _identifier(text, start, token):
+        return None  # a UUID, a digest, a content id, or a value an id word names
+    return found
+
+
+def _token_finding(text: str, token: str, start: int, end: int, before: str,
+                   quoted: bool) -> tuple[int, int, str] | None:
+    """The prefixed, provider-hex, quoted and bare shapes of ``_generated_token``."""
     pm = V.rx(_PREFIXED).fullmatch(token)
     if pm is not None:
         if _id_prefix(pm.group(1)):
@@ -142,6 +152,44 @@ def _generated_token(m: re.Match[str], text: str) -> tuple[int, int, str] | None
     if V.is_boring(token) or _documented_prefix(token):
         return None
     return start, end, "API token"
+
+
+# Identifiers by their shape: a digest in Subresource Integrity form (sha512-<base64>), an
+# IPFS content id (CIDv0 Qm..., CIDv1 base32 bafy...), a Bitcoin bech32 address.
+_ID_SHAPES = (r"(?:sha(?:1|224|256|384|512)|md5)[-:][A-Za-z0-9+/_-]{20,}={0,2}"
+              r"|Qm[1-9A-HJ-NP-Za-km-z]{44}|baf[a-z2-7]{50,}|bc1[a-z0-9]{25,87}")
+# Words that name an identifier when they stand just before a value (``notebook <id>``,
+# ``tx: <hash>``, ``The spreadsheet <id>``): the value names a record, it opens nothing.
+_ID_CONTEXT = frozenset(
+    """notebook notebooks spreadsheet sheet doc docs document file folder drive page dataset
+    cid cids tx txn txid transaction wallet address addr session conversation chat thread run
+    trace span request message msg build job pipeline volume pvc pod node cluster project
+    workspace video playlist channel ticket record row item entry uuid guid id ids""".split())
+# (digests and git object ids are hex: their shape already keeps them out; a mixed-case
+# random string after "blob" or "commit" is no git id)
+# Words that make a value a credential whatever else names it.
+_CREDENTIAL_CONTEXT = frozenset(
+    """key keys token tokens secret secrets password passwd pwd pass auth credential credentials
+    bearer apikey signature cookie""".split())
+
+
+def _identifier(text: str, start: int, token: str) -> bool:
+    """Whether ``token`` at ``start`` is an identifier and no credential word says otherwise:
+    its random part is a UUID or a hex digest (``kubernetes-dynamic-pvc-<uuid>``), its shape
+    is a digest's or a content id's (issue 23: such ids in notes and front matter are not
+    credentials), or the words just before it name an identifier (``notebook``, ``tx``)."""
+    before = text[max(0, start - 48): start]
+    words = [w.lower() for w in V.rx(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+").findall(before)][-3:]
+    if any(c in w for w in words for c in _CREDENTIAL_CONTEXT):
+        return False  # spotifykey id: a credential word, even glued to a name
+    if V.rx(_ID_SHAPES).fullmatch(token.rstrip("=")) or V.rx(_ID_SHAPES).fullmatch(token):
+        return True
+    if "-" in token or len(token) >= 32:
+        rest = V.rx(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+                    r"|[0-9a-f]{16,}|[0-9A-F]{16,}").sub("", token)
+        if rest and len(rest) < len(token) and len(V.alnum_core(rest)) < 20:
+            return True
+    return bool(words) and words[-1] in _ID_CONTEXT
 
 
 # The last word of a name that says the value is public or an identifier, not a secret.

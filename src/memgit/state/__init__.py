@@ -1,29 +1,17 @@
 """The state database: SQLite at ``<git dir>/memgit/state.sqlite``; all of memgit's SQL.
 
-It holds the recall index (facts and their full-text table), the pending-write
-queue, the event counters, the turns ``memgit observe`` keeps and the dream runs.
-The recall index can be deleted and rebuilt from the drive at any time
-(docs/index.md); the pending queue holds acknowledged writes that did not reach
-the drive yet, so deleting the file while ``memgit info`` shows ``pending_writes``
-> 0 loses them (and deleting it loses the observed turns, the dream reports and
-the counters too).
-
-This package is the only code that speaks SQL: the database itself here (file,
-connections and their per-process cache, migrations, transactions, meta
-values), the tables in ``state.pending`` (the pending-write queue),
-``state.facts`` (the recall index's rows), ``state.search`` (searching them),
-``state.counters`` (the event counters), ``state.observations`` (observed turns)
-and ``state.dream`` (dream runs, their lease and reports). Nothing else imports
-sqlite3.
-
-Settings, on every connection: WAL journal (readers never block the one
-writer), ``synchronous=FULL`` (a committed transaction survives power loss),
-a busy timeout (concurrent hooks and agents wait instead of failing), and
-versioned migrations in ``PRAGMA user_version``. The file and its folder are
-created private (0600 / 0700): entry texts are copied into it.
-
-Cheap to import: no pygit2 here (hooks import this through events.py), and no pathlib
-(the shell's quick read path loads this; paths are strings inside, Path outside).
+Owns: the database itself here (the file, connections and their per-process cache,
+migrations in ``PRAGMA user_version``, transactions, meta values) and its tables:
+``facts`` and ``search`` (the recall index), ``vectors``, ``pending`` (the pending-write
+queue), ``counters`` and ``events``, ``observations`` and ``dream``.
+May import: errors and the standard library; nothing else imports sqlite3.
+The recall index can be rebuilt from the drive at any time, but the pending queue holds
+acknowledged writes not yet in the drive (deleting the file while ``memgit info`` shows
+``pending_writes`` > 0 loses them, as it loses observed turns, dream reports, counters).
+Every connection: WAL (readers never block the one writer), ``synchronous=FULL`` (a
+committed transaction survives power loss), a busy timeout (concurrent hooks and agents
+wait instead of failing). The file and its folder are private (0600 / 0700): entry texts
+are copied into it. No pygit2 and no pathlib: the hooks and the quick path load it.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """memgit dream's runs (migration 2): the lease, the outcome and the report of each run.
 
-A run row is the lease while its status is ``running``: it is taken in one
-``BEGIN IMMEDIATE`` transaction, so two ``memgit dream --due`` processes never
-both run, and it is taken over when its heartbeat is older than an hour or its
-process (on this host) is gone. Finishing a run counts its event
-(``dream_applied``, ``dream_no_changes`` or ``dream_failed``) in the same
-transaction.
+A run row is the lease while its status is ``running``: it is taken in one ``BEGIN
+IMMEDIATE`` transaction, so two ``memgit dream --due`` never both run, and taken over when
+its heartbeat is older than STALE_LEASE_SECONDS or its process (on this host) is gone.
+Finishing a run counts its event in the same transaction.
 """
 
 from __future__ import annotations

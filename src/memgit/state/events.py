@@ -1,9 +1,8 @@
 """Event counters per drive, and their Prometheus text (``memgit metrics``).
 
-Each drive counts its own events in its state database (state.counters), one
-row per event name, incremented in one ``BEGIN IMMEDIATE`` transaction so
-concurrent hooks and writers never lose a count. Cheap to import (no pygit2): the git
-hooks call :func:`record`.
+Each drive counts its events in its own state database (state.counters), incremented in
+one ``BEGIN IMMEDIATE`` transaction so concurrent hooks and writers never lose a count.
+The git hooks record events, so it imports no pygit2.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The recall index's tables: ``facts`` (one row per entry) and ``facts_fts`` (FTS5).
 
-memgit.index.reindex decides what the rows are (from the drive's files) and when
-they change; this module stores them, retires and revives them (state.search
-searches them with BM25, lists them and counts retrievals). Rows outside the
-full-text table (``indexed`` 0) are kept so the writer finds entries by id, but
-recall never returns them.
+memgit.index.reindex decides what the rows are and when they change; this module stores,
+retires and revives them. Rows outside the full-text table (``indexed`` 0) are kept so the
+writer finds entries by id, but recall never returns them.
 """
 
 from __future__ import annotations
@@ -244,6 +242,22 @@ def cap_rows(conn: Connection) -> list[CapRow]:
     return [CapRow(str(e), str(p), str(a), str(v), int(r), lr) for e, p, a, v, r, lr in
             conn.execute("SELECT entry_id, path, added, valid_from, retrievals, last_retrieved "
                          "FROM facts WHERE valid_until IS NULL ORDER BY path, line")]
+
+
+_DATE_SHAPE = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]"
+
+
+def cap_summary(conn: Connection, *, oldest: bool = True) -> list[tuple[str, int, str | None]]:
+    """Per path of the present rows: (path, rows, the smallest ``added`` of date shape, or
+    None when ``oldest`` is false), in one grouped query: the counts alone are read from
+    the path index (1 ms at 13,000 rows), the dates from the rows (20 ms)."""
+    if not oldest:
+        return [(str(p), int(n), None) for p, n in conn.execute(
+            "SELECT path, count(*) FROM facts WHERE valid_until IS NULL GROUP BY path "
+            "ORDER BY path")]
+    return [(str(p), int(n), m) for p, n, m in conn.execute(
+        "SELECT path, count(*), min(CASE WHEN added GLOB ? THEN added END) FROM facts "
+        "WHERE valid_until IS NULL GROUP BY path ORDER BY path", (_DATE_SHAPE,))]
 
 
 def stats(conn: Connection) -> IndexStats:

@@ -1,8 +1,7 @@
 """The turns ``memgit observe`` keeps for the next dream (migration 2).
 
-One row per turn, in the state database in the git directory, never in the
-tracked tree. memgit.dream.observations decides what is kept (length, secrets,
-incognito); this module stores, lists and deletes the rows.
+One row per turn, in the state database in the git directory, never in the tracked tree.
+memgit.dream.observations decides what is kept; this module stores, lists and deletes.
 """
 
 from __future__ import annotations

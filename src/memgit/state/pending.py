@@ -1,9 +1,7 @@
 """The pending-write queue: writes the writer acknowledged but could not commit yet.
 
-Each row is one write's intent (its operations and message, as JSON written by
-the writer), in order. The writer appends (``add``), drains in order
-(``intents``, ``remove``) and notes failed retries (``failed``); ``memgit info``
-lists the queue (``listing``). Callers wrap writes in ``state.immediate``.
+Each row is one write's intent (its operations and message, as JSON), kept in order and
+drained in order. Callers wrap writes in ``state.immediate``.
 """
 
 from __future__ import annotations

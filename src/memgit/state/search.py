@@ -1,10 +1,9 @@
-"""The recall index searched: BM25 over the full-text table, listings of the entries,
-and retrieval counts.
+"""The recall index searched: BM25 over the full-text table, listings of the entries, and
+retrieval counts.
 
-Split from state.facts (which stores the rows) so that a search loads only sqlite3:
-the shell's quick read path imports this and nothing of typing, re or pathlib, whose
-imports would cost more than the search (docs/performance.md). Rows are plain tuples
-in the column order their alias names.
+Apart from state.facts so that a search loads only sqlite3: the shell's quick path imports
+it, so nothing of typing, re or pathlib. Rows are plain tuples in the column order their
+alias names.
 """
 
 from __future__ import annotations
@@ -21,9 +20,9 @@ ListedRow = tuple[str, str, str, str, str, int]
 
 
 def searchable_count(conn: Connection) -> int:
-    """The rows of the full-text table. FTS5 keeps one row per document in its
-    ``_docsize`` shadow table (columnsize=1, the default the migration keeps): counting
-    that b-tree takes 5 us at 15,000 entries, counting the full-text table 1.3 ms."""
+    """The rows of the full-text table, counted in FTS5's ``_docsize`` shadow table, which
+    holds one row per document while columnsize=1 (the default the migration keeps) and
+    is far cheaper to count than the full-text table (docs/performance.md)."""
     return int(conn.execute("SELECT count(*) FROM facts_fts_docsize").fetchone()[0])
 
 
@@ -31,6 +30,12 @@ def match_count(conn: Connection, expression: str) -> int:
     """How many searchable rows match an FTS5 expression."""
     return int(conn.execute("SELECT count(*) FROM facts_fts WHERE facts_fts MATCH ?",
                             (expression,)).fetchone()[0])
+
+
+def has_match(conn: Connection, expression: str) -> bool:
+    """Whether any searchable row matches an FTS5 expression (stops at the first)."""
+    return conn.execute("SELECT 1 FROM facts_fts WHERE facts_fts MATCH ? LIMIT 1",
+                        (expression,)).fetchone() is not None
 
 
 # BM25 weights of the columns: the entry text, the topic path's words, the heading trail
@@ -88,8 +93,8 @@ def count_retrievals(conn: Connection, rowids: list[int]) -> None:
 
     The only write memgit makes at ``synchronous=NORMAL``: in WAL mode a power
     loss can then lose the last few counts (never corrupt the file), and an fsync
-    per recall would be most of its time (3 ms of 4, bench_recall.py). Counts
-    are cache data: a rebuild resets them anyway (docs/index.md).
+    per recall would be most of its time (docs/performance.md). Counts are cache
+    data: a rebuild resets them anyway (docs/index.md).
     """
     now = utc_now(micro=True)
     conn.execute("PRAGMA synchronous = NORMAL")

@@ -1,18 +1,14 @@
 """Semantic recall's vectors (migration 5): one float32 BLOB per searchable entry.
 
-A row is keyed by the entry's fact id and holds the digest of the text it was made
-from: a vector is stored only while its fact is present, searchable and has that
-digest (the INSERT checks it, so a vector computed while a writer changed the entry
-is dropped), and migration 5's triggers delete it in the very transaction that
-retires, hides, changes or deletes the fact. So an unchanged entry keeps its vector
-through any reindex and is never embedded twice, and purge's secure delete and
-VACUUM (state.facts.delete_entries) take the vectors with the rows.
-
-Meta values: ``embed_model_id`` and ``embed_dimension`` (the model the vectors were
-made with, recorded with the first vector), ``vectors_stamp`` (changes with every
-change of the table: in-process matrices are cached under it) and ``embedded``
-("<indexed revision> <stamp>" once nothing searchable lacked a vector at that point,
-so a read need not look for missing vectors again).
+A row is keyed by the entry's fact id and holds the digest of the text it was made from.
+The INSERT stores a vector only while its fact is present, searchable and of that digest
+(a vector computed while a writer changed the entry is dropped), and migration 5's
+triggers delete it in the transaction that retires, hides, changes or deletes the fact: an
+unchanged entry keeps its vector through any reindex, and purge's secure delete takes the
+vectors with the rows. Meta values: ``embed_model_id`` and ``embed_dimension`` (recorded
+with the first vector), ``vectors_stamp`` (changes with every change of the table;
+in-process matrices are cached under it) and ``embedded`` (``"<indexed revision>
+<stamp>"`` once nothing searchable lacked a vector there).
 """
 
 from __future__ import annotations
@@ -60,8 +56,8 @@ def missing_count(conn: Connection) -> int:
 
 
 def missing_fast(conn: Connection) -> int:
-    """Searchable entries without a vector, as two counts (about 0.4 ms at 15,000 entries
-    against 4-12 ms for :func:`missing_count`'s scan): a vector exists only for a
+    """Searchable entries without a vector, as two counts instead of
+    :func:`missing_count`'s scan (docs/embeddings.md): a vector exists only for a
     present, searchable fact (the INSERT of :func:`store` checks it, migration 5's
     triggers delete it when that ends) and at most one per fact (fact_id is UNIQUE)."""
     return int(conn.execute(
@@ -128,7 +124,7 @@ def load(conn: Connection, after: int = 0) -> list[tuple[int, str, bytes]]:
 
 def seqs(conn: Connection) -> list[int]:
     """The seq of every stored vector, in no order: read from the fact id index, which
-    holds them without the BLOBs (5 ms at 15,000 rows here, 18 ms in seq order)."""
+    holds them without the BLOBs (an order would read the table; docs/performance.md)."""
     return [r[0] for r in conn.execute("SELECT seq FROM vectors")]
 
 

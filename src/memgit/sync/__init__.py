@@ -4,5 +4,5 @@ read-only.
 Owns: ``client`` (``memgit sync``), ``replay`` (the entry operations between two
 trees, applied to another), ``status`` (where a checkout stands against its server),
 ``mounts`` and ``mount_dirs`` (shared drives next to a personal one).
-May import: purge, recall, write, index, embeddings, policy, state, format, git.
+May import: purge, recall, write, index, embeddings, policy, state, format, git, errors.
 """

@@ -1,33 +1,17 @@
-"""The replay-and-sync client: an offline checkout catches up with its server.
+"""The replay-and-sync client: an offline checkout catches up with its server (docs/sync.md).
 
-``sync(drive)`` replays the local commits made since the last sync, one by
-one, keeping each commit's message and author:
-
-1. fetch the server's branch into a private ref (``refs/memgit/remotes/NAME``);
-2. for each local commit, oldest first: if it sits right on the server's head,
-   push it as it is; otherwise compute its entry operations (memgit.sync.replay)
-   against its parent and apply them to the server's head, which gives a new
-   commit with the same message and author; push that (never forced);
-3. after each accepted push, ``refs/memgit/last-synced`` points at the server
-   commit and ``refs/memgit/sync-source`` at the local commit it came from, so
-   a sync killed between pushes resumes with the next commit; a commit whose
-   operations are already on the server replays to nothing and is skipped,
-   so nothing is duplicated;
-4. a push rejected because the server moved (a race): fetch, replay the same
-   operations on the new head, push again, with jittered exponential backoff until
-   a time budget is spent (memgit.sync.retry);
-5. a push refused by the server's policy stops the sync with the server's
-   message; the local branch is untouched, nothing is retried;
-6. at the end the local branch (and work tree) moves to the server's head.
-
-When the server's branch no longer contains ``refs/memgit/last-synced`` its
-history was rewritten (a purge): only the work made since the last sync is
-replayed, operations on entries that vanished from the server are dropped (and
-those the server refuses as purged, MG606/MG607), and afterwards the checkout's
-reflogs are expired and its unreachable objects pruned, so the purged text
-survives in no object of the checkout.
-
-docs/sync.md records the decisions.
+``sync(drive)`` fetches the server's branch into ``refs/memgit/remotes/NAME`` and replays
+the local commits since the last sync, oldest first, each keeping its message and author:
+pushed as it is when it sits on the server's head, else as its entry operations
+(memgit.sync.replay) applied to that head. Pushes are never forced. After each accepted
+push ``refs/memgit/last-synced`` and ``refs/memgit/sync-source`` name the server and local
+commits, so a killed sync resumes with the next commit and nothing is duplicated. A push
+that lost a race (the server moved) is replayed again on the new head with
+jittered exponential backoff until a time budget is spent (memgit.sync.retry). A push
+refused by the server's policy stops the sync with the local branch untouched. When the
+server's branch no longer contains ``last-synced`` (a purge rewrote it), operations on
+vanished or purged entries are dropped and the checkout's reflogs are expired and its
+unreachable objects pruned, so a purged text survives in no object of the checkout.
 """
 
 from __future__ import annotations
@@ -556,6 +540,26 @@ def _replay(state: _State, commit: str, parent: str | None, target: str | None) 
     base_tree = commit_tree_id(drive, target) if target is not None else None
     tree = tree_from_texts(drive, base_tree, base, applied.tree)
     return replay_commit(drive, commit, tree, [target] if target is not None else [])
+
+
+def replay_chain(drive: Drive, commits: list[str], onto: str | None,
+                 on_conflict: str = "local", drop: frozenset[str] = frozenset()
+                 ) -> list[tuple[str, str | None]]:
+    """Replay ``commits`` (oldest first, each as the operations it made against its first
+    parent) onto ``onto`` exactly as sync does, pushing nothing: (commit, the commit it
+    became, or None when its operations are already there). A commit whose parent is
+    the current tip is kept as it is, unless operations on the ids in ``drop`` (purged
+    entries) must be left out. memgit gate and gate-mode sync use it."""
+    state = _State(drive, "", on_conflict, SyncReport(""), drop=set(drop))
+    tip: str | None = onto
+    out: list[tuple[str, str | None]] = []
+    for commit in commits:
+        info = commit_info(drive, commit)
+        parent = info.parents[0] if info.parents else None
+        new = commit if parent == tip and not drop else _replay(state, commit, parent, tip)
+        out.append((commit, new))
+        tip = new or tip
+    return out
 
 
 def _commit_ops(state: _State, parent: str | None, commit: str) -> list[ReplayOp]:

@@ -1,8 +1,7 @@
 """Where a drive's mounts are: ``<git dir>/memgit/mounts/NAME.git`` (memgit.sync.mounts).
 
-A leaf both read paths use: the full one (memgit.sync.mounts) and the shell's quick one
-(memgit.cli.quick_read), which may load nothing but the standard library's os here (no re,
-no pathlib: their imports would cost more than a recall).
+The shell's quick path (memgit.cli.quick_read) loads it too, so it imports nothing but the
+standard library's os (no re, no pathlib: their imports would cost more than a recall).
 """
 
 from __future__ import annotations

@@ -1,28 +1,12 @@
 """Mounts: shared drives kept read-only next to a personal drive, and recall across them.
 
-``memgit mount add NAME URL`` clones the shared drive's branch into
-``<git dir>/memgit/mounts/NAME.git``: a bare repository inside the personal drive's git
-directory, so nothing of it is ever in the personal drive's tracked tree or its commits.
-Each mount has its own state database and recall index (``NAME.git/memgit/``); the
-personal recall index never holds a mount's entries. A mount is read-only: its remote's
-push URL names no repository (a ``git push`` from it fails), the writer refuses it
-(``memgit.mount`` in its config), and ``memgit mount sync`` only fetches. Writing to a
-shared drive goes through a checkout of it (``memgit clone``), so its server's policy
-judges the write.
-
-``mount sync`` fetches the branch and the server's list of purged ids (``sync.fetch``: a
-forced fetch into a private ref, and a refusal of anything that is not a drive), deletes
-the listed entries from the mount's recall index (``sync.learn_purged``, as for a
-checkout), moves the mount's branch and reindexes. When the server's history was
-rewritten (a purge: ``sync.purged_since`` is sync's own test), the entries that vanished
-are deleted from the recall index for good too, not retired, and the mount's reflogs
-are expired and its unreachable objects pruned, as ``memgit sync`` does for a checkout,
-so the purged text survives nowhere in the mount.
-
-Names are ``[a-z0-9][a-z0-9_-]*`` (at most 63), so a name is never a path; ``self``
-labels the personal drive in recall results. A URL's credentials (``user:password@``,
-a query string) are never printed: :func:`display_url` masks them, and git's messages
-are scrubbed of them (:func:`scrub`).
+A mount is a bare clone at ``<git dir>/memgit/mounts/NAME.git``, never in the personal
+drive's tree or index, with its own state database. It is read-only: its push URL names
+no repository, the writer refuses it, and ``memgit mount sync`` only fetches (a shared
+drive is written through a checkout, so its server judges the write). After the server's
+history is rewritten, the vanished entries are deleted from its index and its reflogs
+expired and unreachable objects pruned, so a purged text survives nowhere in the mount.
+Names are never paths; a URL's credentials are never printed.
 """
 
 from __future__ import annotations

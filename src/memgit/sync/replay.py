@@ -1,33 +1,13 @@
 """Replay operations: the entry operations between two trees, and applying them to any tree.
 
-A tree here is a plain mapping ``path -> text`` (memgit.git.repository's
-``tree_texts`` and ``tree_from_texts`` convert git trees to and from it), so this
-module is pure: no git, no I/O. The writer's operations (memgit.write.writer.WriteOp)
-are another thing: requests to add, retire or edit entries at the branch head.
-
-``compute_ops(a, b)`` lists what changed from ``a`` to ``b``:
-
-* ``AddEntry`` / ``EditEntry`` / ``DeleteEntry`` / ``MoveEntry``, each by entry
-  id (``format.Entry.id``: the explicit ``id`` or the deterministic ``entry-``
-  id; an edited id-less line changes id, so it shows up as a delete plus an add);
-* ``SetLayout`` for what is not an entry: a file added or removed, non-entry
-  lines (headings, prose) changed, entries reordered, and every non-Markdown
-  file. It carries the file's new *template*: its lines, with each entry line
-  replaced by a reference to the entry id. Applied to another tree, the
-  template's text lines are taken and the entries are the target's own, so a
-  layout change never loses or duplicates an entry that someone else wrote.
-
-``apply_replay_ops(tree, ops)`` applies them to any tree. ``apply_replay_ops(a,
-compute_ops(a, b)) == b`` for trees in the drive format (MEMORY.md's Index
-current): the layout operations are computed by simulating the entry
-operations and describing whatever still differs. An operation whose target
-moved on (edited, deleted, or moved by someone else) is a conflict, resolved
-by the ``on_conflict`` policy: ``local`` (this operation wins), ``server``
-(the target tree wins), ``newest`` (the later change wins, ties to local),
-``fail`` (raise :class:`EntryConflictError`). Applying an operation whose
-result is already there does nothing, so a replay that is repeated never
-duplicates an entry. No conflict marker is ever written: a line is either the
-local one or the server's one. The Index section of MEMORY.md is regenerated last.
+A tree is a mapping ``path -> text``, so this module is pure: no git, no I/O.
+``compute_ops(a, b)`` lists entry operations by id and ``SetLayout`` for everything else,
+whose template refers to entries by id, so a layout change applied elsewhere never loses or
+duplicates an entry someone else wrote. ``apply_replay_ops(a, compute_ops(a, b)) == b``
+for trees in the drive format. An operation whose target moved on is a conflict, resolved
+by ``on_conflict`` (``local``, ``server``, ``newest`` or ``fail``); one whose result is
+already there does nothing, so a repeated replay never duplicates an entry. No conflict
+marker is ever written, and MEMORY.md's Index section is regenerated last.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """Where a checkout stands against its server: the sync marks, the commits waiting for
 ``memgit sync``, and what ``memgit status`` shows.
 
-The rules read a history through :class:`History` (refs and the commit graph), so
-they are written once for both readers: sync.py's, on pygit2 (a Drive), and the
-shell's fast path (memgit.cli.quick_read), on the ref files and one ``git`` per question.
-This module imports neither.
+The rules read history through :class:`History` (refs and the commit graph), so they are
+written once for pygit2 (a Drive) and for the shell's quick path (ref files and one
+``git`` per question); this module imports neither.
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
 """The questions board: ``questions.md`` of a (usually shared) drive.
 
-A question is an entry ``[...; kind: question; status: open]``; an answer is an
-entry ``[...; kind: answer; parent: QID]`` written, indented, right after its
-question and the answers before it; resolving sets ``status: resolved``.
-Every change goes through the writer (writer.apply_write_ops), so it re-reads the
-head and retries on conflict: concurrent askers and answerers never lose each
-other's lines. Board entries are never indexed for recall (docs/spec.md, section 3).
+A question is an entry ``[...; kind: question; status: open]``; an answer is an entry
+``[...; kind: answer; parent: QID]`` written, indented, after its question and the answers
+before it; resolving sets ``status: resolved``. Every change goes through the writer, which
+re-reads the head and retries on conflict, so concurrent askers and answerers never lose
+each other's lines. Board entries are never indexed for recall (docs/spec.md, section 3).
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """What a write asks for and what it did: the writer's operations and results.
 
-A write is a list of :class:`WriteOp` (add a line, retire, edit or set metadata of
-an entry, by id; or give a whole file a text) that memgit.write.writer applies as one
-commit at the branch head; they carry their final ids and dates, so they can wait
-in the pending queue and be retried. (Replay operations, memgit.sync.replay.ReplayOp,
-are another thing: the changes between two trees that sync carries onto a third.)
-This module turns new facts into operations (skipping empty text, credentials,
-reserved topics and sources that are not allowed) and renders a
-:class:`WriteResult` for the commands.
+A write is a list of :class:`WriteOp` (add a line, retire, edit or set metadata of an entry,
+by id; or give a whole file a text) applied as one commit at the branch head. Operations
+carry their final ids and dates, so they can wait in the pending queue and be retried.
+New facts become operations here, skipping empty text, credentials, reserved topics and
+sources that are not allowed. (Not sync's replay operations, memgit.sync.replay.ReplayOp.)
 """
 
 from __future__ import annotations
@@ -141,12 +138,16 @@ def credential_kind(line: str, policy: Policy | None = None) -> str | None:
 
 def prepare_add(fact: NewFact | str, ref: int, policy: Policy, added: str, *,
                 allow_reserved: bool = False, extra: Sequence[tuple[str, str]] = (),
-                after: str = "", dedupe: bool = True) -> WriteOp | Skipped:
-    """Turn one new fact into an add operation, or say why it is skipped."""
+                after: str = "", dedupe: bool = True, entry_id: str = "",
+                scan: bool = True) -> WriteOp | Skipped:
+    """Turn one new fact into an add operation, or say why it is skipped. ``entry_id``:
+    the id to write (memgit import keeps the one its plan judged), else a new one.
+    ``scan=False`` leaves the secret scan to the writer's judgement of the new file (memgit
+    import: its texts come from lines the policy judged already)."""
     if isinstance(fact, str):
         fact = NewFact(fact)
     text = clean_text(fact.text)
-    entry_id = fmt.new_id()
+    entry_id = entry_id or fmt.new_id()
     if not text:
         return Skipped(ref, "", "empty", "the text is empty")
     path = normalize_topic(fact.topic)
@@ -172,7 +173,7 @@ def prepare_add(fact: NewFact | str, ref: int, policy: Policy, added: str, *,
     if entry is None or entry.id != entry_id or entry.text != text:
         return Skipped(ref, "", "invalid", "the text cannot be written as one entry line "
                        "(it ends with something that reads as metadata)")
-    kind = credential_kind(line, policy)
+    kind = credential_kind(line, policy) if scan else None
     if kind is not None:
         return Skipped(ref, "", "credential", f"possible credential: {kind}")
     return WriteOp("add", entry_id, path=path, line=line, after=after, dedupe=dedupe, ref=ref)

@@ -1,14 +1,10 @@
 """Planning a write: the new file texts from the operations, judged by the policy.
 
-memgit.write.writer calls :func:`plan_and_judge` with the branch head under its write
-lock: the operations are applied to the files they touch (duplicates of present
-entries, purged texts and unknown ids are skipped), the Index section of MEMORY.md
-is regenerated, and the new tree is judged with the policy; an error on a line an
-operation wrote skips that operation, any other new error refuses the write. Blobs
-and verdicts are remembered by object id, since the tree a write makes is the base
-of the next one. File operations (whole texts, writer.restore_files) apply all
-together or not at all. :func:`preview_write_ops` plans and judges the same way
-without the lock and commits nothing: what memgit dream shows before it writes.
+:func:`plan_and_judge` runs under the write lock: an error on a line an operation wrote
+skips that operation, any other new error refuses the write, and file operations apply
+all together or not at all. Blobs and verdicts are remembered by object id, since the
+tree a write makes is the base of the next. :func:`preview_write_ops` plans and judges
+the same way without the lock and commits nothing.
 """
 
 from __future__ import annotations
@@ -98,8 +94,9 @@ class PlannedFile:
     def _blank(self, number: int) -> bool:
         return not self.lines[number].content.strip()
 
-    def insert(self, content: str, op: int, after: str = "") -> None:
-        entry = fmt.parse_entry(content)
+    def insert(self, content: str, op: int, after: str = "",
+               entry: fmt.Entry | None = None) -> None:
+        entry = entry if entry is not None else fmt.parse_entry(content)
         if after:
             at = self.find(after)
             if at is not None:
@@ -226,6 +223,7 @@ class Preview:
 
     result: WriteResult
     changes: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    tree: str = ""  # the tree the write would commit ("" when nothing changes)
 
 
 def preview_write_ops(drive: Drive, ops: Sequence[WriteOp], *, policy: Policy,
@@ -244,7 +242,7 @@ def preview_write_ops(drive: Drive, ops: Sequence[WriteOp], *, policy: Policy,
     plan.result.status = "planned" if plan.changes else "unchanged"
     changes = {path: (plan.files[path].original if plan.files[path].existed else None, text)
                for path, text in plan.changes.items()}
-    return Preview(plan.result, changes)
+    return Preview(plan.result, changes, plan.tree)
 
 
 def _new_errors(errors: list[Violation], before: list[Violation]) -> list[Violation]:
@@ -292,9 +290,10 @@ def _plan(drive: Drive, conn: state.Connection, base_tree: str, ops: list[WriteO
         found = _find(drive, base_tree, entry_id, located, load)
         if found is not None and found[0].lines[found[1]].entry is not None:
             retiring_digests.add(text_digest(found[0].lines[found[1]].entry.text))  # type: ignore[union-attr]
-    add_digests = [text_digest(fmt.parse_entry(op.line).text)  # type: ignore[union-attr]
-                   for op in ops if op.kind == "add"]
-    present = facts.present_digests(conn, add_digests)
+    # each add's line parsed and digested once (a plan is made again after a policy skip)
+    parsed = {n: fmt.parse_entry(op.line) for n, op in enumerate(ops) if op.kind == "add"}
+    digests = {n: text_digest(e.text) for n, e in parsed.items() if e is not None}
+    present = facts.present_digests(conn, digests.values())
     batch: set[str] = set()
     skipped = result.skipped
     file_refusal = _file_refusal(ops, blocked, load, base_oids)
@@ -308,13 +307,13 @@ def _plan(drive: Drive, conn: state.Connection, base_tree: str, ops: list[WriteO
                                    f"{v.code} {v.name}: {quote(v.message, policy)}"))
             continue
         if op.kind == "add":
-            entry = fmt.parse_entry(op.line)
+            entry = parsed[number]
             assert entry is not None
             if op.id in located:
                 # already in the drive: a retried write that had landed
                 result.added.append(_added(op, entry))
                 continue
-            digest = text_digest(entry.text)
+            digest = digests[number]
             if op.id in registry.ids or registry.holds_text(entry.text):
                 skipped.append(Skipped(op.ref, op.id, "purged", "this text was purged from the "
                                        "drive and may not return"))
@@ -337,7 +336,7 @@ def _plan(drive: Drive, conn: state.Connection, base_tree: str, ops: list[WriteO
                                        f"no entry {quote(op.after, policy)} in "
                                        f"{quote(op.path, policy)}"))
                 continue
-            file.insert(op.line, number, op.after)
+            file.insert(op.line, number, op.after, entry)
             result.added.append(_added(op, entry))
             continue
         found = _find(drive, base_tree, op.id, located, load)

@@ -1,34 +1,15 @@
 """The writer: the one path by which memgit writes memory (docs/spec.md, section 3).
 
-``commit_facts(drive, adds, retire, message)``, :func:`restore_files` and the
-questions board build write operations (memgit.write.ops: add, retire, edit,
-set-metadata, whole file) and hand them to :func:`apply_write_ops`, which
-
-1. takes the drive's write lock (``<git dir>/memgit/write.lock``, an
-   ``flock``: memgit writers of one drive queue up instead of racing, and a
-   killed writer releases it with its process);
-2. re-reads the branch head, brings the recall index to it, and plans the
-   change (memgit.write.plan): skips duplicates of present entries, purged
-   texts and unknown ids, then builds the new file texts and regenerates the
-   Index section of MEMORY.md;
-3. judges the new tree with the policy (only touched files are re-read; an
-   error on a line the writer wrote skips that operation, any other error
-   refuses the write), so it never makes a commit pre-receive would refuse;
-4. writes blobs, trees and the commit with pygit2 (no checkout needed) and
-   moves the branch with compare-and-swap (git.repository.cas_ref); if the branch
-   moved meanwhile (a push), it re-reads and retries, up to 6 attempts;
-5. reindexes incrementally, counts the ``commit`` event, on a checkout
-   writes the touched files and stages them, and, for a drive with an
-   ``embeddings:`` section, starts the background filler of the new entries'
-   vectors (memgit.embeddings.fill; the write never waits for a model).
-
-When the commit fails for any other reason (disk full, ref lock held, I/O
-error, conflicts exhausted) the operations are stored in the pending queue
-(state.pending) and the call returns ``status="queued"``: the write is
-acknowledged and is retried, in order, before the next write and on the next
-read (memgit.recall.read_path.catch_up calls :func:`retry_pending`). Operations
-carry their final ids and dates, so a retry is idempotent: an add whose id is
-already in the drive counts as done.
+:func:`apply_write_ops` makes one commit of write operations under the drive's write lock
+(an ``flock`` on ``<git dir>/memgit/write.lock``: writers queue up, and a killed writer's
+lock goes with its process). It re-reads the branch head, brings the recall index to it
+and has memgit.write.plan judge the change, so it never makes a commit pre-receive would
+refuse; it writes the objects with pygit2 (no checkout needed) and moves the branch by
+compare-and-swap (git.repository.cas_ref), retrying up to MAX_ATTEMPTS while a push moves
+it. A commit that fails otherwise (disk full, ref lock held, I/O error, conflicts
+exhausted) leaves its operations in the pending queue (``status="queued"``): acknowledged,
+and retried in order before the next write and on the next read. Operations carry their
+final ids and dates, so a retry is idempotent.
 """
 
 from __future__ import annotations

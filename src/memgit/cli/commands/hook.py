@@ -1,8 +1,7 @@
 """memgit hook: run a server hook by hand or from a hook script (pre-receive, post-receive).
 
-The installed scripts call memgit.githooks.entry.hook_main directly (no click import, which
-every push would pay for); this command is the same code for people and other hook
-managers: ``memgit hook pre-receive < updates``.
+The installed scripts call memgit.githooks.entry.hook_main without click; this command is
+the same code for people and other hook managers: ``memgit hook pre-receive < updates``.
 """
 
 from __future__ import annotations

@@ -45,6 +45,14 @@ def _describe(report: SyncReport) -> list[str]:
 def command(ctx: click.Context, remote: str, on_conflict: str, batch: int, as_json: bool) -> int:
     """Replay local commits made since the last sync onto the server, never forcing."""
     drive = drive_from_ctx(ctx)
+    from memgit.forges.incoming import describe, incoming_agent, sync_incoming
+
+    agent = incoming_agent(drive)
+    if agent is not None:  # the forge's gate lands the commits (docs/forges.md)
+        gated = sync_incoming(drive, agent, remote=remote, on_conflict=on_conflict)
+        click.echo(json.dumps(gated.as_dict(), indent=2) if as_json
+                   else "\n".join(describe(gated)))
+        return 0
     progress = None if as_json else (lambda msg: click.echo(msg, err=True))
     report = sync(drive, remote=remote, on_conflict=on_conflict, progress=progress, batch=batch)
     if as_json:

@@ -330,15 +330,7 @@ def semgrep() -> Iterator[dict]:
         rule = path.rsplit("/", 1)[1].split(".")[0].removeprefix("detected-")
         if rule in _SEMGREP_SKIP:
             continue
-        text = _text(SEMGREP, path) or ""
-        mark = None
-        for number, line in enumerate(text.split("\n"), 1):
-            m = re.search(r"\b(ruleid|ok|todoruleid|todook):\s*[\w.-]+", line)
-            if m:
-                mark = m.group(1)
-                continue
-            if not line.strip() or mark is None:
-                continue
+        for number, line, mark in semgrep_marked(_text(SEMGREP, path) or ""):
             common = {"source": "semgrep-rules secret tests", "unit": f"semgrep:{rule}",
                       "origin": f"{SEMGREP}@{commit}:{path}:{number}"}
             if mark == "ok":
@@ -348,7 +340,21 @@ def semgrep() -> Iterator[dict]:
                 if found:
                     yield from _positive(line, found[0], found[1], kind=rule, family="provider",
                                          **common)
-            mark = None
+
+
+def semgrep_marked(text: str) -> Iterator[tuple[int, str, str]]:
+    """(line number, line, mark) of each line a semgrep test marks: the first non-blank
+    line after ``ruleid: X`` (or ``ok:``, ``todoruleid:``, ``todook:``)."""
+    mark = None
+    for number, line in enumerate(text.split("\n"), 1):
+        m = re.search(r"\b(ruleid|ok|todoruleid|todook):\s*[\w.-]+", line)
+        if m:
+            mark = m.group(1)
+            continue
+        if not line.strip() or mark is None:
+            continue
+        yield number, line, mark
+        mark = None
 
 
 # provider formats added in round 4 (formats.py): their near misses join the tuning half
