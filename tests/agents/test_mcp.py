@@ -7,11 +7,14 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("mcp")
 
@@ -344,3 +347,51 @@ def test_the_recall_mode_type_is_the_modes_recall_knows() -> None:
     from memgit.recall.defaults import MODES
 
     assert get_args(Mode) == MODES
+
+
+# --- what an agent pays to read: the budget over generated drives ----------------------------
+
+_WORD = st.text(alphabet=st.characters(codec="utf-8", categories=("L", "N")), min_size=1,
+                max_size=12)
+_FACT = st.lists(_WORD, min_size=1, max_size=12).map(" ".join)
+
+
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.function_scoped_fixture])
+@given(facts=st.lists(st.tuples(_FACT, st.sampled_from(["notes", "people", "infra/k8s"])),
+                      max_size=25),
+       budgets=st.lists(st.integers(min_value=0, max_value=2500), min_size=1, max_size=3),
+       query=st.one_of(st.none(), _FACT))
+def test_context_is_its_packet_within_budget_over_generated_drives(facts, budgets,
+                                                                    query) -> None:
+    """The context tool's one text block is the packet itself (memgit context's text),
+    at most budget_tokens by the documented count, with no structured copy."""
+    from memgit.agents.mcp import build_server
+    from memgit.agents.operations import AgentDrive
+    from memgit.drives.create import create_drive
+    from memgit.git.repository import open_drive
+    from memgit.recall.context import build_packet
+    from memgit.write.ops import NewFact
+    from memgit.write.writer import commit_facts
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "d"
+        create_drive(path, bare=False)
+        drive = open_drive(path)
+        if facts:
+            assert commit_facts(drive, [NewFact(t, None, topic) for t, topic in facts], (),
+                                "facts").status == "committed"
+
+        async def go() -> list[tuple[int, Any]]:
+            async with Client(build_server(AgentDrive(str(path)))) as client:
+                return [(budget, await client.call_tool(
+                    "context", {"budget_tokens": budget} | ({"query": query} if query else {})))
+                    for budget in budgets if budget >= 1]
+
+        for budget, result in run(go):
+            assert not result.is_error and result.structured_content is None
+            assert len(result.content) == 1
+            text = result.content[0].text  # type: ignore[union-attr]
+            assert estimate_tokens(text) <= budget
+            assert text == build_packet(open_drive(path), budget, query).text

@@ -426,12 +426,8 @@ def _push(state: _State, oid: str, local: str) -> PushOutcome:
     proc = _timed(state.report, "push", lambda: push_commit(
         state.drive, state.remote, oid, drive_branch(state.drive),
         options=[f"{WORK_OPTION}={local}"]))
-    out = parse_push(proc.returncode, proc.stdout.decode(errors="replace"),
+    return parse_push(proc.returncode, proc.stdout.decode(errors="replace"),
                       proc.stderr.decode(errors="replace"))
-    if out.status == "network":
-        with open("/tmp/cont/netfail.log", "a") as fh:
-            fh.write(f"rc={proc.returncode} out={proc.stdout!r} err={proc.stderr!r}\n")
-    return out
 
 
 def _sync_batch(state: _State, chunk: list[str], target: str | None) -> tuple[str | None] | None:
