@@ -110,3 +110,23 @@ def test_input_the_queue_cannot_read_goes_to_the_judge(tmp_path: Path) -> None:
     judged = []
     assert queue.in_turn(git_dir, b"not a ref update\n", lambda: judged.append(1) or 7) == 7
     assert judged == [1]
+
+
+def test_a_refused_push_is_never_told_to_wait_long(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """However slow recent landings were, the wait asked for and the reservation are
+    bounded: the place of work whose client gave up lapses soon."""
+    git_dir, head, new = repo(tmp_path)
+    folder = git_dir / queue.QUEUE_DIR
+    folder.mkdir(parents=True)
+    (git_dir / queue.PACE_FILE).write_text(f"{time.time():.3f} 50.000\n")  # 50 s a landing
+    soon = int((time.time() + 30) * 1000)
+    first_seen = int(time.time() * 1000) - 5000
+    for who in ("aaaa", "bbbb", "cccc", "dddd"):
+        (folder / f"r.{first_seen:013d}.{who}.{soon}").write_text("")
+    assert queue.in_turn(git_dir, stdin(head, new), lambda: 0) == 1
+    assert f"push again in about {queue.MAX_BACK_IN:.1f} s" in capfd.readouterr().err
+    mine = [p.name for p in folder.iterdir() if not any(f".{w}." in p.name
+                                                      for w in ("aaaa", "bbbb", "cccc", "dddd"))]
+    expiry = int(mine[0].rsplit(".", 1)[1]) / 1000
+    assert len(mine) == 1 and expiry <= time.time() + queue.MAX_BACK_IN + queue.RESERVE

@@ -65,6 +65,11 @@ PACE_FILE = "memgit/receive-pace"  # when the last push landed, and the mean int
 QUEUE_DIR = "memgit/receive-queue"  # tickets of waiting pushes and reservations
 QUEUE_WAIT = 60.0  # seconds a push waits for its turn before it is judged without one
 RESERVE = 5.0  # seconds a reservation outlives the time its push was told to come back
+# The longest a refused push is told to wait: its reservation then lapses within
+# MAX_BACK_IN + RESERVE, so the place of work whose client gave up (its sync ran out of
+# time, or was killed) cannot hold younger pushes back for longer; a client still there
+# renews its place when it comes back.
+MAX_BACK_IN = 10.0
 PACE = 1.0  # seconds between landings assumed before any were seen
 EARLY = 0.8  # a refused push is told to come back after this share of its expected wait
 PREVIOUS_WAIT = 10.0  # seconds at most to wait for the previous push's ref update
@@ -130,7 +135,8 @@ class Turn:
         """What pre-receive prints for a push refused unjudged (memgit.sync.retry reads
         the first line and the ``come back`` time)."""
         # it may wait here once one older push is left: come back a little before that
-        self.back_in = max(0, self.ahead - 1) * _pace(self.git_dir) * EARLY
+        self.back_in = min(MAX_BACK_IN,
+                           max(0, self.ahead - 1) * _pace(self.git_dir) * EARLY)
         hint = ("    hint: fetch, apply your change on the new head and push again in about "
                 f"{self.back_in:.1f} s; this push keeps its place in the queue meanwhile "
                 "(memgit sync does all this by itself)")

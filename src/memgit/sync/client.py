@@ -56,6 +56,7 @@ from memgit.git.repository import (
 )
 from memgit.git.rewrite import expire_reflogs_and_prune
 from memgit.git.worktree import switch_branch_to, worktree_changes
+from memgit.githooks.queue import WORK_OPTION
 from memgit.index.reindex import ensure_current, forget_entries
 from memgit.policy.judge import ID_RE, quote
 from memgit.policy.registry import PURGED_IDS_FILE, PURGED_REF
@@ -71,7 +72,6 @@ from memgit.sync.replay import (
 )
 from memgit.sync.retry import (
     RETRY_CONFIG,
-    WORK_OPTION,
     RaceClock,
     local_server_path,
     retry_seconds,

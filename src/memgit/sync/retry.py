@@ -27,6 +27,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from memgit.errors import ConflictError, UsageError
+from memgit.githooks.queue import NOT_JUDGED
 
 DEFAULT_RETRY_SECONDS = 60.0
 RETRY_CONFIG = "memgit.syncRetrySeconds"
@@ -37,11 +38,10 @@ MAX_DELAY = 2.0  # the longest wait between two attempts
 STALE_LOCK_SECONDS = 60.0
 
 _LOCKED_RE = re.compile(r"Unable to create '(.+?)\.lock': File exists")
-# What memgit's push queue (memgit.githooks.queue) says when it refuses a push unjudged:
-# older work goes first, or the branch moved while the push waited. Such a server
-# orders the pushes itself, keeps the push's place and says when to come back.
-QUEUED_MARK = "memgit: push not judged"
-WORK_OPTION = "memgit-work"  # push option: the local commit a push replays (the queue's key)
+# memgit's push queue (memgit.githooks.queue) starts its refusal of a push it did not
+# judge (older work goes first, or the branch moved while the push waited) with
+# NOT_JUDGED: such a server orders the pushes itself, keeps the push's place and says
+# when to come back, in its hint (parsed here).
 _BACK_IN_RE = re.compile(r"push again in about (\d+(?:\.\d+)?) s")
 
 
@@ -126,7 +126,7 @@ class RaceClock:
         if left <= 0:
             raise self._locked_error(now, self._lock_age(lock)) if lock is not None \
                 else self._moved_error(now)
-        back_in = _BACK_IN_RE.search(message) if QUEUED_MARK in message else None
+        back_in = _BACK_IN_RE.search(message) if NOT_JUDGED in message else None
         if back_in is not None:
             seconds = float(back_in.group(1))
             return min(left, self.rng.uniform(0.9 * seconds, 1.1 * seconds + FIRST_DELAY))
