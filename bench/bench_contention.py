@@ -4,6 +4,7 @@ over file:// and over smart HTTP (nginx + fcgiwrap + git http-backend, tests/ser
 
     python bench/bench_contention.py [--agents 4,8,16,32] [--rounds 5]
                                      [--transports file,http] [--repeat 1] [--json]
+                                     [--retry-seconds S] [--control]
 
 Every agent is a checkout made by ``memgit clone`` and every command is the real
 command line in its own process (tests/contention_support.py). For each transport the
@@ -61,13 +62,17 @@ def make_server(transport: str, name: str, base: Path, http: HttpGitServer | Non
 
 def one_run(transport: str, agents: int, rounds: int, base: Path,
             http: HttpGitServer | None, env: Mapping[str, str],
-            control: bool = False) -> dict[str, object]:
+            control: bool = False, retry_seconds: float | None = None) -> dict[str, object]:
     """N agents x K rounds against a fresh server drive, then the final syncs and checks.
     ``control``: every agent has a server drive of its own (the same work, no race)."""
     work = base / f"{transport}-{agents}-{time.monotonic_ns()}"
     work.mkdir()
     server, url = make_server(transport, work.name, work, http, env)
     checkouts = clone_agents(url, work, agents, env)
+    if retry_seconds is not None:  # the budget each agent's sync gets (memgit.sync.retry)
+        for checkout in checkouts:
+            subprocess.run(["git", "config", "memgit.syncRetrySeconds", f"{retry_seconds:g}"],
+                           cwd=checkout, check=True, env=env)
     if control:
         for n, checkout in enumerate(checkouts[1:], start=2):
             _own, own_url = make_server(transport, f"{work.name}-own{n}", work, http, env)
@@ -136,6 +141,9 @@ def main() -> int:
     parser.add_argument("--control", action="store_true",
                         help="also run each N with one server drive per agent (no race): "
                              "what the same work costs on this machine without contention")
+    parser.add_argument("--retry-seconds", type=float, default=None,
+                        help="each agent's sync budget (git config memgit.syncRetrySeconds); "
+                             "default: memgit's")
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="bench-contention-"))
     env = git_client_env(base / "home")
@@ -146,14 +154,16 @@ def main() -> int:
             http = HttpGitServer(base / "http").start() if transport == "http" else None
             try:
                 for _ in range(args.repeat):
-                    single = one_run(transport, 1, args.rounds, base, http, env)
+                    single = one_run(transport, 1, args.rounds, base, http, env,
+                                     retry_seconds=args.retry_seconds)
                     rows.append(single)
                     single_p95 = float(single["p95_s"])  # type: ignore[arg-type]
                     if not args.json:
                         print(show(single, None), flush=True)
                     for n in (int(x) for x in args.agents.split(",")):
                         for control in (False, True) if args.control else (False,):
-                            row = one_run(transport, n, args.rounds, base, http, env, control)
+                            row = one_run(transport, n, args.rounds, base, http, env, control,
+                                          args.retry_seconds)
                             row["single_p95_s"] = single_p95
                             rows.append(row)
                             if not args.json:
