@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("mcp")
 
 from mcp import Client, StdioServerParameters  # noqa: E402
 
 from memgit.agents.mcp import MEMORY_URI  # noqa: E402
+from memgit.recall.context import estimate_tokens  # noqa: E402
 from tests.conftest import ROOT, git, memgit  # noqa: E402
 
 TOOLS = {"remember", "edit", "forget", "recall", "context", "ask", "answer", "resolve",
@@ -32,9 +37,30 @@ def server(path: Path) -> Client:
 
 
 async def call(client: Client, tool: str, **args: Any) -> tuple[bool, Any]:
+    """(is_error, the result): the structured content of a JSON tool, the one text of a
+    text tool (recall, context: no structured copy of it)."""
     result = await client.call_tool(tool, args)
     text = result.content[0].text  # type: ignore[union-attr]
-    return bool(result.is_error), (text if result.is_error else result.structured_content)
+    if result.is_error or tool in TEXT_TOOLS:
+        assert len(result.content) == 1 and result.structured_content is None, result
+        return bool(result.is_error), text
+    return False, result.structured_content
+
+
+TEXT_TOOLS = {"recall", "context"}
+HIT_RE = re.compile(r"^(?:\[(?P<drive>[^\]]+)\] )?(?P<topic>[^:\n]+):(?P<line>\d+): "
+                    r"(?P<text>.*)  \[(?P<id>[^;\]]+); score -?\d+\.\d\d\]$")
+
+
+def recalled(text: str) -> dict[str, Any]:
+    """The recall tool's text read back: its first line's count and mode, each hit line
+    (index.search.hit_line) and the warning lines."""
+    head, *rest = text.split("\n")
+    count, mode = re.fullmatch(r"(\d+) entr(?:y|ies) \((\w+)\)", head).groups()  # type: ignore[union-attr]
+    hits = [m.groupdict() for m in map(HIT_RE.match, rest) if m]
+    warnings = [line for line in rest if line.startswith("warning: ")]
+    assert len(hits) + len(warnings) == len(rest) and len(hits) == int(count), text
+    return {"count": int(count), "mode": mode, "hits": hits, "warnings": warnings}
 
 
 def run(fn: Any, *args: Any) -> Any:
@@ -104,17 +130,21 @@ def test_every_tool_against_a_real_drive(new_drive) -> None:
     assert out["duplicate"][1]["skipped"][0]["reason"] == "duplicate"
     secret = out["secret"][1]
     assert secret["skipped"][0]["reason"] == "credential" and FAKE_KEY not in json.dumps(secret)
-    assert out["recall"][1]["hits"][0]["text"] == "Joe leads the product team"
-    assert set(out["recall"][1]["hits"][0]) >= {"id", "text", "topic", "source", "added"}
+    entry = out["remember"][1]["added"][0]["id"]
+    found = recalled(out["recall"][1])
+    assert found["hits"][0]["text"] == "Joe leads the product team"
+    assert found["hits"][0]["id"] == entry and found["hits"][0]["topic"] == "people.md"
     assert out["edit"][1]["status"] == "committed" and out["edit"][1]["edited"]
-    assert out["context"][1]["tokens"] <= 300
-    assert out["context"][1]["entries"][0]["reason"] == "query"
+    packet = out["context"][1]
+    assert packet.startswith("# Memory") and "Joe leads the product and design teams" in packet
+    assert packet.index("## Matching the query") < packet.index(entry)
+    assert estimate_tokens(packet) <= 300
     assert out["questions"][1]["questions"][0]["answers"][0]["text"] == "Ana does"
     assert out["resolve"][1]["status"] == "committed"
     status = out["status"][1]
     assert len(status["head"]) == 40 and status["branch"] == "main"
     assert status["pending_writes"] == 0 and status["drive"] == str(drive)
-    assert out["forget"][1]["retired"] and out["after"][1]["count"] == 0
+    assert out["forget"][1]["retired"] and recalled(out["after"][1])["count"] == 0
     assert out["resource"].startswith("# Memory") and "[[people]]" in out["resource"]
     error = out["unknown_question"]
     assert error[0] is True and "memgit error MG001" in error[1] and "\nhint: " in error[1]
@@ -207,11 +237,11 @@ def test_recall_searches_the_mounts_when_asked(new_drive) -> None:
     schema, both, alone = run(go)
     assert schema["default"] is False and schema["type"] == "boolean"
     assert both[0] is False and alone[0] is False
-    assert sorted((h["drive"], h["id"]) for h in both[1]["hits"]) == [
+    both_found, alone_found = recalled(both[1]), recalled(alone[1])
+    assert sorted((h["drive"], h["id"]) for h in both_found["hits"]) == [
         ("self", "m-own-1"), ("team", "m-team-1")]
-    assert both[1]["skipped"] == []
-    assert [h["id"] for h in alone[1]["hits"]] == ["m-own-1"] and "drive" not in \
-        alone[1]["hits"][0]
+    assert both_found["warnings"] == []
+    assert [(h["drive"], h["id"]) for h in alone_found["hits"]] == [(None, "m-own-1")]
 
 
 OFFICE = {"office.md": "# Office\n\n"
@@ -245,12 +275,13 @@ def test_recall_finds_by_meaning_with_the_local_embedder(new_drive) -> None:
 
     schema, hybrid, semantic, lexical, refused = run(go)
     assert "semantic" in json.dumps(schema)
-    assert hybrid == (False, {"query": "where do guests register", "mode": "hybrid",
-                              "count": 1, "hits": hybrid[1]["hits"]})
-    assert [h["id"] for h in hybrid[1]["hits"]] == ["m-desk"]
-    assert semantic[1]["mode"] == "semantic" and semantic[1]["hits"][0]["id"] == "m-cafe"
-    assert lexical[0] is False and lexical[1]["mode"] == "lexical" and lexical[1]["hits"] == []
-    assert lexical[1]["query"] == "where do guests register"  # answered, with no hit
+    assert hybrid[0] is False and recalled(hybrid[1])["mode"] == "hybrid"
+    assert recalled(hybrid[1])["count"] == 1
+    assert [h["id"] for h in recalled(hybrid[1])["hits"]] == ["m-desk"]
+    assert recalled(semantic[1])["mode"] == "semantic"
+    assert recalled(semantic[1])["hits"][0]["id"] == "m-cafe"
+    assert lexical[0] is False and recalled(lexical[1])["mode"] == "lexical"
+    assert recalled(lexical[1])["hits"] == []  # answered, with no hit
     assert refused[0] is True and "cannot be combined with mounts" in refused[1]
     assert "memgit error MG001" in refused[1]
 
@@ -270,7 +301,8 @@ def test_recall_without_its_endpoint_answers_by_words_and_says_why(new_drive) ->
         async with server(drive) as client:
             return await call(client, "recall", query="cafeteria")
 
-    is_error, found = run(go)
+    is_error, text = run(go)
+    found = recalled(text)
     assert is_error is False and found["mode"] == "lexical"
     assert [h["id"] for h in found["hits"]] == ["m-cafe"]
     assert len(found["warnings"]) == 1 and "MG014" in found["warnings"][0]
@@ -301,9 +333,10 @@ def test_the_server_fills_vectors_in_its_own_thread(new_drive) -> None:
 
     written, done, lunch, car = run(go)
     assert written[0] is False and done is True
-    assert [h["id"] for h in lunch[1]["hits"]] == ["m-cafe"] and "warnings" not in lunch[1]
-    assert [h["id"] for h in car[1]["hits"]] == [written[1]["added"][0]["id"]]
-    assert "warnings" not in car[1]
+    lunch_found, car_found = recalled(lunch[1]), recalled(car[1])
+    assert [h["id"] for h in lunch_found["hits"]] == ["m-cafe"] and not lunch_found["warnings"]
+    assert [h["id"] for h in car_found["hits"]] == [written[1]["added"][0]["id"]]
+    assert not car_found["warnings"]
     assert not (drive / ".git" / "memgit" / vector_fill.LOG_FILE).exists()
 
 
@@ -367,3 +400,51 @@ def test_working_memory_tools(new_drive) -> None:
     listed = memgit("keys", "--agent", "planner", cwd=drive)
     assert listed.returncode == 0 and listed.stdout.decode().split() == ["goal"] + keys[1:]
     assert memgit("keys", cwd=drive).stdout == b""  # the default agent has none
+
+
+# --- what an agent pays to read: the budget over generated drives ----------------------------
+
+_WORD = st.text(alphabet=st.characters(codec="utf-8", categories=("L", "N")), min_size=1,
+                max_size=12)
+_FACT = st.lists(_WORD, min_size=1, max_size=12).map(" ".join)
+
+
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.function_scoped_fixture])
+@given(facts=st.lists(st.tuples(_FACT, st.sampled_from(["notes", "people", "infra/k8s"])),
+                      max_size=25),
+       budgets=st.lists(st.integers(min_value=0, max_value=2500), min_size=1, max_size=3),
+       query=st.one_of(st.none(), _FACT))
+def test_context_is_its_packet_within_budget_over_generated_drives(facts, budgets,
+                                                                    query) -> None:
+    """The context tool's one text block is the packet itself (memgit context's text),
+    at most budget_tokens by the documented count, with no structured copy."""
+    from memgit.agents.mcp import build_server
+    from memgit.agents.operations import AgentDrive
+    from memgit.drives.create import create_drive
+    from memgit.git.repository import open_drive
+    from memgit.recall.context import build_packet
+    from memgit.write.ops import NewFact
+    from memgit.write.writer import commit_facts
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "d"
+        create_drive(path, bare=False)
+        drive = open_drive(path)
+        if facts:
+            assert commit_facts(drive, [NewFact(t, None, topic) for t, topic in facts], (),
+                                "facts").status == "committed"
+
+        async def go() -> list[tuple[int, Any]]:
+            async with Client(build_server(AgentDrive(str(path)))) as client:
+                return [(budget, await client.call_tool(
+                    "context", {"budget_tokens": budget} | ({"query": query} if query else {})))
+                    for budget in budgets if budget >= 1]
+
+        for budget, result in run(go):
+            assert not result.is_error and result.structured_content is None
+            assert len(result.content) == 1
+            text = result.content[0].text  # type: ignore[union-attr]
+            assert estimate_tokens(text) <= budget
+            assert text == build_packet(open_drive(path), budget, query).text

@@ -35,8 +35,8 @@ def test_init_bare_installs_hooks_and_git_defences(tmp_path: Path) -> None:
         text = script.read_text()
         assert f"# memgit-hook: {name} {hooks.HOOK_VERSION}" in text
         assert hooks.recorded_command(text)[:3] == [sys.executable, "-I", "-S"]
-    for key in hooks.SERVER_CONFIG:
-        assert git("config", "--get", key, cwd=git_dir).stdout.decode().strip() == "true"
+    for key, value in hooks.SERVER_CONFIG.items():
+        assert git("config", "--get", key, cwd=git_dir).stdout.decode().strip() == value
     check = memgit("install-hooks", "--check", str(git_dir))
     assert check.returncode == 0, check.stdout + check.stderr
     assert ": ok (hooks current" in check.stdout
@@ -157,6 +157,25 @@ def test_check_reports_outdated_broken_and_not_executable_hooks(tmp_path: Path) 
     assert "receive.denyDeletes is false, should be true" in proc.stdout
     assert memgit("install-hooks", "--server", str(drive.git_dir)).returncode == 0
     assert hooks.server_status(drive.git_dir).ok
+
+
+def test_ref_lock_timeouts_are_set_and_a_longer_one_is_kept(tmp_path: Path) -> None:
+    """init --bare sets git's ref lock timeouts; --check flags a shorter one (git's 100 ms
+    default makes concurrent pushes fail at once) and keeps an admin's longer one."""
+    git_dir = tmp_path / "d.git"
+    assert memgit("init", "--bare", str(git_dir)).returncode == 0
+    git("config", "core.filesRefLockTimeout", "100", cwd=git_dir)
+    git("config", "core.packedRefsTimeout", "-1", cwd=git_dir)  # wait forever: fine
+    proc = memgit("install-hooks", "--check", str(git_dir))
+    assert proc.returncode == 1
+    assert proc.stdout.count("should be") == 1
+    assert "core.filesRefLockTimeout is 100, should be 10000 or more" in proc.stdout
+    git("config", "core.filesRefLockTimeout", "30000", cwd=git_dir)
+    assert memgit("install-hooks", "--check", str(git_dir)).returncode == 0
+    assert memgit("install-hooks", "--server", str(git_dir)).returncode == 0
+    got = {key: git("config", "--get", key, cwd=git_dir).stdout.decode().strip()
+           for key in ("core.filesRefLockTimeout", "core.packedRefsTimeout")}
+    assert got == {"core.filesRefLockTimeout": "30000", "core.packedRefsTimeout": "-1"}
 
 
 def test_hooks_installed_by_version_2_still_judge_and_are_named_outdated(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -689,16 +690,20 @@ def test_sync_killed_during_pushes_resumes_without_duplicates(tmp_path: Path) ->
 def test_a_stale_branch_lock_on_the_server_is_named_with_its_fix(tmp_path: Path) -> None:
     """A receive-pack killed on the server can leave refs/heads/main.lock behind; every
     push then fails to lock the branch. sync stops after its retries and says what to
-    check instead of only "run memgit sync again"; the local commit is kept."""
+    check instead of only "run memgit sync again" (a lock older than any push holds one
+    is called stale, memgit.sync.retry); the local commit is kept."""
     bare = server(tmp_path)
     b = clone_drive(bare.as_uri(), tmp_path / "b")
     entry = add(b, "kept while the server is stuck")
     commit_all(b, "b")
-    (bare / "refs" / "heads" / "main.lock").write_text("")
+    lock = bare / "refs" / "heads" / "main.lock"
+    lock.write_text("")
+    os.utime(lock, (time.time() - 3600, time.time() - 3600))  # left an hour ago
     stuck = memgit("sync", cwd=b)
     err = stuck.stderr.decode()
     assert stuck.returncode == 3 and "MG006" in err, err
-    assert "could not lock its branch" in err and "refs/heads/<branch>.lock" in err
+    assert "locked by a stale lock file" in err and f"{lock} is 36" in err  # 3600 s and more
+    assert "remove the file" in err
     assert entry in head_entries(b) and entry not in head_entries(bare)
     (bare / "refs" / "heads" / "main.lock").unlink()  # the admin's fix
     assert memgit("sync", cwd=b).returncode == 0

@@ -12,10 +12,12 @@ import sys
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from memgit.agents.operations import MAX_LIMIT, MAX_TEXT, AgentDrive
+from memgit.agents.operations import MAX_LIMIT, MAX_TEXT, AgentDrive, Recalled
 from memgit.errors import MemgitError, PluginError, RefusedError
+from memgit.index.search import hit_line, labelled_line
 from memgit.policy.working import MAX_KEY_CHARS
 from memgit.recall.defaults import DEFAULT_BUDGET, DEFAULT_LIMIT
+from memgit.safe_text import printable
 from memgit.working.store import DEFAULT_LIMIT as DEFAULT_PAGE
 from memgit.working.store import MAX_LIMIT as MAX_PAGE
 
@@ -45,6 +47,20 @@ def error_text(err: MemgitError) -> str:
             lines.append(f"  ... and {len(err.violations) - MAX_VIOLATIONS} more")
     if err.hint:
         lines.append(f"hint: {err.hint}")
+    return "\n".join(lines)
+
+
+def recall_text(found: Recalled) -> str:
+    """A recall result as the agent reads it: a line with the count and the mode, then each
+    hit as ``memgit recall`` prints it (index.search.hit_line; ``[drive]`` first across
+    mounts), then what was not searched or why the answer is by words only."""
+    count = len(found.hits)
+    lines = [f"{count} {'entry' if count == 1 else 'entries'} ({found.mode})"]
+    lines += [hit_line(hit) if label is None else labelled_line(label, hit)
+              for label, hit in found.hits]
+    lines += [f"warning: mount {printable(problem, 400)} (not searched)"
+              for problem in found.skipped]
+    lines += [f"warning: {printable(warning, 400)}" for warning in found.warnings]
     return "\n".join(lines)
 
 
@@ -112,8 +128,12 @@ def build_server(agent: AgentDrive) -> Any:
 
     def tool(description: str, annotations: Any) -> Callable[[Callable[..., Any]], Any]:
         def register(fn: Callable[..., Any]) -> Any:
+            # A tool that returns text is text only: the SDK would otherwise also send it
+            # as structuredContent ({"result": ...}), and the agent would pay for it twice.
+            text_only = fn.__annotations__.get("return") is str
             app.add_tool(tool_errors(fn, inline=annotations is read_only),
-                         description=description, annotations=annotations)
+                         description=description, annotations=annotations,
+                         structured_output=False if text_only else None)
             return fn
         return register
 
@@ -146,8 +166,8 @@ def build_server(agent: AgentDrive) -> Any:
     def forget(id: EntryId) -> dict[str, Any]:
         return agent.forget(id)
 
-    @tool("Search the memory drive; returns the best entries with id, text, topic, source "
-          "and date.", read_only)
+    @tool("Search the memory drive; returns the best entries, one a line: "
+          "topic:line: text  [id; score].", read_only)
     def recall(query: Annotated[Text, Field(description="Words to look for, or a question")],
                limit: Annotated[int, Field(ge=1, le=MAX_LIMIT,
                                            description="How many entries to return")
@@ -159,8 +179,8 @@ def build_server(agent: AgentDrive) -> Any:
                mounts: Annotated[bool, Field(description=(
                    "Also search the shared drives mounted next to this one (memgit mount), "
                    "by words; each hit then names its drive"))] = False,
-               ) -> dict[str, Any]:
-        return agent.recall(query, limit, mode=mode, mounts=mounts)
+               ) -> str:
+        return recall_text(agent.recall_hits(query, limit, mode=mode, mounts=mounts))
 
     @tool("Load the drive's title, Index and the entries most likely to matter, within a "
           "token budget; says what was left out.", read_only)
@@ -169,8 +189,8 @@ def build_server(agent: AgentDrive) -> Any:
                     ] = DEFAULT_BUDGET,
                 query: Annotated[str | None, Field(max_length=MAX_TEXT, description=(
                     "What the task is about: its matches come first"))] = None,
-                ) -> dict[str, Any]:
-        return agent.context(budget_tokens, query)
+                ) -> str:
+        return str(agent.context(budget_tokens, query)["text"])
 
     @tool("Post an open question on the drive's board for other agents or people.", writes)
     def ask(text: Annotated[Text, Field(description="The question")]) -> dict[str, Any]:

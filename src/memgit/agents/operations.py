@@ -10,19 +10,30 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
 from memgit import state
 from memgit.errors import MemgitError, UsageError
 from memgit.git.repository import Drive, open_drive, ref_target, require_drive
-from memgit.index.search import hit_json
+from memgit.index.search import Hit, hit_json
 from memgit.policy.settings import Policy, drive_policy
 from memgit.recall.defaults import DEFAULT_BUDGET, DEFAULT_LIMIT
 
 T = TypeVar("T")
 MAX_TEXT = 4096  # characters of one entry an agent may send; the policy's limits apply after
 MAX_LIMIT = 50
+
+
+@dataclass
+class Recalled:
+    """What recall found: each hit with the label of its drive (None: this drive alone)."""
+
+    query: str
+    mode: str
+    hits: list[tuple[str | None, Hit]]
+    warnings: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # mounts not searched, and why
 
 
 def write_summary(result: Any) -> dict[str, Any]:
@@ -115,12 +126,25 @@ class AgentDrive:
 
     def recall(self, query: str, limit: int = DEFAULT_LIMIT, count: bool = True,
                mode: str | None = None, mounts: bool = False) -> dict[str, Any]:
+        """:meth:`recall_hits` as JSON (``hits`` by index.search.hit_json)."""
+        found = self.recall_hits(query, limit, count, mode, mounts)
+        out: dict[str, Any] = {"query": found.query, "mode": found.mode,
+                               "count": len(found.hits)}
+        if mounts:
+            out["skipped"] = found.skipped
+        out["hits"] = [hit_json(hit, label) for label, hit in found.hits]
+        if found.warnings:
+            out["warnings"] = found.warnings
+        return out
+
+    def recall_hits(self, query: str, limit: int = DEFAULT_LIMIT, count: bool = True,
+                    mode: str | None = None, mounts: bool = False) -> Recalled:
         """The best entries for ``query``: by words and meaning (hybrid, the default with
         an ``embeddings:`` section), words only (lexical) or meaning only (semantic).
         The embedder stays loaded between calls; without it the answer is lexical and
         ``warnings`` says why. With ``mounts``, of this drive and every mounted shared
-        drive by words (memgit.sync.mounts), each hit naming its ``drive`` (``self`` or the
-        mount's name) and ``skipped`` naming a mount that could not be searched."""
+        drive by words (memgit.sync.mounts), each hit labelled with its drive (``self`` or
+        the mount's name) and ``skipped`` naming a mount that could not be searched."""
         from memgit.recall.read_path import recall_in_mode
 
         text = _text(query, "query")
@@ -133,16 +157,12 @@ class AgentDrive:
             check_mounts_mode(mode)
             across = self.call(lambda d, p: recall_with_mounts(d, text, limit, count=count,
                                                                policy=p))
-            return {"query": text, "mode": "lexical", "count": len(across.hits),
-                    "skipped": across.skipped,
-                    "hits": [hit_json(dh.hit, dh.drive) for dh in across.hits]}
+            return Recalled(text, "lexical", [(dh.drive, dh.hit) for dh in across.hits],
+                            skipped=list(across.skipped))
         found = self.call(lambda d, p: recall_in_mode(d, text, limit, mode=mode, count=count,
                                                       policy=p))
-        out = {"query": text, "mode": found.mode, "count": len(found.hits),
-               "hits": [hit_json(h) for h in found.hits]}
-        if found.warnings:
-            out["warnings"] = found.warnings
-        return out
+        return Recalled(text, found.mode, [(None, h) for h in found.hits],
+                        warnings=list(found.warnings))
 
     def warm_embedder(self) -> str | None:
         """Load the drive's embedder and its vectors now (the MCP server's first recall is

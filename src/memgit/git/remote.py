@@ -51,20 +51,32 @@ def fetch_refs(drive: Drive, remote: str, *specs: str) -> subprocess.CompletedPr
                cwd=drive.root, env=_network_env(), check=False)
 
 
-def push_commit(drive: Drive, remote: str, oid: str,
-                branch: str) -> subprocess.CompletedProcess:
-    """``git push --porcelain REMOTE OID:refs/heads/BRANCH`` (never forced); not checked.
+NO_PUSH_OPTIONS = "does not support push options"  # git's words for such a server
+
+
+def push_commit(drive: Drive, remote: str, oid: str, branch: str,
+                options: Sequence[str] = ()) -> subprocess.CompletedProcess:
+    """``git push --porcelain [--push-option=OPTION...] REMOTE OID:refs/heads/BRANCH``
+    (never forced); not checked.
 
     Without ``+`` or ``--force`` git refuses locally or the server refuses any
-    update that is not a fast-forward.
+    update that is not a fast-forward. A server that does not advertise push options
+    (``receive.advertisePushOptions``) makes git stop before sending anything, saying
+    NO_PUSH_OPTIONS: the push is then made again without them.
     """
-    return push_ref(drive, remote, oid, f"refs/heads/{branch}")
+    return push_ref(drive, remote, oid, f"refs/heads/{branch}", options)
 
 
-def push_ref(drive: Drive, remote: str, oid: str, ref: str) -> subprocess.CompletedProcess:
-    """``git push --porcelain REMOTE OID:REF`` (never forced); not checked."""
-    return git("push", "--porcelain", "--no-verify", remote, f"{oid}:{ref}",
-               cwd=drive.root, env=_network_env(), check=False)
+def push_ref(drive: Drive, remote: str, oid: str, ref: str,
+             options: Sequence[str] = ()) -> subprocess.CompletedProcess:
+    """``git push --porcelain [--push-option=OPTION...] REMOTE OID:REF`` (never forced);
+    not checked; made again without the options when the server takes none."""
+    argv = ["push", "--porcelain", "--no-verify", *(f"--push-option={o}" for o in options),
+            remote, f"{oid}:{ref}"]
+    proc = git(*argv, cwd=drive.root, env=_network_env(), check=False)
+    if options and proc.returncode != 0 and NO_PUSH_OPTIONS.encode() in proc.stderr:
+        return push_ref(drive, remote, oid, ref)
+    return proc
 
 
 def clone_repository(url: str, path: Path, branch: str, *, bare: bool = False,

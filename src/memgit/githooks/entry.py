@@ -33,18 +33,28 @@ def run_chained(chain: str | None, stdin: bytes) -> int:
 
 
 def run_hook(name: str, stdin: bytes, git_dir: str | os.PathLike[str], *,
-             policy_file: str | None = None, chain: str | None = None) -> int:
-    """Run hook ``name`` for ``git_dir``: print, then run the chained hook if any."""
+             policy_file: str | None = None, chain: str | None = None,
+             queued: bool = False) -> int:
+    """Run hook ``name`` for ``git_dir``: print, then run the chained hook if any.
+
+    ``queued`` (the installed hooks): pre-receive judges in its turn, one push of the
+    drive at a time (memgit.githooks.queue); a push whose branch moved while it waited
+    is refused before anything heavy is imported."""
     if name == "pre-receive":
         from pathlib import Path
 
-        from memgit.githooks.receive import run_pre_receive
+        def judge() -> int:
+            from memgit.githooks.receive import run_pre_receive
 
-        status, lines = run_pre_receive(Path(git_dir), stdin, policy_file=policy_file)
-        emit(lines)
-        if status != 0:
-            return status
-        return run_chained(chain, stdin)
+            status, lines = run_pre_receive(Path(git_dir), stdin, policy_file=policy_file)
+            emit(lines)
+            return status or run_chained(chain, stdin)
+
+        if not queued:
+            return judge()
+        from memgit.githooks.queue import in_turn
+
+        return in_turn(Path(git_dir), stdin, judge)
     if name == "post-receive":
         from memgit.githooks.post_receive import run_post_receive
 
@@ -85,4 +95,4 @@ def hook_main(argv: list[str] | None = None) -> int:
     except OSError:
         stdin = b""
     return run_hook(name, stdin, hook_git_dir(), policy_file=options.get("--policy"),
-                    chain=options.get("--chain"))
+                    chain=options.get("--chain"), queued=True)

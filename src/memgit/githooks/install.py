@@ -32,13 +32,35 @@ HOOKS = ("pre-receive", "post-receive")
 MARKER = "# memgit-hook:"
 CHAIN_SUFFIX = ".memgit-chained"
 
-# git's own defences, set next to the hooks. git runs fsck on the received objects
-# before pre-receive and applies the deny* checks after it, so both layers are needed.
+# git's own settings, set next to the hooks (docs/server.md, "git's settings"). git runs
+# fsck on the received objects before pre-receive and applies the deny* checks after it,
+# so both layers are needed. The two timeouts make a push that finds the branch's lock
+# file (or HEAD's, or packed-refs') taken by another process wait for it, with git's own
+# jittered backoff, instead of failing after git's defaults (100 ms and 1 s). Push
+# options let memgit sync name the work a push carries (memgit.githooks.queue).
 SERVER_CONFIG: dict[str, str] = {
     "receive.fsckObjects": "true",
     "receive.denyNonFastForwards": "true",
     "receive.denyDeletes": "true",
+    "core.filesRefLockTimeout": "10000",
+    "core.packedRefsTimeout": "10000",
+    "receive.advertisePushOptions": "true",
 }
+_AT_LEAST = ("core.filesRefLockTimeout", "core.packedRefsTimeout")  # longer (or -1) is fine
+
+
+def config_ok(key: str, value: str | None) -> bool:
+    """Whether a SERVER_CONFIG key's current value is what the server needs: the value
+    itself, or for a timeout a longer one (-1: wait forever)."""
+    if value is None:
+        return False
+    if key in _AT_LEAST:
+        try:
+            number = int(value)
+        except ValueError:
+            return False
+        return number == -1 or number >= int(SERVER_CONFIG[key])
+    return value.lower() == SERVER_CONFIG[key]
 
 _PURPOSE = {
     "pre-receive": "refuse pushes the drive policy does not allow",
@@ -166,14 +188,16 @@ def bare_repository(path: Path) -> Path:
 
 
 def configure_server(drive: Drive) -> None:
-    """Set git's own defences on a server drive (SERVER_CONFIG), hide the purge
-    registry's refs from fetching clients and publish the registry file into them
-    (memgit.policy.registry_refs: what replicates with refs and objects)."""
+    """Set git's own settings on a server drive (SERVER_CONFIG; a timeout an admin set
+    longer is kept), hide the purge registry's refs from fetching clients and publish the
+    registry file into them (memgit.policy.registry_refs: what replicates with refs and
+    objects)."""
     from memgit.policy import registry_refs
     from memgit.policy.registry import REGISTRY_FILE
 
     for key, value in SERVER_CONFIG.items():
-        config_set(drive.git_dir, key, value)
+        if not config_ok(key, config_get(drive.git_dir, key)):
+            config_set(drive.git_dir, key, value)
     registry_refs.hide(drive.git_dir)
     registry_refs.publish(drive.git_dir, drive.git_dir / REGISTRY_FILE)
 
@@ -289,7 +313,8 @@ class ServerStatus:
         out = [f"{h.name}: {h.state}" + (f" ({h.detail})" if h.detail else "")
                for h in self.hooks if h.state != "current"]
         out += [f"{key} is {value or 'unset'}, should be {SERVER_CONFIG[key]}"
-                for key, value in self.config.items() if value != SERVER_CONFIG[key]]
+                + (" or more" if key in _AT_LEAST else "")
+                for key, value in self.config.items() if not config_ok(key, value)]
         if not self.registry_hidden:
             out.append("uploadpack.hideRefs does not hide refs/memgit/registry")
         return out
@@ -309,7 +334,7 @@ def server_status(git_dir: Path, python: str | None = None,
         status.hooks.append(_hook_state(name, path, python, paths))
     for key in SERVER_CONFIG:
         value = config_get(git_dir, key)
-        status.config[key] = value.lower() if value is not None else None
+        status.config[key] = value
     from memgit.policy.registry_refs import is_hidden
 
     status.registry_hidden = is_hidden(git_dir)

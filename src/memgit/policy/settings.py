@@ -228,6 +228,21 @@ def _embeddings(value: Any, origin: str) -> Mapping[str, Any]:
     return {"settings": config} if config is not None else {}
 
 
+def _sync(value: Any, origin: str) -> Mapping[str, Any]:
+    """``sync: {retry_seconds: N}``: how long memgit sync keeps retrying a push that
+    loses races to other pushes (docs/sync.md; git config memgit.syncRetrySeconds wins)."""
+    hint = "sync: {retry_seconds: 60}"
+    if not isinstance(value, Mapping) or set(value) - {"retry_seconds"}:
+        raise PolicyFileError(f"{origin}: sync must be a mapping with the key retry_seconds",
+                              hint)
+    seconds = value.get("retry_seconds", 60)
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not \
+            0 <= seconds < float("inf"):
+        raise PolicyFileError(f"{origin}: sync.retry_seconds must be a number of seconds "
+                              "(0: do not retry)", hint)
+    return {"settings": {"retry_seconds": float(seconds)}}
+
+
 # Every key of memgit.yaml and its parser, applied in this order to the keys present
 # (kind first: it sets defaults any other key overrides; then profile: amr sets defaults
 # that extensions may override). Adding a key is one row here (and its parser); an
@@ -246,6 +261,7 @@ SECTIONS: dict[str, Parser] = {
     "dream": _dream,
     "require_source": check_require_source,
     "embeddings": _embeddings,
+    "sync": _sync,
 }
 
 

@@ -6,6 +6,8 @@ pushed as it is when it sits on the server's head, else as its entry operations
 (memgit.sync.replay) applied to that head. Pushes are never forced. After each accepted
 push ``refs/memgit/last-synced`` and ``refs/memgit/sync-source`` name the server and local
 commits, so a killed sync resumes with the next commit and nothing is duplicated. A push
+that lost a race (the server moved) is replayed again on the new head with
+jittered exponential backoff until a time budget is spent (memgit.sync.retry). A push
 refused by the server's policy stops the sync with the local branch untouched. When the
 server's branch no longer contains ``last-synced`` (a purge rewrote it), operations on
 vanished or purged entries are dropped and the checkout's reflogs are expired and its
@@ -22,7 +24,6 @@ from functools import partial
 from typing import Any, TypeVar
 
 from memgit.errors import (
-    ConflictError,
     MemgitError,
     NotADriveError,
     RefusedError,
@@ -56,6 +57,7 @@ from memgit.git.repository import (
 )
 from memgit.git.rewrite import expire_reflogs_and_prune
 from memgit.git.worktree import worktree_changes
+from memgit.githooks.queue import WORK_OPTION
 from memgit.index.reindex import ensure_current, forget_entries
 from memgit.policy.judge import ID_RE, quote
 from memgit.policy.registry import PURGED_IDS_FILE, PURGED_REF
@@ -70,6 +72,12 @@ from memgit.sync.replay import (
     compute_ops,
     entry_map,
 )
+from memgit.sync.retry import (
+    RETRY_CONFIG,
+    RaceClock,
+    local_server_path,
+    retry_seconds,
+)
 from memgit.sync.status import LAST_SYNC_CONFIG, LAST_SYNCED, SYNC_SOURCE, remote_head_ref
 from memgit.write.writer import recover_and_drain, write_lock
 
@@ -78,7 +86,6 @@ BRANCH = DEFAULT_BRANCH  # what memgit clone checks out; a drive's policy may na
 PURGED_FROM = "refs/memgit/purged-from/"  # + remote name: its refs/memgit/purged
 WORKING_FROM = "refs/memgit/working-from/"  # + remote name: its working memory (working/)
 LEARNED = "refs/memgit/purged-learned/"  # + remote name: the purged ids applied last
-MAX_RACES = 5
 MAX_BATCH = 100  # below the default policy's 200 commits per push
 
 
@@ -101,25 +108,6 @@ class SyncRefusedError(RefusedError):
                  "your local commits are kept")
         self.commit = commit
         self.server_message = server_message
-
-
-class SyncRaceError(ConflictError):
-    """The server kept moving while we pushed (or could not lock its branch each time)."""
-
-
-def race_error(races: int, what: str, outcome: PushOutcome) -> SyncRaceError:
-    """The error after MAX_RACES lost races. git answers "cannot lock ref" both when
-    another push holds the branch's lock and when a killed receive-pack left its
-    ``<branch>.lock`` file behind; only the first goes away by trying again."""
-    said = f"{outcome.summary}\n{outcome.message}"  # git puts the reason in remote: lines
-    if "cannot lock ref" in said or "failed to lock" in said:
-        return SyncRaceError(
-            f"the server could not lock its branch {races} times while pushing {what}",
-            "run memgit sync again; if it says so again, a push killed on the server may have "
-            "left a stale lock: the server's admin removes refs/heads/<branch>.lock in the "
-            "bare repository when no push is running")
-    return SyncRaceError(f"the server moved {races} times while pushing {what}",
-                         "run memgit sync again")
 
 
 # --- push and fetch outcomes ----------------------------------------------------------
@@ -198,7 +186,7 @@ class SyncReport:
     dropped: list[str] = field(default_factory=list)  # ops dropped on purged entries
     races: int = 0
     seconds: dict[str, float] = field(default_factory=lambda: {
-        "fetch": 0.0, "replay": 0.0, "push": 0.0, "finish": 0.0})
+        "fetch": 0.0, "replay": 0.0, "push": 0.0, "backoff": 0.0, "finish": 0.0})
     rewritten: bool = False
     pulled: bool = False  # the local branch moved to take the server's new commits
     forgotten: int = 0  # recall index rows of entries the server purged, deleted here
@@ -236,6 +224,11 @@ class _State:
     blobs: dict[str, str] = field(default_factory=dict)
     server_base: str | None = None
     server_times: dict[str, dict[str, int]] = field(default_factory=dict)
+    budget: float = 0.0  # seconds a push may keep losing races (memgit.sync.retry)
+
+    def race_clock(self, what: str) -> RaceClock:
+        url = remote_url(self.drive, self.remote) or ""
+        return RaceClock(self.budget, what, server=local_server_path(url), url=url)
 
     def tree_of(self, commit: str | None) -> dict[str, str]:
         tree = commit_tree_id(self.drive, commit) if commit is not None else None
@@ -376,7 +369,7 @@ def sync(drive: Drive, remote: str = "origin", on_conflict: str = "local",
     repaired = recover_checkout(drive)
     local_head = check_checkout(drive, remote)
     report = SyncReport(remote, repaired=repaired)
-    state = _State(drive, remote, on_conflict, report)
+    state = _State(drive, remote, on_conflict, report, budget=race_budget(drive))
     server_head = _timed(report, "fetch", lambda: fetch(drive, remote))
     report.forgotten = learn_purged(drive, remote)
     last = ref_target(drive, LAST_SYNCED)
@@ -447,9 +440,12 @@ def _timed(report: SyncReport, phase: str, work: Callable[[], T]) -> T:
         report.seconds[phase] += time.perf_counter() - started
 
 
-def _push(state: _State, oid: str) -> PushOutcome:
-    proc = _timed(state.report, "push", lambda: push_commit(state.drive, state.remote, oid,
-                                                            drive_branch(state.drive)))
+def _push(state: _State, oid: str, local: str) -> PushOutcome:
+    """Push ``oid``, naming the local commit it replays (``memgit-work``, a push option):
+    memgit's push queue knows the work by it when it comes back after a lost race."""
+    proc = _timed(state.report, "push", lambda: push_commit(
+        state.drive, state.remote, oid, drive_branch(state.drive),
+        options=[f"{WORK_OPTION}={local}"]))
     return parse_push(proc.returncode, proc.stdout.decode(errors="replace"),
                       proc.stderr.decode(errors="replace"))
 
@@ -461,7 +457,7 @@ def _sync_batch(state: _State, chunk: list[str], target: str | None) -> tuple[st
     (the caller then goes one commit at a time).
     """
     drive, report = state.drive, state.report
-    races = 0
+    clock = state.race_clock("a batch")
     while True:
         tip, pairs, skipped = target, [], []
         for commit in chunk:
@@ -479,18 +475,14 @@ def _sync_batch(state: _State, chunk: list[str], target: str | None) -> tuple[st
             _mark(drive, target, chunk[-1])
             return (target,)
         assert tip is not None
-        outcome = _push(state, tip)
+        outcome = _push(state, tip, chunk[0])
         if outcome.status == "ok":
             report.pushed.extend(pairs)
             report.skipped.extend(skipped)
             _mark(drive, tip, chunk[-1])
             return (tip,)
         if outcome.status == "race":
-            races += 1
-            report.races += 1
-            if races > MAX_RACES:
-                raise race_error(races, "a batch", outcome)
-            target = _timed(report, "fetch", lambda: fetch(drive, state.remote))
+            target = _lost_race(state, clock, outcome)
             continue
         if outcome.status == "refused":
             return None
@@ -502,7 +494,7 @@ def _sync_commit(state: _State, commit: str, target: str | None) -> str | None:
     drive, report = state.drive, state.report
     info = commit_info(drive, commit)
     parent = info.parents[0] if info.parents else None
-    races = 0
+    clock = state.race_clock(commit[:10])
     while True:
         if parent == target and not state.drop:
             new: str | None = commit
@@ -512,17 +504,13 @@ def _sync_commit(state: _State, commit: str, target: str | None) -> str | None:
             report.skipped.append(commit)
             _mark(drive, target, commit)
             return target
-        outcome = _push(state, new)
+        outcome = _push(state, new, commit)
         if outcome.status == "ok":
             report.pushed.append((commit, new))
             _mark(drive, new, commit)
             return new
         if outcome.status == "race":
-            races += 1
-            report.races += 1
-            if races > MAX_RACES:
-                raise race_error(races, commit[:10], outcome)
-            target = _timed(report, "fetch", lambda: fetch(drive, state.remote))
+            target = _lost_race(state, clock, outcome)
             continue
         if outcome.status == "refused":
             purged = _purged_ids(state, new, outcome.message) if state.report.rewritten \
@@ -532,6 +520,21 @@ def _sync_commit(state: _State, commit: str, target: str | None) -> str | None:
                 continue
             raise SyncRefusedError(commit, outcome.message)
         raise network_error(state.remote, outcome.message, "push to")
+
+
+def race_budget(drive: Drive) -> float:
+    """Seconds a push may keep losing races: git config, then memgit.yaml (retry.py)."""
+    return retry_seconds(drive.config_value(RETRY_CONFIG),
+                         dict(_policy(drive).setting("sync", ())).get("retry_seconds"))
+
+
+def _lost_race(state: _State, clock: RaceClock, outcome: PushOutcome) -> str | None:
+    """Another push landed first (or held the branch): wait the clock's backoff (it raises
+    once the budget is spent), then fetch the server's new head to replay on."""
+    state.report.races += 1
+    delay = clock.lost(f"{outcome.summary}\n{outcome.message}")
+    _timed(state.report, "backoff", partial(time.sleep, delay))
+    return _timed(state.report, "fetch", lambda: fetch(state.drive, state.remote))
 
 
 def _replay(state: _State, commit: str, parent: str | None, target: str | None) -> str | None:

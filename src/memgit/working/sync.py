@@ -12,15 +12,18 @@ again). docs/working-memory.md has the details.
 
 from __future__ import annotations
 
+import itertools
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from memgit.errors import RefusedError
-from memgit.git.remote import fetch_refs, push_ref
+from memgit.git.remote import fetch_refs, push_ref, remote_url
 from memgit.git.repository import Drive, cas_ref, create_commit, is_ancestor, ref_target, set_ref
 from memgit.git.rewrite import expire_reflogs_and_prune
 from memgit.policy.working import WORKING_REF, name_key, parse_value, value_line
-from memgit.sync.client import MAX_RACES, WORKING_FROM, network_error, parse_push, race_error
+from memgit.sync.client import WORKING_FROM, network_error, parse_push, race_budget
+from memgit.sync.retry import RaceClock, local_server_path
 from memgit.working.layout import canonical_root
 from memgit.working.store import fresh_id, known_purged_ids
 
@@ -122,7 +125,10 @@ def sync_working(drive: Drive, remote: str, *, fetched: bool = True) -> WorkingR
     fetch when ``fetched``); raises what ``memgit sync`` raises for a refusal or a race."""
     report = WorkingReport()
     tracking = WORKING_FROM + remote
-    for attempt in range(MAX_RACES + 1):
+    url = remote_url(drive, remote) or ""
+    clock = RaceClock(race_budget(drive), "working memory", server=local_server_path(url),
+                      url=url)  # raises once the sync's race budget is spent
+    for attempt in itertools.count():
         if attempt or not fetched:
             _refetch(drive, remote)
         local, theirs = ref_target(drive, WORKING_REF), ref_target(drive, tracking)
@@ -138,6 +144,7 @@ def sync_working(drive: Drive, remote: str, *, fetched: bool = True) -> WorkingR
             outcome = parse_push(proc.returncode, proc.stdout.decode(errors="replace"),
                                  proc.stderr.decode(errors="replace"))
             if outcome.status == "race":
+                time.sleep(clock.lost(f"{outcome.summary}\n{outcome.message}"))
                 continue
             if outcome.status == "refused":
                 said = "; ".join(line.strip() for line in outcome.message.splitlines()
@@ -159,7 +166,7 @@ def sync_working(drive: Drive, remote: str, *, fetched: bool = True) -> WorkingR
         if rewritten:  # the old history held purged values: nothing may keep them
             expire_reflogs_and_prune(drive.git_dir)
         return report
-    raise race_error(MAX_RACES, "working memory", parse_push(1, "", ""))
+    raise AssertionError("unreachable: the loop returns or the clock raises")
 
 
 def _combine(drive: Drive, local: str | None, theirs: str | None, base: str | None,

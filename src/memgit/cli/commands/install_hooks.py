@@ -22,8 +22,8 @@ from memgit.githooks.install import (
 @click.command("install-hooks")
 @click.argument("repos", nargs=-1, metavar="REPO...")
 @click.option("--server", is_flag=True, help="Install the server hooks (pre-receive, "
-              "post-receive) and set receive.fsckObjects, receive.denyNonFastForwards, "
-              "receive.denyDeletes.")
+              "post-receive) and set git's receive checks and ref lock timeouts "
+              "(docs/server.md).")
 @click.option("--chain", is_flag=True, help="Keep a hook memgit did not write: run it after "
               "memgit's check instead of refusing to install.")
 @click.option("--layout", type=click.Choice(LAYOUTS), default="plain", show_default=True,
@@ -51,7 +51,7 @@ def command(ctx: click.Context, repos: tuple[str, ...], server: bool, chain: boo
         for git_dir in git_dirs:
             status = server_status(git_dir, layout=layout)
             if status.ok:
-                click.echo(f"{git_dir}: ok (hooks current, git's receive checks on)")
+                click.echo(f"{git_dir}: ok (hooks current, git's settings on)")
                 continue
             failed += 1
             click.echo(f"{git_dir}: needs `memgit install-hooks --server`")
