@@ -82,4 +82,9 @@ RULES: dict[str, tuple[str, str]] = {
     "MG610": ("purge-running", "a purge is rewriting this drive's history; push again when it "
               "is done (memgit sync replays your work onto the new history)"),
     "MG611": ("push-too-large", "push in smaller batches, or raise limits.push_bytes"),
+    "MG612": ("proposal-required", "this drive's autonomy rules let this writer only propose "
+              "here: write it as a proposal (memgit remember, or [status: proposed] on the "
+              "line) and a person approves it (memgit approve ID)"),
+    "MG613": ("autonomy-refused", "this drive's autonomy rules refuse this write from this "
+              "writer; ask the drive's owner (memgit.yaml, autonomy:)"),
 }
