@@ -48,6 +48,7 @@ TIERS: list[list[str]] = [
     ["recall", "purge", "server_hook"],
     ["sync", "importing"],
     ["dream", "forges"],
+    ["review"],
     ["agents", "drives"],
     ["demo", "serve"],
     ["cli"],

@@ -58,6 +58,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("serve", "Serve every drive under a root over smart HTTP, with tokens, "
               "/metrics and a dashboard (memgit[serve])."),
     "token": ("token", "Access tokens for memgit serve: add, list, revoke."),
+    "review": ("review", "List the proposals waiting for a person (the drive's autonomy rules)."),
+    "approve": ("approve", "Approve proposals: they become active entries (one commit)."),
+    "reject": ("reject", "Reject proposals with a reason (removed later by maintain)."),
+    "audit": ("audit", "A drive's health report, each finding with the command that fixes it."),
 }
 
 

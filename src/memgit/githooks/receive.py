@@ -39,7 +39,8 @@ from memgit.git.plumbing import (
 from memgit.git.raw import LaterRead, ObjectReader, TreeCache, commit_text, is_tree
 from memgit.githooks.hook_io import RefUpdate, ServerSideError, parse_updates, server_error_lines
 from memgit.githooks.verdict import SHORT, Finding, Verdict, report
-from memgit.policy.autonomy import check_entries, has_rules
+from memgit.policy.autonomy import has_rules
+from memgit.policy.autonomy_check import check_entries
 from memgit.policy.census import no_secret_scan, push_cap_warnings
 from memgit.policy.judge import (
     ERROR,

@@ -28,7 +28,8 @@ class Actor:
     """Who writes, as the rules see it. ``agent``: the writer's name (an MCP client's);
     empty: the name in each entry's source label. ``why``: a proposal's reason.
     ``actions``: per operation ref, the dream's ``merge`` or ``prune`` instead of the
-    operation's own edit or forget. ``review``: a person's review, never routed."""
+    operation's own edit or forget. ``review``: a person's review, or operations routed
+    already (the dream's), never routed."""
 
     agent: str = ""
     why: str = ""
