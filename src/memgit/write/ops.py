@@ -41,8 +41,8 @@ class WriteOp:
     answers when set), retire, edit (new ``text``, metadata kept), set
     (metadata ``key`` = ``value``; an empty ``value`` removes the key) or file
     (``path`` gets the whole ``text``, or is removed when ``key`` is "remove", provided
-    its blob at the head is ``value``, "" for absent; see writer.restore_files). ``ref`` is the caller's position,
-    for reports.
+    its blob at the head is ``value``, "" for absent; see writer.restore_files).
+    ``ref`` is the caller's position, for reports.
     """
 
     kind: str
