@@ -152,7 +152,7 @@ def _pairs(entries: list[_Entry], policy: Policy) -> list[Finding]:
     groups: dict[int, list[int]] = {}
     for member, root in dup_of.items():
         groups.setdefault(root, [root]).append(member)
-    for root, members in sorted(groups.items()):
+    for _root, members in sorted(groups.items()):
         ids = tuple(entries[m].id for m in sorted(set(members)))
         exact = len({items[m].key for m in members}) == 1
         where = sorted({entries[m].path for m in members})
