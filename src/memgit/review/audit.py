@@ -7,12 +7,13 @@ contradictions (same subject, another value: candidates, never changed), stale e
 files and the drive near their limits, proposals waiting longer than
 ``review.proposal_days``, and credentials in history that today's secret gate refuses
 (review.history). Nothing is written. Pairs are found with a prefix filter on the rarest
-words (an exact filter for the Jaccard thresholds used), so the audit stays near linear.
+word bigrams (:func:`candidate_pairs`), so the audit stays near linear in the entries.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -34,6 +35,7 @@ from memgit.state import facts
 ERROR, WARNING, INFO = "error", "warning", "info"
 NEAR = 0.75  # rule_based's Jaccard threshold: the prefix filter for duplicates
 RELATED = 0.5  # word overlap from which two entries may talk about the same subject
+MAX_POSTINGS = 16  # items a bigram pairs with, at most (see candidate_pairs)
 MEANING = 0.93  # cosine of two entries' vectors from which they say the same
 ANONYMOUS = ("imported:unknown", "memgit:observation/")
 
@@ -96,13 +98,13 @@ def _active(drive: Drive, tree: str) -> tuple[list[_Entry], list[tuple[str, int,
 
 
 def candidate_pairs(items: Sequence[Item], threshold: float) -> Iterable[tuple[int, int]]:
-    """Pairs whose word sets may reach Jaccard ``threshold``: each set sorted rarest word
-    first, two sets of Jaccard >= t share a word among the first ``|x| - ceil(t|x|) + 1``
-    of each (the prefix filter), so only pairs sharing such a word are compared. Items
-    with identical normalised text are paired whatever their words."""
-    import math
-
-    freq = Counter(w for item in items for w in item.set)
+    """Pairs that may share ``threshold`` of their word bigrams (both near duplicates and
+    contradiction candidates keep most of their word order): each item's bigrams sorted
+    rarest first, two items sharing that share of each one's bigrams share one among the
+    first ``|x| - ceil(t|x|) + 1`` of each (the prefix filter), so only pairs sharing such
+    a bigram are compared. A bigram already in MAX_POSTINGS items pairs no more (it says
+    nothing about a subject); items with the same normalised text are always paired."""
+    freq = Counter(p for item in items for p in item.pairs)
     seen: set[tuple[int, int]] = set()
     by_key: dict[str, list[int]] = {}
     for n, item in enumerate(items):
@@ -112,16 +114,17 @@ def candidate_pairs(items: Sequence[Item], threshold: float) -> Iterable[tuple[i
             for b in group[i + 1:]:
                 seen.add((a, b))
                 yield a, b
-    postings: dict[str, list[int]] = {}
+    postings: dict[tuple[str, str], list[int]] = {}
     for n, item in enumerate(items):
-        ordered = sorted(item.set, key=lambda w: (freq[w], w))
-        prefix = ordered[:max(len(ordered) - math.ceil(threshold * len(ordered)) + 1, 0)]
-        for word in prefix:
-            for m in postings.get(word, ()):
+        ordered = sorted(item.pairs, key=lambda p: (freq[p], p))
+        for pair in ordered[:max(len(ordered) - math.ceil(threshold * len(ordered)) + 1, 0)]:
+            found = postings.setdefault(pair, [])
+            for m in found:
                 if (m, n) not in seen:
                     seen.add((m, n))
                     yield m, n
-            postings.setdefault(word, []).append(n)
+            if len(found) < MAX_POSTINGS:
+                found.append(n)
 
 
 def _contradicts(a: Item, b: Item) -> bool:
