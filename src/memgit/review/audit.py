@@ -35,7 +35,7 @@ from memgit.state import facts
 ERROR, WARNING, INFO = "error", "warning", "info"
 NEAR = 0.75  # rule_based's Jaccard threshold: the prefix filter for duplicates
 RELATED = 0.5  # word overlap from which two entries may talk about the same subject
-MAX_POSTINGS = 16  # items a bigram pairs with, at most (see candidate_pairs)
+MAX_POSTINGS = 8  # items a bigram pairs with, at most (see candidate_pairs)
 MEANING = 0.93  # cosine of two entries' vectors from which they say the same
 ANONYMOUS = ("imported:unknown", "memgit:observation/")
 
@@ -127,19 +127,25 @@ def candidate_pairs(items: Sequence[Item], threshold: float) -> Iterable[tuple[i
                 found.append(n)
 
 
-def _contradicts(a: Item, b: Item) -> bool:
-    """Same subject, another value: most words shared, and what differs is a number, a
-    negation, or one or two words on each side (the rest the same)."""
-    if a.key == b.key or len(a.set & b.set) < 3:
+def _contradicts(a: Item, b: Item, shared: int) -> bool:
+    """Same subject, another value: at least three words shared, at most four differ, and
+    what differs is a number, a negation, or one or two words on each side."""
+    differ = len(a.set) + len(b.set) - 2 * shared
+    if a.key == b.key or shared < 3 or differ > 4:
         return False
     if a.numbers != b.numbers and (a.set - a.numbers) == (b.set - b.numbers):
         return True
     if a.negations != b.negations and (a.set - a.negations) == (b.set - b.negations):
         return True
-    only_a, only_b = a.set - b.set, b.set - a.set
-    shared = len(a.set & b.set)
-    return 0 < len(only_a) <= 2 and 0 < len(only_b) <= 2 and shared >= 2 * max(
-        len(only_a), len(only_b))
+    only_a, only_b = len(a.set) - shared, len(b.set) - shared
+    return 0 < only_a <= 2 and 0 < only_b <= 2 and shared >= 2 * max(only_a, only_b)
+
+
+def _root(parent: dict[int, int], n: int) -> int:
+    """The group of ``n`` (union-find: ``parent`` maps a member to a smaller one)."""
+    while n in parent:
+        n = parent[n]
+    return n
 
 
 def _pairs(entries: list[_Entry], policy: Policy) -> list[Finding]:
@@ -147,15 +153,24 @@ def _pairs(entries: list[_Entry], policy: Policy) -> list[Finding]:
     out: list[Finding] = []
     dup_of: dict[int, int] = {}
     contradictions: list[tuple[int, int]] = []
-    for a, b in sorted(candidate_pairs(items, RELATED)):
-        if near_duplicates(items[a], items[b]):
-            dup_of.setdefault(b, dup_of.get(a, a))
-        elif _contradicts(items[a], items[b]):
+    for a, b in candidate_pairs(items, RELATED):
+        a, b = min(a, b), max(a, b)
+        x, y = items[a], items[b]
+        shared = len(x.set & y.set)
+        if x.key == y.key or shared >= NEAR * (len(x.set) + len(y.set) - shared):
+            if near_duplicates(x, y):
+                ra, rb = _root(dup_of, a), _root(dup_of, b)
+                if ra != rb:
+                    dup_of[max(ra, rb)] = min(ra, rb)
+                continue
+        if _contradicts(x, y, shared):
             contradictions.append((a, b))
+    contradictions.sort()
     groups: dict[int, list[int]] = {}
-    for member, root in dup_of.items():
+    for member in list(dup_of):
+        root = _root(dup_of, member)
         groups.setdefault(root, [root]).append(member)
-    for _root, members in sorted(groups.items()):
+    for _first, members in sorted(groups.items()):
         ids = tuple(entries[m].id for m in sorted(set(members)))
         exact = len({items[m].key for m in members}) == 1
         where = sorted({entries[m].path for m in members})
