@@ -156,7 +156,8 @@ def test_import_apply_follows_the_rules(new_drive: Any, tmp_path: Path) -> None:
     plan = tmp_path / "plan.json"
     memgit_ok("import", "plan", str(source), "-o", str(plan), "--policy",
               str(path / ".git" / "memgit.yaml"))
-    memgit_ok("-C", str(path), "import", "apply", str(plan))
+    applied = memgit_ok("-C", str(path), "import", "apply", str(plan)).stdout.decode()
+    assert "1 of them are proposals" in applied
     [decision] = entries_of(path, "decisions.md").values()
     [note] = entries_of(path, "notes.md").values()
     assert (decision.get("status"), decision.get("proposed-by")) == ("proposed", "imported")
