@@ -49,6 +49,7 @@ from memgit.git.repository import (
 )
 from memgit.git.worktree import checkout_state, update_checkout
 from memgit.index import reindex as recall_index
+from memgit.policy.autonomy import has_rules
 from memgit.policy.judge import ERROR, check_commit, quote
 from memgit.policy.registry import PurgeRegistry
 from memgit.policy.settings import Policy, drive_policy
@@ -164,7 +165,7 @@ def apply_write_ops(drive: Drive, ops: Sequence[WriteOp], message: str = "", *,
     planned in the same commit; a queued write stores them as planned from the
     operations alone (every add counted as added)."""
     policy = policy or _policy(drive)
-    if ops and ref_target(drive, policy.branch_ref) is not None:
+    if ops and has_rules(policy) and ref_target(drive, policy.branch_ref) is not None:
         routed = route(drive, ops, policy, actor)
         if routed.skipped or routed.proposed:
             result = apply_write_ops(drive, routed.ops, message, policy=policy, finish=finish,
