@@ -48,6 +48,7 @@ TIERS: list[list[str]] = [
     ["recall", "purge", "server_hook"],
     ["sync", "importing"],
     ["dream", "forges", "working"],
+    ["review"],
     ["agents", "drives"],
     ["demo", "serve", "fleet"],
     ["cli"],

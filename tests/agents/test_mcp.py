@@ -25,7 +25,8 @@ from memgit.recall.context import estimate_tokens  # noqa: E402
 from tests.conftest import ROOT, git, memgit  # noqa: E402
 
 TOOLS = {"remember", "edit", "forget", "recall", "context", "ask", "answer", "resolve",
-         "questions", "status", "memory_get", "memory_set", "memory_delete", "memory_list"}
+         "questions", "status", "memory_get", "memory_set", "memory_delete", "memory_list",
+         "proposals", "approve", "reject"}
 FAKE_KEY = "AKIAZ3MBQX7TQW4RWNB2"  # synthetic, of the real shape
 
 
@@ -83,7 +84,7 @@ def test_tools_are_listed_with_schemas_and_one_line_descriptions(new_drive) -> N
         for prop in tool.input_schema.get("properties", {}).values():
             assert "type" in prop or "anyOf" in prop
     assert tools["remember"].input_schema["required"] == ["text"]
-    assert set(tools["remember"].input_schema["properties"]) == {"text", "topic", "source"}
+    assert set(tools["remember"].input_schema["properties"]) == {"text", "topic", "source", "why"}
     recall = tools["recall"].input_schema["properties"]["limit"]
     assert recall["default"] == 5 and recall["minimum"] == 1 and recall["maximum"] == 50
     assert tools["context"].input_schema["properties"]["budget_tokens"]["default"] == 2000

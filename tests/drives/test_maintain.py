@@ -35,7 +35,7 @@ def test_retention_follows_the_policy_and_reports_its_figures(path: Path) -> Non
                                 {"observations_deleted": 2, "observations_days": 2})
     assert maintain(drive, policy, now=now)[0].figures["observations_deleted"] == 0
     assert [r.step for r in maintain(drive, policy, now=now)] == [
-        "observations", "pending", "dream_runs", "retired", "sqlite", "git"]
+        "observations", "pending", "dream_runs", "retired", "rejected", "sqlite", "git"]
 
 
 def test_a_failing_step_is_reported_and_the_next_still_runs(

@@ -153,8 +153,11 @@ def build_server(agent: AgentDrive) -> Any:
                  source: Annotated[str | None, Field(
                      description="Where the fact comes from: https://..., TOOL:session/ID "
                                  "or TOOL:observation/ID (default memgit:observation/ID)")] = None,
+                 why: Annotated[str, Field(max_length=500, description=(
+                     "Why this matters; kept with the entry when the drive's rules make "
+                     "the write a proposal for a person to approve"))] = "",
                  ) -> dict[str, Any]:
-        return agent.remember(text, topic, source)
+        return agent.remember(text, topic, source, why)
 
     @tool("Replace the text of entry ID, keeping its id, source and date.", writes)
     def edit(id: EntryId, text: Annotated[Text, Field(description="The new text")]
@@ -209,6 +212,28 @@ def build_server(agent: AgentDrive) -> Any:
     def questions(include_resolved: Annotated[bool, Field(
             description="Also list resolved questions")] = False) -> dict[str, Any]:
         return agent.questions(include_resolved)
+
+    @tool("List the proposals waiting for a person's approval (by default your own): "
+          "writes the drive's autonomy rules held for review.", read_only)
+    def proposals(mine: Annotated[bool, Field(
+            description="Only the proposals this agent made")] = True) -> dict[str, Any]:
+        return agent.proposals(mine)
+
+    Ids = Annotated[list[EntryId], Field(min_length=1, max_length=100,
+                                         description="Proposal ids (from proposals)")]
+
+    @tool("Approve proposals: each becomes an active entry with the same id (one commit). "
+          "For the drive's owner.", writes)
+    def approve(ids: Ids, text: Annotated[str | None, Field(
+            max_length=MAX_TEXT, description="A new text for the one proposal approved")
+            ] = None) -> dict[str, Any]:
+        return agent.approve(ids, text)
+
+    @tool("Reject proposals with a reason (kept a while, never recalled). For the drive's "
+          "owner.", writes)
+    def reject(ids: Ids, reason: Annotated[Text, Field(description="Why")]
+               ) -> dict[str, Any]:
+        return agent.reject(ids, reason)
 
     @tool("Show the drive, branch, head commit, pending writes and the last sync.", read_only)
     def status() -> dict[str, Any]:
@@ -274,7 +299,7 @@ def warm(agent: AgentDrive) -> str | None:
     return None
 
 
-def serve(path: str | None) -> None:
+def serve(path: str | None, agent_name: str = "") -> None:
     """Run the server on stdin/stdout until the client closes it."""
     from memgit.embeddings.embedders import expect_many_queries
 
@@ -284,7 +309,7 @@ def serve(path: str | None) -> None:
     from memgit.embeddings import fill as vector_fill
 
     vector_fill.use_thread()  # a long-lived process: vectors are filled by one thread of it
-    agent = AgentDrive(path)
+    agent = AgentDrive(path, agent_name)
     app = build_server(agent)
     problem = warm(agent)
     if problem:

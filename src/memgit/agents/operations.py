@@ -53,6 +53,10 @@ def write_summary(result: Any) -> dict[str, Any]:
                     for s in result.skipped],
         "warnings": list(result.warnings),
     }
+    if result.proposed:
+        out["proposed"] = {"ids": list(result.proposed),
+                           "note": "the drive's autonomy rules made this a proposal: it waits "
+                                   "for a person (memgit approve) and is not recalled before"}
     if result.status == "queued":
         out["queued"] = {"pending": result.pending, "why": result.error,
                          "note": "acknowledged; retried on the next write or read"}
@@ -71,8 +75,9 @@ def _text(value: str, what: str) -> str:
 class AgentDrive:
     """A drive kept open for an agent's many calls (one call at a time)."""
 
-    def __init__(self, path: str | None = None) -> None:
+    def __init__(self, path: str | None = None, agent: str = "") -> None:
         self.path = path
+        self.agent = agent  # the writer's name for the drive's autonomy rules
         self._drive: Drive | None = None
         self._lock = threading.Lock()
 
@@ -98,14 +103,20 @@ class AgentDrive:
 
     # --- writes --------------------------------------------------------------------------
 
+    def _actor(self, why: str = "") -> Any:
+        from memgit.write.propose import Actor
+
+        return Actor(agent=self.agent, why=why)
+
     def remember(self, text: str, topic: str | None = None,
-                 source: str | None = None) -> dict[str, Any]:
+                 source: str | None = None, why: str = "") -> dict[str, Any]:
         from memgit.write.ops import NewFact
         from memgit.write.writer import commit_facts
 
         fact = NewFact(_text(text, "text"), source or None, topic or None)
         return self.call(lambda d, p: write_summary(
-            commit_facts(d, [fact], (), "Remember 1 entry", policy=p)))
+            commit_facts(d, [fact], (), "Remember 1 entry", policy=p,
+                         actor=self._actor(why))))
 
     def edit(self, entry_id: str, text: str) -> dict[str, Any]:
         from memgit.write.writer import commit_facts
@@ -113,14 +124,38 @@ class AgentDrive:
         new = _text(text, "text")
         return self.call(lambda d, p: write_summary(
             commit_facts(d, (), (), "Edit 1 entry", edits={_text(entry_id, "id"): new},
-                         policy=p)))
+                         policy=p, actor=self._actor())))
 
     def forget(self, entry_id: str) -> dict[str, Any]:
         from memgit.write.writer import commit_facts
 
         ids = [_text(entry_id, "id")]
         return self.call(lambda d, p: write_summary(
-            commit_facts(d, (), ids, "Forget 1 entry", policy=p)))
+            commit_facts(d, (), ids, "Forget 1 entry", policy=p, actor=self._actor())))
+
+    # --- proposals (docs/review.md) ----------------------------------------------------------
+
+    def proposals(self, mine: bool = True) -> dict[str, Any]:
+        """The pending proposals; ``mine``: only those this agent proposed (its name, or
+        every proposal when the server was started without one)."""
+        from memgit.review.proposals import listing
+
+        by = self.agent if mine and self.agent else None
+        found = self.call(lambda d, p: listing(d, p, by=by))
+        return {"count": len(found), "proposals": [x.as_dict() for x in found]}
+
+    def approve(self, ids: list[str], text: str | None = None) -> dict[str, Any]:
+        from memgit.review.proposals import approve
+
+        chosen = [_text(i, "id") for i in ids]
+        return self.call(lambda d, p: write_summary(approve(d, chosen, text=text, policy=p)))
+
+    def reject(self, ids: list[str], reason: str) -> dict[str, Any]:
+        from memgit.review.proposals import reject
+
+        chosen = [_text(i, "id") for i in ids]
+        why = _text(reason, "reason")
+        return self.call(lambda d, p: write_summary(reject(d, chosen, reason=why, policy=p)))
 
     # --- reads ----------------------------------------------------------------------------
 

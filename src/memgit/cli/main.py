@@ -63,6 +63,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "unset": ("unset", "Remove a key from the agent's working memory."),
     "keys": ("keys", "List the keys of the agent's working memory, a page at a time."),
     "fleet": ("fleet", "Every drive under a root: census, find, forget, nightly dreams, index."),
+    "review": ("review", "List the proposals waiting for a person (the drive's autonomy rules)."),
+    "approve": ("approve", "Approve proposals: they become active entries (one commit)."),
+    "reject": ("reject", "Reject proposals with a reason (removed later by maintain)."),
+    "audit": ("audit", "A drive's health report, each finding with the command that fixes it."),
 }
 
 

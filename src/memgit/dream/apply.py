@@ -18,9 +18,11 @@ from memgit.git.repository import Drive
 from memgit.policy.settings import Policy
 from memgit.write.ops import NewFact, WriteOp, WriteResult, prepare_facts
 from memgit.write.plan import Preview, preview_write_ops
+from memgit.write.propose import Actor, route
 from memgit.write.writer import apply_write_ops
 
 MAX_PLANS = 5
+DREAM_AGENT = "dream"  # the dream's name in autonomy rules (agent: dream)
 
 
 @dataclass
@@ -56,6 +58,14 @@ def _inputs(accepted: list[Suggestion], snap: Snapshot) -> tuple[
     return adds, retire, edits, owners
 
 
+def _actor(accepted: list[Suggestion], owners: dict[int, int]) -> Actor:
+    """The dream as the autonomy rules see it: agent ``dream``, a merge's or a prune's
+    operations named so (a contradiction's edit stays an edit)."""
+    actions = {ref: accepted[n].kind for ref, n in owners.items()
+               if accepted[n].kind in ("merge", "prune")}
+    return Actor(agent=DREAM_AGENT, why="memgit dream", actions=actions)
+
+
 def plan(drive: Drive, snap: Snapshot, checked: Checked, policy: Policy) -> Planned:
     """Prepare and preview the operations; drop suggestions the writer would skip."""
     accepted = list(checked.accepted)
@@ -63,8 +73,10 @@ def plan(drive: Drive, snap: Snapshot, checked: Checked, policy: Policy) -> Plan
     for _ in range(MAX_PLANS):
         adds, retire, edits, owners = _inputs(accepted, snap)
         ops, skipped = prepare_facts(adds, retire, edits=edits, policy=policy)
+        routed = route(drive, ops, policy, _actor(accepted, owners))
+        ops = routed.ops
         preview = preview_write_ops(drive, ops, policy=policy)
-        skipped = skipped + preview.result.skipped
+        skipped = skipped + routed.skipped + preview.result.skipped
         bad = {owners[s.ref]: s for s in skipped if s.ref in owners}
         if not bad:
             new_ids = {owners[op.ref]: op.id for op in ops if op.kind == "add"}
@@ -125,4 +137,6 @@ def report(planned: Planned, snap: Snapshot, checked: Checked, proposer: str) ->
 
 def commit(drive: Drive, planned: Planned, day: str, policy: Policy) -> WriteResult:
     """The one commit of the night (the writer adds counts and ids to the message)."""
-    return apply_write_ops(drive, planned.ops, f"Dream {day}", policy=policy)
+    # routed by the autonomy rules in plan() already (as the dream's merges and prunes)
+    return apply_write_ops(drive, planned.ops, f"Dream {day}", policy=policy,
+                           actor=Actor(review=True))

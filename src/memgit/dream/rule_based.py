@@ -46,6 +46,9 @@ class _Item:
         self.negations = self.set & _NEGATIONS
 
 
+Item = _Item  # the public name (memgit audit compares entries the dream's way)
+
+
 def near_duplicates(a: _Item, b: _Item) -> bool:
     if a.key == b.key:
         return True

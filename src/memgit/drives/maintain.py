@@ -81,6 +81,21 @@ def retired_rows(drive: Drive, policy: Policy, now: _dt.datetime) -> StepReport:
                       f"more than {RETIRED_DAYS} days ago", {"retired_rows_deleted": deleted})
 
 
+def rejected_entries(drive: Drive, policy: Policy, now: _dt.datetime) -> StepReport:
+    """Remove the rejected proposals kept longer than ``review.keep_rejected_days`` (one
+    commit; the drive's day in its time zone)."""
+    import zoneinfo
+
+    from memgit.review.proposals import expire
+
+    day = now.astimezone(zoneinfo.ZoneInfo(policy.timezone)).date()
+    gone, result = expire(drive, policy, day)
+    commit = f" in {result.commit[:12]}" if result is not None and result.commit else ""
+    return StepReport("rejected", f"removed {len(gone)} rejected entr"
+                      f"{'y' if len(gone) == 1 else 'ies'}{commit}",
+                      {"rejected_removed": len(gone)})
+
+
 def sqlite_upkeep(drive: Drive, policy: Policy, now: _dt.datetime) -> StepReport:
     """PRAGMA optimize, VACUUM when VACUUM_SHARE of the file is free pages, WAL truncated."""
     done = state.upkeep(state.connection(drive.git_dir), vacuum_share=VACUUM_SHARE)
@@ -132,6 +147,7 @@ STEPS: list[tuple[str, Step]] = [
     ("pending", pending_queue),
     ("dream_runs", dream_run_retention),
     ("retired", retired_rows),
+    ("rejected", rejected_entries),
     ("sqlite", sqlite_upkeep),
     ("git", git_upkeep),
 ]

@@ -130,6 +130,22 @@ class Entry:
         return replace(self, group="[" + ";".join(out) + "]")
 
 
+def without_meta(entry: Entry, key: str) -> Entry:
+    """``entry`` without metadata ``key``; other pairs are kept byte for byte (an empty
+    group goes with its separating space)."""
+    if not entry.group:
+        return entry
+    kept = [raw for raw in entry.group[1:-1].split(";")
+            if not ((m := _PAIR_RE.match(raw)) and m.group(1) == key)]
+    if len(kept) == len(entry.group[1:-1].split(";")):
+        return entry
+    if not kept:
+        return replace(entry, body=entry.body.rstrip(" \t"), group="")
+    if kept[0] != kept[0].lstrip(" \t") and not entry.group[1:].startswith((" ", "\t")):
+        kept[0] = kept[0].lstrip(" \t")
+    return replace(entry, group="[" + ";".join(kept) + "]")
+
+
 def parse_group(inner: str) -> list[tuple[str, str]] | None:
     """Parse the inside of a ``[...]`` group into ``(key, value)`` pairs.
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -39,6 +39,8 @@ from memgit.git.plumbing import (
 from memgit.git.raw import LaterRead, ObjectReader, TreeCache, commit_text, is_tree
 from memgit.githooks.hook_io import RefUpdate, ServerSideError, parse_updates, server_error_lines
 from memgit.githooks.verdict import SHORT, Finding, Verdict, report
+from memgit.policy.autonomy import has_rules
+from memgit.policy.autonomy_check import check_entries
 from memgit.policy.census import no_secret_scan, push_cap_warnings
 from memgit.policy.judge import (
     ERROR,
@@ -575,6 +577,8 @@ class PushJudge:
                     self._reported.add(key)
                 out.extend(shown)
         out.extend(self._changes(commit, rows))
+        if has_rules(self.policy) and not history:
+            out.extend(self._autonomy(commit, changed, first))
         for v in out:
             if v.severity == ERROR:
                 self.verdict.findings.append(Finding(v, commit=commit.oid))
@@ -628,6 +632,24 @@ class PushJudge:
         if lean is None:
             lean = self._lean[key] = replace(self._facts[key], links=[])
         return lean
+
+    def _autonomy(self, commit: PushCommit, changed: list[TreeFile],
+                  first: Mapping[str, TreeFile]) -> list[Violation]:
+        """The autonomy rules (policy.autonomy) on the entries this commit changes."""
+        paths = {r.path for r in changed} | {p for p in first if p not in self._map(commit.oid)}
+        paths = {p for p in paths if p.endswith(".md")}
+        rows = {p: (first.get(p), self._map(commit.oid).get(p)) for p in paths}
+        texts = self._contents([r.oid for pair in rows.values() for r in pair if r is not None])
+
+        def text(row: TreeFile | None) -> str | None:
+            data = texts.get(row.oid) if row is not None else None
+            return data.decode("utf-8", "replace") if data is not None else None
+
+        _message, people = commit_text(self._commit_raw.get(commit.oid, b"\n\n"))
+        who = dict(people)
+        author = f"{who.get('author name', '')} <{who.get('author email', '')}>"
+        return check_entries({p: text(o) for p, (o, _n) in rows.items()},
+                             {p: text(n) for p, (_o, n) in rows.items()}, author, self.policy)
 
     def _changes(self, commit: PushCommit, rows: tuple[TreeFile, ...]) -> list[Violation]:
         """check_change on the paths that differ from every parent (a merge's own changes)."""

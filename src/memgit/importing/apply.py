@@ -30,6 +30,7 @@ class ApplyResult:
     status: str  # "committed", "queued", "unchanged" or "dry-run"
     commit: str | None = None
     created: list[str] = field(default_factory=list)
+    proposed: list[str] = field(default_factory=list)  # created as proposals (autonomy rules)
     present: int = 0  # entries the drive already had
     skipped: list[dict[str, str]] = field(default_factory=list)  # refused at apply time
     counts: dict[str, int] = field(default_factory=dict)
@@ -62,6 +63,7 @@ def apply_plan(drive: Drive, plan: Plan, *, dry_run: bool = False, policy: Polic
                          counts=current.counts(), kept=judged.kept, left_out=judged.left_out,
                          receipt=judged.receipt, warnings=list(written.warnings), plan=current)
     result.created = [a.id for a in written.added]
+    result.proposed = list(written.proposed)
     result.present = sum(1 for i in current.items
                          if i.action == PRESENT and not i.duplicate_of)
     if written.status == "unchanged" and not dry_run:

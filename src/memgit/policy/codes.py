@@ -93,4 +93,9 @@ RULES: dict[str, tuple[str, str]] = {
     "MG704": ("working-scope", "name the agent and team with letters, digits, '.', '_' and "
               "'-' (--agent, --team, MEMGIT_AGENT, MEMGIT_TEAM)"),
     "MG705": ("working-layout", "change working memory only through memgit set and unset"),
+    "MG612": ("proposal-required", "this drive's autonomy rules let this writer only propose "
+              "here: write it as a proposal (memgit remember, or [status: proposed] on the "
+              "line) and a person approves it (memgit approve ID)"),
+    "MG613": ("autonomy-refused", "this drive's autonomy rules refuse this write from this "
+              "writer; ask the drive's owner (memgit.yaml, autonomy:)"),
 }

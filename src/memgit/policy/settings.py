@@ -243,6 +243,19 @@ def _sync(value: Any, origin: str) -> Mapping[str, Any]:
     return {"settings": {"retry_seconds": float(seconds)}}
 
 
+def _autonomy(value: Any, origin: str) -> Mapping[str, Any]:
+    """``autonomy: [...]``: who may write what directly (memgit.policy.autonomy)."""
+    from memgit.policy.autonomy import parse_rules
+
+    return parse_rules(value, origin)
+
+
+def _review(value: Any, origin: str) -> Mapping[str, Any]:
+    from memgit.policy.autonomy import parse_review
+
+    return parse_review(value, origin)
+
+
 # Every key of memgit.yaml and its parser, applied in this order to the keys present
 # (kind first: it sets defaults any other key overrides; then profile: amr sets defaults
 # that extensions may override). Adding a key is one row here (and its parser); an
@@ -262,6 +275,8 @@ SECTIONS: dict[str, Parser] = {
     "require_source": check_require_source,
     "embeddings": _embeddings,
     "sync": _sync,
+    "autonomy": _autonomy,
+    "review": _review,
 }
 
 

@@ -39,10 +39,10 @@ class WriteOp:
 
     ``kind`` is add (``line`` into ``path``, after entry ``after`` and its
     answers when set), retire, edit (new ``text``, metadata kept), set
-    (metadata ``key`` = ``value``) or file (``path`` gets the whole ``text``, or is
-    removed when ``key`` is "remove", provided its blob at the head is ``value``,
-    "" for absent; see writer.restore_files). ``ref`` is the caller's position,
-    for reports.
+    (metadata ``key`` = ``value``; an empty ``value`` removes the key) or file
+    (``path`` gets the whole ``text``, or is removed when ``key`` is "remove", provided
+    its blob at the head is ``value``, "" for absent; see writer.restore_files).
+    ``ref`` is the caller's position, for reports.
     """
 
     kind: str
@@ -93,6 +93,7 @@ class WriteResult:
     edited: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     rewritten: list[str] = field(default_factory=list)  # paths given whole texts (file ops)
+    proposed: list[str] = field(default_factory=list)  # ids written as proposals (autonomy)
     skipped: list[Skipped] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     attempts: int = 0
@@ -239,6 +240,9 @@ def result_lines(result: WriteResult) -> list[str]:
     out.extend(f"  - {i}" for i in result.retired)
     out.extend(f"  ~ {i}" for i in result.edited + result.updated)
     out.extend(f"  * {p}" for p in result.rewritten)
+    if result.proposed:
+        out.append(f"  proposed for review ({len(result.proposed)}): "
+                   f"{' '.join(result.proposed)}; a person approves them: memgit review")
     out.extend("  " + line for line in describe_skipped(result.skipped))
     out.extend(f"  warning: {w}" for w in result.warnings)
     return out

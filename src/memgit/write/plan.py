@@ -369,7 +369,8 @@ def _plan(drive: Drive, conn: state.Connection, base_tree: str, ops: list[WriteO
                 line.content, line.entry, line.op = new_entry.serialise(), new_entry, number
                 result.edited.append(op.id)
         elif op.kind == "set":
-            new_entry = line.entry.with_meta(op.key, op.value)
+            new_entry = line.entry.with_meta(op.key, op.value) if op.value \
+                else fmt.without_meta(line.entry, op.key)
             if not line.entry.has_explicit_id:
                 new_entry = new_entry.with_meta("id", op.id)
             if new_entry.serialise() != line.content:

@@ -50,12 +50,14 @@ from memgit.git.repository import (
 )
 from memgit.git.worktree import checkout_state, update_checkout
 from memgit.index import reindex as recall_index
+from memgit.policy.autonomy import has_rules
 from memgit.policy.judge import ERROR, check_commit, quote
 from memgit.policy.registry import PurgeRegistry
 from memgit.policy.settings import Policy, drive_policy
 from memgit.state import counters, pending
 from memgit.write.ops import Added, NewFact, WriteOp, WriteResult, clean_text, prepare_facts
 from memgit.write.plan import Finish, Plan, encoded, plan_and_judge
+from memgit.write.propose import Actor, route
 
 MAX_ATTEMPTS = 6
 WRITE_LOCK_TIMEOUT = 30.0  # seconds to wait for another memgit writer of the drive
@@ -68,7 +70,7 @@ MOUNT_CONFIG = "memgit.mount"  # set in a mount's git config (memgit.sync.mounts
 
 def commit_facts(drive: Drive, adds: Sequence[NewFact | str], retire: Sequence[str] = (),
                  message: str = "", *, edits: Mapping[str, str] | None = None,
-                 policy: Policy | None = None) -> WriteResult:
+                 policy: Policy | None = None, actor: Actor | None = None) -> WriteResult:
     """Add entries, retire entries by id (and edit texts by id) as one commit.
 
     Returns what was done and what was skipped and why. Raises RefusedError
@@ -77,7 +79,7 @@ def commit_facts(drive: Drive, adds: Sequence[NewFact | str], retire: Sequence[s
     """
     policy = policy or _policy(drive)
     ops, skipped = prepare_facts(adds, retire, edits=edits, policy=policy)
-    result = apply_write_ops(drive, ops, message, policy=policy)
+    result = apply_write_ops(drive, ops, message, policy=policy, actor=actor)
     result.skipped = sorted(skipped + result.skipped, key=lambda s: s.ref)
     return result
 
@@ -154,13 +156,26 @@ def _transient() -> tuple[type[BaseException], ...]:
 
 
 def apply_write_ops(drive: Drive, ops: Sequence[WriteOp], message: str = "", *,
-                    policy: Policy | None = None, finish: Finish | None = None) -> WriteResult:
+                    policy: Policy | None = None, finish: Finish | None = None,
+                    actor: Actor | None = None) -> WriteResult:
     """Apply operations as one commit (see the module docstring); queue on failure.
 
-    ``finish`` (write_plan.Finish) adds operations that depend on what the write
-    really does, planned in the same commit; a queued write stores them as planned
-    from the operations alone (every add counted as added)."""
+    The drive's autonomy rules route the operations first (write.propose: some become
+    proposals, some are refused; ``actor`` says who writes). ``finish``
+    (write_plan.Finish) adds operations that depend on what the write really does,
+    planned in the same commit; a queued write stores them as planned from the
+    operations alone (every add counted as added)."""
     policy = policy or _policy(drive)
+    if ops and has_rules(policy) and ref_target(drive, policy.branch_ref) is not None:
+        routed = route(drive, ops, policy, actor)
+        if routed.skipped or routed.proposed:
+            result = apply_write_ops(drive, routed.ops, message, policy=policy, finish=finish,
+                                     actor=Actor(review=True))
+            result.skipped = sorted(routed.skipped + result.skipped, key=lambda s: s.ref)
+            result.proposed = [i for i in routed.proposed
+                               if i in {a.id for a in result.added} | set(result.updated)
+                               or result.status == "queued"]
+            return result
     if not ops:
         return WriteResult("unchanged")
     if drive.config_value(MOUNT_CONFIG) is not None:

@@ -103,6 +103,9 @@ def apply_command(ctx: click.Context, plan_file: Path, dry_run: bool, as_json: b
             else "Dry run: " if dry_run else f"{result.status.capitalize()}: ")
     click.echo(f"{head}{verb} {len(result.created)} entries, {result.present} already in "
                f"the drive" + (f"; receipt {result.receipt}" if result.receipt else ""))
+    if result.proposed:
+        click.echo(f"{len(result.proposed)} of them are proposals (the drive's autonomy rules): "
+                   "a person approves them, memgit review")
     if result.plan is not None:
         for line in report.lines(result.plan, verbose=verbose, created=f"{verb} entries"):
             click.echo(line)

@@ -9,11 +9,14 @@ from memgit.cli.common import ctx_directory
 
 
 @click.command("mcp")
+@click.option("--agent", "agent_name", metavar="NAME", envvar="MEMGIT_AGENT", default="",
+              help="The agent's name, for the drive's autonomy rules and its proposals "
+                   "(default: $MEMGIT_AGENT, else the name in each source label).")
 @click.pass_context
-def command(ctx: click.Context) -> int:
+def command(ctx: click.Context, agent_name: str) -> int:
     """Run an MCP server on stdin/stdout for the drive (-C PATH, else $MEMGIT_DRIVE,
     else the current folder). Needs pip install 'memgit[mcp]'."""
     from memgit.agents.mcp import serve
 
-    serve(hook_drive(ctx_directory(ctx)))
+    serve(hook_drive(ctx_directory(ctx)), agent_name)
     return 0
