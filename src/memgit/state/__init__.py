@@ -21,8 +21,6 @@ import os
 import sqlite3
 import time
 
-from memgit.errors import RepoError, StateDatabaseError
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads it so)
 if TYPE_CHECKING:
     import datetime
@@ -199,6 +197,8 @@ def connect(git_dir: str | os.PathLike[str], *, migrate: bool = True) -> sqlite3
     """
     path = state_file(git_dir)
     if os.path.islink(path) or os.path.islink(os.path.dirname(path)):
+        from memgit.errors import RepoError  # on failure only: the quick path skips it
+
         raise RepoError(f"{path} is a symbolic link; memgit will not follow it",
                         "remove the link; the state database is rebuilt from the drive")
     if not os.path.exists(path):
@@ -220,6 +220,8 @@ def connect(git_dir: str | os.PathLike[str], *, migrate: bool = True) -> sqlite3
         if type(exc) is not sqlite3.DatabaseError:
             raise  # locked, I/O, ...: not damage (OperationalError and friends)
         # "file is not a database", "database disk image is malformed"
+        from memgit.errors import StateDatabaseError
+
         raise StateDatabaseError(
             f"the state database {path} is damaged ({exc})",
             f"move it aside (mv {path} {path}.damaged) and run memgit index --rebuild: the "
