@@ -512,8 +512,11 @@ def test_the_memgit_script_starts_a_quick_recall_without_re_threading_or_context
     argv = ["recall", "--no-count", QUERIES[0]]
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     env.pop("MEMGIT_QUICK", None)
-    quick = subprocess.run([sys.executable, "-X", "importtime", str(ROOT / "scripts" / "memgit"),
-                            *argv], cwd=a, env=env, capture_output=True, timeout=120)
+    # -S: no site, so no .pth file (an editable install's import finder loads re and
+    # pathlib in every interpreter of its venv); memgit comes from PYTHONPATH
+    quick = subprocess.run([sys.executable, "-S", "-X", "importtime",
+                            str(ROOT / "scripts" / "memgit"), *argv],
+                           cwd=a, env=env, capture_output=True, timeout=120)
     full = run(argv, b, full=True)
     assert quick.returncode == 0 and quick.stdout, quick.stderr[-2000:]
     assert (quick.returncode, quick.stdout) == (full.code, full.out)
