@@ -39,3 +39,13 @@ def test_the_packaged_packages_are_every_package_of_src_and_the_bundles() -> Non
     bundles = {p.name for p in (ROOT / "plugins").iterdir() if p.is_dir()
                and p.name != "__pycache__"}
     assert bundles == {"claude-code", "codex", "shell", "github", "gitlab"}
+
+
+def test_every_source_or_test_file_the_docs_name_exists() -> None:
+    """Docs point readers at code and tests by path; a move must carry the docs along."""
+    named = re.compile(r"(?<![\w/.])((?:src/)?memgit/[\w/]+\.py|tests/[\w/]+\.py)")
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    cited = {(page.name, path) for page in pages for path in named.findall(page.read_text())}
+    missing = sorted((page, path) for page, path in cited
+                     if not (ROOT / path).is_file() and not (ROOT / "src" / path).is_file())
+    assert len(cited) > 40 and not missing, missing

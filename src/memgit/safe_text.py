@@ -11,7 +11,7 @@ from __future__ import annotations
 # Invisible characters: Unicode category Cf (format: zero-width, bidi controls, soft
 # hyphen, tags...) and the other default-ignorable code points (variation selectors,
 # Hangul fillers, the combining grapheme joiner), as (first, last) code points.
-# tests/test_format.py checks that every Cf character of this Python's Unicode
+# tests/format/test_entries.py checks that every Cf character of this Python's Unicode
 # database is in one of them.
 INVISIBLE_RANGES: tuple[tuple[int, int], ...] = (
     (0x00AD, 0x00AD), (0x034F, 0x034F), (0x0600, 0x0605), (0x061C, 0x061C),

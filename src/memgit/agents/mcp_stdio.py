@@ -109,7 +109,7 @@ def run(app: Any) -> None:
     from mcp.server.stdio import stdio_server
 
     # MCPServer.run_stdio_async with the streams given: the low-level server is the
-    # SDK's own (mcp<3 keeps it on _lowlevel_server; tests/test_mcp_server.py runs it).
+    # SDK's own (mcp<3 keeps it on _lowlevel_server; tests/agents/test_mcp.py runs it).
     server = app._lowlevel_server
 
     async def serve() -> None:

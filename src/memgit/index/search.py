@@ -73,7 +73,7 @@ does say said us
 def words(text: str) -> list[str]:
     """The runs of word characters of ``text``, as ``re.findall(r"\\w+", text)`` finds
     them (a word character is one ``str.isalnum`` accepts, or ``_``: the same Unicode
-    test as re's; tests/test_recall_search.py checks every code point), without re."""
+    test as re's; tests/index/test_search.py checks every code point), without re."""
     out: list[str] = []
     start = -1
     for i, char in enumerate(text):
