@@ -501,3 +501,42 @@ def test_a_policy_naming_another_branch_is_read_through_the_policy(tmp_path: Pat
     assert quick.quick and quick.same_output(full) and json.loads(quick.out)
     assert quick.code == 0, quick.err
     assert "yaml" in quick.loaded  # the policy was loaded: memgit.yaml exists
+
+
+def test_the_memgit_script_starts_a_quick_recall_without_re_threading_or_contextlib(
+        tmp_path: Path) -> None:
+    """scripts/memgit, the command pip installs, run as a shell runs it: a quick recall
+    imports none of re, enum, threading, contextlib, typing, pathlib, click or pygit2 (each
+    costs more than the recall itself, issue 28) and prints the full path's bytes."""
+    a, b = twins(tmp_path)
+    argv = ["recall", "--no-count", QUERIES[0]]
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    env.pop("MEMGIT_QUICK", None)
+    # -S: no site, so no .pth file (an editable install's import finder loads re and
+    # pathlib in every interpreter of its venv); memgit comes from PYTHONPATH
+    quick = subprocess.run([sys.executable, "-S", "-X", "importtime",
+                            str(ROOT / "scripts" / "memgit"), *argv],
+                           cwd=a, env=env, capture_output=True, timeout=120)
+    full = run(argv, b, full=True)
+    assert quick.returncode == 0 and quick.stdout, quick.stderr[-2000:]
+    assert (quick.returncode, quick.stdout) == (full.code, full.out)
+    imported = {line.split("|")[-1].strip() for line in quick.stderr.decode().splitlines()
+                if line.startswith("import time:") and line.count("|") == 2}
+    assert "memgit.cli.quick_read" in imported and "sqlite3" in imported
+    heavy = {"re", "enum", "threading", "contextlib", "typing", "pathlib", "click", "pygit2"}
+    assert not heavy & imported, heavy & imported
+
+
+def test_pip_installs_scripts_memgit_as_the_memgit_command() -> None:
+    """The command is scripts/memgit (setuptools script-files, ``#!python`` rewritten by
+    pip to the installing interpreter), not a [project.scripts] entry point, whose
+    generated wrapper imports re first."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "memgit" not in project["project"]["scripts"]
+    assert project["tool"]["setuptools"]["script-files"] == ["scripts/memgit"]
+    script = (ROOT / "scripts" / "memgit").read_text()
+    assert script.startswith("#!python\n") and "import re" not in script
+    assert "from memgit.cli.quick import main" in script
+    assert os.access(ROOT / "scripts" / "memgit", os.X_OK)

@@ -145,3 +145,27 @@ def test_the_context_migration_keeps_rows_and_counts_and_asks_for_a_reindex(
         assert conn.execute("SELECT rowid FROM facts_fts WHERE facts_fts MATCH 'payments OR "
                             "ments'").fetchall() == [(7,)]
         assert state.get_meta(conn, "indexed_rev") is None
+
+
+def test_the_context_managers_without_contextlib(tmp_path: Path) -> None:
+    """opened closes its connection, immediate hands back the connection it commits on,
+    and the setup lock's flock is released when its block ends, on error too (they are
+    plain classes: the quick path does not load contextlib)."""
+    import fcntl
+    import os
+
+    with state.opened(tmp_path) as conn:
+        with state.immediate(conn) as same:
+            assert same is conn and conn.in_transaction
+        assert not conn.in_transaction
+    with pytest.raises(sqlite3.ProgrammingError):
+        conn.execute("SELECT 1")
+    path = state.state_file(tmp_path)
+    with pytest.raises(KeyError):
+        with state._setup_lock(path):
+            raise KeyError("inside")
+    fd = os.open(os.path.join(os.path.dirname(path), "state.lock"), os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # raises if still held
+    finally:
+        os.close(fd)

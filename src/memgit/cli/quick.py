@@ -133,9 +133,9 @@ def run(call: Invocation) -> int:
     if call.command == "context":
         packet = quick_read.context(current, opts["budget"], opts["query"])
         if opts["as_json"]:
-            import json
+            from memgit.cli.quick_json import dumps
 
-            _write(json.dumps(packet.as_dict(), indent=2, ensure_ascii=False) + "\n")
+            _write(dumps(packet.as_dict()) + "\n")
         else:
             _write(packet.text)
         return 0
@@ -153,11 +153,10 @@ def run(call: Invocation) -> int:
 
         _write("".join(f"memgit: warning: {printable(w, 400)}\n" for w in warnings), err=True)
     if opts["as_json"]:
-        import json
-
+        from memgit.cli.quick_json import dumps  # json.dumps(indent=2, ensure_ascii=False)
         from memgit.index.search import hit_json
 
-        _write(json.dumps([hit_json(h) for h in hits], indent=2, ensure_ascii=False) + "\n")
+        _write(dumps([hit_json(h) for h in hits]) + "\n")
     elif hits:
         _write("".join(hit_line(h) + "\n" for h in hits))
     else:
@@ -174,10 +173,9 @@ def _recall_mounts(current: Any, call: Invocation) -> int:
     pairs = quick_read.recall_mounts(current, " ".join(call.words).strip(), opts["limit"],
                                      count=not opts["no_count"])
     if opts["as_json"]:
-        import json
+        from memgit.cli.quick_json import dumps
 
-        _write(json.dumps([hit_json(h, label) for label, h in pairs], indent=2,
-                          ensure_ascii=False) + "\n")
+        _write(dumps([hit_json(h, label) for label, h in pairs]) + "\n")
     elif pairs:
         _write("".join(labelled_line(label, h) + "\n" for label, h in pairs))
     else:

@@ -150,8 +150,9 @@ def ref_commit(location: Location, ref: str) -> str | None:
     # the new id, never half a file; a loose ref overrides packed-refs.
     text: str | None
     try:
-        with open(os.path.join(common, ref), encoding="ascii") as f:
-            text = f.read(80).strip()
+        # bytes decoded here: a text file's ascii codec would load encodings.ascii
+        with open(os.path.join(common, ref), "rb") as f:
+            text = f.read(80).decode("ascii").strip()
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         text = None
     except (OSError, UnicodeDecodeError) as exc:

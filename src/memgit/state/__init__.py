@@ -16,20 +16,17 @@ are copied into it. No pygit2 and no pathlib: the hooks and the quick path load 
 
 from __future__ import annotations
 
+import _thread
 import os
 import sqlite3
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-
-from memgit.errors import RepoError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads it so)
 if TYPE_CHECKING:
     import datetime
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from pathlib import Path
+    from types import TracebackType
 
 Connection = sqlite3.Connection
 Error = sqlite3.Error  # any failure of the database
@@ -204,6 +201,8 @@ def connect(git_dir: str | os.PathLike[str], *, migrate: bool = True) -> sqlite3
     """
     path = state_file(git_dir)
     if os.path.islink(path) or os.path.islink(os.path.dirname(path)):
+        from memgit.errors import RepoError  # on failure only: the quick path skips it
+
         raise RepoError(f"{path} is a symbolic link; memgit will not follow it",
                         "remove the link; the state database is rebuilt from the drive")
     _opened.add(path)
@@ -443,23 +442,33 @@ def _warn(folder: str, line: str) -> None:
         pass  # a log line is never worth failing the command
 
 
-@contextmanager
-def _setup_lock(path: str) -> Iterator[None]:
+class _setup_lock:
     """First open and migrations, one process at a time (a flock on a sidecar file).
 
     Switching a database to WAL needs an exclusive lock, and SQLite answers
     "database is locked" at once, without its busy handler, when another
     process opens the file at that moment; so the processes take turns.
+    (A class, not contextlib.contextmanager: the quick path does not import contextlib.)
     """
-    import fcntl
 
-    fd = os.open(os.path.join(os.path.dirname(path), "state.lock"),
-                 os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.fd = -1
+
+    def __enter__(self) -> None:
+        import fcntl
+
+        self.fd = os.open(os.path.join(os.path.dirname(self.path), "state.lock"),
+                          os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        except BaseException:
+            os.close(self.fd)
+            raise
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        os.close(self.fd)
 
 
 def _set_wal(conn: sqlite3.Connection) -> None:
@@ -509,26 +518,35 @@ def _statements(script: str) -> Iterator[str]:
         yield pending.strip()
 
 
-@contextmanager
-def immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+class immediate:
     """A ``BEGIN IMMEDIATE`` transaction: takes the write lock up front, so two
-    writers never both read and then deadlock upgrading their locks."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+    writers never both read and then deadlock upgrading their locks. Committed when the
+    block ends, rolled back (and the exception raised on) when it raises."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.conn.execute("ROLLBACK" if kind is not None else "COMMIT")
 
 
-@contextmanager
-def opened(git_dir: Path) -> Iterator[sqlite3.Connection]:
-    conn = connect(git_dir)
-    try:
-        yield conn
-    finally:
-        conn.close()
+class opened:
+    """A connection of its own to the drive's state database, closed when the block ends."""
+
+    def __init__(self, git_dir: Path) -> None:
+        self.conn = connect(git_dir)
+
+    def __enter__(self) -> sqlite3.Connection:
+        return self.conn
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.conn.close()
 
 
 def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
@@ -572,7 +590,7 @@ def parse_stamp(value: str) -> datetime.datetime:
 
 # --- the process's connections ----------------------------------------------------------
 
-_conn_lock = threading.Lock()
+_conn_lock = _thread.allocate_lock()  # threading.Lock, without importing threading
 _connections: dict[tuple[int, str], tuple[sqlite3.Connection, int]] = {}
 
 
