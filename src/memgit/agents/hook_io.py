@@ -7,7 +7,6 @@ so it imports the standard library only.
 from __future__ import annotations
 
 import json
-import os
 
 from memgit.safe_text import printable
 
@@ -21,7 +20,6 @@ QUICK_EVENTS = ("session-start", "prompt", "guard")  # the events fast_cli answe
 CLAUDE_EVENT_NAMES = {"session-start": "SessionStart", "prompt": "UserPromptSubmit",
                       "guard": "PreToolUse"}
 PROMPT_CHARS = 1000  # of a prompt used as the recall query
-DRIVE_ENV = "MEMGIT_DRIVE"  # the drive agents' hooks and `memgit mcp` use without -C
 
 
 def read_event(raw: str) -> dict[str, Any]:
@@ -33,14 +31,11 @@ def read_event(raw: str) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def hook_drive(directory: str | None) -> str | None:
-    """The drive named by ``-C`` or ``$MEMGIT_DRIVE`` (None: the session's folder)."""
-    return directory or os.environ.get(DRIVE_ENV) or None
-
-
-def hook_where(directory: str | None, data: Mapping[str, Any]) -> str | None:
-    """Where the hook looks for its drive: ``-C``, ``$MEMGIT_DRIVE``, else the event's cwd."""
-    return hook_drive(directory) or str(data.get("cwd") or "") or None
+def hook_cwd(data: Mapping[str, Any]) -> str | None:
+    """The session's folder the event names (None: the hook's own folder); the drive is
+    chosen from it when none is named (drives.choose)."""
+    cwd = data.get("cwd")
+    return cwd if isinstance(cwd, str) and cwd else None
 
 
 def prompt_query(data: Mapping[str, Any], raw: str) -> str | None:

@@ -25,11 +25,14 @@ def command(ctx: click.Context, as_json: bool, policy_file: str | None) -> int:
     drive = drive_from_ctx(ctx)
     policy = policy_for(drive, policy_file)
     info = drive_info(drive, policy)
+    chosen = (ctx.find_root().obj or {})["chosen"]
+    info["chosen"] = chosen.as_dict()
     if as_json:
         click.echo(json.dumps(info, indent=2))
         return 0
     rows = [
         ("drive", f"{info['drive']} ({'bare' if info['bare'] else 'checkout'})"),
+        ("chosen", printable(chosen.why, 400)),
         ("kind", info["kind"]),
         ("drive id", info["drive_id"] or "-"),
         ("head", f"{info['branch']} at {info['head'] or '(none)'}"),
