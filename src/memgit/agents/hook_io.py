@@ -19,6 +19,9 @@ EVENTS = ("session-start", "prompt", "guard", "record")
 QUICK_EVENTS = ("session-start", "prompt", "guard")  # the events fast_cli answers
 CLAUDE_EVENT_NAMES = {"session-start": "SessionStart", "prompt": "UserPromptSubmit",
                       "guard": "PreToolUse"}
+GEMINI_EVENT_NAMES = {"session-start": "SessionStart", "prompt": "BeforeAgent",
+                      "guard": "BeforeTool"}
+JSON_FORMS = ("claude-code", "gemini")  # the forms that print the tool's hook JSON
 PROMPT_CHARS = 1000  # of a prompt used as the recall query
 
 
@@ -47,8 +50,11 @@ def prompt_query(data: Mapping[str, Any], raw: str) -> str | None:
     return prompt[:PROMPT_CHARS]
 
 
-def claude_context(event: str, text: str) -> dict[str, Any]:
-    return {"hookSpecificOutput": {"hookEventName": CLAUDE_EVENT_NAMES[event],
+def claude_context(event: str, text: str, form: str = "claude-code") -> dict[str, Any]:
+    """Added context as Claude Code (and Codex) or Gemini CLI read it: the same
+    ``hookSpecificOutput.additionalContext``, under each tool's name of the event."""
+    names = GEMINI_EVENT_NAMES if form == "gemini" else CLAUDE_EVENT_NAMES
+    return {"hookSpecificOutput": {"hookEventName": names[event],
                                    "additionalContext": text}}
 
 
@@ -62,16 +68,20 @@ def context_output(event: str, text: str, form: str) -> str:
     """What the hook prints for added context ``text`` in ``form`` ('' for none)."""
     if not text:
         return ""
-    body = json.dumps(claude_context(event, text)) if form == "claude-code" \
+    body = json.dumps(claude_context(event, text, form)) if form in JSON_FORMS \
         else text.rstrip("\n")
     return body + "\n"
 
 
 def deny_output(reason: str, form: str) -> tuple[str, bool, int]:
     """(what to print, whether on stderr, exit status) for a tool call the guard refuses:
-    Claude Code's deny JSON on stdout and 0, or in text form the reason on stderr and 2."""
+    Claude Code's (and Codex's) deny JSON or Gemini CLI's (``decision: deny``, which it
+    sends the model as the tool's error) on stdout and 0, or in text form the reason on
+    stderr and 2."""
     if form == "claude-code":
         return json.dumps(claude_deny(reason)) + "\n", False, 0
+    if form == "gemini":
+        return json.dumps({"decision": "deny", "reason": reason}) + "\n", False, 0
     return reason + "\n", True, 2
 
 
