@@ -209,7 +209,6 @@ def _guard(call: Invocation, data: dict[str, Any]) -> int:
     """commands/agent_hook.py's guard for a tool call on stdin (no click, no pygit2)."""
     from memgit.agents import hook_io as hook
     from memgit.agents.hooks import guard_decision
-
     from memgit.cli.quick_read import chosen_path
 
     reason = guard_decision(data, chosen_path(call.directory, hook.hook_cwd(data),
