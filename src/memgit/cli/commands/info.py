@@ -20,8 +20,8 @@ def _pct(used: int, limit: int) -> str:
 @policy_option
 @click.pass_context
 def command(ctx: click.Context, as_json: bool, policy_file: str | None) -> int:
-    """Show the drive id, head, index, size and file use against the limits,
-    pending writes and event counts."""
+    """Show which drive was chosen and why (docs/agents.md, "Which drive"), its id, head,
+    index, size and file use against the limits, pending writes and event counts."""
     drive = drive_from_ctx(ctx)
     policy = policy_for(drive, policy_file)
     info = drive_info(drive, policy)
