@@ -44,6 +44,10 @@ def git_isolation(tmp_path_factory: pytest.TempPathFactory,
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "agent@example.com")
     monkeypatch.setenv("GIT_COMMITTER_NAME", "Test Agent")
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "agent@example.com")
+    # memgit's personal drive (drives.choose) goes under a fresh data folder, never the
+    # user's; MEMGIT_DRIVE from the environment would name a drive for every command.
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    monkeypatch.delenv("MEMGIT_DRIVE", raising=False)
     yield
 
 

@@ -38,7 +38,7 @@ def test_the_packaged_packages_are_every_package_of_src_and_the_bundles() -> Non
     assert (ROOT / "plugins" / "__init__.py").is_file()
     bundles = {p.name for p in (ROOT / "plugins").iterdir() if p.is_dir()
                and p.name != "__pycache__"}
-    assert bundles == {"claude-code", "codex", "shell", "github", "gitlab"}
+    assert bundles == {"claude-code", "codex", "gemini", "shell", "github", "gitlab"}
 
 
 def test_every_source_or_test_file_the_docs_name_exists() -> None:

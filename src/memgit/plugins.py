@@ -32,6 +32,7 @@ BUILTIN: dict[str, dict[str, str]] = {
     "agent": {
         "claude-code": "memgit.agents.install:claude_code",
         "codex": "memgit.agents.install:codex",
+        "gemini": "memgit.agents.install:gemini",
         "shell": "memgit.agents.install:shell",
     },
 }

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from memgit.agents import hook_io as io
 
 
@@ -15,14 +13,18 @@ def test_read_event_takes_objects_only() -> None:
     assert io.read_event("   ") == {}
 
 
-def test_where_prefers_c_then_the_environment_then_the_events_cwd(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(io.DRIVE_ENV, raising=False)
-    assert io.hook_where("/c", {"cwd": "/e"}) == "/c"
-    assert io.hook_where(None, {"cwd": "/e"}) == "/e"
-    assert io.hook_where(None, {}) is None
-    monkeypatch.setenv(io.DRIVE_ENV, "/env")
-    assert io.hook_where(None, {"cwd": "/e"}) == "/env" and io.hook_drive(None) == "/env"
+def test_the_session_folder_is_the_events_cwd() -> None:
+    assert io.hook_cwd({"cwd": "/e"}) == "/e"
+    assert io.hook_cwd({}) is None and io.hook_cwd({"cwd": 3}) is None
+
+
+def test_gemini_form_names_geminis_events_and_denies_with_a_decision() -> None:
+    out = json.loads(io.context_output("prompt", "hits", "gemini"))
+    assert out == {"hookSpecificOutput": {"hookEventName": "BeforeAgent",
+                                          "additionalContext": "hits"}}
+    text, on_stderr, code = io.deny_output("no", "gemini")
+    assert json.loads(text) == {"decision": "deny", "reason": "no"}
+    assert (on_stderr, code) == (False, 0)
 
 
 def test_prompt_query_is_cut_and_needs_text() -> None:

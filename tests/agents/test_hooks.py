@@ -229,8 +229,8 @@ def test_hooks_never_fail_the_session(tmp_path: Path) -> None:
     code.mkdir()
     git("init", "-q", cwd=code)
     event = sample("session-start", CWD=str(code), TRANSCRIPT="/none")
-    proc = run_hook("session-start", event, "--format", "claude-code")
-    assert proc.returncode == 0 and proc.stdout == b""
+    proc = run_hook("session-start", event, "--format", "claude-code", drive=code)
+    assert proc.returncode == 0 and proc.stdout == b""  # MEMGIT_DRIVE names no drive
     assert b"MG002" in proc.stderr
     no_memgit = run_hook("session-start", event, path="/nonexistent")
     assert no_memgit.returncode == 0 and no_memgit.stdout == b""

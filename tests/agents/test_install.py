@@ -78,6 +78,8 @@ def test_the_claude_code_and_shell_scripts_are_the_same_file() -> None:
     claude = PLUGINS / "claude-code" / "hooks" / agents.HOOK_SCRIPT
     shell = PLUGINS / "shell" / agents.HOOK_SCRIPT
     assert claude.read_bytes() == shell.read_bytes()
+    gemini = PLUGINS / "gemini" / "hooks" / agents.HOOK_SCRIPT
+    assert gemini.read_bytes() == shell.read_bytes()
     assert os.access(shell, os.X_OK)
 
 
@@ -91,13 +93,13 @@ def test_codex_config_is_valid_toml_of_the_documented_shape() -> None:
 
 
 def test_every_bundle_has_a_readme() -> None:
-    for name in ("claude-code", "codex", "shell"):
+    for name in ("claude-code", "codex", "gemini", "shell"):
         readme = PLUGINS / name / "README.md"
         assert readme.is_file() and "memgit" in readme.read_text()
 
 
 def test_the_package_ships_the_bundles() -> None:
-    for name in ("claude-code", "codex", "shell"):
+    for name in ("claude-code", "codex", "gemini", "shell"):
         assert agents.bundle_dir(name).resolve() == (PLUGINS / name).resolve()
 
 
@@ -105,8 +107,8 @@ def test_the_package_ships_the_bundles() -> None:
 
 
 def test_agent_integrations_load_through_the_plugin_seam() -> None:
-    assert {"claude-code", "codex", "shell"} <= set(plugins.available("agent"))
-    for name in ("claude-code", "codex", "shell"):
+    assert {"claude-code", "codex", "gemini", "shell"} <= set(plugins.available("agent"))
+    for name in ("claude-code", "codex", "gemini", "shell"):
         integration = plugins.load("agent", name)
         assert isinstance(integration, plugins.AgentIntegration)
         assert integration.name == name

@@ -353,12 +353,17 @@ def test_agent_hooks_print_the_same_bytes(tmp_path: Path) -> None:
     (code / "notes.md").write_text("- a note about the flu\n")
     git("add", "-A", cwd=code)
     git("commit", "-q", "-m", "code", cwd=code)
-    assert memgit("index", cwd=code).returncode == 0
+    assert memgit("-C", str(code), "index").returncode == 0  # an index, but not a drive
+    assert memgit("info", cwd=tmp_path).returncode == 0  # makes the personal drive
     event = json.dumps({"prompt": "flu", "cwd": str(code)}).encode()
     quick, full = both(["agent-hook", "prompt"], a, b, event)
-    assert not quick.quick and quick.same_output(full)
-    assert quick.out == b"" and b"is a git repository but not a drive" in quick.err
-    assert quick.code == 0 and b"MG002" in quick.err  # a hook never fails the session
+    assert quick.same_output(full) and quick.code == 0  # the personal drive
+    assert b"a note about the flu" not in quick.out  # the code repository is never served
+    named = dict(os.environ, MEMGIT_DRIVE=str(code))
+    proc = subprocess.run([sys.executable, "-m", "memgit", "agent-hook", "prompt"],
+                          input=event, env=named, capture_output=True, cwd=code)
+    assert proc.stdout == b"" and b"is a git repository but not a drive" in proc.stderr
+    assert proc.returncode == 0 and b"MG002" in proc.stderr  # a hook never fails the session
 
 
 @pytest.mark.slow
@@ -486,9 +491,30 @@ def test_a_stale_index_queued_writes_and_errors_take_the_full_path(tmp_path: Pat
 
     nowhere = tmp_path / "nowhere"
     nowhere.mkdir()
-    quick, full = both(["recall", "anything"], nowhere, nowhere)
+    quick, full = both(["-C", str(nowhere), "recall", "anything"], nowhere, nowhere)
     assert not quick.quick and quick.same_output(full) and b"MG002" in quick.err
     assert quick.code == 2 and b"memgit: error MG002: " in quick.err
+
+
+def test_both_paths_choose_the_personal_drive_alike(tmp_path: Path) -> None:
+    """Outside git, and in a code repository, reads go to the personal drive (created by
+    the full path on first use), on both paths, with the same bytes."""
+    nowhere = tmp_path / "nowhere"
+    code = tmp_path / "code"
+    nowhere.mkdir()
+    code.mkdir()
+    git("init", "-q", cwd=code)
+    first = run(["recall", "anything"], nowhere)
+    assert not first.quick and first.code == 1 and b"created your personal drive" in first.err
+    assert memgit("remember", "Albatrosses glide for hours", cwd=nowhere).returncode == 0
+    for where in (nowhere, code):
+        for argv in (["recall", "albatrosses"], ["context", "--budget", "400"], ["status"]):
+            quick, full = both(argv, where, where)
+            assert quick.same_output(full), (where, argv, quick.out, full.out)
+            assert quick.code == 0 and b"created" not in quick.err, (argv, quick.err)
+        assert quick.quick, where  # the quick path answered: it chose the same drive
+    quick, _full = both(["recall", "--no-count", "albatrosses"], code, code)
+    assert quick.quick and b"Albatrosses glide for hours" in quick.out
 
 
 def test_a_policy_naming_another_branch_is_read_through_the_policy(tmp_path: Path) -> None:

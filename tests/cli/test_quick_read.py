@@ -85,6 +85,6 @@ def test_only_a_head_with_a_memory_md_file_is_served_to_agents(new_drive) -> Non
     (path / fmt.MEMORY_FILE / "x.md").write_text("a folder named like the file\n")
     git("add", "-A", cwd=path)
     git("commit", "-q", "--no-verify", "-m", "a folder", cwd=path)
-    assert memgit("index", cwd=path).returncode == 0
+    assert memgit("-C", str(path), "index").returncode == 0  # named: no personal drive
     with pytest.raises(quick_read.NotQuick, match="no MEMORY.md"):
         quick_read.require_memory(quick_read.open_current(str(path)))

@@ -7,7 +7,6 @@ so it imports the standard library only.
 from __future__ import annotations
 
 import json
-import os
 
 from memgit.safe_text import printable
 
@@ -20,8 +19,10 @@ EVENTS = ("session-start", "prompt", "guard", "record")
 QUICK_EVENTS = ("session-start", "prompt", "guard")  # the events fast_cli answers
 CLAUDE_EVENT_NAMES = {"session-start": "SessionStart", "prompt": "UserPromptSubmit",
                       "guard": "PreToolUse"}
+GEMINI_EVENT_NAMES = {"session-start": "SessionStart", "prompt": "BeforeAgent",
+                      "guard": "BeforeTool"}
+JSON_FORMS = ("claude-code", "gemini")  # the forms that print the tool's hook JSON
 PROMPT_CHARS = 1000  # of a prompt used as the recall query
-DRIVE_ENV = "MEMGIT_DRIVE"  # the drive agents' hooks and `memgit mcp` use without -C
 
 
 def read_event(raw: str) -> dict[str, Any]:
@@ -33,14 +34,11 @@ def read_event(raw: str) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def hook_drive(directory: str | None) -> str | None:
-    """The drive named by ``-C`` or ``$MEMGIT_DRIVE`` (None: the session's folder)."""
-    return directory or os.environ.get(DRIVE_ENV) or None
-
-
-def hook_where(directory: str | None, data: Mapping[str, Any]) -> str | None:
-    """Where the hook looks for its drive: ``-C``, ``$MEMGIT_DRIVE``, else the event's cwd."""
-    return hook_drive(directory) or str(data.get("cwd") or "") or None
+def hook_cwd(data: Mapping[str, Any]) -> str | None:
+    """The session's folder the event names (None: the hook's own folder); the drive is
+    chosen from it when none is named (drives.choose)."""
+    cwd = data.get("cwd")
+    return cwd if isinstance(cwd, str) and cwd else None
 
 
 def prompt_query(data: Mapping[str, Any], raw: str) -> str | None:
@@ -52,8 +50,11 @@ def prompt_query(data: Mapping[str, Any], raw: str) -> str | None:
     return prompt[:PROMPT_CHARS]
 
 
-def claude_context(event: str, text: str) -> dict[str, Any]:
-    return {"hookSpecificOutput": {"hookEventName": CLAUDE_EVENT_NAMES[event],
+def claude_context(event: str, text: str, form: str = "claude-code") -> dict[str, Any]:
+    """Added context as Claude Code (and Codex) or Gemini CLI read it: the same
+    ``hookSpecificOutput.additionalContext``, under each tool's name of the event."""
+    names = GEMINI_EVENT_NAMES if form == "gemini" else CLAUDE_EVENT_NAMES
+    return {"hookSpecificOutput": {"hookEventName": names[event],
                                    "additionalContext": text}}
 
 
@@ -67,16 +68,20 @@ def context_output(event: str, text: str, form: str) -> str:
     """What the hook prints for added context ``text`` in ``form`` ('' for none)."""
     if not text:
         return ""
-    body = json.dumps(claude_context(event, text)) if form == "claude-code" \
+    body = json.dumps(claude_context(event, text, form)) if form in JSON_FORMS \
         else text.rstrip("\n")
     return body + "\n"
 
 
 def deny_output(reason: str, form: str) -> tuple[str, bool, int]:
     """(what to print, whether on stderr, exit status) for a tool call the guard refuses:
-    Claude Code's deny JSON on stdout and 0, or in text form the reason on stderr and 2."""
+    Claude Code's (and Codex's) deny JSON or Gemini CLI's (``decision: deny``, which it
+    sends the model as the tool's error) on stdout and 0, or in text form the reason on
+    stderr and 2."""
     if form == "claude-code":
         return json.dumps(claude_deny(reason)) + "\n", False, 0
+    if form == "gemini":
+        return json.dumps({"decision": "deny", "reason": reason}) + "\n", False, 0
     return reason + "\n", True, 2
 
 

@@ -20,9 +20,12 @@ from pathlib import Path
 from typing import Any
 
 RECORD_CHARS = 4000  # of a turn handed to memgit observe (which keeps less)
+# The file-writing and shell tools of Claude Code and Codex (Write, Edit, ..., Bash) and of
+# Gemini CLI (write_file, replace, run_shell_command), with the argument naming the file.
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
-              "NotebookEdit": "notebook_path"}
-SHELL_TOOLS = ("Bash",)
+              "NotebookEdit": "notebook_path", "write_file": "file_path",
+              "replace": "file_path"}
+SHELL_TOOLS = ("Bash", "run_shell_command")
 
 
 # --- the guard ----------------------------------------------------------------------------
@@ -210,11 +213,13 @@ def _git_reason(args: list[str], cwd: Path, drive: DrivePaths) -> str | None:
 
 
 def turn_text(event: Mapping[str, Any]) -> str:
-    """The assistant's last message: the event's ``last_assistant_message``, else the
-    last assistant text of the transcript (JSON lines) the event points at."""
-    text = event.get("last_assistant_message")
-    if isinstance(text, str) and text.strip():
-        return text.strip()[:RECORD_CHARS]
+    """The assistant's last message: the event's ``last_assistant_message`` (Claude Code,
+    Codex) or ``prompt_response`` (Gemini CLI's AfterAgent), else the last assistant text
+    of the transcript (JSON lines) the event points at."""
+    for key in ("last_assistant_message", "prompt_response"):
+        text = event.get(key)
+        if isinstance(text, str) and text.strip():
+            return text.strip()[:RECORD_CHARS]
     path = event.get("transcript_path")
     if not isinstance(path, str) or not path:
         return ""

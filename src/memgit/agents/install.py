@@ -22,6 +22,7 @@ from memgit.errors import UsageError
 SERVER = "memgit"
 HOOK_SCRIPT = "memgit-hook.sh"
 PLUGIN_ROOT_SCRIPT = '"${CLAUDE_PLUGIN_ROOT}/hooks/memgit-hook.sh"'
+GEMINI_ROOT_SCRIPT = '"${extensionPath}/hooks/memgit-hook.sh"'
 AGENTS_BEGIN = "<!-- memgit:begin -->"
 AGENTS_END = "<!-- memgit:end -->"
 
@@ -65,16 +66,35 @@ def _is_memgit_hook(group: Any) -> bool:
         isinstance(h, dict) and HOOK_SCRIPT in str(h.get("command", "")) for h in hooks)
 
 
-def project_hooks(drive: Path) -> dict[str, list[dict[str, Any]]]:
-    """The plugin's hooks.json rewritten for a project's .claude/settings.json: the script
-    copied into the project, the drive named in MEMGIT_DRIVE."""
-    plugin = _read_json(bundle_dir("claude-code") / "hooks" / "hooks.json")["hooks"]
-    script = f'MEMGIT_DRIVE={shlex.quote(str(drive))} "$CLAUDE_PROJECT_DIR/.claude/hooks/' \
-             f'{HOOK_SCRIPT}"'
-    text = json.dumps(plugin).replace(json.dumps(PLUGIN_ROOT_SCRIPT)[1:-1],
-                                      json.dumps(script)[1:-1])
+def project_hooks(drive: Path, bundle: str = "claude-code",
+                  script: str = '"$CLAUDE_PROJECT_DIR/.claude/hooks/' + HOOK_SCRIPT + '"',
+                  ) -> dict[str, list[dict[str, Any]]]:
+    """A bundle's hooks/hooks.json rewritten for a project's settings: the script copied
+    into the project (``script``, as the shell names it), the drive named in MEMGIT_DRIVE."""
+    plugin = _read_json(bundle_dir(bundle) / "hooks" / "hooks.json")["hooks"]
+    placeholder = GEMINI_ROOT_SCRIPT if bundle == "gemini" else PLUGIN_ROOT_SCRIPT
+    command = f"MEMGIT_DRIVE={shlex.quote(str(drive))} {script}"
+    text = json.dumps(plugin).replace(json.dumps(placeholder)[1:-1],
+                                      json.dumps(command)[1:-1])
     out: dict[str, list[dict[str, Any]]] = json.loads(text)
     return out
+
+
+def merge_hooks(settings: dict[str, Any], path: Path,
+                groups: dict[str, list[dict[str, Any]]]) -> None:
+    """Put memgit's hook groups into ``settings["hooks"]``, replacing only memgit's own."""
+    hooks = settings.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise UsageError(f"{path}: hooks is not an object", "fix the file")
+    for event, added in groups.items():
+        kept = [g for g in hooks.get(event, []) if not _is_memgit_hook(g)]
+        hooks[event] = kept + added
+
+
+def copy_script(bundle: Path, target: Path) -> Path:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(bundle, target)
+    return target
 
 
 class ClaudeCode:
@@ -90,18 +110,11 @@ class ClaudeCode:
             raise UsageError(f"{mcp_path}: mcpServers is not an object", "fix the file")
         servers[SERVER] = mcp_entry(drive)
         written = [_write_json(mcp_path, config)]
-        script = project / ".claude" / "hooks" / HOOK_SCRIPT
-        script.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(bundle_dir("claude-code") / "hooks" / HOOK_SCRIPT, script)
-        written.append(script)
+        written.append(copy_script(bundle_dir("claude-code") / "hooks" / HOOK_SCRIPT,
+                                   project / ".claude" / "hooks" / HOOK_SCRIPT))
         settings_path = project / ".claude" / "settings.json"
         settings = _read_json(settings_path)
-        hooks = settings.setdefault("hooks", {})
-        if not isinstance(hooks, dict):
-            raise UsageError(f"{settings_path}: hooks is not an object", "fix the file")
-        for event, groups in project_hooks(drive).items():
-            kept = [g for g in hooks.get(event, []) if not _is_memgit_hook(g)]
-            hooks[event] = kept + groups
+        merge_hooks(settings, settings_path, project_hooks(drive))
         written.append(_write_json(settings_path, settings))
         return written
 
@@ -139,8 +152,8 @@ def replace_block(text: str, block: str) -> str:
 
 class Codex:
     name = "codex"
-    description = ("Codex: .codex/config.toml runs memgit mcp; AGENTS.md tells the agent "
-                   "how to use its memory")
+    description = ("Codex: .codex/config.toml runs memgit mcp; .codex/hooks.json runs "
+                   "memgit's session hooks; AGENTS.md tells the agent how to use its memory")
 
     def install(self, project: Path, drive: Path) -> list[Path]:
         config = project / ".codex" / "config.toml"
@@ -152,7 +165,39 @@ class Codex:
         snippet = (bundle_dir("codex") / "AGENTS.md").read_text(encoding="utf-8")
         old = agents_md.read_text(encoding="utf-8") if agents_md.exists() else ""
         agents_md.write_text(replace_block(old, snippet), encoding="utf-8")
-        return [config, agents_md]
+        # Codex reads Claude Code's hook format from .codex/hooks.json (the same events
+        # and JSON, tool Bash), so the Claude Code bundle's hooks run there as they are.
+        script = copy_script(bundle_dir("shell") / HOOK_SCRIPT,
+                             project / ".codex" / "hooks" / HOOK_SCRIPT)
+        hooks_path = project / ".codex" / "hooks.json"
+        settings = _read_json(hooks_path)
+        merge_hooks(settings, hooks_path,
+                    project_hooks(drive, script=shlex.quote(str(script))))
+        return [config, agents_md, script, _write_json(hooks_path, settings)]
+
+
+class Gemini:
+    name = "gemini"
+    description = ("Gemini CLI: .gemini/settings.json runs memgit mcp and memgit's session "
+                   "hooks; GEMINI.md tells the agent how to use its memory")
+
+    def install(self, project: Path, drive: Path) -> list[Path]:
+        bundle = bundle_dir("gemini")
+        script = copy_script(bundle / "hooks" / HOOK_SCRIPT,
+                             project / ".gemini" / "hooks" / HOOK_SCRIPT)
+        settings_path = project / ".gemini" / "settings.json"
+        settings = _read_json(settings_path)
+        servers = settings.setdefault("mcpServers", {})
+        if not isinstance(servers, dict):
+            raise UsageError(f"{settings_path}: mcpServers is not an object", "fix the file")
+        servers[SERVER] = mcp_entry(drive)
+        merge_hooks(settings, settings_path, project_hooks(
+            drive, "gemini", '"$GEMINI_PROJECT_DIR/.gemini/hooks/' + HOOK_SCRIPT + '"'))
+        context = project / "GEMINI.md"
+        old = context.read_text(encoding="utf-8") if context.exists() else ""
+        context.write_text(replace_block(old, (bundle / "GEMINI.md").read_text(
+            encoding="utf-8")), encoding="utf-8")
+        return [script, _write_json(settings_path, settings), context]
 
 
 class Shell:
@@ -172,6 +217,10 @@ def claude_code(settings: dict[str, Any]) -> ClaudeCode:
 
 def codex(settings: dict[str, Any]) -> Codex:
     return Codex()
+
+
+def gemini(settings: dict[str, Any]) -> Gemini:
+    return Gemini()
 
 
 def shell(settings: dict[str, Any]) -> Shell:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 import click
 
+from memgit.drives.choose import Chosen
 from memgit.git.repository import Drive, open_drive
 from memgit.policy.judge import Violation
 from memgit.policy.lint import report_lines
@@ -50,8 +52,49 @@ def ctx_directory(ctx: click.Context) -> str | None:
     return obj.get("directory")
 
 
+# The commands that change a drive or judge the folder's repository (lint, check, gate):
+# run in a git repository that is not a drive, they refuse rather than fall back to the
+# personal drive (drives.choose). The others (reads, the agent tools) fall back everywhere.
+WRITES = frozenset({"remember", "forget", "edit", "ask", "answer", "resolve", "compact",
+                    "dream", "import", "maintain", "mount", "sync", "backup", "check",
+                    "gate", "lint"})
+# The commands that judge the folder they run in: never the personal drive, so that outside
+# any drive they say what the folder is (MG002) instead of judging another drive.
+JUDGES = frozenset({"check", "gate", "lint"})
+
+
+def command_name(ctx: click.Context) -> str:
+    """The memgit command being run (``mount`` for ``memgit mount add``)."""
+    while ctx.parent is not None and ctx.parent.parent is not None:
+        ctx = ctx.parent
+    return ctx.info_name or ""
+
+
+def choose_drive(ctx: click.Context) -> Chosen:
+    """The drive this command works on (drives.choose), kept in the context for ``memgit
+    info``; the personal drive is created on first use, with one line on stderr."""
+    from memgit.drives.choose import (
+        Chosen,
+        choose,
+        created_line,
+        ensure_personal,
+        refuse_write,
+        repository_verdict,
+    )
+
+    chosen = choose(ctx_directory(ctx), None, repository_verdict)
+    if chosen.personal and command_name(ctx) in JUDGES:
+        chosen = Chosen(os.getcwd(), "the current folder (a judging command)")
+    if command_name(ctx) in WRITES:
+        refuse_write(chosen)
+    if ensure_personal(chosen):
+        click.echo(created_line(chosen.path), err=True)
+    (ctx.find_root().obj or {})["chosen"] = chosen
+    return chosen
+
+
 def drive_from_ctx(ctx: click.Context) -> Drive:
-    return open_drive(ctx_directory(ctx))
+    return open_drive(choose_drive(ctx).path)
 
 
 def policy_for(drive: Drive, explicit: str | None) -> Policy:

@@ -41,7 +41,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "import": ("import_", "Adopt other tools' memory: import plan SOURCE, import apply PLAN."),
     "context": ("context", "Print the context packet an agent loads at session start."),
     "mcp": ("mcp", "Serve the drive to an agent over MCP (stdio; memgit[mcp])."),
-    "install-agent": ("install_agent", "Install an agent integration (claude-code, codex, shell)."),
+    "install-agent": ("install_agent", "Install an agent integration (claude-code, codex, "
+                      "gemini, shell)."),
     "agent-hook": ("agent_hook", "Run an agent hook: session-start, prompt, guard, record."),
     "observe": ("observe", "Keep one turn of a conversation for the next dream."),
     "dream": ("dream", "Consolidate the drive (model or rules, checked in code); undo; status."),

@@ -76,8 +76,9 @@ SHARED: dict[str, tuple[Option, ...]] = {
         Option((_JSON,), "as_json", "Print JSON."),
     ),
     "agent-hook": (
-        Option(("--format",), "form", "claude-code: hook JSON in and out; text: plain text "
-               "out, exit 2 to refuse.", takes=("claude-code", "text"),
+        Option(("--format",), "form", "claude-code (also Codex) or gemini: the tool's hook "
+               "JSON in and out; text: plain text out, exit 2 to refuse.",
+               takes=("claude-code", "gemini", "text"),
                default="claude-code"),
         Option(("--budget",), "budget", "session-start: the context packet's token budget.",
                takes=(0, 200_000), default=DEFAULT_BUDGET),

@@ -119,7 +119,8 @@ def run(call: Invocation) -> int:
     if call.command == "agent-hook":
         return _agent_hook(call)
     if call.command == "status":
-        info = quick_read.status(call.directory, opts["remote"])
+        info = quick_read.status(quick_read.chosen_path(call.directory, None),
+                                 opts["remote"])
         if opts["as_json"]:
             import json
 
@@ -129,7 +130,7 @@ def run(call: Invocation) -> int:
 
             _write("".join(line + "\n" for line in status_lines(info)))
         return 0
-    current = quick_read.open_current(call.directory)
+    current = quick_read.open_current(quick_read.chosen_path(call.directory, None))
     if call.command == "context":
         packet = quick_read.context(current, opts["budget"], opts["query"])
         if opts["as_json"]:
@@ -206,8 +207,10 @@ def _guard(call: Invocation, data: dict[str, Any]) -> int:
     """commands/agent_hook.py's guard for a tool call on stdin (no click, no pygit2)."""
     from memgit.agents import hook_io as hook
     from memgit.agents.hooks import guard_decision
+    from memgit.cli.quick_read import chosen_path
 
-    reason = guard_decision(data, hook.hook_where(call.directory, data))
+    reason = guard_decision(data, chosen_path(call.directory, hook.hook_cwd(data),
+                                              made=False))
     if reason is None:
         return 0
     text, on_stderr, code = hook.deny_output(reason, call.options["form"])
@@ -224,7 +227,8 @@ def _hook_text(call: Invocation, data: dict[str, Any], raw: str) -> str:
     query = hook.prompt_query(data, raw) if event == "prompt" else None
     if event == "prompt" and query is None:
         return ""
-    current = quick_read.open_current(hook.hook_where(call.directory, data))
+    current = quick_read.open_current(quick_read.chosen_path(call.directory,
+                                                             hook.hook_cwd(data)))
     quick_read.require_memory(current)
     if query is None:
         return quick_read.context(current, call.options["budget"], None).text

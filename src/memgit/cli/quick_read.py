@@ -13,7 +13,14 @@ import os
 
 from memgit import state
 from memgit.git import DEFAULT_BRANCH
-from memgit.git.files import Location, Unsure, config_texts, discover, ref_commit
+from memgit.git.files import (
+    Location,
+    NoRepository,
+    Unsure,
+    config_texts,
+    discover,
+    ref_commit,
+)
 from memgit.index.search import Hit, search
 from memgit.state import pending
 
@@ -104,6 +111,32 @@ def ref(location: Location, name: str) -> str | None:
         raise NotQuick(str(exc)) from None
 
 
+def repository_verdict(folder: str) -> bool | None:
+    """drives.choose.repository_verdict from the ref files and one ``git cat-file``: True
+    in a drive, False in a git repository that is not one, None outside any (NotQuick
+    when the files do not settle it)."""
+    try:
+        location = discover(folder)
+    except NoRepository:
+        return None
+    except Unsure as exc:
+        raise NotQuick(str(exc)) from None
+    head = ref(location, f"refs/heads/{branch_of(location)}")
+    return head is not None and _has_memory(location, head)
+
+
+def chosen_path(directory: str | None, cwd: str | None, *, made: bool = True) -> str:
+    """The path of the drive drives.choose picks for ``-C directory`` in ``cwd``;
+    NotQuick when it is the personal drive and (``made``) not created yet: the full
+    path creates it and says so."""
+    from memgit.drives.choose import choose
+
+    chosen = choose(directory, cwd, repository_verdict)
+    if made and chosen.personal and not os.path.exists(chosen.path):
+        raise NotQuick("the personal drive is not created yet")
+    return chosen.path
+
+
 def open_current(directory: str | None) -> Current:
     """The drive at ``directory`` when its recall index is current and no write waits
     (the read path would have nothing to do); NotQuick otherwise."""
@@ -129,14 +162,17 @@ def require_memory(current: Current) -> None:
     drive (a code repository is not one) and the full path names the problem. ``git
     cat-file -t`` says ``blob`` for a file or a symbolic link (which pygit2's file_at
     accepts too), ``tree`` for a folder and ``commit`` for a submodule."""
+    if not _has_memory(current.location, current.head):
+        raise NotQuick("no MEMORY.md at the head: the full path explains")
+
+
+def _has_memory(location: Location, head: str) -> bool:
     from pathlib import Path
 
     from memgit.git.plumbing import git_plumbing
 
-    proc = git_plumbing(Path(current.location.git_dir), "cat-file", "-t",
-                        f"{current.head}:{MEMORY_FILE}")
-    if proc.returncode != 0 or proc.stdout.strip() != b"blob":
-        raise NotQuick("no MEMORY.md at the head: the full path explains")
+    proc = git_plumbing(Path(location.git_dir), "cat-file", "-t", f"{head}:{MEMORY_FILE}")
+    return proc.returncode == 0 and proc.stdout.strip() == b"blob"
 
 
 def recall(current: Current, query: str, limit: int, *, count: bool = True) -> list[Hit]:

@@ -18,6 +18,10 @@ class Unsure(Exception):
     """The files do not answer for sure: take the full path (pygit2)."""
 
 
+class NoRepository(Unsure):
+    """Certain: there is no git repository at or above the folder."""
+
+
 class Location:
     """Where a repository's files are (paths resolved, as strings)."""
 
@@ -122,7 +126,7 @@ def discover(start: str | None) -> Location:
         parent = os.path.dirname(here)
         try:
             if parent == here or os.stat(parent).st_dev != device:
-                raise Unsure(f"no repository at or above {start or '.'}")
+                raise NoRepository(f"no repository at or above {start or '.'}")
         except OSError as exc:
             raise Unsure(str(exc)) from None
         here = parent

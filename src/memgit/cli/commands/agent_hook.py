@@ -13,14 +13,14 @@ from memgit.agents.hook_io import (
     EVENTS,
     context_output,
     deny_output,
-    hook_drive,
-    hook_where,
+    hook_cwd,
     prompt_context,
     prompt_query,
     read_event,
 )
 from memgit.agents.hooks import guard_decision, observe_argv, turn_text
 from memgit.cli.common import ctx_directory, shared_options
+from memgit.drives.choose import choose, created_line, ensure_personal, repository_verdict
 from memgit.errors import MemgitError
 
 
@@ -40,14 +40,15 @@ def command(ctx: click.Context, event: str, form: str, budget: int, limit: int,
     what the agent tool expects. Never fails the session: problems go to stderr."""
     raw = "" if (event == "guard" and (paths or shell)) else sys.stdin.read()
     data = read_event(raw)
-    drive = hook_drive(ctx_directory(ctx))
-    where = hook_where(drive, data)
-    if event == "guard":
-        return _guard(data, where, form, paths, shell)
-    if event == "record":
-        return _record(data, drive, dry_run)
     try:
-        text = _context_text(event, data, raw, where, budget, limit)
+        chosen = choose(ctx_directory(ctx), hook_cwd(data), repository_verdict)
+        if event == "guard":
+            return _guard(data, chosen.path, form, paths, shell)
+        if ensure_personal(chosen):
+            click.echo(created_line(chosen.path), err=True)
+        if event == "record":
+            return _record(data, chosen.path, dry_run)
+        text = _context_text(event, data, raw, chosen.path, budget, limit)
     except MemgitError as err:
         click.echo(f"memgit agent-hook {event}: {err.code} {err.message}", err=True)
         return 0

@@ -20,16 +20,19 @@ def _pct(used: int, limit: int) -> str:
 @policy_option
 @click.pass_context
 def command(ctx: click.Context, as_json: bool, policy_file: str | None) -> int:
-    """Show the drive id, head, index, size and file use against the limits,
-    pending writes and event counts."""
+    """Show which drive was chosen and why (docs/agents.md, "Which drive"), its id, head,
+    index, size and file use against the limits, pending writes and event counts."""
     drive = drive_from_ctx(ctx)
     policy = policy_for(drive, policy_file)
     info = drive_info(drive, policy)
+    chosen = (ctx.find_root().obj or {})["chosen"]
+    info["chosen"] = chosen.as_dict()
     if as_json:
         click.echo(json.dumps(info, indent=2))
         return 0
     rows = [
         ("drive", f"{info['drive']} ({'bare' if info['bare'] else 'checkout'})"),
+        ("chosen", printable(chosen.why, 400)),
         ("kind", info["kind"]),
         ("drive id", info["drive_id"] or "-"),
         ("head", f"{info['branch']} at {info['head'] or '(none)'}"),

@@ -18,8 +18,9 @@ from memgit.cli.common import drive_from_ctx
 @click.option("--list", "list_them", is_flag=True, help="List the agent integrations.")
 @click.pass_context
 def command(ctx: click.Context, name: str | None, project: Path, list_them: bool) -> int:
-    """Configure agent NAME (claude-code, codex, shell) in the project to use the drive
-    (-C PATH, else the current folder's): its MCP server and hooks."""
+    """Configure agent NAME (claude-code, codex, gemini, shell) in the project to use the
+    drive (-C PATH, else the one memgit chooses: memgit info says which): its MCP server
+    and hooks."""
     if list_them or not name:
         for found in sorted(plugins.available("agent")):
             click.echo(f"{found:12} {plugins.load('agent', found).description}")

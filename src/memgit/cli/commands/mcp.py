@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import click
 
-from memgit.agents.hook_io import hook_drive
-from memgit.cli.common import ctx_directory
+from memgit.cli.common import choose_drive
 
 
 @click.command("mcp")
@@ -14,9 +13,10 @@ from memgit.cli.common import ctx_directory
                    "(default: $MEMGIT_AGENT, else the name in each source label).")
 @click.pass_context
 def command(ctx: click.Context, agent_name: str) -> int:
-    """Run an MCP server on stdin/stdout for the drive (-C PATH, else $MEMGIT_DRIVE,
-    else the current folder). Needs pip install 'memgit[mcp]'."""
+    """Run an MCP server on stdin/stdout for the drive (-C PATH, else $MEMGIT_DRIVE, else
+    the current folder's drive, else the project's .memgit/drive, else your personal
+    drive, created on first use). Needs pip install 'memgit[mcp]'."""
     from memgit.agents.mcp import serve
 
-    serve(hook_drive(ctx_directory(ctx)), agent_name)
+    serve(choose_drive(ctx).path, agent_name)
     return 0
