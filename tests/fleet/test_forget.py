@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import commit_all, git
+from tests.conftest import commit_all, git, memgit
 from tests.fleet_support import (
     JANE,
     everything_in,
@@ -107,3 +107,36 @@ def test_a_query_matching_nearly_everything_asks_first(root: Path) -> None:
     status, _out, err = fleet("forget", str(root), "e", "--regex", "--yes")
     assert status == 0, err
     assert found_hits(root, "carol") == []
+
+
+def test_forget_reaches_working_memory_values_and_purge_removes_every_version(
+        root: Path, tmp_path: Path) -> None:
+    """A value that named Jane Roe, since overwritten, lives on only in the working ref's
+    history: the plan lists it with --purge (not at the tip without), the purge removes
+    every version from every object of the drive, and the other values stay."""
+    work = tmp_path / "carol"
+    assert memgit("clone", str(root / "carol.git"), str(work)).returncode == 0
+    for key, value in (("contact", '{"name": "Jane Roe", "phone": "ext 4411"}'),
+                       ("contact", '{"name": "the release desk"}'),
+                       ("step", '"review the notes"')):
+        assert memgit("set", key, value, "--json", "--agent", "planner",
+                      cwd=work).returncode == 0
+    assert memgit("sync", cwd=work).returncode == 0
+    assert b"ext 4411" in everything_in(root / "carol.git")
+
+    _s, tip_only, _e = fleet("forget", str(root), "jane roe", "--dry-run", "--json")
+    assert [d["working"] for d in tip_only["drives"] if d["drive"] == "carol.git"] == []
+    _s, planned, _e = fleet("forget", str(root), "jane roe", "--purge", "--dry-run", "--json")
+    carol = [d for d in planned["drives"] if d["drive"] == "carol.git"]
+    assert len(carol) == 1 and len(carol[0]["working"]) == 1
+    assert carol[0]["working"][0].startswith("w-") and carol[0]["purge"] == carol[0]["working"]
+
+    status, receipt, err = fleet("forget", str(root), "jane roe", "--purge", "--yes", "--json")
+    assert status == 0, err
+    assert receipt["drives"]["carol.git"]["status"] == "done"
+    blob = everything_in(root / "carol.git")
+    assert b"ext 4411" not in blob and b"Jane Roe" not in blob
+    assert memgit("sync", cwd=work).returncode == 0
+    shown = memgit("get", "step", "--agent", "planner", cwd=work)
+    assert shown.returncode == 0 and shown.stdout.strip() == b"review the notes"
+    assert b"ext 4411" not in everything_in(work / ".git")  # the checkout's sync pruned it

@@ -52,9 +52,11 @@ class DrivePlan:
     path: str
     forget: list[str] = field(default_factory=list)
     purge: list[str] = field(default_factory=list)
+    working: list[str] = field(default_factory=list)  # working-memory values that match
 
     def as_dict(self) -> dict[str, Any]:
-        return {"drive": self.name, "forget": self.forget, "purge": self.purge}
+        return {"drive": self.name, "forget": self.forget, "purge": self.purge,
+                "working": self.working}
 
 
 @dataclass
@@ -88,6 +90,11 @@ class Plan:
         if self.purge:
             text += f"; {purged} id(s) to purge from the history of " \
                     f"{sum(1 for d in self.drives if d.purge)} drive(s)"
+        values = sum(len(d.working) for d in self.drives)
+        if values:
+            text += f"; {values} working-memory value(s) match" + (
+                " (purged with the entries)" if self.purge else
+                ": a value is removed only by a purge, run again with --purge")
         return text
 
     def as_dict(self) -> dict[str, Any]:
@@ -126,6 +133,9 @@ def plan(index: FleetIndex, query: Query, *, purge: bool, jobs: int = 1) -> Plan
             part.forget.append(hit.entry_id)
         if purge and hit.entry_id not in part.purge:
             part.purge.append(hit.entry_id)
+    for record in records.values():
+        if record.origin == index.origin and record.status == "drive":
+            _add_working(drives, record.name, record.path, query, purge)
     drives_total, entries_total = store.totals(index.origin)
     result = Plan(request_name(index.root, query), query, purge,
                   [drives[n] for n in sorted(drives)], entries_total, drives_total)
@@ -135,6 +145,29 @@ def plan(index: FleetIndex, query: Query, *, purge: bool, jobs: int = 1) -> Plan
             if hit.origin != index.origin:
                 result.elsewhere[hit.origin] = result.elsewhere.get(hit.origin, 0) + 1
     return result
+
+
+def _add_working(drives: dict[str, DrivePlan], name: str, path: str, query: Query,
+                 purge: bool) -> None:
+    """The drive's working-memory values that match (memgit.working.search): in every
+    version when purging, else at the tip. Read only for a drive that has the ref (from
+    the ref files: no repository opened for the others)."""
+    from memgit.git.files import Unsure, discover, ref_commit
+    from memgit.git.repository import open_drive
+    from memgit.policy.working import WORKING_REF
+    from memgit.working.search import matching_ids
+
+    try:
+        if ref_commit(discover(path), WORKING_REF) is None:
+            return
+    except Unsure:
+        pass  # an unusual layout: let pygit2 read it
+    ids = matching_ids(open_drive(path), query.matches, history=purge)
+    if ids:
+        part = drives.setdefault(name, DrivePlan(name, path))
+        part.working = ids
+        if purge:
+            part.purge.extend(i for i in ids if i not in part.purge)
 
 
 # --- carrying it out ---------------------------------------------------------------------
