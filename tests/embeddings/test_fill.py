@@ -187,18 +187,43 @@ def test_two_fillers_never_run_at_once(new_drive) -> None:
 
 
 def test_index_embeddings_takes_over_from_a_background_filler(new_drive) -> None:
-    """memgit index --embeddings while a slow background filler is at work: the filler
-    gives way after its chunk, the foreground embeds the rest with its own calls."""
+    """memgit index --embeddings while a background filler is at work: the filler gives
+    way after its chunk, the foreground embeds the rest with its own calls. The
+    endpoint holds the filler's first chunk until the foreground has asked for its turn
+    (it holds the want lock), so the hand-over happens however loaded the machine is."""
+    import fcntl
+    import os
+
     lines = "".join(f"- Fact number {i} about topic {i} [source: imported:unknown; "
                     f"id: m-fact{i:03d}]\n" for i in range(3 * vector_fill.CHUNK))
-    with serving(slow(0.5, DIM)) as double:
+    gate = threading.Event()
+    with serving(gated(gate, DIM)) as double:
         path = new_drive({"facts.md": "# Facts\n\n" + lines})
         configure(path, double.url)
         run(path, "index")  # starts the background filler
         deadline = time.monotonic() + 60
         while not double.requests and time.monotonic() < deadline:
             time.sleep(0.01)
-        result = json.loads(run(path, "index", "--embeddings", "--json").stdout)
+        assert double.requests, "the background filler sent nothing"
+        answer: list[Any] = []
+        fore = threading.Thread(target=lambda: answer.append(
+            run(path, "index", "--embeddings", "--json")))
+        fore.start()
+        want = os.open(path / ".git" / "memgit" / vector_fill.WANT_LOCK,
+                       os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            while time.monotonic() < deadline:  # the foreground holds it while it waits
+                try:
+                    fcntl.flock(want, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    break
+                fcntl.flock(want, fcntl.LOCK_UN)
+                time.sleep(0.01)
+        finally:
+            os.close(want)
+        gate.set()
+        fore.join(120)
+        result = json.loads(answer[0].stdout)
         settle(path)
         texts = inputs(double)
     assert result["embeddings"]["missing"] == 0
