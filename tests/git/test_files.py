@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from memgit.git.files import Location, Unsure, config_texts, discover, is_oid, ref_commit
+from memgit.git.files import (
+    Location,
+    Unsure,
+    config_texts,
+    discover,
+    is_oid,
+    object_type,
+    ref_commit,
+)
 from memgit.git.repository import open_drive
 from tests.conftest import git
 
@@ -144,3 +152,23 @@ def test_a_repository_owned_by_another_user_is_unsure(tmp_path: Path) -> None:
     os.chown(work / ".git", 4321, 4321)
     with pytest.raises(Unsure):
         discover(str(work))
+
+
+def test_object_type_answers_as_git_cat_file(tmp_path: Path, monkeypatch) -> None:
+    """The quick path's one git call: blob, tree, none for a missing path; git that cannot
+    be started is Unsure (the full path then answers)."""
+    work = tmp_path / "w"
+    git("init", "-q", "-b", "main", str(work))
+    (work / "docs").mkdir()
+    (work / "docs" / "a.md").write_text("a\n")
+    (work / "MEMORY.md").write_text("# Memory\n")
+    git("add", "-A", cwd=work)
+    git("commit", "-qm", "one", cwd=work)
+    location = discover(str(work))
+    assert object_type(location, "HEAD:MEMORY.md") == "blob"
+    assert object_type(location, "HEAD:docs") == "tree"
+    assert object_type(location, "HEAD") == "commit"
+    assert object_type(location, "HEAD:missing.md") is None
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    with pytest.raises(Unsure, match="git could not be started"):
+        object_type(location, "HEAD:MEMORY.md")

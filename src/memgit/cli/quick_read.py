@@ -19,6 +19,7 @@ from memgit.git.files import (
     Unsure,
     config_texts,
     discover,
+    object_type,
     ref_commit,
 )
 from memgit.index.search import Hit, search
@@ -167,12 +168,10 @@ def require_memory(current: Current) -> None:
 
 
 def _has_memory(location: Location, head: str) -> bool:
-    from pathlib import Path
-
-    from memgit.git.plumbing import git_plumbing
-
-    proc = git_plumbing(Path(location.git_dir), "cat-file", "-t", f"{head}:{MEMORY_FILE}")
-    return proc.returncode == 0 and proc.stdout.strip() == b"blob"
+    try:
+        return object_type(location, f"{head}:{MEMORY_FILE}") == "blob"
+    except Unsure as exc:
+        raise NotQuick(str(exc)) from None
 
 
 def recall(current: Current, query: str, limit: int, *, count: bool = True) -> list[Hit]:

@@ -218,3 +218,32 @@ def config_texts(location: Location) -> list[bytes] | None:
             return None
         texts.append(data)
     return texts
+
+
+def object_type(location: Location, spec: str) -> str | None:
+    """``git cat-file -t SPEC`` (``blob``, ``tree``, ``commit``; None when there is no such
+    object), started with ``os.posix_spawnp``: the quick path does not load subprocess,
+    whose threading, signal, contextlib and typing cost more than a recall. Unsure when
+    git cannot be started."""
+    argv = ["git", "--no-replace-objects", f"--git-dir={location.git_dir}", "cat-file", "-t",
+            spec]
+    read_end, write_end = os.pipe()
+    null = os.open(os.devnull, os.O_RDWR)
+    try:
+        pid = os.posix_spawnp("git", argv, os.environ, file_actions=[
+            (os.POSIX_SPAWN_DUP2, null, 0), (os.POSIX_SPAWN_DUP2, write_end, 1),
+            (os.POSIX_SPAWN_DUP2, null, 2)])
+    except OSError as exc:
+        os.close(read_end)
+        raise Unsure(f"git could not be started: {exc.strerror}") from None
+    finally:
+        os.close(write_end)
+        os.close(null)
+    out = b""
+    try:
+        while chunk := os.read(read_end, 4096):
+            out += chunk
+    finally:
+        os.close(read_end)
+    status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    return out.strip().decode("ascii", "replace") if status == 0 else None
