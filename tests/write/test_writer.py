@@ -502,7 +502,7 @@ def test_a_repository_that_is_not_a_drive_is_not_written(tmp_path: Path, command
     head = git("rev-parse", "main", cwd=target).stdout
     proc = memgit(*command, cwd=target)
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert b"MG002" in proc.stderr and b"is a git repository but not a drive" in proc.stderr
+    assert b"MG002" in proc.stderr and b"git repository that is not a drive" in proc.stderr
     refused(proc, "MG002")
     assert b"memgit init" in proc.stderr  # the hint: make it a drive first
     assert git("rev-parse", "main", cwd=target).stdout == head

@@ -135,15 +135,19 @@ def complete(drive: Drive) -> list[str]:
 
 def _remove_index_lock(drive: Drive, notes: list[str]) -> None:
     """git's ``index.lock`` left by the killed process (pygit2 and ``read-tree`` write
-    the index through it); one younger than a second may be a live git's: kept."""
+    the index through it). A lock younger than a second may be the killed process's
+    ``git read-tree`` child, still finishing: it is given that second to go."""
     lock = drive.git_dir / "index.lock"
-    try:
-        age = time.time() - lock.stat().st_mtime
-    except FileNotFoundError:
-        return
-    if age > 1.0:
-        lock.unlink(missing_ok=True)
-        notes.append("removed the index.lock a killed memgit left")
+    while True:
+        try:
+            age = time.time() - lock.stat().st_mtime
+        except FileNotFoundError:
+            return
+        if age > 1.0:
+            lock.unlink(missing_ok=True)
+            notes.append("removed the index.lock a killed memgit left")
+            return
+        time.sleep(min(0.05, 1.0 - age + 0.01))
 
 
 def _finish(drive: Drive, journal: Journal) -> list[str]:
@@ -185,7 +189,7 @@ def catch_up_lagging(drive: Drive, head: str, paths: list[str]) -> list[str]:
     the journal did): committing it would undo what the branch holds. Returns a note per
     path brought."""
     head_tree = commit_tree_id(drive, head)
-    notes = []
+    notes: list[str] = []
     for path in paths:
         staged, _work = checkout_state(drive, path)
         want = _blob(drive, head_tree, path)
@@ -194,7 +198,11 @@ def catch_up_lagging(drive: Drive, head: str, paths: list[str]) -> list[str]:
         older = {_blob(drive, commit_tree_id(drive, c), path)
                  for c in first_parent_chain(drive, head, None)[-LAG_DEPTH:]}
         if staged in older:
+            # under a journal (branch unmoved): killed here, the next command removes
+            # the index.lock this process held and finds the path lagging again
+            begin(drive, head_branch(drive) or "", head, head)
             note = catch_up(drive, path, {staged}, head_tree)
+            end(drive)
             notes.append(note or f"{path} was brought to the branch: its checkout still "
                          "held an older version (a killed memgit's)")
     return notes

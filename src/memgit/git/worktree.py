@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -162,6 +163,28 @@ def checkout_state(drive: Drive, path: str) -> tuple[str | None, str | None]:
     return (str(staged) if staged is not None else None), work
 
 
+INDEX_LOCK_WAIT = 10.0  # seconds: far longer than any git command holds the index
+
+
+def wait_for_index(drive: Drive, seconds: float = INDEX_LOCK_WAIT) -> None:
+    """Wait until no ``index.lock`` is held, and raise a clear error when one stays.
+
+    git writes the index through ``index.lock`` and refuses to start while it exists. A
+    memgit killed while its ``git read-tree`` ran leaves that child running for a few
+    milliseconds more, holding the lock: the next command waits for it instead of failing
+    (pygit2's "the index is locked"). A lock that outlives the wait was left by a git
+    process that died (memgit's own are removed by memgit.git.recovery)."""
+    assert drive.workdir is not None
+    lock = drive.git_dir / "index.lock"
+    deadline = time.monotonic() + seconds
+    while lock.exists():
+        if time.monotonic() > deadline:
+            raise RepoError(f"{lock} has been held for more than {seconds:.0f} s",
+                            "if no git command is running in this checkout, remove it "
+                            f"(rm {lock}) and run the command again")
+        time.sleep(0.02)
+
+
 def update_checkout(drive: Drive, files: Mapping[str, bytes | None]) -> None:
     """Write (or delete) work-tree files and stage them, so the checkout matches
     a commit the branch already points at (``git status`` stays clean)."""
@@ -172,6 +195,7 @@ def update_checkout(drive: Drive, files: Mapping[str, bytes | None]) -> None:
             (drive.workdir / path).unlink(missing_ok=True)
         else:
             write_worktree_file(drive.workdir, path, data)
+    wait_for_index(drive)
     repo.index.read()
     for path, data in files.items():
         if data is None:
@@ -190,6 +214,7 @@ def move_checkout(drive: Drive, old_tree: str, new_tree: str) -> None:
     any other staged change.
     """
     assert drive.workdir is not None
+    wait_for_index(drive)
     git("read-tree", "-m", "-u", old_tree, new_tree, cwd=drive.workdir)
 
 
