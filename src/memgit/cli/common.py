@@ -57,7 +57,7 @@ def ctx_directory(ctx: click.Context) -> str | None:
 # personal drive (drives.choose). The others (reads, the agent tools) fall back everywhere.
 WRITES = frozenset({"remember", "forget", "edit", "ask", "answer", "resolve", "compact",
                     "dream", "import", "maintain", "mount", "sync", "backup", "check",
-                    "gate", "lint"})
+                    "gate", "lint", "set", "unset", "approve", "reject"})
 # The commands that judge the folder they run in: never the personal drive, so that outside
 # any drive they say what the folder is (MG002) instead of judging another drive.
 JUDGES = frozenset({"check", "gate", "lint"})

@@ -157,13 +157,29 @@ def refuse_write(chosen: Chosen) -> None:
         return
     from memgit.errors import NotADriveError
 
+    why = _why_not(chosen.passed_over)
     raise NotADriveError(
-        f"{chosen.passed_over} is in a git repository that is not a drive; nothing was "
-        "written",
+        f"{chosen.passed_over} is in a git repository that is not a drive"
+        f"{f' ({why})' if why else ''}; nothing was written",
         f"name the drive: -C PATH, ${DRIVE_ENV}, or a {'/'.join(PROJECT_SETTING)} file "
         f"in the project; your personal drive is {chosen.path} "
         f"(memgit -C {chosen.path} ...); memgit init --adopt PATH makes a drive of a "
         "memory repository")
+
+
+def _why_not(folder: str) -> str:
+    """What require_drive says of the repository at ``folder`` ("" when it says nothing):
+    the refusal names the precise reason (no MEMORY.md, the policy's branch missing)."""
+    from memgit.errors import NotADriveError
+    from memgit.git.repository import open_drive, require_drive
+    from memgit.policy.settings import drive_policy
+
+    try:
+        drive = open_drive(folder)
+        require_drive(drive, drive_policy(drive).branch_ref)
+    except NotADriveError as exc:
+        return exc.message
+    return ""
 
 
 def ensure_personal(chosen: Chosen) -> bool:
