@@ -144,3 +144,39 @@ def test_a_journal_of_a_live_process_is_left_alone(tmp_path: Path) -> None:
     assert recovery.recover(drive) == []
     assert (work / ".git" / "memgit-checkout.json").exists()
     recovery.end(drive)
+
+
+def test_a_half_written_loose_object_is_removed_and_a_young_one_waited_for(
+        tmp_path: Path) -> None:
+    """What CI's fault run left once: libgit2's ``objects/tmp_object_git2_*`` of a writer
+    killed while it wrote a blob. An old one is removed by the next write; a young one
+    that a live write renames into place is not touched."""
+    import threading
+
+    from memgit.git import recovery
+    from memgit.git.repository import open_drive
+
+    work = checkout(tmp_path)
+    objects = work / ".git" / "objects"
+    stale = objects / "tmp_object_git2_a1b2c3"
+    stale.write_bytes(b"x\x9c half a blob")
+    os.utime(stale, (1, 1))
+    proc = memgit("remember", "the glaze needs two coats", cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    assert "removed 1 temporary file a killed memgit left" in proc.stdout.decode()
+    assert not stale.exists()
+
+    live = objects / "tmp_object_git2_d4e5f6"
+    live.write_bytes(b"a write in progress")
+    placed = objects / "ff" / "live-write-finished"
+    placed.parent.mkdir(exist_ok=True)
+    timer = threading.Timer(0.2, os.replace, (live, placed))
+    timer.start()
+    try:
+        notes = recovery.recover(open_drive(work))
+    finally:
+        timer.join()
+    assert notes == []
+    assert placed.read_bytes() == b"a write in progress"
+    placed.unlink()
+    assert git("fsck", "--no-dangling", cwd=work).returncode == 0

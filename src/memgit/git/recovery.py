@@ -7,7 +7,7 @@ a write or a sync was killed in between. The branch is the truth: :func:`recover
 the index and the work tree of the paths that changed to the branch's head, never the
 branch back to the checkout, keeping a user's own uncommitted edits on top (a three-way
 merge with ``git merge-file``), and removes what the killed process left behind: its
-``.NAME.memgit-tmp`` files and git's ``index.lock``.
+``.NAME.memgit-tmp`` files, libgit2's half-written loose objects and git's ``index.lock``.
 """
 
 from __future__ import annotations
@@ -45,6 +45,11 @@ JOURNAL = "memgit-checkout.json"
 TMP_SUFFIX = ".memgit-tmp"  # git.worktree.write_worktree_file and githooks.install write these
 KEPT_DIR = "memgit/kept"  # under the git dir: a user's edit that could not be merged
 LAG_DEPTH = 50  # commits searched for the version a lagging checkout still holds
+# libgit2 (pygit2) writes a loose object to ``objects/tmp_object_git2_XXXXXX`` and renames it
+# into its fan-out folder; a process killed in between leaves the file, which git itself
+# only removes with ``git prune`` after two weeks. A second is far longer than one write.
+LIBGIT2_TMP_PREFIX = "tmp_object_git2_"
+YOUNG = 1.0  # seconds: a younger leftover may belong to a process still finishing
 
 
 @dataclass
@@ -143,11 +148,11 @@ def _remove_index_lock(drive: Drive, notes: list[str]) -> None:
             age = time.time() - lock.stat().st_mtime
         except FileNotFoundError:
             return
-        if age > 1.0:
+        if age > YOUNG:
             lock.unlink(missing_ok=True)
             notes.append("removed the index.lock a killed memgit left")
             return
-        time.sleep(min(0.05, 1.0 - age + 0.01))
+        time.sleep(min(0.05, YOUNG - age + 0.01))
 
 
 def _finish(drive: Drive, journal: Journal) -> list[str]:
@@ -286,12 +291,36 @@ def _remove_leftovers(drive: Drive, *, worktree: bool) -> list[str]:
                    cwd=drive.workdir, check=False)
         found.extend(drive.workdir / os.fsdecode(raw)
                      for raw in proc.stdout.split(b"\0") if raw)
+    found.extend(_half_written_objects(drive))
     for path in found:
         path.unlink(missing_ok=True)
     if not found:
         return []
     return [f"removed {len(found)} temporary file{'s' if len(found) != 1 else ''} "
             "a killed memgit left"]
+
+
+def _half_written_objects(drive: Drive) -> list[Path]:
+    """libgit2's temporary loose objects at least :data:`YOUNG` old. A younger one is
+    watched until it is renamed into place (a live write finishing, in milliseconds) or
+    reaches that age (a killed one)."""
+    objects = drive.git_dir / "objects"
+    try:
+        names = [p for p in objects.iterdir() if p.name.startswith(LIBGIT2_TMP_PREFIX)]
+    except FileNotFoundError:
+        return []
+    found = []
+    for path in names:
+        while True:
+            try:
+                age = time.time() - path.stat().st_mtime
+            except FileNotFoundError:
+                break  # renamed into place: a live write finished
+            if age >= YOUNG:
+                found.append(path)
+                break
+            time.sleep(min(0.02, YOUNG - age + 0.01))
+    return found
 
 
 def _live_merge(path: Path) -> bool:
