@@ -545,7 +545,7 @@ steps = st.lists(st.tuples(st.integers(0, 2),
 
 
 @pytest.mark.slow
-@settings(max_examples=20, deadline=None,
+@settings(max_examples=10, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(steps)
 def test_three_agents_converge(tmp_path_factory: pytest.TempPathFactory, plan) -> None:
