@@ -61,9 +61,12 @@ def heads(path: Path) -> list[str]:
     proc = subprocess.run(["git", "for-each-ref", "--format=%(objectname) %(refname)",
                            "refs/heads", "refs/tags", "refs/memgit"], cwd=path,
                           capture_output=True, check=True, text=True)
-    # refs/memgit/purged is memgit's list of purged ids for sync clients (docs/purge.md)
+    # refs/memgit/purged (the purged ids for sync clients) and refs/memgit/registry/* (the
+    # purge registry a replica reads) are memgit's own records, which filter-repo has not
+    # (docs/purge.md); every other ref must be the same commit
     return sorted(line for line in proc.stdout.splitlines()
-                  if not line.endswith(" refs/memgit/purged"))
+                  if not line.endswith(" refs/memgit/purged")
+                  and " refs/memgit/registry/" not in line)
 
 
 def main() -> None:
