@@ -1,6 +1,6 @@
 """memgit purge against git-filter-repo, side by side, on generated drive histories.
 
-Run: python bench/bench_purge.py [--sizes 1000,10000] [--keep DIR]
+Run: python bench/bench_purge.py [--sizes 1000,10000] [--shape spread|one-file|small] [--keep DIR]
 
 For each size a drive history is generated once with ``git fast-import`` (a bare
 repository near the 2 MiB drive limit: 48 topic files in 6 folders plus
@@ -11,6 +11,13 @@ same lines, ``--prune-empty never --prune-degenerate never
 --preserve-commit-hashes --preserve-commit-encoding --force``, its own reflog
 expiry and ``gc --prune=now``), memgit purge on the other; both end with the
 same commits (checked), the wall times and repository sizes are printed.
+
+``--shape``: ``spread`` (the default) is 48 topic files of about 38 KB, a drive near its
+limit whose purged file one commit in 48 touches; ``one-file`` is one topic file of about
+60 KB, so every commit touches the purged entry's file and every version of it, every
+tree and every commit is rewritten (the worst case for the rewrite); ``small`` is 8
+files of about 4 KB, a young drive whose history is long and light (fixed costs weigh
+most).
 
 The generator lives in tests/history_support.py (the purge tests use it with
 merges, tags, odd time zones and a Latin-1 message switched on); so does the
@@ -39,6 +46,13 @@ from history_support import (  # noqa: E402
     target_text,
     timed_run,
 )
+
+# generate_history's arguments per shape
+SHAPES: dict[str, dict[str, int]] = {
+    "spread": {},  # 48 topic files of about 38 KB: the drive near its 2 MiB limit
+    "one-file": {"files": 1, "file_bytes": 60000},  # every commit touches the purged file
+    "small": {"files": 8, "file_bytes": 4000},  # a young drive: 32 KB, 8 files
+}
 
 # --- the comparison ------------------------------------------------------------------
 
@@ -74,6 +88,9 @@ def main() -> None:
     ap.add_argument("--sizes", default="1000,10000",
                     help="commit counts, comma separated (50000 takes minutes)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per size (medians shown)")
+    ap.add_argument("--shape", choices=tuple(SHAPES), default="spread",
+                    help="spread: 48 topic files; one-file: every commit touches the "
+                         "purged entry's file")
     ap.add_argument("--keep", default=None, metavar="DIR",
                     help="cache generated histories in DIR (reused across runs)")
     args = ap.parse_args()
@@ -82,10 +99,11 @@ def main() -> None:
     print(f"{'commits':>8} {'filter-repo wall/cpu s':>22} {'memgit wall/cpu s':>18} "
           f"{'ratio wall/cpu':>14} {'fr MiB':>7} {'mg MiB':>7} same")
     for size in (int(s) for s in args.sizes.split(",")):
-        source = base / f"history-{size}.git"
+        shape = SHAPES[args.shape]
+        source = base / f"history-{args.shape}-{size}.git"
         if not source.exists():
             t0 = time.perf_counter()
-            generate_history(source, size)
+            generate_history(source, size, **shape)
             print(f"(generated {size} commits in {time.perf_counter() - t0:.1f} s)",
                   file=sys.stderr)
         texts = [target_text(v) for v in range(1, 21)]

@@ -494,6 +494,8 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
     quoting = [t for t in sorted_texts if t in joined]
     commit_map = plan.commit_map
     scrubbed: set[str] = set()  # commits and tags whose message changed
+    # many commits share a message ("Update memory"): each distinct one is scrubbed once
+    scrubbed_as: dict[bytes, bytes] = {}
     changed_by: dict[str, set[tuple[str, bytes]]] = {}
     total = len(scan.commits)
     for number, (oid, _parents) in enumerate(scan.commits, start=1):
@@ -509,7 +511,10 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
             pos += 48
         new_parents = [commit_map.get(p, p) for p in parents]
         message = split_object(raw)[1]
-        new_message = scrub_registered(scrub_message(message, quoting), registered)
+        new_message = scrubbed_as.get(message)
+        if new_message is None:
+            new_message = scrub_registered(scrub_message(message, quoting), registered)
+            scrubbed_as[message] = new_message
         if new_message != message:
             scrubbed.add(oid)
         if new_tree != old_tree:

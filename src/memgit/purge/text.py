@@ -152,6 +152,7 @@ class Checker:
         # One search per distinct 16-byte head stands for all texts starting with it
         # (the versions of an edited entry mostly share their beginning).
         self.heads = sorted({t[:16] for t in self.texts})
+        self.quoting: dict[bytes, bool] = {}  # message -> quotes a purged text (memo)
 
     def problems(self, oid: str, kind: str, data: bytes, *, ids: bool = True) -> list[str]:
         out: list[str] = []
@@ -165,8 +166,11 @@ class Checker:
                                "purge it too)")
         elif kind in ("commit", "tag"):
             message = split_object(data)[1]
-            if any(t in message for t in self.texts) or \
-                    self.registry.quoted(message.decode("utf-8", "surrogateescape")):
+            quotes = self.quoting.get(message)
+            if quotes is None:
+                quotes = self.quoting[message] = any(t in message for t in self.texts) or \
+                    bool(self.registry.quoted(message.decode("utf-8", "surrogateescape")))
+            if quotes:
                 out.append(f"{kind} {oid} (its message quotes a purged text)")
         return out
 
