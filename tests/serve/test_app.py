@@ -247,6 +247,23 @@ def test_serve_create_refuses_bad_names_and_existing_drives(tmp_path: Path) -> N
     assert sorted(p.name for p in server.root.iterdir()) == ["joe"]
 
 
+def test_serve_create_makes_a_missing_root_as_the_docs_show(tmp_path: Path) -> None:
+    """docs/serve.md starts with ``memgit serve /srv/memgit --create joe/notes`` on a
+    machine where /srv/memgit does not exist yet."""
+    root = tmp_path / "srv" / "memgit"
+    bad = memgit_cli("serve", str(root), "--create", "joe/../x", check=False)
+    assert bad.returncode == 2 and not (tmp_path / "srv").exists()  # nothing made
+    made = memgit_cli("serve", str(root), "--create", "joe/notes")
+    assert f"Created drive joe/notes in {root / 'joe' / 'notes.git'}" in made.stdout
+    assert (root / "joe" / "notes.git" / "hooks" / "pre-receive").is_file()
+    token = memgit_cli("token", "add", "joe/notes", "--write", "--root", str(root))
+    assert token.returncode == 0
+    (tmp_path / "file").write_text("not a folder")
+    proc = memgit_cli("serve", str(tmp_path / "file" / "x"), "--create", "joe/notes",
+                      check=False)
+    assert proc.returncode == 2 and "cannot make the folder" in proc.stderr
+
+
 # --- bad input ---------------------------------------------------------------------------
 
 

@@ -13,22 +13,32 @@ from memgit.safe_text import printable
 from memgit.serve.paths import check_root, drive_dir, list_drives, new_drive_dir, require_name
 
 
-def _root(ctx: click.Context, root: str | None) -> Path:
+def _root(ctx: click.Context, root: str | None, *, make: bool = False) -> Path:
+    """The served root; with ``make`` (``--create``) it is made first, parents too, as
+    ``git init`` makes the folder it is given."""
     base = Path(ctx_directory(ctx) or ".")
-    return check_root((base / root) if root else base)
+    folder = (base / root) if root else base
+    if make:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"cannot make the folder {folder}: {exc.strerror}",
+                             "name a folder that can hold OWNER/DRIVE.git drives") from exc
+    return check_root(folder)
 
 
-def _create(root: Path, names: tuple[str, ...]) -> int:
+def _create(ctx: click.Context, root: str | None, texts: tuple[str, ...]) -> int:
     from memgit.drives.create import create_drive
 
-    for text in names:
-        name = require_name(text)
-        if drive_dir(root, name) is not None:
+    names = [require_name(text) for text in texts]  # all checked before anything is made
+    folder = _root(ctx, root, make=True)
+    for name in names:
+        if drive_dir(folder, name) is not None:
             raise UsageError(f"there is a drive {name} already", "nothing to do")
-        target = new_drive_dir(root, name)
+        target = new_drive_dir(folder, name)
         create_drive(target, bare=True, title=f"Memory: {name}")
         click.echo(f"Created drive {name} in {target} (hooks installed); serve it with: "
-                   f"memgit serve {root}")
+                   f"memgit serve {folder}")
     return 0
 
 
@@ -64,9 +74,9 @@ def command(ctx: click.Context, root: str | None, host: str, port: int,
     """Serve every drive ROOT/OWNER/DRIVE.git (ROOT: default the current folder) over
     git's smart HTTP, with drive-scoped tokens (memgit token), /metrics and a read-only
     dashboard."""
-    folder = _root(ctx, root)
     if create:
-        return _create(folder, create)
+        return _create(ctx, root, create)
+    folder = _root(ctx, root)
     try:
         from memgit.serve import server
     except ImportError as exc:
