@@ -427,9 +427,37 @@ def test_parse_push_tells_outcomes_apart() -> None:
                            "update ref)\nDone\n", "")
     raced_hook = parse_push(1, "To x\n!\tH:refs/heads/main\t[remote rejected] (pre-receive "
                             "hook declined)\nDone\n", "remote: MG604 non-fast-forward: x\n")
-    assert [o.status for o in (ok, race, refused, auth, down, lost_lock, raced_hook)] == [
-        "ok", "race", "refused", "auth", "network", "race", "race"]
+    piped = parse_push(-13, "", "")  # git refused locally and died sending push options
+    silent = parse_push(1, "", "")
+    killed = parse_push(-9, "", "")
+    assert [o.status for o in (ok, race, refused, auth, down, lost_lock, raced_hook, piped,
+                               silent, killed)] == [
+        "ok", "race", "refused", "auth", "network", "race", "race", "race", "network",
+        "network"]
     assert refused.message == "MG401 secret: line 3"
+    assert silent.message == "git push exited with status 1, saying nothing"
+    assert killed.message == "git push was killed by SIGKILL, saying nothing"
+
+
+def test_a_push_git_refuses_itself_with_push_options_is_a_lost_race(tmp_path: Path) -> None:
+    """The server's branch moved to a commit this checkout lacks: git refuses the push
+    itself ("fetch first") and, sending push options after the empty command list, is
+    sometimes killed by SIGPIPE (receive-pack ended first); either way a lost race."""
+    bare = server(tmp_path)
+    mine = clone_drive(bare.as_uri(), tmp_path / "mine")
+    other = clone_drive(bare.as_uri(), tmp_path / "other")
+    add(other, "landed first")
+    commit_all(other, "other")
+    sync(open_drive(other))
+    add(mine, "pushed on the old head")
+    commit_all(mine, "mine")
+    statuses = set()
+    for _ in range(20):
+        proc = subprocess.run(["git", "push", "--porcelain", "--push-option=memgit-work=x",
+                               "origin", "HEAD:refs/heads/main"], cwd=mine,
+                              capture_output=True, text=True)
+        statuses.add(parse_push(proc.returncode, proc.stdout, proc.stderr).status)
+    assert statuses == {"race"}
 
 
 # --- smart HTTP ---------------------------------------------------------------------------
