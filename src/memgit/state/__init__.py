@@ -302,7 +302,8 @@ def _create_missing(path: str) -> None:
 def _repair(path: str, reason: str, migrate: bool,
             still: Callable[[str], str] | None = None) -> sqlite3.Connection:
     """Move a damaged database aside (kept, never deleted), open a new one, carry over
-    the pending writes still readable from the kept copy, and say so in one line.
+    the pending writes still readable from the kept copy and every table that passes
+    its check (state/salvage.py), and say so in one line.
     ``still`` tells, under the setup lock, whether the file is still damaged (another
     process may have repaired it meanwhile)."""
     with _setup_lock(path):
@@ -316,8 +317,17 @@ def _repair(path: str, reason: str, migrate: bool,
     conn = _open(path, migrate)
     if not kept:
         return conn  # another process repaired it first
-    carried, unreadable = _carry_pending(kept, conn)
-    line = f"the state database was damaged ({reason}): kept as {kept}, rebuilt from the drive"
+    source = _salvage_copy(kept)
+    try:
+        carried, unreadable = _carry_pending(source, conn)
+        from memgit.state.salvage import carry_tables, outcome  # on damage only
+
+        done = outcome(*carry_tables(source, conn))
+    finally:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            if os.path.exists(source + suffix):
+                os.unlink(source + suffix)
+    line = f"the state database was damaged ({reason}): kept as {kept}, {done}"
     if carried:
         line += f"; {carried} pending write{'s' if carried != 1 else ''} carried over"
     if unreadable:
@@ -362,14 +372,14 @@ def _move_aside(path: str, label: str, *, main: bool) -> str:
     return first
 
 
-def _carry_pending(kept: str, conn: sqlite3.Connection) -> tuple[int, str]:
-    """Copy the pending writes readable from the kept copy into ``conn``; returns how
-    many, and what could not be read (\"\" when nothing was lost)."""
+def _carry_pending(source: str, conn: sqlite3.Connection) -> tuple[int, str]:
+    """Copy the pending writes readable from ``source`` (the kept copy made readable,
+    :func:`_salvage_copy`) into ``conn``; returns how many, and what could not be read
+    (\"\" when nothing was lost)."""
     import json
 
     rows: list[tuple[str, str, int, str]] = []
     problem = ""
-    source = _salvage_copy(kept)
     try:
         old = _open_read_only(source)
         try:
@@ -387,10 +397,6 @@ def _carry_pending(kept: str, conn: sqlite3.Connection) -> tuple[int, str]:
     except sqlite3.Error as exc:
         problem = f"the pending-write queue could not be read ({exc}): writes queued there, " \
                   "if any, are not carried over"
-    finally:
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            if os.path.exists(source + suffix):
-                os.unlink(source + suffix)
     if rows:
         with immediate(conn):
             conn.executemany("INSERT INTO pending (created, intent, attempts, last_error) "
