@@ -660,7 +660,9 @@ def _quick_check(path: str) -> str:
             check.close()
     except sqlite3.DatabaseError as exc:
         answer = str(exc)
-    return "" if answer == "ok" else answer.splitlines()[0][:200]
+    # Its report starts with a "*** in database main ***" heading, which names nothing.
+    lines = [line for line in answer.splitlines() if not line.startswith("***")] or [answer]
+    return "" if answer == "ok" else lines[0][:200]
 
 
 def close_connections() -> None:
