@@ -49,3 +49,83 @@ def test_every_source_or_test_file_the_docs_name_exists() -> None:
     missing = sorted((page, path) for page, path in cited
                      if not (ROOT / path).is_file() and not (ROOT / "src" / path).is_file())
     assert len(cited) > 40 and not missing, missing
+
+
+# A command in the docs: in a code block (after an optional "$ "), or in backquotes in
+# the text; cut at a comment, a pipe or a redirection. Lines with a placeholder list
+# ("...", "[OPTIONS]", "<x>", "|" alternatives) or a shell substitution describe a form,
+# not a command.
+_SKIP = re.compile(r"\.\.\.|\[|<|\||\$\(")
+
+
+def doc_commands() -> list[tuple[str, int, str]]:
+    found = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        in_code = False
+        for number, line in enumerate(page.read_text().splitlines(), 1):
+            if line.startswith("```"):
+                in_code = not in_code
+                continue
+            if in_code:
+                text = re.sub(r"^\$ ", "", line.strip())
+                shown = [text] if text.startswith("memgit ") and "  " not in text else []
+            else:
+                shown = re.findall(r"`(memgit [^`]+)`", line)
+            for command in shown:
+                command = re.split(r" #| \| | && | > | 2>", command)[0].strip()
+                if not _SKIP.search(command):
+                    found.append((page.name, number, command))
+    return found
+
+
+def _parse(words: list[str]) -> str:
+    """How click takes ``memgit WORDS``: "" when every subcommand and option exists
+    (values are not checked: the docs' placeholders are not real paths), else why not."""
+    import click
+
+    from memgit.cli.main import cli
+    from memgit.cli.options import hoist_directory
+
+    command: click.Command = cli
+    args = hoist_directory(words)
+    parent = None
+    name = "memgit"
+    try:
+        while True:
+            ctx = command.make_context(name, args, parent=parent)
+            if not isinstance(command, click.Group):
+                return ""
+            protected = ctx.__dict__.get("_protected_args")
+            rest = [*(ctx.protected_args if protected is None else protected), *ctx.args]
+            if not rest:
+                return ""
+            sub = command.get_command(ctx, rest[0])
+            if sub is None:
+                return f"no command {rest[0]!r}"
+            command, name, args, parent = sub, rest[0], rest[1:], ctx
+    except click.NoSuchOption as exc:
+        return f"no option {exc.option_name}"
+    except click.UsageError as exc:
+        return exc.message if "unexpected extra argument" in exc.message else ""
+    except click.exceptions.Exit:
+        return ""  # --help, --version
+
+
+def test_every_memgit_command_the_docs_show_parses() -> None:
+    """Users paste what the docs show (`memgit mcp -C DRIVE` once did not exist): every
+    command and option written in README.md and docs/ is one click accepts."""
+    import shlex
+
+    checked, wrong = 0, []
+    for page, number, command in doc_commands():
+        try:
+            words = shlex.split(command)[1:]
+        except ValueError:
+            continue
+        if any(word.endswith(":") for word in words):
+            continue  # prose naming a command ("memgit agent-hook guard: cli.quick -> ...")
+        checked += 1
+        problem = _parse(words)
+        if problem:
+            wrong.append(f"{page}:{number}: {command}: {problem}")
+    assert checked > 300 and not wrong, wrong
