@@ -116,6 +116,8 @@ def split_front_matter(lines: Sequence[str]) -> int:
 
 @dataclass
 class _Container:
+    """A block quote or list item the reader is inside, and what continues it."""
+
     kind: str  # "quote" or "item"
     item: ListItem | None = None
     content: int = 0  # columns a continuation line must be indented by (items)

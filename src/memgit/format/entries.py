@@ -266,6 +266,8 @@ class Line:
 
 @dataclass
 class Document:
+    """A parsed Markdown file: its lines in order, each with its entry when it holds one."""
+
     path: str
     lines: list[Line] = field(default_factory=list)
 

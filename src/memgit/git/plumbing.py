@@ -37,15 +37,13 @@ def git(*args: str, cwd: str | Path | None = None, input: bytes | None = None,
 
 def git_executable() -> str:
     """The ``git`` to run from a hook: PATH first (git prepends its exec-path to PATH
-    for the hooks it runs), then the usual install locations."""
-    import shutil
-
-    found = shutil.which("git")
-    if found:
-        return found
-    for candidate in (os.environ.get("GIT_EXEC_PATH", ""), "/usr/bin", "/usr/local/bin"):
-        exe = os.path.join(candidate, "git") if candidate else ""
-        if exe and os.access(exe, os.X_OK):
+    for the hooks it runs), then the usual install locations. The search is shutil.which's
+    on POSIX (an executable file, not a folder) without importing shutil, which brings
+    bz2, lzma and fnmatch into every push."""
+    folders = os.environ.get("PATH", os.defpath).split(os.pathsep)
+    for folder in (*folders, os.environ.get("GIT_EXEC_PATH", ""), "/usr/bin", "/usr/local/bin"):
+        exe = os.path.join(folder, "git") if folder else ""
+        if exe and os.path.isfile(exe) and os.access(exe, os.X_OK):
             return exe
     raise RepoError("git is not on the hook's PATH", "install git, or put it on PATH")
 

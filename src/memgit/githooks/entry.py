@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from types import ModuleType  # loaded anyway: enum, functools and re import it
 
 from memgit.githooks.hook_io import ServerSideError, emit, hook_git_dir, server_error_lines
 from memgit.safe_text import printable
@@ -67,11 +68,38 @@ def run_hook(name: str, stdin: bytes, git_dir: str | os.PathLike[str], *,
     return 2
 
 
+class _Deferred(ModuleType):
+    """A stand-in for a module in ``sys.modules``: the real one is imported on the first
+    use of one of its names, and answers from then on."""
+
+    def __getattr__(self, name: str) -> object:
+        if sys.modules.get(self.__name__) is self:
+            del sys.modules[self.__name__]
+        module = __import__(self.__name__)
+        return getattr(module, name)
+
+
+def defer_inspect() -> None:
+    """Put off importing ``inspect`` until something uses it.
+
+    ``dataclasses`` imports ``inspect`` (with ``ast``, ``dis``, ``tokenize``...: 45M of a
+    pre-receive's 446M instructions) for one call, ``inspect.signature``, made only to
+    write a docstring for a dataclass that has none; every dataclass a hook imports has
+    one (tests/githooks/test_entry.py holds it), so a push never needs the module. A
+    stand-in takes its place in ``sys.modules`` (``import inspect`` binds it) and imports
+    the real module the first time any name of it is used, so nothing that does use it
+    sees a difference. Only the hooks do this: they are processes of their own.
+    """
+    if "inspect" not in sys.modules:
+        sys.modules["inspect"] = _Deferred("inspect")
+
+
 def hook_main(argv: list[str] | None = None) -> int:
     """Entry point of the installed hook scripts (no click: every import costs the push).
 
     ``hook_main(["pre-receive", "--chain", PATH, "--policy", FILE])``.
     """
+    defer_inspect()
     args = list(sys.argv[1:] if argv is None else argv)
     name = args.pop(0) if args else ""
     if name == "--version":  # install-hooks --check: can this command import memgit?

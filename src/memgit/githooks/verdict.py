@@ -30,6 +30,8 @@ class Finding:
 
 @dataclass
 class Verdict:
+    """What pre-receive found in a push: findings, commits judged, notes to print."""
+
     findings: list[Finding] = field(default_factory=list)
     subjects: dict[str, str] = field(default_factory=dict)
     commits: int = 0  # commits judged

@@ -67,6 +67,9 @@ class Write:
 
 @dataclass(frozen=True)
 class Decision:
+    """What the autonomy rules decided for a write (direct, propose or refuse) and which
+    rule decided it."""
+
     decide: str
     rule: int  # the matching rule's position in autonomy: (from 1); 0 when none matched
 

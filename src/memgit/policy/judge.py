@@ -84,6 +84,8 @@ _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # C0, DEL and C1
 
 @dataclass(frozen=True)
 class Violation:
+    """One finding of the policy: a rule code, where it is, and what a reader is told."""
+
     code: str
     path: str = ""
     line: int = 0
@@ -427,6 +429,8 @@ def _check_secrets(path: str, text: str, facts: BlobFacts, scan: SecretFilter | 
 
 @dataclass(frozen=True)
 class TreeItem:
+    """A file of a pushed tree: its path, git mode and size."""
+
     path: str
     mode: int
     size: int

@@ -29,7 +29,6 @@ from __future__ import annotations
 import hmac
 import os
 import re
-import secrets
 from hashlib import sha256
 from pathlib import Path
 
@@ -93,6 +92,8 @@ def registry_key(git_dir: Path, *, create: bool = False) -> bytes | None:
         return bytes.fromhex(value)
     if not create:
         return None
+    import secrets  # here: its random and base64 imports are not a push's to pay
+
     value = secrets.token_hex(32)
     _write_file_ref(git_dir, KEY_REF, KEY_FILE, value + "\n", "memgit: registry key")
     return bytes.fromhex(value)

@@ -32,6 +32,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class SecretFinding:
+    """Where a possible credential is in a scanned string, and its kind (never its text)."""
+
     kind: str  # fixed name of the secret type; never contains the secret
     start: int  # offset in the scanned string where the secret starts
     end: int  # offset just past the secret

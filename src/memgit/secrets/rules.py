@@ -23,6 +23,8 @@ Check = Callable[[re.Match[str], str], Verdict]
 
 @dataclass(frozen=True)
 class Rule:
+    """A detector: its regex and prefilter keywords, its check, the kind it reports."""
+
     id: str
     kind: str  # the fixed name a finding reports; never built from the text
     regex: str
