@@ -17,7 +17,9 @@ from tests.conftest import git, memgit_ok
 # (the hook's -c program is in single quotes: the probe uses double ones)
 PROBE = ('s = hook_main(); m = sys.modules.get("inspect"); '
          'print("memgit-probe inspect", type(m).__name__, "ast" in sys.modules, '
-         'file=sys.stderr); sys.exit(s)')
+         '"rules", "memgit.policy.autonomy" in sys.modules, '
+         '"memgit.policy.working" in sys.modules, file=sys.stderr); sys.exit(s)')
+ORDINARY = b"memgit-probe inspect _Deferred False rules False False"
 
 
 def probed_server(tmp_path: Path) -> Path:
@@ -34,7 +36,8 @@ def probed_server(tmp_path: Path) -> Path:
 
 def test_a_judged_push_never_loads_inspect(tmp_path: Path) -> None:
     """A push of entries (judged, secrets scanned) and a refused one (a credential):
-    neither loads inspect: every dataclass on the hook's path has a docstring."""
+    neither loads inspect (every dataclass on the hook's path has a docstring), nor the
+    autonomy rules (the drive has none) or working memory's (no push to its ref)."""
     server = probed_server(tmp_path)
     memgit_ok("clone", server.as_uri(), str(tmp_path / "work"))
     work = tmp_path / "work"
@@ -42,14 +45,14 @@ def test_a_judged_push_never_loads_inspect(tmp_path: Path) -> None:
     memgit_ok("remember", "the mill pond freezes in January", cwd=work)
     pushed = git("push", "origin", "HEAD:main", cwd=work, check=False)
     assert pushed.returncode == 0, pushed.stderr
-    assert b"memgit-probe inspect _Deferred False" in pushed.stderr
+    assert ORDINARY in pushed.stderr
     notes = work / "notes.md"
     token = "ghp_" + "Xq7LmP2vRt9KsW4nBz8YcJ1dHf6GuA3eTo5i"
     notes.write_text(notes.read_text() + f"- the deploy key is {token}\n")
     git("commit", "-qam", "a credential", "--no-verify", cwd=work)
     refused = git("push", "origin", "HEAD:main", cwd=work, check=False)
     assert refused.returncode != 0 and b"MG" in refused.stderr
-    assert b"memgit-probe inspect _Deferred False" in refused.stderr
+    assert ORDINARY in refused.stderr
 
 
 def test_the_stand_in_imports_the_real_module_on_first_use() -> None:

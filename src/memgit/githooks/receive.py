@@ -39,8 +39,7 @@ from memgit.git.plumbing import (
 from memgit.git.raw import LaterRead, ObjectReader, TreeCache, commit_text, is_tree
 from memgit.githooks.hook_io import RefUpdate, ServerSideError, parse_updates, server_error_lines
 from memgit.githooks.verdict import SHORT, Finding, Verdict, report
-from memgit.policy.autonomy import has_rules
-from memgit.policy.autonomy_check import check_entries
+from memgit.policy import WORKING_REF
 from memgit.policy.census import no_secret_scan, push_cap_warnings
 from memgit.policy.judge import (
     ERROR,
@@ -61,8 +60,6 @@ from memgit.policy.judge import (
 )
 from memgit.policy.registry import PurgeRegistry
 from memgit.policy.settings import Policy, find_policy
-from memgit.policy.working import WORKING_REF
-from memgit.policy.working import judge_push as judge_working
 
 if TYPE_CHECKING:
     from subprocess import Popen
@@ -240,6 +237,8 @@ class PushJudge:
     def _judge_update(self, update: RefUpdate, tips: set[str]) -> list[PushCommit]:
         policy = self.policy
         if update.ref == WORKING_REF:  # working memory: its own rules (docs/working-memory.md)
+            from memgit.policy.working import judge_push as judge_working  # its pushes only
+
             self._ref_finding(update.ref, judge_working(self.git_dir, update.old, update.new,
                                                         policy, self.registry, self.reader))
             return []
@@ -577,7 +576,9 @@ class PushJudge:
                     self._reported.add(key)
                 out.extend(shown)
         out.extend(self._changes(commit, rows))
-        if has_rules(self.policy) and not history:
+        # policy.autonomy.has_rules, read without importing the module: a drive without
+        # autonomy rules (most) never pays for it
+        if self.policy.setting("autonomy") and not history:
             out.extend(self._autonomy(commit, changed, first))
         for v in out:
             if v.severity == ERROR:
@@ -644,6 +645,8 @@ class PushJudge:
         def text(row: TreeFile | None) -> str | None:
             data = texts.get(row.oid) if row is not None else None
             return data.decode("utf-8", "replace") if data is not None else None
+
+        from memgit.policy.autonomy_check import check_entries
 
         _message, people = commit_text(self._commit_raw.get(commit.oid, b"\n\n"))
         who = dict(people)

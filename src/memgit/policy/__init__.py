@@ -9,3 +9,7 @@ rule codes, names and hints), ``kinds`` (drive kinds and their defaults),
 May import: secrets, format, git, errors, safe_text. lint, pre-commit, pre-receive and
 the writer all judge through this package; none re-implements a rule.
 """
+
+# The ref of working memory, judged by its own rules (policy.working); here so that
+# pre-receive can tell a push to it without importing those rules.
+WORKING_REF = "refs/memgit/working"

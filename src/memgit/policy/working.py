@@ -23,11 +23,11 @@ from typing import Any
 from memgit.format.entries import parse_entry
 from memgit.git.plumbing import git_plumbing
 from memgit.git.raw import ObjectReader
+from memgit.policy import WORKING_REF
 from memgit.policy.judge import Violation, secret_kinds
 from memgit.policy.registry import PurgeRegistry
 from memgit.policy.settings import Policy
 
-WORKING_REF = "refs/memgit/working"
 MAX_KEY_CHARS = 256
 MAX_VALUE_BYTES = 64 * 1024
 # the longest value line: 64 KiB of JSON whose every character is \uXXXX-escaped, plus
