@@ -3,7 +3,8 @@
 Owns: the database itself here (the file, connections and their per-process cache,
 migrations in ``PRAGMA user_version``, transactions, meta values) and its tables:
 ``facts`` and ``search`` (the recall index), ``vectors``, ``pending`` (the pending-write
-queue), ``counters`` and ``events``, ``observations`` and ``dream``.
+queue), ``counters`` and ``events``, ``observations`` and ``dream``; ``salvage`` (what a
+damaged file still holds intact, carried into its replacement).
 May import: errors and the standard library; nothing else imports sqlite3.
 The recall index can be rebuilt from the drive at any time, but the pending queue holds
 acknowledged writes not yet in the drive (deleting the file while ``memgit info`` shows
