@@ -17,9 +17,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Sequence
-from functools import partial
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import values as V
 from .rules import CHECKS, Check, Rule, value_passes
@@ -40,29 +39,32 @@ _NAME_RUN = r"[A-Za-z0-9_.-]{1,64}"
 
 class _Lazy:
     """A regex compiled the first time a line needs it. ``match``/``search``/``finditer``
-    start as compiling stand-ins that replace themselves with the compiled pattern's
-    methods, so later calls cost one attribute read (no property, no test)."""
+    are slots left empty until then: reading one finds nothing, so Python calls
+    ``__getattr__``, which compiles the pattern and fills all three with the compiled
+    pattern's methods; later calls cost one attribute read (no property, no test), and
+    making one (a hook's first scan makes about 800) sets two slots."""
 
     __slots__ = ("pattern", "flags", "_rx", "match", "search", "finditer")
+
+    if TYPE_CHECKING:
+        match: Any
+        search: Any
+        finditer: Any
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self.pattern = pattern
         self.flags = flags
-        self._rx: re.Pattern[str] | None = None
-        self.match: Any = partial(self._first, "match")
-        self.search: Any = partial(self._first, "search")
-        self.finditer: Any = partial(self._first, "finditer")
 
-    def _first(self, method: str, *args: Any) -> Any:
-        rx = self.rx
-        return getattr(rx, method)(*args)
+    def __getattr__(self, name: str) -> Any:
+        if name not in ("match", "search", "finditer", "_rx"):
+            raise AttributeError(name)
+        rx = re.compile(self.pattern, self.flags)
+        self._rx, self.match, self.search, self.finditer = rx, rx.match, rx.search, rx.finditer
+        return getattr(self, name)
 
     @property
     def rx(self) -> re.Pattern[str]:
-        if self._rx is None:
-            self._rx = rx = re.compile(self.pattern, self.flags)
-            self.match, self.search, self.finditer = rx.match, rx.search, rx.finditer
-        return self._rx
+        return self._rx  # type: ignore[no-any-return]  # __getattr__ compiles it
 
 
 class _Entry:
