@@ -40,6 +40,23 @@ def one_warning(err: bytes, kept: Path, done: str = "rebuilt from the drive") ->
     assert f"kept as {kept}, {done}" in lines[0]
 
 
+def damage_root_page(db: Path, table: str, seed: int) -> bytes:
+    """Random bytes over ``table``'s root page, its log checkpointed into the file first:
+    SQLite opens the file and reads its schema without complaint; the first query into
+    the table fails. Returns the damaged file's bytes."""
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
+    page = conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.close()
+    data = bytearray(db.read_bytes())
+    data[(root - 1) * page:root * page] = random.Random(seed).randbytes(page)
+    db.write_bytes(bytes(data))
+    return bytes(data)
+
+
 def kept_copies(git_dir: Path) -> list[Path]:
     return sorted(p for p in (git_dir / "memgit").glob("state.sqlite.damaged-*")
                   if not p.name.endswith(("-wal", "-shm")))
@@ -153,23 +170,15 @@ def test_the_servers_post_receive_repairs_its_database(tmp_path: Path) -> None:
 def test_damage_met_mid_query_is_repaired_and_the_command_runs_again(tmp_path: Path) -> None:
     """Random bytes over the pages of the recall index's table: SQLite opens the file and
     reads its schema without complaint; the first query into the table fails."""
-    import sqlite3
 
     _server, work = drives(tmp_path)
     db = database(work / ".git")
-    conn = sqlite3.connect(db)
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'facts'").fetchone()[0]
-    page = conn.execute("PRAGMA page_size").fetchone()[0]
-    conn.close()
-    data = bytearray(db.read_bytes())
-    data[(root - 1) * page:root * page] = random.Random(9).randbytes(page)
-    db.write_bytes(bytes(data))
+    data = damage_root_page(db, "facts", seed=9)
     found = memgit("recall", "herons", cwd=work)
     assert found.returncode == 0, found.stderr
     assert b"herons stand still" in found.stdout
     kept = kept_copies(work / ".git")
-    assert [k.read_bytes() for k in kept] == [bytes(data)]
+    assert [k.read_bytes() for k in kept] == [data]
     one_warning(found.stderr, kept[0],
                 "every table carried over but the recall index (rebuilt from the drive)")
 
@@ -196,21 +205,16 @@ def test_a_damaged_vectors_table_alone_is_embedded_again_in_the_background(
     assert vector_fill.wait_for_fill(git_dir, timeout=120)
     db = database(git_dir)
     conn = sqlite3.connect(db)
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     before = dict(conn.execute("SELECT key, value FROM meta WHERE key LIKE 'indexed_%'"))
     assert conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 4
-    root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'vectors'").fetchone()[0]
-    page = conn.execute("PRAGMA page_size").fetchone()[0]
     conn.close()
-    data = bytearray(db.read_bytes())
-    data[(root - 1) * page:root * page] = random.Random(11).randbytes(page)
-    db.write_bytes(bytes(data))
+    data = damage_root_page(db, "vectors", seed=11)
 
     found = memgit("recall", "kiln", cwd=work)  # hybrid: found by its words meanwhile
     assert found.returncode == 0, found.stderr
     assert b"the kiln fires at dawn" in found.stdout
     kept = kept_copies(git_dir)
-    assert [k.read_bytes() for k in kept] == [bytes(data)]
+    assert [k.read_bytes() for k in kept] == [data]
     one_warning(found.stderr, kept[0], "every table carried over but the vectors "
                 "(embedded again in the background)")
     assert vector_fill.wait_for_fill(git_dir, timeout=120)
