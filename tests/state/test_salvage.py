@@ -84,6 +84,9 @@ def test_sound_tables_are_copied_whole_with_a_table_the_new_file_lacks(tmp_path)
     assert fresh.execute("SELECT k, v FROM later ORDER BY k").fetchall() == [("a", 1), ("b", 2)]
     assert fresh.execute("SELECT name FROM sqlite_master WHERE name = 'later_v'").fetchall()
     assert fresh.execute("SELECT count(*) FROM vectors").fetchone()[0] == 0
+    # the vectors made anew continue after the old numbers (a seq is never given twice)
+    fresh.execute("INSERT INTO vectors (fact_id, digest, vector) VALUES ('f1', 'd1', x'00')")
+    assert fresh.execute("SELECT seq FROM vectors").fetchall() == [(2,)]
     assert fresh.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     fresh.close()
     other = sqlite3.connect(tmp_path / "other.sqlite")  # another schema version: nothing

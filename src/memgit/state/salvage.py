@@ -13,7 +13,8 @@ Invariants: a table is carried only as a whole and only when it passed its check
 recall index (its rows, their full-text index and the revision it was made at) is
 carried all or nothing, and vectors only with it (a vector is valid for its row's
 digest); the pending queue is not handled here (state._carry_pending reads it row by
-row); a file at another schema version is not carried at all.
+row); a file at another schema version is not carried at all; AUTOINCREMENT counters are
+carried for every table, so no number is given out twice.
 """
 
 from __future__ import annotations
@@ -118,6 +119,7 @@ def _copy(conn: sqlite3.Connection, salvage: str, carried: set[str],
     conn.execute("ATTACH DATABASE ? AS old", (salvage,))
     try:
         present = set(_tables(conn))
+        sequences = _sequences(conn)
         conn.execute("BEGIN IMMEDIATE")
         try:
             for name in sorted(carried):
@@ -134,12 +136,29 @@ def _copy(conn: sqlite3.Connection, salvage: str, carried: set[str],
                 gone = (INDEX_META if "facts" not in carried else ()) + \
                     (VECTOR_META if "vectors" not in carried else ())
                 conn.executemany("DELETE FROM main.meta WHERE key = ?", [(k,) for k in gone])
+            for name, seq in sequences:
+                if not conn.execute("UPDATE main.sqlite_sequence SET seq = max(seq, ?) "
+                                    "WHERE name = ?", (seq, name)).rowcount:
+                    conn.execute("INSERT INTO main.sqlite_sequence (name, seq) VALUES (?, ?)",
+                                 (name, seq))
         except BaseException:
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
     finally:
         conn.execute("DETACH DATABASE old")
+
+
+def _sequences(conn: sqlite3.Connection) -> list[tuple[str, int]]:
+    """The old file's AUTOINCREMENT counters (``old.sqlite_sequence``), [] when unreadable.
+    They are carried for every table, carried or not: a number an AUTOINCREMENT column
+    gave out is never given again (a process holding the vectors up to seq N reads only
+    the rows after N), so a table made anew continues after its old numbers."""
+    try:
+        return [(str(name), int(seq)) for name, seq in
+                conn.execute("SELECT name, seq FROM old.sqlite_sequence").fetchall()]
+    except sqlite3.DatabaseError:
+        return []
 
 
 def _version(conn: sqlite3.Connection) -> int:
