@@ -75,8 +75,8 @@ class _Deferred(ModuleType):
     def __getattr__(self, name: str) -> object:
         if sys.modules.get(self.__name__) is self:
             del sys.modules[self.__name__]
-        module = __import__(self.__name__)
-        return getattr(module, name)
+        __import__(self.__name__)
+        return getattr(sys.modules[self.__name__], name)
 
 
 def defer_inspect() -> None:

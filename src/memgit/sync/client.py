@@ -17,7 +17,6 @@ unreachable objects pruned, so a purged text survives in no object of the checko
 from __future__ import annotations
 
 import re
-import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -160,7 +159,7 @@ def parse_push(returncode: int, stdout: str, stderr: str) -> PushOutcome:
     err = stderr.strip()
     if returncode == 0:
         return PushOutcome("ok", "", remote)
-    if returncode == -signal.SIGPIPE and not err:
+    if returncode < 0 and not err and -returncode == _sigpipe():
         # git 2.39 refuses a push itself when the server's branch moved to a commit the
         # checkout lacks ("fetch first"); with push options it still sends them after
         # the empty command list, and a receive-pack that already ended on that list
@@ -173,10 +172,18 @@ def parse_push(returncode: int, stdout: str, stderr: str) -> PushOutcome:
     return PushOutcome("network", "", err or silent_exit("git push", returncode))
 
 
+def _sigpipe() -> int:
+    import signal  # only after a git was killed: the module builds its enums on import
+
+    return int(signal.SIGPIPE)
+
+
 def silent_exit(what: str, returncode: int) -> str:
     """What to say of a git that failed without a word: its exit status, or the signal
     that killed it (``subprocess`` gives a signal as a negative status)."""
     if returncode < 0:
+        import signal
+
         try:
             name = signal.Signals(-returncode).name
         except ValueError:
