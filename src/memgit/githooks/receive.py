@@ -576,9 +576,7 @@ class PushJudge:
                     self._reported.add(key)
                 out.extend(shown)
         out.extend(self._changes(commit, rows))
-        # policy.autonomy.has_rules, read without importing the module: a drive without
-        # autonomy rules (most) never pays for it
-        if self.policy.setting("autonomy") and not history:
+        if self.policy.autonomy_rules() and not history:  # most drives have none
             out.extend(self._autonomy(commit, changed, first))
         for v in out:
             if v.severity == ERROR:

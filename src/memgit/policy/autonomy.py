@@ -145,7 +145,7 @@ def parse_review(value: Any, origin: str) -> Mapping[str, Any]:
 
 def rules(policy: Any) -> tuple[Rule, ...]:
     """The policy's autonomy rules (none: every write is direct)."""
-    found: tuple[Rule, ...] = policy.setting("autonomy", ())
+    found: tuple[Rule, ...] = policy.autonomy_rules()
     return found
 
 

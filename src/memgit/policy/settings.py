@@ -15,6 +15,7 @@ from memgit.git import DEFAULT_BRANCH
 from memgit.policy.kinds import check_kind, check_require_source
 
 if TYPE_CHECKING:
+    from memgit.policy.autonomy import Rule as AutonomyRule
     from memgit.policy.dream_settings import DreamConfig
     from memgit.policy.embedding_settings import EmbedConfig
 
@@ -77,6 +78,12 @@ class Policy:
         """The embedder of semantic recall (``embeddings:``); None when there is none."""
         config: EmbedConfig | None = self.setting("embeddings")
         return config
+
+    def autonomy_rules(self) -> tuple[AutonomyRule, ...]:
+        """The ``autonomy:`` rules (none: every write is direct), parsed by
+        memgit.policy.autonomy; read here without importing it (pre-receive asks every push)."""
+        found: tuple[AutonomyRule, ...] = self.setting("autonomy", ())
+        return found
 
     def dream(self) -> DreamConfig:
         """memgit dream's settings (``dream:``), the defaults when the key is absent."""
