@@ -9,7 +9,9 @@ one commit per drive; one person, "Jane Roe", in 1% of them), then measures:
   entry versions) and a census from the index (nothing changed: fingerprints only);
 * find p50/p95 over a set of queries through the SQLite index (and PostgreSQL with
   ``--postgres``: a private cluster like the tests'), against a scan of every drive
-  (one query: it reads every drive);
+  (one query: it reads every drive); and the whole command, ``memgit fleet find ROOT
+  heron --json`` (a word in 15% of the entries), with its stat walk of the root and
+  with ``--no-refresh``;
 * forget + purge of the person across the drives that mention her;
 * a push (and its background work, post-receive's fleet row included) to one drive in
   a root of 10 drives against the same in this root, alternated, several runs;
@@ -116,6 +118,19 @@ def find_row(label: str, times: tuple[list[float], list[float]]) -> tuple[str, s
             f"{pct(cpu, 95):.1f} ms")
 
 
+def cli_find(root: Path, *extra: str, runs: int = 5) -> str:
+    """The median wall clock of the whole ``memgit fleet find`` command."""
+    memgit = str(Path(sys.executable).parent / "memgit")
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run([memgit, "fleet", "find", str(root), "heron", "--json", *extra],
+                       check=True, stdout=subprocess.DEVNULL)
+        times.append(time.perf_counter() - start)
+    return f"{statistics.median(times) * 1000:.0f} ms (median of {runs}; " \
+        f"{min(times) * 1000:.0f}-{max(times) * 1000:.0f})"
+
+
 def push_cost(root: Path, name: str, work: Path, n: int) -> float:
     """One push of one new entry to ROOT/NAME and its background work (ms)."""
     from memgit.githooks.post_receive import wait_for_background
@@ -167,13 +182,18 @@ def main() -> int:
         make_root(small, 10, args.entries)
     index = FleetIndex(big)
     took, data = timed(census, index, jobs=args.jobs)
-    rows.append((f"first census, {data['summary']['drives']} drives described "
-                 f"(--jobs {args.jobs})", f"{took:.1f} s"))
+    rows.append((f"first census, {data['summary']['described']} of "
+                 f"{data['summary']['drives']} drives described (--jobs {args.jobs})",
+                 f"{took:.1f} s"))
     for n in range(3):
         took, data = timed(census, index)
         rows.append((f"census from the index, nothing changed (run {n + 1})",
                      f"{took:.2f} s"))
     rows.append(find_row("SQLite", find_times(index, args.rounds)))
+    rows.append(("memgit fleet find ROOT heron --json (a stat walk of the root first)",
+                 cli_find(big)))
+    rows.append(("memgit fleet find ROOT heron --json --no-refresh",
+                 cli_find(big, "--no-refresh")))
     took, found = timed(scan, big, parse_query("jane roe"))
     rows.append((f"find by a scan of every drive (1 query, {len(found.hits)} hits)",
                  f"{took * 1000:.0f} ms"))

@@ -38,6 +38,7 @@ def copy_root(src: Path, dst: Path, copies: int) -> None:
 def copy_index(src: Path, dst: Path, copies: int) -> None:
     """Fill ``dst``'s fleet index from ``src``'s: rows renamed, fingerprints recomputed."""
     from memgit.fleet.index import FleetIndex, fingerprint
+    from memgit.fleet.store import DRIVE_SHIFT
     from memgit.git.roots import walk
 
     index = FleetIndex(dst)  # the schema, and this root's origin
@@ -52,11 +53,13 @@ def copy_index(src: Path, dst: Path, copies: int) -> None:
         select = ", ".join(chosen.get(k, k) for k in columns)
         conn.execute(f"INSERT INTO drives ({', '.join(columns)}) SELECT {select} FROM "
                      "old.drives", (origin, str(dst)))
-        conn.execute("INSERT INTO entries (drive_id, entry_id, digest, path, source, added, "
-                     "text, words, at_head) SELECT nd.id, e.entry_id, e.digest, e.path, "
-                     "e.source, e.added, e.text, e.words, e.at_head FROM old.entries e "
-                     "JOIN old.drives od ON od.id = e.drive_id JOIN main.drives nd ON "
-                     f"nd.name = 'c{c}/' || od.name")
+        # an entry's id keeps its number within the drive, under the new drive's id
+        conn.execute("INSERT INTO entries (id, drive_id, entry_id, digest, path, source, "
+                     "added, text, terms, at_head) SELECT (nd.id << ?) | (e.id & ?), nd.id, "
+                     "e.entry_id, e.digest, e.path, e.source, e.added, e.text, e.terms, "
+                     "e.at_head FROM old.entries e JOIN old.drives od ON od.id = e.drive_id "
+                     f"JOIN main.drives nd ON nd.name = 'c{c}/' || od.name",
+                     (DRIVE_SHIFT, (1 << DRIVE_SHIFT) - 1))
     for repo in walk(dst):
         conn.execute("UPDATE drives SET fingerprint = ? WHERE name = ?",
                      (fingerprint(repo.path), repo.name))

@@ -51,3 +51,26 @@ def test_find_words_phrase_regex_and_history(root: Path) -> None:
 def test_a_regex_matching_every_text_is_refused(root: Path) -> None:
     status, _out, err = fleet("find", str(root), "x*", "--regex")
     assert status == 2 and "MG001" in err and "matches every text" in err
+
+
+def test_a_page_names_every_drive_and_the_totals_and_no_refresh_reads_the_index(
+        root: Path) -> None:
+    from tests.fleet_support import add_entries
+
+    status, whole, _err = fleet("find", str(root), "jane", "--json")
+    assert status == 0 and whole["total"] == 4 and len(whole["hits"]) == 4
+    status, page, _err = fleet("find", str(root), "jane", "--json", "--limit", "1")
+    assert page["hits"] == whole["hits"][:1] and page["total"] == 4
+    assert page["drives"] == whole["drives"] == ["alice.git", "team/bob.git"]
+    status, out, err = fleet("find", str(root), "jane", "--limit", "3")
+    assert status == 0 and len(str(out).splitlines()) == 3
+    assert "4 entries at the heads, 0 in history only, in 2 drive(s)" in err
+    assert "listed the first 3 and 0: --limit N or --all lists more" in err
+    status, out, err = fleet("find", str(root), "jane", "--all")
+    assert len(str(out).splitlines()) == 4 and "listed the first" not in err
+    # a drive changed without a push: --no-refresh answers from the index as it stands
+    add_entries(root / "carol.git", ["Jane Roe visited Carol"])
+    status, stale, _err = fleet("find", str(root), "jane", "--json", "--no-refresh")
+    assert stale["total"] == 4 and "carol.git" not in stale["drives"]
+    status, fresh, _err = fleet("find", str(root), "jane", "--json")
+    assert fresh["total"] == 5 and "carol.git" in fresh["drives"]

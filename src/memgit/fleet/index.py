@@ -100,21 +100,34 @@ _FINGERPRINT_FILES = ("packed-refs", "config", "memgit.yaml", "memgit-purge.lock
 def fingerprint(path: Path) -> str:
     """What changes whenever anything census shows of the drive may have changed: the
     branch files (git replaces a loose ref's file on every update), packed-refs, the
-    config and policy, the purge lock and the state database; ``stat`` calls only."""
+    config and policy, the purge lock and the state database; ``stat`` calls only,
+    relative to the drive's folder held open (a census of 10,000 drives makes 90,000)."""
     parts = []
-    for name in _FINGERPRINT_FILES:
-        try:
-            st = os.stat(os.path.join(path, name))
-            parts.append(f"{st.st_mtime_ns}.{st.st_size}.{st.st_ino}")
-        except OSError:
-            parts.append("-")
     try:
-        with os.scandir(os.path.join(path, "refs", "heads")) as it:
-            for entry in sorted(it, key=lambda e: e.name):
-                st = entry.stat(follow_symlinks=False)
-                parts.append(f"{entry.name}={st.st_mtime_ns}.{st.st_ino}")
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     except OSError:
-        parts.append("no-heads")
+        return "|".join(["-"] * len(_FINGERPRINT_FILES) + ["no-heads"])
+    try:
+        for name in _FINGERPRINT_FILES:
+            try:
+                st = os.stat(name, dir_fd=fd)
+                parts.append(f"{st.st_mtime_ns}.{st.st_size}.{st.st_ino}")
+            except OSError:
+                parts.append("-")
+        try:
+            heads = os.open("refs/heads", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        except OSError:
+            parts.append("no-heads")
+        else:
+            try:
+                with os.scandir(heads) as it:  # leaves the descriptor open
+                    for entry in sorted(it, key=lambda e: e.name):
+                        st = entry.stat(follow_symlinks=False)
+                        parts.append(f"{entry.name}={st.st_mtime_ns}.{st.st_ino}")
+            finally:
+                os.close(heads)
+    finally:
+        os.close(fd)
     return "|".join(parts)
 
 
@@ -291,6 +304,8 @@ class FleetIndex:
                         for r in copy[start:start + BATCH]])
         gone = [n for n in theirs if (self.origin, n) not in ours] + list(removed)
         shared.remove(self.origin, sorted(set(gone)))
+        if len(copy) >= BATCH:
+            shared.analyze()  # the planner's statistics, before autovacuum's next round
         return len(copy)
 
     def versions_of(self, record: DriveRecord) -> Read:

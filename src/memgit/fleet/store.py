@@ -7,16 +7,27 @@ are written once here for both backends.
 
 * :class:`SQLiteStore`: ``ROOT/.memgit-fleet/index.sqlite``, WAL, a busy timeout,
   ``secure_delete`` (a purged text's bytes do not stay in free pages), FTS5 over the
-  entries' words (an external-content table kept by triggers);
-* :class:`PostgresStore`: the same tables (``BIGSERIAL`` ids), a generated
-  ``tsvector`` column over the same words with a GIN index, searched with
-  ``plainto_tsquery``/``phraseto_tsquery`` of the ``simple`` configuration.
+  entries' terms in two external-content tables kept by triggers: ``head_fts`` the
+  versions at a head, ``past_fts`` those only history holds;
+* :class:`PostgresStore`: the same tables, and ``entry_terms`` (each entry's id, drive,
+  head flag and the ``tsvector`` of its terms, GIN-indexed, kept by a trigger), searched
+  with ``plainto_tsquery``/``phraseto_tsquery`` of the ``simple`` configuration.
 
 Tables: ``fleet_meta`` (schema version), ``drives`` (one row per repository under a
 root: ``origin`` names the host and root, so several hosts share one database) and
-``entries`` (every version of every entry, ``at_head`` when the head holds it). The
-full-text search only narrows; memgit.fleet.match judges every candidate, so both
-backends return the same hits.
+``entries`` (every version of every entry, ``at_head`` when the head holds it).
+
+Two invariants make a broad find cheap (:meth:`Store.counts`, :meth:`Store.page`):
+
+* the terms (memgit.fleet.match.term) are one token each for both full-text engines,
+  so their search finds exactly the entries the matcher matches: counts come from
+  the full-text index alone (the pages of hits are still judged by the matcher);
+* an entry's id is its drive's id times 2**32 plus a number within the drive
+  (:data:`DRIVE_SHIFT`), so the drive of a full-text hit is its rowid shifted: no
+  entry row is read to count hits per drive.
+
+A schema older than this one is dropped and made again (every row is a copy of what
+the drives hold: census describes them again; the leases are kept).
 """
 
 from __future__ import annotations
@@ -30,9 +41,10 @@ from typing import Any, NamedTuple
 
 from memgit.errors import FleetError
 from memgit.fleet.history import Read, text_digest
-from memgit.fleet.match import Query, words_of
+from memgit.fleet.match import Query, terms_of
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: terms, entry ids within their drive's range, head/past FTS
+DRIVE_SHIFT = 32  # an entry's id: drive id << DRIVE_SHIFT | its number in the drive
 BUSY_TIMEOUT_MS = 30_000
 
 
@@ -92,8 +104,8 @@ LEASE_COLUMNS = [f.name for f in fields(LeaseRow)]
 
 class Hit(NamedTuple):
     """An entry version an index returned for a query (judged by the caller). A tuple:
-    a broad query makes tens of thousands. ``words`` is the text's words as stored
-    (memgit.fleet.match.words_of, space-separated): what the matcher judges."""
+    a broad query makes tens of thousands. ``terms`` is the text's terms as stored
+    (memgit.fleet.match.terms_of): what the matcher judges."""
 
     origin: str
     drive: str
@@ -103,7 +115,17 @@ class Hit(NamedTuple):
     added: str
     text: str
     at_head: bool
-    words: str
+    terms: str
+
+
+class DriveCount(NamedTuple):
+    """How many entries of one drive match a query: at its head, and only in history."""
+
+    drive_id: int
+    origin: str
+    name: str
+    head: int
+    past: int
 
 
 _TABLES = """
@@ -131,7 +153,7 @@ CREATE TABLE IF NOT EXISTS entries (
     drive_id BIGINT NOT NULL REFERENCES drives (id) ON DELETE CASCADE,
     entry_id TEXT NOT NULL, digest TEXT NOT NULL, path TEXT NOT NULL,
     source TEXT NOT NULL DEFAULT '', added TEXT NOT NULL DEFAULT '',
-    text TEXT NOT NULL, words TEXT NOT NULL, at_head INTEGER NOT NULL,
+    text TEXT NOT NULL, terms TEXT NOT NULL, at_head INTEGER NOT NULL,
     UNIQUE (drive_id, entry_id, digest)
 )
 
@@ -148,29 +170,77 @@ CREATE TABLE IF NOT EXISTS leases (
 """
 
 _SQLITE_FTS = """
-CREATE VIRTUAL TABLE IF NOT EXISTS entries_fts USING fts5 (
-    words, content = 'entries', content_rowid = 'id', tokenize = 'unicode61'
+CREATE VIRTUAL TABLE IF NOT EXISTS head_fts USING fts5 (
+    terms, content = 'entries', content_rowid = 'id', tokenize = 'unicode61'
+)
+
+CREATE VIRTUAL TABLE IF NOT EXISTS past_fts USING fts5 (
+    terms, content = 'entries', content_rowid = 'id', tokenize = 'unicode61'
 )
 
 CREATE TRIGGER IF NOT EXISTS entries_ai AFTER INSERT ON entries BEGIN
-    INSERT INTO entries_fts (rowid, words) VALUES (new.id, new.words);
+    INSERT INTO head_fts (rowid, terms) SELECT new.id, new.terms WHERE new.at_head;
+    INSERT INTO past_fts (rowid, terms) SELECT new.id, new.terms WHERE NOT new.at_head;
 END
 
 CREATE TRIGGER IF NOT EXISTS entries_ad AFTER DELETE ON entries BEGIN
-    INSERT INTO entries_fts (entries_fts, rowid, words) VALUES ('delete', old.id, old.words);
+    INSERT INTO head_fts (head_fts, rowid, terms) SELECT 'delete', old.id, old.terms
+        WHERE old.at_head;
+    INSERT INTO past_fts (past_fts, rowid, terms) SELECT 'delete', old.id, old.terms
+        WHERE NOT old.at_head;
+END
+
+CREATE TRIGGER IF NOT EXISTS entries_au AFTER UPDATE OF at_head ON entries
+WHEN old.at_head <> new.at_head BEGIN
+    INSERT INTO head_fts (head_fts, rowid, terms) SELECT 'delete', old.id, old.terms
+        WHERE old.at_head;
+    INSERT INTO past_fts (past_fts, rowid, terms) SELECT 'delete', old.id, old.terms
+        WHERE NOT old.at_head;
+    INSERT INTO head_fts (rowid, terms) SELECT new.id, new.terms WHERE new.at_head;
+    INSERT INTO past_fts (rowid, terms) SELECT new.id, new.terms WHERE NOT new.at_head;
 END
 """
 
-_POSTGRES_FTS = """
-ALTER TABLE entries ADD COLUMN IF NOT EXISTS tsv tsvector
-    GENERATED ALWAYS AS (to_tsvector('simple', words)) STORED
+# what schema 1 made (dropped with it; SQLite only: PostgreSQL drops with the table)
+_SQLITE_OLD = ("DROP TRIGGER IF EXISTS entries_ai", "DROP TRIGGER IF EXISTS entries_ad",
+               "DROP TRIGGER IF EXISTS entries_au", "DROP TABLE IF EXISTS entries_fts",
+               "DROP TABLE IF EXISTS head_fts", "DROP TABLE IF EXISTS past_fts")
 
-CREATE INDEX IF NOT EXISTS entries_tsv ON entries USING gin (tsv)
+# PostgreSQL searches a narrow table of its own (id, drive, head, tsvector), kept by a
+# trigger: a broad word's count visits every matching row (a GIN index answers no
+# count alone), and rows without the texts are a third of the pages to visit
+_POSTGRES_FTS = """
+CREATE TABLE IF NOT EXISTS entry_terms (
+    id BIGINT PRIMARY KEY REFERENCES entries (id) ON DELETE CASCADE,
+    drive_id BIGINT NOT NULL, at_head INTEGER NOT NULL, tsv tsvector NOT NULL
+)
+
+CREATE INDEX IF NOT EXISTS entry_terms_tsv ON entry_terms USING gin (tsv)
+
+CREATE OR REPLACE FUNCTION memgit_entry_terms() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO entry_terms (id, drive_id, at_head, tsv)
+            VALUES (NEW.id, NEW.drive_id, NEW.at_head, to_tsvector('simple', NEW.terms));
+    ELSE
+        UPDATE entry_terms SET at_head = NEW.at_head WHERE id = NEW.id;
+    END IF;
+    RETURN NULL;
+END
+$$
+
+CREATE OR REPLACE TRIGGER entries_terms AFTER INSERT OR UPDATE OF at_head ON entries
+    FOR EACH ROW EXECUTE FUNCTION memgit_entry_terms()
 """
 
-_PLAIN_SOURCE = "entries e JOIN drives d ON d.id = e.drive_id"
+_POSTGRES_OLD = ("DROP TABLE IF EXISTS entry_terms",)
+
+# CROSS JOIN fixes SQLite's join order (from the entries to their drive), and PostgreSQL
+# reads it as a plain join: the condition is in the WHERE clause
+_PLAIN_SOURCE = "entries e CROSS JOIN drives d"
+_PLAIN_JOIN = "d.id = e.drive_id"
 _HIT_COLUMNS = ("d.origin, d.name, e.entry_id, e.path, e.source, e.added, e.text, "
-                "e.at_head, e.words")
+                "e.at_head, e.terms")
 
 
 class Store:
@@ -178,6 +248,7 @@ class Store:
 
     kind = ""
     label = ""
+    max_runs: int | None = None  # more runs in a page: one search of the drives' set
 
     def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         raise NotImplementedError
@@ -191,8 +262,24 @@ class Store:
     def close(self) -> None:
         raise NotImplementedError
 
-    def _fts_where(self, query: Query) -> tuple[str, str, list[Any]]:
-        """(tables, condition, parameters) selecting the full-text candidates."""
+    def _matching(self, query: Query, head: bool) -> tuple[str, list[Any]]:
+        """(condition on ``e``, parameters): the entries at a head (``head``) or only in
+        history that the full-text index finds for a words or phrase ``query``."""
+        raise NotImplementedError
+
+    def _count_sql(self, query: Query, head: bool) -> tuple[str, list[Any]]:
+        """A query of (``drive_id``, ``n``): every drive with an entry :meth:`_matching`
+        finds, and how many, read from the full-text index alone."""
+        raise NotImplementedError
+
+    def _range_sql(self, query: Query, head: bool) -> tuple[str, list[Any]]:
+        """A query of the rows (:data:`_HIT_COLUMNS` and the drive id) :meth:`_matching`
+        finds whose id is between two more parameters (exclusive)."""
+        raise NotImplementedError
+
+    def _set_sql(self, query: Query, head: bool) -> tuple[str, list[Any]]:
+        """A query of the same rows in the drives of one more parameter, a list (for
+        backends with :attr:`max_runs`)."""
         raise NotImplementedError
 
     # --- reads ------------------------------------------------------------------------
@@ -212,15 +299,66 @@ class Store:
                origin: str | None = None) -> list[Hit]:
         """The candidate versions for ``query`` (all of them, in no order: the caller
         judges and orders them); only those at the head unless ``history``."""
-        source, where, params = self._fts_where(query) if query.kind != "regex" else \
-            (_PLAIN_SOURCE, "1 = 1", [])
-        sql = f"SELECT {_HIT_COLUMNS} FROM {source} WHERE {where}"
-        if not history:
-            sql += " AND e.at_head = 1"
-        if origin is not None:
-            sql += " AND d.origin = ?"
-            params = [*params, origin]
-        return [_hit(r) for r in self._execute(sql, params).fetchall()]  # judge orders
+        parts: list[tuple[str, list[Any]]]
+        if query.kind == "regex":  # no index narrows a pattern: every version is judged
+            parts = [("1 = 1" if history else "e.at_head = 1", [])]
+        else:
+            parts = [self._matching(query, head) for head in ((True, False) if history
+                                                             else (True,))]
+        hits: list[Hit] = []
+        for where, params in parts:
+            sql = f"SELECT {_HIT_COLUMNS} FROM {_PLAIN_SOURCE} WHERE {_PLAIN_JOIN} AND {where}"
+            if origin is not None:
+                sql += " AND d.origin = ?"
+                params = [*params, origin]
+            hits.extend(_hit(r) for r in self._execute(sql, params).fetchall())
+        return hits  # the judge orders them
+
+    def counts(self, query: Query, *, history: bool = False,
+               origin: str | None = None) -> list[DriveCount]:
+        """Every drive with an entry matching a words or phrase ``query``, and how many,
+        from the full-text index alone (exact: the module's first invariant)."""
+        found: dict[int, DriveCount] = {}
+        for head in (True, False) if history else (True,):
+            counted, params = self._count_sql(query, head)
+            sql = (f"SELECT c.drive_id, d.origin, d.name, c.n FROM ({counted}) c CROSS JOIN "
+                   "drives d WHERE d.id = c.drive_id")
+            if origin is not None:
+                sql, params = sql + " AND d.origin = ?", [*params, origin]
+            for drive_id, drive_origin, name, n in self._execute(sql, params).fetchall():
+                known = found.get(drive_id) or DriveCount(drive_id, drive_origin, name, 0, 0)
+                found[drive_id] = known._replace(head=n) if head else known._replace(past=n)
+        return list(found.values())
+
+    def answer(self, query: Query, *, history: bool, origin: str | None,
+               limit: int) -> tuple[list[DriveCount], list[Hit]]:
+        """Every drive matching a words or phrase ``query`` (:meth:`counts`, in the
+        answer's order: origin, name), and the candidates of the drives that hold the
+        first ``limit`` hits (:meth:`page`)."""
+        counts = sorted(self.counts(query, history=history, origin=origin),
+                        key=lambda c: (c.origin, c.name))
+        return counts, self.page(query, first_drives(counts, limit), history=history)
+
+    def page(self, query: Query, drive_ids: Sequence[int], *,
+             history: bool = False) -> list[Hit]:
+        """The candidate versions for a words or phrase ``query`` in these drives (the
+        caller judges and orders them, like :meth:`search`'s)."""
+        # one search per run of near drive ids, bounded by the run's id range (an entry's
+        # id is in its drive's: the second invariant; census numbers drives in name order,
+        # so a page is mostly one run), the rows of drives in a run's gaps dropped
+        wanted, hits = set(drive_ids), list[Hit]()
+        runs = _runs(sorted(wanted))
+        for head in (True, False) if history else (True,):
+            if self.max_runs is not None and len(runs) > self.max_runs:
+                sql, params = self._set_sql(query, head)
+                hits.extend(_hit(r) for r in self._execute(sql, [*params, sorted(wanted)]))
+                continue
+            sql, params = self._range_sql(query, head)
+            for first, last in runs:
+                rows = self._execute(sql, [*params, first << DRIVE_SHIFT,
+                                           (last + 1) << DRIVE_SHIFT]).fetchall()
+                hits.extend(_hit(r) for r in rows if r[-1] in wanted)
+        return hits
 
     def versions(self, origin: str, name: str) -> list[Hit]:
         """Every stored version of one drive."""
@@ -264,12 +402,23 @@ class Store:
         else:
             self._execute("UPDATE entries SET at_head = 0 WHERE drive_id = ? AND at_head = 1",
                           (drive_id,))
+        # ids in the drive's range (the second invariant); a version already stored keeps
+        # its row and leaves its number unused. The drive's row, upserted just before in
+        # this transaction, is locked until it ends, so no other writer takes the numbers.
+        base = drive_id << DRIVE_SHIFT
+        last = self._execute("SELECT max(id) FROM entries WHERE id > ? AND id < ?",
+                             (base, base + (1 << DRIVE_SHIFT))).fetchone()[0]
+        first = (last or base) + 1
+        if first + len(read.versions) >= base + (1 << DRIVE_SHIFT):
+            raise FleetError(f"the fleet index has used every entry number of drive "
+                             f"{drive_id}", "memgit fleet census ROOT --force describes "
+                             "every drive anew")
         self._executemany(
-            "INSERT INTO entries (drive_id, entry_id, digest, path, source, added, text, "
-            "words, at_head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (drive_id, "
+            "INSERT INTO entries (id, drive_id, entry_id, digest, path, source, added, text, "
+            "terms, at_head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (drive_id, "
             "entry_id, digest) DO NOTHING",
-            [(drive_id, v.entry_id, v.digest, v.path, v.source, v.added, v.text,
-              " ".join(words_of(v.text)), int(v.at_head)) for v in read.versions])
+            [(first + n, drive_id, v.entry_id, v.digest, v.path, v.source, v.added, v.text,
+              terms_of(v.text), int(v.at_head)) for n, v in enumerate(read.versions)])
         if not read.full:
             self._executemany("UPDATE entries SET at_head = 1 WHERE drive_id = ? AND "
                               "entry_id = ? AND digest = ?",
@@ -300,17 +449,25 @@ class Store:
                       f"({', '.join('?' * len(LEASE_COLUMNS))}) ON CONFLICT (origin, drive, "
                       f"task, day) DO UPDATE SET {updates}", astuple(row))
 
-    def _schema(self, tables: str, fts: str) -> None:
+    def _schema(self, tables: str, fts: str, old: Sequence[str] = ()) -> None:
+        statements = [s for s in (tables + "\n\n" + fts).split("\n\n") if s.strip()]
         with self.transaction():
-            for statement in (tables + "\n\n" + fts).split("\n\n"):  # one per paragraph
-                if statement.strip():
-                    self._execute(statement)
+            self._execute(statements[0])  # fleet_meta
+            found = self._execute("SELECT value FROM fleet_meta WHERE key = 'schema'"
+                                  ).fetchone()
+            if found is not None and found[0] != SCHEMA_VERSION:
+                if not found[0].isdigit() or int(found[0]) > int(SCHEMA_VERSION):
+                    raise FleetError(f"the fleet index {self.label} has schema {found[0]}, "
+                                     f"this memgit reads {SCHEMA_VERSION}",
+                                     "upgrade memgit on every host")
+                for statement in (*old, "DROP TABLE IF EXISTS entries",
+                                  "DROP TABLE IF EXISTS drives",
+                                  "DELETE FROM fleet_meta WHERE key = 'schema'"):
+                    self._execute(statement)  # a copy of the drives: census fills it again
+            for statement in statements[1:]:
+                self._execute(statement)
             self._execute("INSERT INTO fleet_meta (key, value) VALUES ('schema', ?) "
                           "ON CONFLICT (key) DO NOTHING", (SCHEMA_VERSION,))
-        found = self._execute("SELECT value FROM fleet_meta WHERE key = 'schema'").fetchone()
-        if found[0] != SCHEMA_VERSION:
-            raise FleetError(f"the fleet index {self.label} has schema {found[0]}, this "
-                             f"memgit reads {SCHEMA_VERSION}", "upgrade memgit on every host")
 
 
 class SQLiteStore(Store):
@@ -327,7 +484,7 @@ class SQLiteStore(Store):
             self.conn.execute("PRAGMA journal_mode = WAL")
             self.conn.execute("PRAGMA secure_delete = ON")
             self.conn.execute("PRAGMA foreign_keys = ON")
-            self._schema(_TABLES.format(serial="INTEGER"), _SQLITE_FTS)
+            self._schema(_TABLES.format(serial="INTEGER"), _SQLITE_FTS, _SQLITE_OLD)
         except sqlite3.Error as exc:
             raise FleetError(f"cannot open the fleet index {path}: {exc}",
                              "delete it: memgit fleet census rebuilds it") from exc
@@ -348,17 +505,36 @@ class SQLiteStore(Store):
             raise
         self.conn.execute("COMMIT")
 
-    def _fts_where(self, query: Query) -> tuple[str, str, list[Any]]:
-        quoted = [f'"{w}"' for w in query.words]
-        match = f'"{" ".join(query.words)}"' if query.kind == "phrase" else " ".join(quoted)
-        # CROSS JOIN fixes SQLite's join order: from the full-text hits to their rows
-        # (the planner would otherwise probe every drive's rows for every hit)
-        return ("entries_fts CROSS JOIN entries e ON e.id = entries_fts.rowid "
-                "CROSS JOIN drives d ON d.id = e.drive_id", "entries_fts MATCH ?", [match])
+    @staticmethod
+    def _match(query: Query) -> str:
+        """FTS5's query: each term quoted (a term is one token: no operator, no split)."""
+        if query.kind == "phrase":
+            return f'"{" ".join(query.terms)}"'
+        return " ".join(f'"{t}"' for t in query.terms)
+
+    def _matching(self, query: Query, head: bool) -> tuple[str, list[Any]]:
+        # SQLite loops over the subquery's rowids and looks each entry up by its id
+        table = "head_fts" if head else "past_fts"
+        return f"e.id IN (SELECT rowid FROM {table} WHERE {table} MATCH ?)", \
+            [self._match(query)]
+
+    def _count_sql(self, query: Query, head: bool) -> tuple[str, list[Any]]:
+        table = "head_fts" if head else "past_fts"  # the drive is the rowid shifted
+        return (f"SELECT rowid >> {DRIVE_SHIFT} AS drive_id, count(*) AS n FROM {table} "
+                f"WHERE {table} MATCH ? GROUP BY 1", [self._match(query)])
+
+    def _range_sql(self, query: Query, head: bool) -> tuple[str, list[Any]]:
+        # FTS5 seeks to the rowid range; CROSS JOIN fixes the join order: from the
+        # full-text hits to their rows
+        table = "head_fts" if head else "past_fts"
+        return (f"SELECT {_HIT_COLUMNS}, e.drive_id FROM {table} CROSS JOIN entries e ON "
+                f"e.id = {table}.rowid CROSS JOIN drives d ON d.id = e.drive_id WHERE {table} "
+                f"MATCH ? AND {table}.rowid > ? AND {table}.rowid < ?", [self._match(query)])
 
     def compact(self) -> None:
         """Merge the full-text segments and VACUUM: deleted words leave the file."""
-        self.conn.execute("INSERT INTO entries_fts (entries_fts) VALUES ('optimize')")
+        for table in ("head_fts", "past_fts"):
+            self.conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
         self.conn.execute("VACUUM")
 
     def close(self) -> None:
@@ -369,6 +545,7 @@ class PostgresStore(Store):
     """A PostgreSQL database several hosts' roots share (``memgit[fleet]``: psycopg)."""
 
     kind = "postgresql"
+    max_runs = 8  # a search is a round trip: scattered drives are searched as one set
 
     def __init__(self, url: str, label: str, connect_timeout: int = 5) -> None:
         self.label = label
@@ -380,7 +557,7 @@ class PostgresStore(Store):
         self._errors = (psycopg.Error,)
         try:
             self.conn = psycopg.connect(url, connect_timeout=connect_timeout, autocommit=True)
-            self._schema(_TABLES.format(serial="BIGSERIAL"), _POSTGRES_FTS)
+            self._schema(_TABLES.format(serial="BIGSERIAL"), _POSTGRES_FTS, _POSTGRES_OLD)
         except psycopg.Error as exc:
             raise FleetError(f"cannot reach the PostgreSQL fleet index at {label}: "
                              f"{_first_line(exc)}", "check the URL, the server and the "
@@ -399,19 +576,106 @@ class PostgresStore(Store):
         with self.conn.transaction():
             yield
 
-    def _fts_where(self, query: Query) -> tuple[str, str, list[Any]]:
+    @staticmethod
+    def _terms_where(query: Query, head: bool) -> tuple[str, list[Any]]:
+        """(condition on ``entry_terms t``, parameters)."""
         function = "phraseto_tsquery" if query.kind == "phrase" else "plainto_tsquery"
-        return _PLAIN_SOURCE, f"e.tsv @@ {function}('simple', ?)", [" ".join(query.words)]
+        return f"t.tsv @@ {function}('simple', ?) AND t.at_head = {int(head)}", \
+            [" ".join(query.terms)]
+
+    def _matching(self, query: Query, head: bool) -> tuple[str, list[Any]]:
+        where, params = self._terms_where(query, head)
+        return f"e.id IN (SELECT t.id FROM entry_terms t WHERE {where})", params
+
+    def _count_sql(self, query: Query, head: bool) -> tuple[str, list[Any]]:
+        where, params = self._terms_where(query, head)
+        return (f"SELECT t.drive_id, count(*) AS n FROM entry_terms t WHERE {where} "
+                "GROUP BY 1", params)
+
+    def _range_sql(self, query: Query, head: bool) -> tuple[str, list[Any]]:
+        where, params = self._terms_where(query, head)
+        return (f"SELECT {_HIT_COLUMNS}, e.drive_id FROM {_PLAIN_SOURCE} WHERE {_PLAIN_JOIN} "
+                f"AND e.id IN (SELECT t.id FROM entry_terms t WHERE {where} AND t.id > ? AND "
+                "t.id < ?)", params)
+
+    def answer(self, query: Query, *, history: bool, origin: str | None,
+               limit: int) -> tuple[list[DriveCount], list[Hit]]:
+        """One statement, one search (without ``history``): every match's id and drive
+        once, the counts per drive in the answer's order (``COLLATE "C"``: code point
+        order, Python's), and the rows of the drives whose earlier hits are fewer than
+        ``limit`` (:func:`first_drives`' choice), told apart by the first column."""
+        if history:
+            return super().answer(query, history=history, origin=origin, limit=limit)
+        where, params = self._terms_where(query, True)
+        mine = "AND d.origin = ?" if origin is not None else ""
+        sql = (f"WITH m AS MATERIALIZED (SELECT t.id, t.drive_id FROM entry_terms t WHERE "
+               f"{where}), c AS (SELECT drive_id, count(*) AS n FROM m GROUP BY drive_id), "
+               "o AS (SELECT c.drive_id, d.origin, d.name, c.n, sum(c.n) OVER (ORDER BY "
+               'd.origin COLLATE "C", d.name COLLATE "C" ROWS UNBOUNDED PRECEDING) - c.n AS '
+               f"before FROM c CROSS JOIN drives d WHERE d.id = c.drive_id {mine}) "
+               "SELECT 0, o.origin, o.name, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+               "o.drive_id, o.n FROM o UNION ALL "
+               f"SELECT 1, {_HIT_COLUMNS}, NULL, NULL FROM o CROSS JOIN m CROSS JOIN entries e "
+               "CROSS JOIN drives d WHERE o.before < ? AND m.drive_id = o.drive_id AND e.id = "
+               "m.id AND d.id = o.drive_id")
+        counts, hits = [], []
+        for row in self._execute(sql, [*params, *([origin] if mine else []), limit]):
+            if row[0] == 0:
+                counts.append(DriveCount(row[10], row[1], row[2], row[11], 0))
+            else:
+                hits.append(_hit(row[1:]))
+        counts.sort(key=lambda c: (c.origin, c.name))
+        return counts, hits
+
+    def _set_sql(self, query: Query, head: bool) -> tuple[str, list[Any]]:
+        where, params = self._terms_where(query, head)
+        return (f"SELECT {_HIT_COLUMNS}, e.drive_id FROM {_PLAIN_SOURCE} WHERE {_PLAIN_JOIN} "
+                f"AND e.id IN (SELECT t.id FROM entry_terms t WHERE {where} AND "
+                "t.drive_id = ANY(?))", params)
+
+    def analyze(self) -> None:
+        """Fresh planner statistics: without them, a join of the counts to the drives
+        after a large copy can take a plan twice as slow."""
+        self._execute("ANALYZE drives, entries, entry_terms")
 
     def compact(self) -> None:
-        """VACUUM the entries: deleted rows' texts leave the tables' pages."""
+        """VACUUM the entries and their terms: deleted rows leave the tables' pages."""
         self._execute("VACUUM entries")
+        self._execute("VACUUM entry_terms")  # the terms of purged texts, in dead rows
 
     def close(self) -> None:
         self.conn.close()
 
 
+def first_drives(counts: Sequence[DriveCount], limit: int) -> list[int]:
+    """The drives (``counts`` in the answer's order) that hold the first ``limit`` hits
+    at the heads and the first ``limit`` in history."""
+    chosen, head, past = [], 0, 0
+    for count in counts:
+        if head >= limit and past >= limit:
+            break
+        if (count.head and head < limit) or (count.past and past < limit):
+            chosen.append(count.drive_id)
+        head, past = head + count.head, past + count.past
+    return chosen
+
+
+RUN_GAP = 16  # drive ids apart that one search of a page still spans
+
+
+def _runs(ids: Sequence[int]) -> list[tuple[int, int]]:
+    """Sorted ids as (first, last) runs, each next id at most RUN_GAP after the last."""
+    runs: list[tuple[int, int]] = []
+    for i in ids:
+        if runs and i - runs[-1][1] <= RUN_GAP:
+            runs[-1] = (runs[-1][0], i)
+        else:
+            runs.append((i, i))
+    return runs
+
+
 def _hit(row: Sequence[Any]) -> Hit:
+    """A row of :data:`_HIT_COLUMNS` (and anything after them) as a hit."""
     return Hit(row[0], row[1], row[2], row[3], row[4], row[5], row[6], bool(row[7]), row[8])
 
 
@@ -419,5 +683,5 @@ def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
-__all__ = ["COLUMNS", "DriveRecord", "Hit", "PostgresStore", "SQLiteStore", "Store",
+__all__ = ["COLUMNS", "DriveCount", "DriveRecord", "Hit", "PostgresStore", "SQLiteStore", "Store",
            "text_digest"]

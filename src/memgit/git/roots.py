@@ -51,39 +51,38 @@ def fleet_dir(root: Path, create: bool = False) -> Path:
 
 
 def is_bare_repository(path: str) -> bool:
-    """A folder laid out as a bare repository: ``HEAD``, ``objects/`` and ``refs/``."""
-    return (os.path.isdir(os.path.join(path, "objects"))
-            and os.path.isfile(os.path.join(path, "HEAD"))
-            and os.path.isdir(os.path.join(path, "refs")))
+    """A folder laid out as a bare repository: ``HEAD``, ``objects/`` and ``refs/``.
+    (Paths joined with "/" by hand: a walk of 10,000 drives calls this 10,000 times.)"""
+    return (os.path.isdir(path + "/objects") and os.path.isfile(path + "/HEAD")
+            and os.path.isdir(path + "/refs"))
 
 
 def walk(root: Path) -> Iterator[Repo]:
     """Every repository under ``root``, in name order (folder by folder; symbolic links
     not followed)."""
-    yield from _walk(root, str(root))
+    top = str(root)
+    yield from _walk(top, len(os.path.join(top, "")), top)
 
 
-def _walk(root: Path, folder: str) -> Iterator[Repo]:
+def _walk(top: str, cut: int, folder: str) -> Iterator[Repo]:
+    """``cut``: the length of the root's path with its "/", so a repository's name is
+    its path after it (no pathlib per repository: a root may hold 10,000)."""
     try:
         with os.scandir(folder) as it:
             children = sorted((e for e in it if e.is_dir(follow_symlinks=False)),
                               key=lambda e: e.name)
     except OSError:
         return  # unreadable: nothing under it can be served either
-    if folder != str(root) and any(c.name == ".git" for c in children):
-        yield Repo(_name(root, folder), Path(folder), checkout=True)
+    if folder != top and any(c.name == ".git" for c in children):
+        yield Repo(folder[cut:], Path(folder), checkout=True)
         return
     for child in children:
-        if child.name == FLEET_DIR and folder == str(root):
+        if child.name == FLEET_DIR and folder == top:
             continue
         if is_bare_repository(child.path):
-            yield Repo(_name(root, child.path), Path(child.path))
+            yield Repo(child.path[cut:], Path(child.path))
         else:
-            yield from _walk(root, child.path)
-
-
-def _name(root: Path, path: str) -> str:
-    return Path(path).relative_to(root).as_posix()
+            yield from _walk(top, cut, child.path)
 
 
 def root_of(git_dir: str | os.PathLike[str]) -> Path | None:

@@ -104,23 +104,34 @@ def _census_line(r: dict[str, Any]) -> str:
               "a matching text that the head no longer has.")
 @click.option("--scan", is_flag=True, help="Read every drive instead of the index (slow; "
               "for checking the index).")
+@click.option("--limit", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="List at most this many entries (and as many history versions); the "
+              "drives and the totals are always complete.")
+@click.option("--all", "every", is_flag=True, help="List every matching entry.")
+@click.option("--no-refresh", is_flag=True, help="Answer from the index as post-receive "
+              "and the last census left it, without first looking for drives changed "
+              "another way (a stat walk of the root).")
 @json_option
 def find_command(root: str, query: str, regex: bool, history: bool, scan: bool,
-                 as_json: bool) -> int:
+                 limit: int, every: bool, no_refresh: bool, as_json: bool) -> int:
     """Every entry in every drive under ROOT matching QUERY: words (all of them), a
-    "phrase" (in double quotes) or --regex. Exit 1 when nothing matches."""
+    "phrase" (in double quotes) or --regex; every drive that holds one, and the first
+    --limit entries in order of drive and topic. Exit 1 when nothing matches."""
     from memgit.fleet.find import find
     from memgit.fleet.find import scan as scan_root
     from memgit.fleet.match import parse_query
 
     parsed = parse_query(query, regex=regex)
+    shown = None if every else limit
     index = _index(root)
     try:
         if scan:
-            found = scan_root(index.root, parsed, history=history, origin=index.origin)
+            found = scan_root(index.root, parsed, history=history, origin=index.origin,
+                              limit=shown)
         else:
-            index.refresh()
-            found = find(index, parsed, history=history)
+            if not no_refresh:
+                index.refresh()
+            found = find(index, parsed, history=history, limit=shown)
         _warn(index, as_json)
     finally:
         index.close()
@@ -133,9 +144,13 @@ def find_command(root: str, query: str, regex: bool, history: bool, scan: bool,
         for hit in found.history:
             click.echo(printable(f"{hit.drive}: {hit.entry_id} {hit.path} (history only) "
                                  f"[{hit.source or '-'}; {hit.added or '-'}] {hit.text}"))
-        click.echo(f"{len(found.hits)} entr{'y' if len(found.hits) == 1 else 'ies'} at the "
-                   f"heads, {len(found.history)} in history only, in "
-                   f"{len(found.drives())} drive(s) (read from {found.index})", err=True)
+        heads, past = found.totals
+        click.echo(f"{heads} entr{'y' if heads == 1 else 'ies'} at the heads, {past} in "
+                   f"history only, in {len(found.drives())} drive(s) (read from "
+                   f"{found.index})", err=True)
+        if found.cut():
+            click.echo(f"listed the first {len(found.hits)} and {len(found.history)}: "
+                       "--limit N or --all lists more", err=True)
     return 0 if found.hits or found.history else 1
 
 
