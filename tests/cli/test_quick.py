@@ -532,8 +532,9 @@ def test_a_policy_naming_another_branch_is_read_through_the_policy(tmp_path: Pat
 def test_the_memgit_script_starts_a_quick_recall_without_re_threading_or_contextlib(
         tmp_path: Path) -> None:
     """scripts/memgit, the command pip installs, run as a shell runs it: a quick recall
-    imports none of re, enum, threading, contextlib, typing, pathlib, click or pygit2 (each
-    costs more than the recall itself, issue 28) and prints the full path's bytes."""
+    imports none of re, enum, threading, contextlib, typing, pathlib, click, pygit2 or the
+    sqlite3 package and its datetime (each costs more than the recall itself, issue 28) and
+    prints the full path's bytes."""
     a, b = twins(tmp_path)
     argv = ["recall", "--no-count", QUERIES[0]]
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
@@ -548,8 +549,9 @@ def test_the_memgit_script_starts_a_quick_recall_without_re_threading_or_context
     assert (quick.returncode, quick.stdout) == (full.code, full.out)
     imported = {line.split("|")[-1].strip() for line in quick.stderr.decode().splitlines()
                 if line.startswith("import time:") and line.count("|") == 2}
-    assert "memgit.cli.quick_read" in imported and "sqlite3" in imported
-    heavy = {"re", "enum", "threading", "contextlib", "typing", "pathlib", "click", "pygit2"}
+    assert "memgit.cli.quick_read" in imported and "_sqlite3" in imported
+    heavy = {"re", "enum", "threading", "contextlib", "typing", "pathlib", "click", "pygit2",
+             "sqlite3", "datetime"}  # the sqlite3 package imports datetime: _sqlite3 alone
     assert not heavy & imported, heavy & imported
 
 

@@ -19,10 +19,16 @@ from __future__ import annotations
 
 import _thread
 import os
-import sqlite3
 import time
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads it so)
+if TYPE_CHECKING:
+    import sqlite3
+else:
+    # The C module the sqlite3 package re-exports: the package also imports datetime to
+    # register adapters for date and time values (a tenth of a quick recall's
+    # instructions), and this package binds only str, int, float, bytes and None.
+    import _sqlite3 as sqlite3
 if TYPE_CHECKING:
     import datetime
     from collections.abc import Callable, Iterator
