@@ -50,6 +50,18 @@ def _queries() -> list[Query]:
 
 def _check(store: Store) -> None:
     store.put(list(_reads(random.Random(3))))
+    _compare(store)
+    # the drives change: two read anew (rows deleted, others written), one's head moves
+    # (versions leave the head, others come to it), then everything is checked again
+    again = list(_reads(random.Random(8)))
+    store.put(again[:2])
+    record, read = again[2]
+    moved = [v for v in read.versions if not v.at_head][:2]
+    store.put([(record, Read(moved, {(v.entry_id, v.digest) for v in moved}, [], False))])
+    _compare(store)
+
+
+def _compare(store: Store) -> None:
     checked = 0
     for query in _queries():
         for history in (False, True):
