@@ -104,25 +104,25 @@ def _census_line(r: dict[str, Any]) -> str:
               "a matching text that the head no longer has.")
 @click.option("--scan", is_flag=True, help="Read every drive instead of the index (slow; "
               "for checking the index).")
-@click.option("--limit", type=click.IntRange(min=1), default=1000, show_default=True,
-              help="List at most this many entries (and as many history versions); the "
-              "drives and the totals are always complete.")
+@click.option("--limit", type=click.IntRange(min=1), default=None,
+              help="List at most this many entries (and as many history versions; "
+              "default 1,000); the drives and the totals are always complete.")
 @click.option("--all", "every", is_flag=True, help="List every matching entry.")
 @click.option("--no-refresh", is_flag=True, help="Answer from the index as post-receive "
               "and the last census left it, without first looking for drives changed "
               "another way (a stat walk of the root).")
 @json_option
 def find_command(root: str, query: str, regex: bool, history: bool, scan: bool,
-                 limit: int, every: bool, no_refresh: bool, as_json: bool) -> int:
+                 limit: int | None, every: bool, no_refresh: bool, as_json: bool) -> int:
     """Every entry in every drive under ROOT matching QUERY: words (all of them), a
     "phrase" (in double quotes) or --regex; every drive that holds one, and the first
     --limit entries in order of drive and topic. Exit 1 when nothing matches."""
-    from memgit.fleet.find import find
+    from memgit.fleet.find import DEFAULT_LIMIT, find
     from memgit.fleet.find import scan as scan_root
     from memgit.fleet.match import parse_query
 
     parsed = parse_query(query, regex=regex)
-    shown = None if every else limit
+    shown = None if every else limit or DEFAULT_LIMIT
     index = _index(root)
     try:
         if scan:
