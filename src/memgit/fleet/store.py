@@ -583,9 +583,15 @@ class PostgresStore(Store):
         return f"t.tsv @@ {function}('simple', ?) AND t.at_head = {int(head)}", \
             [" ".join(query.terms)]
 
-    def _matching(self, query: Query, head: bool) -> tuple[str, list[Any]]:
+    def _matching(self, query: Query, head: bool, also: str = "") -> tuple[str, list[Any]]:
+        # ``also``: a further condition on ``t`` (its parameters come after these)
         where, params = self._terms_where(query, head)
-        return f"e.id IN (SELECT t.id FROM entry_terms t WHERE {where})", params
+        return f"e.id IN (SELECT t.id FROM entry_terms t WHERE {where}{also})", params
+
+    def _rows_sql(self, query: Query, head: bool, also: str) -> tuple[str, list[Any]]:
+        matching, params = self._matching(query, head, also)
+        return (f"SELECT {_HIT_COLUMNS}, e.drive_id FROM {_PLAIN_SOURCE} WHERE {_PLAIN_JOIN} "
+                f"AND {matching}", params)
 
     def _count_sql(self, query: Query, head: bool) -> tuple[str, list[Any]]:
         where, params = self._terms_where(query, head)
@@ -593,10 +599,7 @@ class PostgresStore(Store):
                 "GROUP BY 1", params)
 
     def _range_sql(self, query: Query, head: bool) -> tuple[str, list[Any]]:
-        where, params = self._terms_where(query, head)
-        return (f"SELECT {_HIT_COLUMNS}, e.drive_id FROM {_PLAIN_SOURCE} WHERE {_PLAIN_JOIN} "
-                f"AND e.id IN (SELECT t.id FROM entry_terms t WHERE {where} AND t.id > ? AND "
-                "t.id < ?)", params)
+        return self._rows_sql(query, head, " AND t.id > ? AND t.id < ?")
 
     def answer(self, query: Query, *, history: bool, origin: str | None,
                limit: int) -> tuple[list[DriveCount], list[Hit]]:
@@ -628,10 +631,7 @@ class PostgresStore(Store):
         return counts, hits
 
     def _set_sql(self, query: Query, head: bool) -> tuple[str, list[Any]]:
-        where, params = self._terms_where(query, head)
-        return (f"SELECT {_HIT_COLUMNS}, e.drive_id FROM {_PLAIN_SOURCE} WHERE {_PLAIN_JOIN} "
-                f"AND e.id IN (SELECT t.id FROM entry_terms t WHERE {where} AND "
-                "t.drive_id = ANY(?))", params)
+        return self._rows_sql(query, head, " AND t.drive_id = ANY(?)")
 
     def analyze(self) -> None:
         """Fresh planner statistics: without them, a join of the counts to the drives
