@@ -114,6 +114,42 @@ def test_postgresql_counts_are_the_matchers_and_pages_its_first_hits(
         store.close()
 
 
+_KEPT = "SELECT term, drive_id, n FROM drive_terms ORDER BY 1, 2"
+_RECOUNTED = ("SELECT w, t.drive_id, count(*) FROM entry_terms t CROSS JOIN "
+              "unnest(tsvector_to_array(t.tsv)) AS w WHERE t.at_head = 1 GROUP BY 1, 2 "
+              "ORDER BY 1, 2")
+
+
+@pytest.mark.slow
+def test_postgresql_keeps_each_drives_term_counts_and_fills_an_older_index(
+        postgres_url: str) -> None:
+    """drive_terms (what a query of one term is counted from) is each drive's count of
+    its head's entries per term after every kind of write, holds no removed drive, and
+    is made and filled when an index made before it is opened."""
+    store = PostgresStore(postgres_url, "test")
+    try:
+        store.put(list(_reads(random.Random(5))))
+        again = list(_reads(random.Random(9)))
+        record, read = again[3]
+        moved = [v for v in read.versions if not v.at_head][:3]
+        store.put([again[0], (record, Read(moved, {(v.entry_id, v.digest) for v in moved},
+                                           [], False)),
+                   (DriveRecord("host:/root", "d5.git", "/root/d5.git", "damaged"), None)])
+        store.remove("host:/root", ["d1.git", "d6.git"])
+        kept = store._execute(_KEPT).fetchall()
+        assert kept == store._execute(_RECOUNTED).fetchall()
+        names = {r[0]: r[1] for r in store._execute("SELECT id, name FROM drives")}
+        assert {names[d] for _t, d, _n in kept} == {"d0.git", "d2.git", "d3.git", "d4.git"}
+        store._execute("DROP TABLE drive_terms")  # as an index of schema 2 had it
+    finally:
+        store.close()
+    reopened = PostgresStore(postgres_url, "test")
+    try:
+        assert reopened._execute(_KEPT).fetchall() == kept
+    finally:
+        reopened.close()
+
+
 class _Index:
     """What find reads of a FleetIndex: the embedded store, no shared one."""
 

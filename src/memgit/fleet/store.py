@@ -36,6 +36,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import astuple, dataclass, fields
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -128,6 +129,8 @@ class DriveCount(NamedTuple):
     past: int
 
 
+_ANSWER_ORDER = attrgetter("origin", "name")  # drives in an answer: origin, then name
+
 _TABLES = """
 CREATE TABLE IF NOT EXISTS fleet_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)
 
@@ -208,7 +211,12 @@ _SQLITE_OLD = ("DROP TRIGGER IF EXISTS entries_ai", "DROP TRIGGER IF EXISTS entr
 
 # PostgreSQL searches a narrow table of its own (id, drive, head, tsvector), kept by a
 # trigger: a broad word's count visits every matching row (a GIN index answers no
-# count alone), and rows without the texts are a third of the pages to visit
+# count alone), and rows without the texts are a third of the pages to visit. So a
+# query of one term is counted from ``drive_terms`` instead: each drive's number of
+# entries at its head that hold each term, made anew from entry_terms for every drive a
+# write touches (:meth:`PostgresStore._recount`; the block below makes and fills it in
+# an index of schema 2 made before it), read by an index-only scan (the primary key
+# includes the count) once VACUUM has marked the pages all-visible (:meth:`analyze`)
 _POSTGRES_FTS = """
 CREATE TABLE IF NOT EXISTS entry_terms (
     id BIGINT PRIMARY KEY REFERENCES entries (id) ON DELETE CASCADE,
@@ -231,9 +239,23 @@ $$
 
 CREATE OR REPLACE TRIGGER entries_terms AFTER INSERT OR UPDATE OF at_head ON entries
     FOR EACH ROW EXECUTE FUNCTION memgit_entry_terms()
+
+DO $$ BEGIN
+    IF to_regclass('drive_terms') IS NULL THEN
+        CREATE TABLE drive_terms (
+            term TEXT COLLATE "C" NOT NULL, drive_id BIGINT NOT NULL, n BIGINT NOT NULL,
+            PRIMARY KEY (term, drive_id) INCLUDE (n)
+        );
+        CREATE INDEX drive_terms_drive ON drive_terms (drive_id);
+        INSERT INTO drive_terms (term, drive_id, n)
+            SELECT w, t.drive_id, count(*) FROM entry_terms t
+            CROSS JOIN unnest(tsvector_to_array(t.tsv)) AS w WHERE t.at_head = 1
+            GROUP BY 1, 2;
+    END IF;
+END $$
 """
 
-_POSTGRES_OLD = ("DROP TABLE IF EXISTS entry_terms",)
+_POSTGRES_OLD = ("DROP TABLE IF EXISTS entry_terms", "DROP TABLE IF EXISTS drive_terms")
 
 # CROSS JOIN fixes SQLite's join order (from the entries to their drive), and PostgreSQL
 # reads it as a plain join: the condition is in the WHERE clause
@@ -325,9 +347,13 @@ class Store:
                    "drives d WHERE d.id = c.drive_id")
             if origin is not None:
                 sql, params = sql + " AND d.origin = ?", [*params, origin]
-            for drive_id, drive_origin, name, n in self._execute(sql, params).fetchall():
+            rows = self._execute(sql, params).fetchall()
+            if head:  # the first search: each drive once
+                found = {r[0]: DriveCount(r[0], r[1], r[2], r[3], 0) for r in rows}
+                continue
+            for drive_id, drive_origin, name, n in rows:
                 known = found.get(drive_id) or DriveCount(drive_id, drive_origin, name, 0, 0)
-                found[drive_id] = known._replace(head=n) if head else known._replace(past=n)
+                found[drive_id] = known._replace(past=n)
         return list(found.values())
 
     def answer(self, query: Query, *, history: bool, origin: str | None,
@@ -335,8 +361,7 @@ class Store:
         """Every drive matching a words or phrase ``query`` (:meth:`counts`, in the
         answer's order: origin, name), and the candidates of the drives that hold the
         first ``limit`` hits (:meth:`page`)."""
-        counts = sorted(self.counts(query, history=history, origin=origin),
-                        key=lambda c: (c.origin, c.name))
+        counts = sorted(self.counts(query, history=history, origin=origin), key=_ANSWER_ORDER)
         return counts, self.page(query, first_drives(counts, limit), history=history)
 
     def page(self, query: Query, drive_ids: Sequence[int], *,
@@ -384,17 +409,18 @@ class Store:
                   f"({', '.join('?' * len(COLUMNS))}) ON CONFLICT (origin, name) "
                   f"DO UPDATE SET {updates}")
         with self.transaction():
+            touched = []
             for record, read in items:
                 self._execute(upsert, astuple(record))
+                drive_id = self._execute("SELECT id FROM drives WHERE origin = ? AND name = ?",
+                                         (record.origin, record.name)).fetchone()[0]
                 if read is not None:
-                    drive_id = self._execute("SELECT id FROM drives WHERE origin = ? AND "
-                                             "name = ?", (record.origin, record.name)
-                                             ).fetchone()[0]
                     self._put_versions(drive_id, read)
+                    touched.append(drive_id)
                 elif record.status != "drive":
-                    self._execute("DELETE FROM entries WHERE drive_id IN (SELECT id FROM "
-                                  "drives WHERE origin = ? AND name = ?)",
-                                  (record.origin, record.name))
+                    self._execute("DELETE FROM entries WHERE drive_id = ?", (drive_id,))
+                    touched.append(drive_id)
+            self._recount(touched)
 
     def _put_versions(self, drive_id: int, read: Read) -> None:
         if read.full:
@@ -428,12 +454,20 @@ class Store:
         """Forget repositories that left the root; returns how many."""
         gone = list(names)
         with self.transaction():
+            ids = []
             for name in gone:
-                self._execute("DELETE FROM entries WHERE drive_id IN (SELECT id FROM drives "
-                              "WHERE origin = ? AND name = ?)", (origin, name))
-                self._execute("DELETE FROM drives WHERE origin = ? AND name = ?",
-                              (origin, name))
+                row = self._execute("SELECT id FROM drives WHERE origin = ? AND name = ?",
+                                    (origin, name)).fetchone()
+                if row is not None:
+                    self._execute("DELETE FROM entries WHERE drive_id = ?", (row[0],))
+                    self._execute("DELETE FROM drives WHERE id = ?", (row[0],))
+                    ids.append(row[0])
+            self._recount(ids)
         return len(gone)
+
+    def _recount(self, drive_ids: Sequence[int]) -> None:
+        """Bring what the backend keeps per drive up to date after these drives' entries
+        changed (within the write's transaction; nothing by default)."""
 
     # --- leases (memgit.fleet.schedule decides; inside a transaction) -------------------
 
@@ -594,9 +628,25 @@ class PostgresStore(Store):
                 f"AND {matching}", params)
 
     def _count_sql(self, query: Query, head: bool) -> tuple[str, list[Any]]:
+        one = _one_term(query)
+        if head and one is not None:  # the kept counts (the module's note on drive_terms)
+            return "SELECT drive_id, n FROM drive_terms WHERE term = ?", [one]
         where, params = self._terms_where(query, head)
         return (f"SELECT t.drive_id, count(*) AS n FROM entry_terms t WHERE {where} "
                 "GROUP BY 1", params)
+
+    def _recount(self, drive_ids: Sequence[int]) -> None:
+        """Each of these drives' count of entries per term at its head, made anew from
+        entry_terms (found by the id range of each drive: the second invariant)."""
+        if not drive_ids:
+            return
+        ids = sorted(set(drive_ids))
+        self._execute("DELETE FROM drive_terms WHERE drive_id = ANY(?)", [ids])
+        self._execute("INSERT INTO drive_terms (term, drive_id, n) SELECT w, d.id, count(*) "
+                      "FROM unnest(?::bigint[]) AS d (id) CROSS JOIN entry_terms t CROSS JOIN "
+                      f"unnest(tsvector_to_array(t.tsv)) AS w WHERE t.id > d.id << {DRIVE_SHIFT} "
+                      f"AND t.id < (d.id + 1) << {DRIVE_SHIFT} AND t.at_head = 1 GROUP BY 1, 2",
+                      [ids])
 
     def _range_sql(self, query: Query, head: bool) -> tuple[str, list[Any]]:
         return self._rows_sql(query, head, " AND t.id > ? AND t.id < ?")
@@ -607,7 +657,7 @@ class PostgresStore(Store):
         once, the counts per drive in the answer's order (``COLLATE "C"``: code point
         order, Python's), and the rows of the drives whose earlier hits are fewer than
         ``limit`` (:func:`first_drives`' choice), told apart by the first column."""
-        if history:
+        if history or _one_term(query) is not None:  # counts kept, or both kinds
             return super().answer(query, history=history, origin=origin, limit=limit)
         where, params = self._terms_where(query, True)
         mine = "AND d.origin = ?" if origin is not None else ""
@@ -622,26 +672,29 @@ class PostgresStore(Store):
                "CROSS JOIN drives d WHERE o.before < ? AND m.drive_id = o.drive_id AND e.id = "
                "m.id AND d.id = o.drive_id")
         counts, hits = [], []
-        for row in self._execute(sql, [*params, *([origin] if mine else []), limit]):
+        for row in self._execute(sql, [*params, *([origin] if mine else []), limit]).fetchall():
             if row[0] == 0:
                 counts.append(DriveCount(row[10], row[1], row[2], row[11], 0))
             else:
                 hits.append(_hit(row[1:]))
-        counts.sort(key=lambda c: (c.origin, c.name))
+        counts.sort(key=_ANSWER_ORDER)
         return counts, hits
 
     def _set_sql(self, query: Query, head: bool) -> tuple[str, list[Any]]:
         return self._rows_sql(query, head, " AND t.drive_id = ANY(?)")
 
     def analyze(self) -> None:
-        """Fresh planner statistics: without them, a join of the counts to the drives
-        after a large copy can take a plan twice as slow."""
+        """Fresh planner statistics (without them, a join of the counts to the drives
+        after a large copy can take a plan twice as slow), and drive_terms' pages marked
+        all-visible, which its index-only scans need (else each row's page is read)."""
         self._execute("ANALYZE drives, entries, entry_terms")
+        self._execute("VACUUM (ANALYZE) drive_terms")
 
     def compact(self) -> None:
         """VACUUM the entries and their terms: deleted rows leave the tables' pages."""
         self._execute("VACUUM entries")
         self._execute("VACUUM entry_terms")  # the terms of purged texts, in dead rows
+        self._execute("VACUUM drive_terms")
 
     def close(self) -> None:
         self.conn.close()
@@ -672,6 +725,14 @@ def _runs(ids: Sequence[int]) -> list[tuple[int, int]]:
         else:
             runs.append((i, i))
     return runs
+
+
+def _one_term(query: Query) -> str | None:
+    """The term of a words or phrase query that asks for one term only, else None."""
+    terms = query.terms if query.kind != "regex" else ()
+    if len(set(terms)) == 1 and (query.kind == "words" or len(terms) == 1):
+        return terms[0]
+    return None
 
 
 def _hit(row: Sequence[Any]) -> Hit:
