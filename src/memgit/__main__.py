@@ -1,7 +1,5 @@
 """`python -m memgit`: the same entry point as the `memgit` script."""
 
-import sys
+from memgit.cli.quick import main_and_exit
 
-from memgit.cli.quick import main
-
-sys.exit(main())
+main_and_exit()

@@ -566,5 +566,5 @@ def test_pip_installs_scripts_memgit_as_the_memgit_command() -> None:
     assert project["tool"]["setuptools"]["script-files"] == ["scripts/memgit"]
     script = (ROOT / "scripts" / "memgit").read_text()
     assert script.startswith("#!python\n") and "import re" not in script
-    assert "from memgit.cli.quick import main" in script
+    assert "from memgit.cli.quick import main_and_exit" in script
     assert os.access(ROOT / "scripts" / "memgit", os.X_OK)

@@ -240,9 +240,8 @@ def _hook_text(call: Invocation, data: dict[str, Any], raw: str) -> str:
     return hook.prompt_context([hit_json(h) for h in hits])
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the command line: the quick path when it can answer, else memgit.cli.main.main."""
-    args = sys.argv[1:] if argv is None else list(argv)
+def quick(args: list[str]) -> int | None:
+    """The quick path's exit code, or None when the full path must answer."""
     call = parse(args) if os.environ.get(QUICK_ENV) != "0" else None
     if call is not None:
         try:
@@ -255,6 +254,38 @@ def main(argv: list[str] | None = None) -> int:
 
                 if not isinstance(exc, NotQuick):
                     raise
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line: the quick path when it can answer, else memgit.cli.main.main."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    code = quick(args)
+    if code is not None:
+        return code
     from memgit.cli.main import main as full_main
 
     return full_main(args)
+
+
+def main_and_exit() -> None:
+    """The ``memgit`` command (scripts/memgit, ``python -m memgit``): :func:`main`, then the
+    process ends. After a quick answer it ends at once, by ``os._exit`` once stdout and
+    stderr are flushed: tearing the interpreter down (every module and object freed one
+    by one, the database closed) is about a sixth of a quick recall's instructions
+    (docs/performance.md), and the quick path needs none of it: its one write, the
+    retrieval counts, is committed before anything is printed, and a database left open
+    is read as it is by the next connection (SQLite's WAL needs no close; the OS drops the
+    process's locks). The full path exits as Python does (atexit work, threads, files)."""
+    args = sys.argv[1:]
+    code = quick(args)
+    if code is None:
+        from memgit.cli.main import main as full_main
+
+        sys.exit(full_main(args))
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:
+        code = 1  # as cli.main: the reader went away
+    os._exit(code)
