@@ -529,6 +529,63 @@ def test_a_policy_naming_another_branch_is_read_through_the_policy(tmp_path: Pat
     assert "yaml" in quick.loaded  # the policy was loaded: memgit.yaml exists
 
 
+def test_the_command_ends_a_quick_answer_at_once_with_its_output_and_counts_kept(
+        tmp_path: Path) -> None:
+    """``python -m memgit`` (scripts/memgit's main_and_exit): a quick answer ends the
+    process without the interpreter's teardown. Everything printed reaches the pipe (a
+    long JSON answer, whole, the full path's bytes), the exit codes are the full path's,
+    the retrievals it counted are in the database for the next process, and a reader that
+    goes away early is exit 1 without a traceback."""
+    a, b = twins(tmp_path)
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    env.pop("MEMGIT_QUICK", None)
+
+    def command(*argv: str, full: bool = False) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "memgit", *argv], cwd=b if full else a,
+                              env=dict(env, MEMGIT_QUICK="0") if full else env,
+                              capture_output=True, timeout=120)
+
+    long = ["recall", "--json", "-n", "500", "--no-count", "the"]
+    quick, full = command(*long), command(*long, full=True)
+    assert (quick.returncode, quick.stdout, quick.stderr) == \
+        (full.returncode, full.stdout, full.stderr)
+    assert len(json.loads(quick.stdout)) > 100 and len(quick.stdout) > 20_000
+    missing = ["recall", "zzyzx", "qwxq"]
+    assert (command(*missing).returncode, command(*missing, full=True).returncode) == (1, 1)
+    retrievals = "SELECT sum(retrievals) FROM facts"
+    with state.opened(a / ".git") as conn:
+        before = conn.execute(retrievals).fetchone()[0] or 0
+    counted = command("recall", "-n", "3", QUERIES[0])
+    assert counted.returncode == 0 and run(["recall", "--no-count", QUERIES[0]], a).quick
+    with state.opened(a / ".git") as conn:
+        assert conn.execute(retrievals).fetchone()[0] == before + 3
+
+
+def test_a_reader_that_goes_away_ends_both_paths_alike(new_drive) -> None:
+    """An answer longer than a pipe holds, its reader gone after ten bytes: the quick
+    path, which ends the process at once, exits as the full path does, and neither
+    prints anything (no traceback, no "Exception ignored" at exit)."""
+    notes = "".join(f"- Heron {i} wades {'slowly ' * 40}[source: imported:unknown]\n"
+                    for i in range(600))
+    path = new_drive({"notes.md": notes})
+    assert memgit("index", cwd=path).returncode == 0
+    argv = [sys.executable, "-m", "memgit", "recall", "--json", "-n", "1000", "--no-count",
+            "heron"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    env.pop("MEMGIT_QUICK", None)
+    whole = subprocess.run(argv, cwd=path, env=env, capture_output=True, timeout=120)
+    assert whole.returncode == 0 and len(whole.stdout) > 200_000  # more than a pipe holds
+    ends = []
+    for quick in ("1", "0"):
+        reader = subprocess.Popen(argv, cwd=path, env=dict(env, MEMGIT_QUICK=quick),
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert reader.stdout is not None and reader.stderr is not None
+        assert reader.stdout.read(10) == whole.stdout[:10]
+        reader.stdout.close()  # the reader goes away before the answer is written
+        ends.append((reader.wait(timeout=120), reader.stderr.read()))
+    assert ends[0] == ends[1] and ends[0][1] == b"", ends
+
+
 def test_the_memgit_script_starts_a_quick_recall_without_re_threading_or_contextlib(
         tmp_path: Path) -> None:
     """scripts/memgit, the command pip installs, run as a shell runs it: a quick recall
