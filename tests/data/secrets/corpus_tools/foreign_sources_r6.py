@@ -172,7 +172,26 @@ def _line_positive(text: str, s: int, e: int, common: dict, family: str) -> Iter
     col = s - line_start
     if line.endswith("\r"):
         line = line[:-1]
+    narrowed = _narrow(line, secret, col)
+    if narrowed is None:
+        return  # a connection string whose password the policy cannot place: not judged
+    secret, col = narrowed
     yield from r5._synth_positive(line, secret, col, {**common, "family": family})
+
+
+def _narrow(line: str, secret: str, col: int) -> tuple[str, int] | None:
+    """A pattern's span may cover a whole URL or connection string: the secret is its
+    password (a URL's, or a credential-named ``key=value`` inside it)."""
+    end = col + len(secret)
+    url = r5._URL_PW.search(line)
+    if url and url.start(1) < end and col < url.end(1):
+        return url.group(1), url.start(1)
+    inner = r5.policy_value(secret)
+    if inner and len(inner[0]) < len(secret):
+        return inner[0], col + inner[1]
+    if re.search(r"[;&]\s*[\w ]+=", secret):
+        return None
+    return secret, col
 
 
 def sscp_pattern(unit: str, ptype: str) -> Iterator[dict]:
@@ -236,7 +255,7 @@ def sscp_file(unit: str, path: str) -> Iterator[dict]:
                 yield from _line_positive(text, s, e, {**common, "kind": "custom pattern"},
                                           "scanner fixture")
             continue
-        yield from r5._label_line(line.rstrip("\r"), common, "scanner fixture")
+        yield from label6(line.rstrip("\r"), common, "scanner fixture")
 
 
 # ---- trivy --------------------------------------------------------------------------
@@ -280,10 +299,32 @@ def trivy(unit: str, path: str) -> Iterator[dict]:
             yield from r5._synth_positive(line, line[len(pre):len(pre) + n], len(pre),
                                           {**common, "kind": "trivy", "family": "scanner fixture"})
             continue
-        yield from r5._label_line(line, common, "scanner fixture")
+        yield from label6(line, common, "scanner fixture")
 
 
 # ---- policy-labelled files -------------------------------------------------------------
+
+_PEM_HEADER = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+_QUERY_PW = re.compile(r"[?&;](?:password|passwd|pwd|pass)=([^&;\s\"'#]{3,})", re.I)
+
+
+def label6(line: str, common: dict, family: str) -> Iterator[dict]:
+    """Round 5's policy, plus two of its written cases it did not label: a private key's
+    header alone on a line is a positive, and so is a password in a URL's query
+    (``?user=u&password=X``)."""
+    header = _PEM_HEADER.search(line)
+    if header:
+        yield {"line": line.strip(), "label": "pos", "secret": header.group(0),
+               "start": header.start() - (len(line) - len(line.lstrip())), "kind": "private key",
+               **common, "family": family}
+        return
+    query = _QUERY_PW.search(line)
+    if query and r5._literal_value(query.group(1), "password") and not r5._URL_PW.search(line):
+        yield from r5._synth_positive(line, query.group(1), query.start(1),
+                                      {**common, "family": family})
+        return
+    yield from r5._label_line(line, common, family)
+
 
 def policy_files(repo: str, unit: str, paths: list[str], source: str) -> Iterator[dict]:
     commit = r5._commit(repo)
@@ -301,7 +342,7 @@ def policy_files(repo: str, unit: str, paths: list[str], source: str) -> Iterato
                 continue
             common = {"source": source, "unit": unit,
                       "origin": f"{repo}@{commit}:{path}:{number}"}
-            yield from r5._label_line(line, common, "scanner fixture")
+            yield from label6(line, common, "scanner fixture")
 
 
 # ---- build ----------------------------------------------------------------------------
