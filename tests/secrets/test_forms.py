@@ -150,6 +150,28 @@ FORMS = [
     'wpa_passphrase=Tq9vLm2Xw8',
     'pre-shared key: Tq9vLm2Xw8Zr',
     'Authorization: SSWS 00Kq2Lv8Zx0Pt4Rw6Yn1Mb3Jc5Hd7Gf9Sa2Ue4Wi6X',
+    # round 6: names that split into a prefix and a weak core, config-set commands, more CLI
+    # passphrase options, XML settings, Kubernetes registry secrets, prose in more languages
+    'SECRET_KEY=tasvo2231',
+    'api_key=Xk9fQ2mLp0',
+    'pd_api_key=bototori2262',
+    'set -x API_TOKEN Kx8yT2mQ9wLp3vZ7',
+    'set -gx DB_PASSWORD Kamelso7712',
+    'setx DB_PASS "Melvo2231"',
+    'yarn config set npmAuthToken Kx8yT2mQ9wLp3vZ7rB1n',
+    'gh secret set API_TOKEN --body Kx8yT2mQ9wLp3vZ7rB1n',
+    'poetry config http-basic.private bot Kamelso7712',
+    'poetry config pypi-token.pypi pypi-AgEIcHlwaS5vcmcCJGZmNmM3',
+    'ssh-keygen -t ed25519 -N Kamelso7712 -f key',
+    'gpg --batch --passphrase Kamelso7712 -c file',
+    'zip -P Kamelso7712 a.zip file',
+    '7z a -pKamelso7712 archive.7z',
+    '<passphrase>  dvrPocvfppehv  </passphrase>',
+    '<master>vopilnegra1837</master>',
+    '.dockercfg: qxX5j3p8YiDo',
+    'myregistry.azurecr.io password: I6vG4tG5mR6gF0aX1uM4kX8kT8xP9g/+',
+    'Das Passwort lautet Kamelri3321',
+    'La password è Kamelri3321',
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers
@@ -231,6 +253,16 @@ NOT_CREDENTIALS = [
     'requests.get(url, auth=(user, os.environ["PW"]))',
     'CREATE USER app IDENTIFIED BY :password;',
     'auth=("deploy", getpass())',
+    # round 6
+    "os.environ[\"OPENAI_API_KEY\"] = \"sk-xx\"",
+    'client = OpenAI(base_url=url, api_key="ollama")',
+    '"inspected_key": "metadata_options/[0]/http_tokens",',
+    '# Edit .env: set POSTGRES_PASSWORD (required) and OPENAI_API_KEY at minimum',
+    'set API_TOKEN before running the tests',
+    'set -x PATH /usr/bin',
+    'ssh-keygen -N "" -f key',
+    'npm config set registry https://registry.npmjs.org/',
+    'gh secret set API_TOKEN --body "$TOKEN"',
 ]
 
 

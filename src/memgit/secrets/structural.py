@@ -306,6 +306,10 @@ def _named_value(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
 @check("dockerfile_env")
 def _dockerfile_env(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     """``ENV NAME value`` (the legacy form without ``=``) whose name says credential."""
+    return _named_literal(m)
+
+
+def _named_literal(m: re.Match[str]) -> tuple[int, int, str] | None:
     name, val = m.group("name"), m.group("s").strip("\"'")
     if not V.rx(r"(?i)pass(?:word|wd)?|pwd|secret|token|api_?key|credential").search(name) or \
             V.rx(r"(?i)_(?:file|path|url|user(?:name)?|name|id)$").search(name):
@@ -314,6 +318,16 @@ def _dockerfile_env(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
         return None
     start = m.start("s") + m.group("s").index(val)
     return start, start + len(val), kw_kind("", name)
+
+
+@check("config_set")
+def _config_set(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    """``set -x NAME VALUE``: as ``ENV NAME value``; an unquoted word of letters alone
+    after the name is prose (``set API_TOKEN before running``)."""
+    val = m.group("s")
+    if val[:1] not in "\"'" and val.isalpha():
+        return None
+    return _named_literal(m)
 
 
 # credentials written in SQL (MySQL/Oracle IDENTIFIED BY), in calls that take a user and a
@@ -512,9 +526,10 @@ STRUCTURAL: tuple[Rule, ...] = (
     Rule(
         "xml-credential", "secret assignment",
         r"<(?P<tag>[A-Za-z0-9:_.-]{0,40}(?i:password|passwd|pwd|pass|secret|token|apikey"
-        r"|api[_-]?key|key|credential)s?[A-Za-z0-9_.-]{0,20})>(?P<s>[^<\n]{6,400})</",
+        r"|api[_-]?key|key|credential|master)s?[A-Za-z0-9_.-]{0,20})>(?P<s>[^<\n]{6,400})</",
         keywords=("password>", "passwd>", "secret>", "token>", "key>", "credential>",
-                  "credentials>", "passwords>", "pwd>", "pass>", "secrets>", "tokens>", "keys>"),
+                  "credentials>", "passwords>", "pwd>", "pass>", "secrets>", "tokens>", "keys>",
+                  "passphrase>", "master>"),
         check="xml_value", priority=1, doc="XML/HTML configuration elements",
     ),
     Rule(
@@ -550,6 +565,37 @@ STRUCTURAL: tuple[Rule, ...] = (
         check="named_value", priority=1,
         doc="{\"key\": \"db_password\", \"value\": ...}: a name in one field, its value in "
             "another",
+    ),
+    Rule(
+        "cli-config-set", "secret assignment",
+        r"(?:^|[\s;&|])(?:set(?:\s+-[A-Za-z]{1,4})*|setx|config(?:ure)?\s+set|secret\s+set"
+        r"|poetry\s+config)\s+(?P<name>[A-Za-z_/.@:][\w.:/@-]{0,80})\s+(?:(?:--body|-b)[ =])?"
+        r"(?P<s>\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"'(<$%{-][^\s\"']{0,255})",
+        keywords=("set ", "setx ", "poetry config"), check="config_set", priority=1,
+        doc="fish set -x NAME VALUE, setx NAME VALUE, npm/yarn/aws config set NAME VALUE, "
+            "gh secret set NAME --body VALUE, poetry config pypi-token.X VALUE",
+    ),
+    Rule(
+        "cli-basic-pair", "command-line credential",
+        r"\bhttp-basic\.[\w.-]{1,60}\s+[^\s\"']{1,64}\s+(?P<s>[\"']?[^\s\"'-][^\s\"']{2,127}[\"']?)",
+        keywords=("http-basic.",), check="cli_value", priority=1,
+        doc="poetry config http-basic.REPO USER PASSWORD",
+    ),
+    Rule(
+        "cli-passphrase", "command-line credential",
+        r"(?:(?<![\w-])ssh-keygen\b[^|;&\n]{0,80}?\s-[NP]\s+|(?<![\w-])gpg2?\b[^|;&\n]{0,80}?\s"
+        r"--passphrase[ =]|(?<![\w-])zip\b[^|;&\n]{0,60}?\s-P\s+"
+        r"|(?<![\w-])7za?\s[^|;&\n]{0,60}?\s-p(?=[^\s-]))(?P<s>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"'-][^\s\"']{0,127})",
+        keywords=("ssh-keygen", "gpg", "zip", "7z"), check="cli_value", priority=1,
+        doc="ssh-keygen(1) -N/-P passphrase, gpg(1) --passphrase, zip(1) -P, 7z -pPASSWORD",
+    ),
+    Rule(
+        "docker-config-secret", "secret assignment",
+        r"(?<![\w-])\.docker(?:configjson|cfg)[\"']?\s*:\s*[\"']?(?P<s>[A-Za-z0-9+/=]{8,4096})",
+        keywords=(".dockercfg", ".dockerconfigjson"), group="s", check="token_value",
+        priority=1,
+        doc="Kubernetes kubernetes.io/dockerconfigjson and dockercfg Secrets: the data "
+            "entry is a registry's credentials",
     ),
     Rule(
         "dockerfile-env", "secret assignment",

@@ -319,7 +319,7 @@ def is_reference(v: str) -> bool:
         # the password-in-URL rule's)
     if ("(" in v or "[" in v or "{" in v) and R.call.search(v):
         return True  # a call, an index or a template: os.getenv("X"), cfg["key"], {name}
-    if v[0] == "+" or v[-1] == "+":
+    if (v[0] == "+" or v[-1] == "+") and not R.b64_tail.match(v):
         return True  # " + getPassword() + ": string concatenation in code
     if "_" in v and v[0].isupper() and R.env_name.match(v):
         return True
@@ -466,6 +466,10 @@ def alnum_core(v: str) -> str:
 
 
 _PATTERNS: dict[str, tuple[str, int]] = {
+    # base64 of 16+ characters with letters and digits that ends in + or /+ (an ACR
+    # password, a key), not a string concatenation
+    "b64_tail": (
+        r"^(?=[A-Za-z0-9+/]*\d)(?=[A-Za-z0-9+/]*[A-Za-z])[A-Za-z0-9/][A-Za-z0-9+/]{15,}={0,2}$", 0),
     "template": (_TEMPLATE, _TEMPLATE_FLAGS),
     "marks": ("", 0),  # built on first use: see _lazy_pattern
     "prefix": (_PREFIX, 0),
