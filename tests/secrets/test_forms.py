@@ -172,6 +172,24 @@ FORMS = [
     'myregistry.azurecr.io password: I6vG4tG5mR6gF0aX1uM4kX8kT8xP9g/+',
     'Das Passwort lautet Kamelri3321',
     'La password è Kamelri3321',
+    '<property name="password" value="Kamelso7712"/>',
+    '<input type="password" name="pw" value="Kamelso7712">',
+    'user.setPassword("Kamelso7712");',
+    'builder.password("Kamelso7712")',
+    'System.setProperty("javax.net.ssl.keyStorePassword", "Kamelso7712");',
+    'os.Setenv("API_TOKEN", "Kx8yT2mQ9wLp3vZ7rB1n")',
+    'curl -d \'{"user":"admin","password":"Kamelso7712"}\' https://x/login',
+    'mysql_connect("localhost", "root", "Kamelso7712");',
+    'new PDO("mysql:host=db;dbname=app", "root", "Kamelso7712");',
+    'SECRET_KEY = \'!n6!(egdixf=(r7i7$0y%+bdxs#$^8f+4(r+or&p81y3mje&f$\'',
+    'Driver={ODBC Driver 18 for SQL Server};Server=tcp:h,1433;Uid=sa;PWD={Kamelso7712};',
+    'requirepass Kamelso7712',
+    'bindpw Kamelso7712',
+    'echo "Kamelso7712" | sudo -S apt update',
+    "echo 'admin:Kamelso7712' | chpasswd",
+    'Die Zugangsdaten: admin / Kamelso7712',
+    '用户名 admin 密码 Kamelso7712',
+    'Use token Kx8yT2mQ9wLp3vZ7rB1n for the GitHub API',
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers
@@ -263,6 +281,17 @@ NOT_CREDENTIALS = [
     'ssh-keygen -N "" -f key',
     'npm config set registry https://registry.npmjs.org/',
     'gh secret set API_TOKEN --body "$TOKEN"',
+    'print("Password:", pw)',
+    'setToken("abcdef")',
+    'setPassword(user.getPassword())',
+    'os.Setenv("TOKEN_URL", "https://x")',
+    '<input type="password" value="">',
+    'password: !vault |',
+    'db_password: !secret db_password',
+    'password: *default_password',
+    'the token CamelCaseIdentifierName1 is used',
+    'token 3fa8c1d9e7b24f60a1c5d8e2b9f74a31',
+    'PWD={ODBC Driver 18}',
 ]
 
 

@@ -254,8 +254,10 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     before = text[at - 1: at]
     if before in ("?", "&"):
         kind = "API key assignment" if kind == "key assignment" else kind  # ?key=: a URL's key
-    if before in ("\"", "'") and val.startswith(before) and raw_op == ":":
+    if (before in ("\"", "'") and val.startswith(before) and raw_op == ":"
+            and text[m.end("name"): m.end("name") + 1] != before):
         return None  # "Password:" is a quoted label; its closing quote is not a value
+        # ("password":"X", a JSON key closed before its colon, is a key and its value)
     start = m.start("val")
     op = raw_op.strip()
     quoted = len(val) >= 2 and val[0] in "\"'`" and val[-1] == val[0]
@@ -276,6 +278,8 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
         ok = (V.token_like(val, 12) and not _bare_uuid(val, kind)) if weak else V.literal_ok(val)
     else:
         whole = val
+        if val.startswith("{") and raw_op.strip() == "=" and _ODBC_BRACED.match(val):
+            val = val[1:val.index("}")]  # ODBC: PWD={value}; (braces quote a value)
         val = _strip_markup(val)
         start += whole.find(val)
         end = start + len(val)
@@ -309,6 +313,8 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     return start, start + len(val), kind
 
 
+# an ODBC connection string's braced value: PWD={p;a=ss};
+_ODBC_BRACED = re.compile(r"\{[^{}\s]{1,254}\}(?:;|$)")
 # a path of lowercase names and indexes (a JSON pointer, a resource path)
 _ID_PATH = re.compile(r"[a-z_]+[a-z0-9_]*(?:/(?:\[\d+\]|[a-z_]+[a-z0-9_]*))+")
 # a provider's prefix before a placeholder body: sk-xx, sk-..., pk_***

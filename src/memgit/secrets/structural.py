@@ -14,7 +14,13 @@ from __future__ import annotations
 import re
 
 from . import values as V
-from .assignments import KEYWORD_ASSIGNMENT, SEED_STOPWORDS, kw_kind
+from .assignments import (
+    _FOREIGN_PASSWORD,
+    _FOREIGN_WORDS,
+    KEYWORD_ASSIGNMENT,
+    SEED_STOPWORDS,
+    kw_kind,
+)
 from .rules import Rule, check
 from .tokens import GENERATED_TOKEN
 
@@ -264,12 +270,17 @@ _CLI_EXTRA = (
     r"|(?:\s|^)(?:-u|-U|--username|--user)[ =]\S{1,64}"
     r"(?:\s+-{1,2}[A-Za-z][\w-]*(?:[ =](?!-)\S+)?){0,4}?"
     r"\s+-P[ =](?P<l>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"'-][^\s\"']{0,127})"
+    # chpasswd(8) reads user:password lines; sudo(8) -S reads the password from stdin
+    r"|\becho\s+(?:-[ne]\s+)*[\"']?[\w.@-]{1,64}:(?P<o>[^\s\"'|:]{4,128})[\"']?\s*\|\s*(?:sudo\s+)?"
+    r"chpasswd\b"
+    r"|\becho\s+(?:-[ne]\s+)*(?P<p>\"[^\"\n]{4,128}\"|'[^'\n]{4,128}'|[^\s\"'|]{4,128})\s*\|\s*"
+    r"sudo\s+(?:-\w+\s+)*-\w*S\w*\b"
 )
 _CLI_EXTRA_KEYWORDS = ("redis-cli", "--password-stdin", "--stdin", "chpasswd", "openssl",
                        "htpasswd", "ldap", "smbclient", "rpcclient", "smbmap", "smbget",
                        "mount.cifs", "rabbitmqctl", "lftp", "net use", "sqlplus", "sqlldr",
                        "expdp", "impdp", "rman", "dgmgrl", "jdbc:oracle:", " -p ", "mc alias",
-                       "mc config host", "vault login")
+                       "mc config host", "vault login", "sudo")
 
 
 @check("cli_extra")
@@ -353,11 +364,68 @@ def _code_form(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
         return None
     return m.start(name), m.end(name), "password assignment"
 
+# calls whose documented signature takes a password or a key as a string literal
+_CRED_CALL_NAME = (r"(?:Password|Passwd|Passphrase|Secret|Token|ApiKey|APIKey|AccessKey"
+                   r"|SecretKey|Credentials?|ClientSecret|AuthToken|AccessToken)")
+_CODE_CALLS = (
+    # PHP and Python DB-API: (host, user, password[, db])
+    r"\b(?:mysqli?_connect|mysql_pconnect|mysqli|PDO|connect)\s*\(\s*[\"'][^\"'\n]{1,120}[\"']\s*,"
+    r"\s*[\"'][^\"'\n]{1,64}[\"']\s*,\s*[\"'](?P<a>[^\"'\n]{4,128})[\"']"
+    # setters and builders with one string argument
+    r"|(?:\b(?:set|with|use)(?:[A-Z][a-z0-9]*){0,3}?" + _CRED_CALL_NAME + r"|\.(?:password|passwd"
+    r"|passphrase|secret|token|apiKey|api_key|clientSecret|secretKey|accessToken|authToken))"
+    r"\s*\(\s*(?P<q>[\"'])(?P<b>[^\"'\n]{4,256})(?P=q)\s*\)"
+    # a property or an environment variable named as a credential, then its literal value
+    r"|\b(?:setProperty|setenv|Setenv|putenv|put|set|setdefault)\s*\(\s*[\"'](?P<name>[^\"'\n]{0,60}"
+    r"(?i:password|passwd|pwd|passphrase|secret|token|api[_.-]?key|apikey|credential)"
+    r"[^\"'\n]{0,20})[\"']\s*,\s*[\"'](?P<c>[^\"'\n]{4,256})[\"']\s*\)"
+)
 
-_BARE_PROSE = (r"(?<![A-Za-z0-9_-])(?i:password|passphrase|passcode|passwd|pwd|pw)\s+"
+
+@check("code_call")
+def _code_call(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    key = next(k for k in ("a", "b", "c") if m.group(k) is not None)
+    val = m.group(key)
+    if key == "c" and V.rx(r"(?i)(?:name|id|url|uri|file|path|type|length|size|ttl|header"
+                           r"|prefix|policy|env|expir\w*)$").search(m.group("name")):
+        return None  # setenv("TOKEN_URL", ...): names something else
+    if (" " in val.strip() or not V.literal_ok(val) or V.is_reference(val)
+            or V.self_describing(val.lower())):
+        return None
+    kind = "password assignment"
+    if key != "a":
+        named = m.group("name") if key == "c" else m.group(0)
+        kind = kw_kind("", named)
+        if "pass" not in kind and not (any(c.isdigit() for c in val) or V.token_like(val, 12)):
+            return None  # setToken("abcdef"): a key or token is generated
+    return m.start(key), m.end(key), kind
+
+
+@check("html_input")
+def _html_input(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    key = "s" if m.group("s") is not None else "s2"
+    val = m.group(key)
+    if not V.literal_ok(val) or V.is_reference(val) or V.self_describing(val.lower()):
+        return None
+    return m.start(key), m.end(key), "password assignment"
+
+
+_BARE_PROSE = (r"(?<![A-Za-z0-9_-])(?i:password|passphrase|passcode|passwd|pwd|pw|"
+               + _FOREIGN_PASSWORD + r")\s+"
                r"(?P<s>[^\s`'\",;:()\[\]]{8,64})(?=$|[\s.,;)])")
 _PAIR_LABEL = (r"(?i:user(?:name)?|login)\s*/\s*(?i:pass(?:word)?|pwd|pw)\s*[:=]?\s*[`'\"]?"
                r"[\w.@+-]{1,64}[`'\"]?\s*/\s*[`'\"]?(?P<s>[^\s`'\"]{4,128})")
+
+
+@check("token_prose")
+def _token_prose(m: re.Match[str], text: str) -> bool:
+    """``use token X for the API``: a credential word, no operator, then a value only a
+    generator writes (both cases and digits, not hex, not an identifier)."""
+    val = m.group("s").rstrip(".")
+    upper, lower, digits = V.classes(val)
+    if not (upper and lower and digits) or V.R.uuid.search(val):
+        return False
+    return V.token_like(val, 16) and not V.is_reference(val)
 
 
 @check("bare_prose")
@@ -380,6 +448,10 @@ _LOGIN_PROSE = (
     r"[`'\"]?(?P<s>[^\s`'\"|,/]{6,128})"
 )
 
+
+_PAIR_WORDS = ("login", "credential", "creds", "user", "account", "zugangsdaten",
+               "anmeldedaten", "identifiants", "credenciales", "credenciais", "inloggegevens",
+               "credenziali")
 
 STRUCTURAL: tuple[Rule, ...] = (
     Rule(
@@ -477,13 +549,14 @@ STRUCTURAL: tuple[Rule, ...] = (
     ),
     Rule(
         "login-pair", "password assignment",
-        r"(?<![A-Za-z0-9])(?i:login|credentials?|creds|user(?:name)?|account)(?![A-Za-z])"
+        r"(?<![A-Za-z0-9])(?i:login|credentials?|creds|user(?:name)?|account|zugangsdaten"
+        r"|anmeldedaten|identifiants|credenciales|credenciais|inloggegevens|credenziali)(?![A-Za-z])"
         r"\s*[:=]?\s*[`'\"]?[\w.@+-]{1,64}[`'\"]?"
         r"\s*(?:/|,|\|)\s*(?:(?i:pass(?:word)?|pw|pwd)\s*[:=]?\s*)?[`'\"]?(?P<s>[^\s`'\"|,/]{6,128})"
         r"(?![^\s`'\"|,])",
-        keywords=("login", "credential", "creds", "user", "account"), group="s",
+        keywords=_PAIR_WORDS, group="s",
         keyword_tails=tuple((k, r"[a-z]{0,4}\s*[:=]?\s*[`'\"]?[\w.@+-]{1,64}[`'\"]?\s*[/,|]")
-                            for k in ("login", "credential", "creds", "user", "account")),
+                            for k in _PAIR_WORDS),
         check="login_pair",
         priority=1, doc="notes that pair a login with its password: `admin` / `s3cret`",
     ),
@@ -518,9 +591,10 @@ STRUCTURAL: tuple[Rule, ...] = (
     ),
     Rule(
         "dotnet-appsetting", "secret assignment",
-        r"<add\s+key=\"(?P<name>[^\"]{0,60}(?i:key|token|secret|password|passwd|pwd|credential)"
-        r"[^\"]{0,30})\"\s+value=\"(?P<s>[^\"]{6,512})\"",
-        keywords=("<add key=",), group="s", check="appsetting", priority=1,
+        r"<(?:add|property|param|parameter|entry|setting|env|variable|constant|item|arg)\s+"
+        r"(?:key|name)=\"(?P<name>[^\"]{0,60}(?i:key|token|secret|password|passwd|pwd"
+        r"|credential)[^\"]{0,30})\"\s+value=\"(?P<s>[^\"]{6,512})\"",
+        keywords=("key=\"", "name=\""), group="s", check="appsetting", priority=1,
         doc="https://learn.microsoft.com/en-us/dotnet/framework/configure-apps/file-schema/appsettings/",
     ),
     Rule(
@@ -625,8 +699,44 @@ STRUCTURAL: tuple[Rule, ...] = (
             "calls; .pgpass lines (host:port:db:user:password); Cisco 'password 0'",
     ),
     Rule(
+        "code-calls", "password assignment", _CODE_CALLS,
+        keywords=("connect(", "connect (", "pdo(", "pdo (", "mysqli(", "mysqli (", "password(",
+                  "passwd(", "passphrase(", "secret(", "token(", "apikey(", "api_key(",
+                  "accesskey(", "secretkey(", "credential(", "credentials(", "setproperty(",
+                  "setenv(", "putenv(", "put(", "set(", "setdefault("),
+        check="code_call", priority=1,
+        doc="mysqli_connect/new mysqli/new PDO/connect(host, user, password); "
+            "setPassword(\"X\"), .password(\"X\"), withApiKey(\"X\"); "
+            "System.setProperty(\"...password\", \"X\"), os.Setenv(\"API_TOKEN\", \"X\")",
+    ),
+    Rule(
+        "html-password-input", "password assignment",
+        r"<input\b[^>]{0,200}?\btype=[\"']?password\b[^>]{0,200}?\bvalue=[\"'](?P<s>[^\"'\n]{4,128})[\"']"
+        r"|<input\b[^>]{0,200}?\bvalue=[\"'](?P<s2>[^\"'\n]{4,128})[\"'][^>]{0,200}?\btype=[\"']?password\b",
+        keywords=("type=\"password", "type='password", "type=password"), check="html_input",
+        priority=1, doc="HTML <input type=\"password\" value=\"...\">: a pre-filled password",
+    ),
+    Rule(
+        "config-directive", "password assignment",
+        r"^\s*(?:requirepass|masterauth|bindpw|rootpw|auth_pass|masterpassword)\s+"
+        r"(?P<s>\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"'#][^\s\"']{0,255})\s*(?:#.*)?$",
+        keywords=("requirepass", "masterauth", "bindpw", "rootpw", "auth_pass",
+                  "masterpassword"),
+        check="cli_value", priority=1,
+        doc="redis.conf requirepass/masterauth, ldap.conf/nslcd.conf bindpw, slapd.conf "
+            "rootpw, keepalived auth_pass: a directive, a space, the password",
+    ),
+    Rule(
+        "token-prose", "API token",
+        r"(?<![\w-])(?i:token|api[ _-]?key|access[ _-]?key|secret[ _-]?key|secret)\s+"
+        r"(?P<s>[A-Za-z0-9_+/=.-]{16,256})(?=$|[\s,;)]|\.(?:\s|$))",
+        keywords=("token ", "key ", "secret "), group="s", check="token_prose", priority=2,
+        doc="prose without an operator: use token X for the API",
+    ),
+    Rule(
         "bare-prose", "password assignment", _BARE_PROSE,
-        keywords=("password ", "passphrase ", "passcode ", "passwd ", "pwd ", "pw "),
+        keywords=("password ", "passphrase ", "passcode ", "passwd ", "pwd ", "pw ",
+                  *(w + " " for w in _FOREIGN_WORDS)),
         group="s", check="bare_prose", priority=2,
         doc="prose without an operator: use password X to log in",
     ),
