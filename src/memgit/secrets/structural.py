@@ -280,7 +280,7 @@ _CLI_EXTRA_KEYWORDS = ("redis-cli", "--password-stdin", "--stdin", "chpasswd", "
                        "htpasswd", "ldap", "smbclient", "rpcclient", "smbmap", "smbget",
                        "mount.cifs", "rabbitmqctl", "lftp", "net use", "sqlplus", "sqlldr",
                        "expdp", "impdp", "rman", "dgmgrl", "jdbc:oracle:", " -p ", "mc alias",
-                       "mc config host", "vault login", "sudo")
+                       "mc config host", "vault login", "| sudo", "|sudo")
 
 
 @check("cli_extra")
@@ -449,6 +449,9 @@ _LOGIN_PROSE = (
 )
 
 
+# after "set " (on the lowercased line): options, then a name that says credential
+_SET_TAIL = (r"\s*(?:-[a-z]{1,4}\s+)*[\w.:/@-]{0,80}?(?:pass|pwd|secret|token|api_?key|credential)"
+             r"[\w.:/@-]{0,80}\s")
 _PAIR_WORDS = ("login", "credential", "creds", "user", "account", "zugangsdaten",
                "anmeldedaten", "identifiants", "credenciales", "credenciais", "inloggegevens",
                "credenziali")
@@ -594,7 +597,10 @@ STRUCTURAL: tuple[Rule, ...] = (
         r"<(?:add|property|param|parameter|entry|setting|env|variable|constant|item|arg)\s+"
         r"(?:key|name)=\"(?P<name>[^\"]{0,60}(?i:key|token|secret|password|passwd|pwd"
         r"|credential)[^\"]{0,30})\"\s+value=\"(?P<s>[^\"]{6,512})\"",
-        keywords=("key=\"", "name=\""), group="s", check="appsetting", priority=1,
+        keywords=("key=\"", "name=\""),
+        keyword_tails=tuple((k, r"[^\"]{0,60}(?:key|token|secret|password|passwd|pwd|credential)")
+                            for k in ("key=\"", "name=\"")),
+        group="s", check="appsetting", priority=1,
         doc="https://learn.microsoft.com/en-us/dotnet/framework/configure-apps/file-schema/appsettings/",
     ),
     Rule(
@@ -645,7 +651,9 @@ STRUCTURAL: tuple[Rule, ...] = (
         r"(?:^|[\s;&|])(?:set(?:\s+-[A-Za-z]{1,4})*|setx|config(?:ure)?\s+set|secret\s+set"
         r"|poetry\s+config)\s+(?P<name>[A-Za-z_/.@:][\w.:/@-]{0,80})\s+(?:(?:--body|-b)[ =])?"
         r"(?P<s>\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"'(<$%{-][^\s\"']{0,255})",
-        keywords=("set ", "setx ", "poetry config"), check="config_set", priority=1,
+        keywords=("set ", "setx ", "poetry config"),
+        keyword_tails=tuple((k, _SET_TAIL) for k in ("set ", "setx ", "poetry config")),
+        check="config_set", priority=1,
         doc="fish set -x NAME VALUE, setx NAME VALUE, npm/yarn/aws config set NAME VALUE, "
             "gh secret set NAME --body VALUE, poetry config pypi-token.X VALUE",
     ),
@@ -730,7 +738,9 @@ STRUCTURAL: tuple[Rule, ...] = (
         "token-prose", "API token",
         r"(?<![\w-])(?i:token|api[ _-]?key|access[ _-]?key|secret[ _-]?key|secret)\s+"
         r"(?P<s>[A-Za-z0-9_+/=.-]{16,256})(?=$|[\s,;)]|\.(?:\s|$))",
-        keywords=("token ", "key ", "secret "), group="s", check="token_prose", priority=2,
+        keywords=("token ", "key ", "secret "),
+        keyword_tails=tuple((k, r"[a-z0-9_+/=.-]{16}") for k in ("token ", "key ", "secret ")),
+        group="s", check="token_prose", priority=2,
         doc="prose without an operator: use token X for the API",
     ),
     Rule(
