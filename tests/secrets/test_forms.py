@@ -190,6 +190,8 @@ FORMS = [
     'Die Zugangsdaten: admin / Kamelso7712',
     '用户名 admin 密码 Kamelso7712',
     'Use token Kx8yT2mQ9wLp3vZ7rB1n for the GitHub API',
+    'Use Kamelso7712 to log into the router.',
+    'creds admin:Kamelso7712',
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers
@@ -292,6 +294,10 @@ NOT_CREDENTIALS = [
     'the token CamelCaseIdentifierName1 is used',
     'token 3fa8c1d9e7b24f60a1c5d8e2b9f74a31',
     'PWD={ODBC Driver 18}',
+    'Use Chrome to log in',
+    'login at db.example.com:5432',
+    'login with user:password',
+    'login node1:8080',
 ]
 
 

@@ -584,6 +584,29 @@ STRUCTURAL: tuple[Rule, ...] = (
         doc="prose: use X as the password",
     ),
     Rule(
+        "use-to-log-in", "password assignment",
+        r"(?i:\buse)\s+[`'\"]?(?P<s>[^\s`'\"]{6,128})[`'\"]?\s+"
+        r"(?i:to\s+(?:log|sign)[ -]?(?:into|in|onto|on)"
+        r"|to\s+(?:connect|authenticate|unlock|decrypt))(?![A-Za-z])",
+        keywords=("use ",), group="s",
+        keyword_tails=(("use ", r"[`'\"]?[^\s`'\"]{6,128}[`'\"]?\s+to\s"),),
+        check="pair_value", priority=1,
+        doc="prose: use X to log in (to connect, to unlock)",
+    ),
+    Rule(
+        "cred-colon-pair", "password assignment",
+        r"(?<![A-Za-z0-9])(?i:creds?|credentials?|login|zugangsdaten|identifiants|credenciales)"
+        r"\s*(?::|=|\s(?i:are|is|sind|son|sont))?\s*[`'\"]?[\w.@+-]{1,64}:(?P<s>[^\s`'\"@/:]{6,128})"
+        r"[`'\"]?(?=$|[\s,;)]|\.(?:\s|$))",
+        keywords=("cred", "login", "zugangsdaten", "identifiants", "credenciales"), group="s",
+        keyword_tails=tuple((k, r"[a-z]{0,9}\s*[:=]?\s*(?:are\s|is\s|sind\s|son\s|sont\s)?\s*"
+                                r"[`'\"]?[\w.@+-]{1,64}:[^\s`'\"@/:]")
+                            for k in ("cred", "login", "zugangsdaten", "identifiants",
+                                      "credenciales")),
+        check="pair_value", priority=1,
+        doc="prose: creds admin:s3cret (a login and its password joined by a colon)",
+    ),
+    Rule(
         "cli-mysql-p", "command-line credential",
         r"(?<![A-Za-z0-9_-])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^|;&\n]{0,80}?\s-p"
         r"(?P<s>[^\s\"'-][^\s\"']{3,127})",
