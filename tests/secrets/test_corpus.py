@@ -81,13 +81,13 @@ def _unpinned(what: str, name: str, recs: list[dict]) -> str:
     """A failure message that never quotes a line (a line may hold a credential): the
     count, and each line's origin except on the evaluation half, whose lines nobody
     tuning the rules may read (pin_floors.py writes the lists for review)."""
-    if name in ("evaluation", "heldout"):
+    if name in ("evaluation", "heldout", "heldout-r6"):
         return f"{len(recs)} {what} on the {name} set"
     return f"{len(recs)} {what}:\n" + "\n".join(r.get("origin", "?")[:160] for r in recs)
 
 
 @pytest.mark.parametrize("name", ["evaluation", "tuning", "independent", "regression",
-                                  "foreign-tuning"])
+                                  "foreign-tuning", "foreign-r6-tuning"])
 def test_pinned_recall_and_known_misses(name):
     pinned = PINNED[name]
     pos = [r for r in SETS[name] if r["label"] == "pos"]
@@ -99,7 +99,7 @@ def test_pinned_recall_and_known_misses(name):
 
 
 @pytest.mark.parametrize("name", ["evaluation", "tuning", "independent", "regression",
-                                  "foreign-tuning"])
+                                  "foreign-tuning", "foreign-r6-tuning"])
 def test_pinned_false_positives(name):
     pinned = PINNED[name]
     neg = [r for r in SETS[name] if r["label"] == "neg"]
@@ -121,28 +121,33 @@ def test_figure_of_record():
     assert (record["negatives"], len(record["false_positives"])) == (3697, 14)
 
 
-def test_heldout_third_of_round_five():
-    """Round 5 (issue 29): the third of the new foreign material set aside by source unit
-    before any detector was written, measured once at the end (docs/security.md). Its
-    lines are never printed, not even their origins: only the counts are pinned."""
-    record = PINNED["heldout"]
-    recs = SETS["heldout"]
+@pytest.mark.parametrize("name,shape", [("heldout", (83, 1011)), ("heldout-r6", (66, 2522))])
+def test_heldout_thirds(name, shape):
+    """Rounds 5 and 6 (issue 29): the third of each round's new foreign material set aside
+    by source unit before any detector of the round was written, measured once at the end
+    (docs/security.md). Its lines are never printed, not even their origins: only the
+    counts are pinned."""
+    record = PINNED[name]
+    recs = SETS[name]
     pos = [r for r in recs if r["label"] == "pos"]
     neg = [r for r in recs if r["label"] == "neg"]
-    assert (len(pos), len(neg)) == (record["positives"], record["negatives"]) == (83, 1011)
+    assert (len(pos), len(neg)) == (record["positives"], record["negatives"]) == shape
     missed = sum(not scan_text(r["line"]) for r in pos)
     flagged = sum(bool(scan_text(r["line"])) for r in neg)
-    assert missed <= record["missed_count"], _unpinned("missed (more than pinned)", "heldout", pos)
+    assert missed <= record["missed_count"], _unpinned("missed (more than pinned)", name, pos)
     assert flagged <= record["false_positive_count"], \
-        _unpinned("flagged (more than pinned)", "heldout", neg)
+        _unpinned("flagged (more than pinned)", name, neg)
     assert "missed" not in record and "false_positives" not in record
 
 
-def test_round_five_split_is_by_unit_and_fixed():
-    """Every unit is in one part, as units.json decided once (seed 29), a third held out."""
-    units = json.loads((DATA / "foreign" / "units.json").read_text())
+@pytest.mark.parametrize("folder,names", [("foreign", ("foreign-tuning", "heldout")),
+                                          ("foreign_r6", ("foreign-r6-tuning", "heldout-r6"))])
+def test_foreign_split_is_by_unit_and_fixed(folder, names):
+    """Every unit is in one part, as units.json decided once (a fixed seed), a third held
+    out; no line of the corpus or the independent set is among them."""
+    units = json.loads((DATA / folder / "units.json").read_text())
     parts: dict[str, set[str]] = collections.defaultdict(set)
-    for name in ("foreign-tuning", "heldout"):
+    for name in names:
         for rec in SETS[name]:
             parts[rec["unit"]].add(rec["split"])
             assert units[rec["unit"]] == rec["split"]
@@ -151,7 +156,7 @@ def test_round_five_split_is_by_unit_and_fixed():
     held = sum(1 for v in units.values() if v == "heldout")
     assert abs(held - len(units) / 3) <= 1
     dev_lines = {r["line"] for r in DEV} | {r["line"] for r in INDEPENDENT}
-    assert not dev_lines & {r["line"] for n in ("foreign-tuning", "heldout") for r in SETS[n]}
+    assert not dev_lines & {r["line"] for n in names for r in SETS[n]}
 
 
 def test_near_misses_cover_every_fixed_format():

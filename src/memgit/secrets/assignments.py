@@ -67,7 +67,7 @@ KW_RE = (
     r"(?:\s+[\w.@/-]{1,30}){0,2}" + _TYPE_GAP + r")?"
     r"[\"'`*_]*"
     r"(?P<op>\s*(?::=|=>|==|=|:|\uff1a|\||\u2192|->)\s*"
-    r"|\s+(?:is|was|are|were|=|ist|est|es|é|är|jest)\s+(?:(?:now|still|set\s+to|changed\s+to)\s+)?"
+    r"|\s+(?:is|was|are|were|=|ist|est|es|é|è|är|er|jest|lautet)\s+(?:(?:now|still|set\s+to|changed\s+to)\s+)?"
     r"|\s+(?:(?:has|had)\s+been\s+|was\s+|is\s+)?(?:changed|set|reset|updated|rotated)\s+to\s+"
     r"|\s*(?:是|为|為|は|는|은)\s*"
     r"|\s+[-\u2013\u2014]\s+|\s*,\s*(?=[\"']))"
@@ -168,14 +168,14 @@ KW_TRIGGER = (
     r"(?:\s*\([^()\n]{1,30}\)|\s+(?:for|of|on)\s+(?:the\s+)?[\w.@/-]{1,30}"
     r"(?:\s+[\w.@/-]{1,30}){0,2}" + _TYPE_GAP + ")?"
     r"[\"'`*_]*"
-    r"(?:\s*(?:[:=|\uff1a]|\u2192|->)|\s+(?:is|was|are|were|=|ist|est|es|é|är|jest)\s"
+    r"(?:\s*(?:[:=|\uff1a]|\u2192|->)|\s+(?:is|was|are|were|=|ist|est|es|é|è|är|er|jest|lautet)\s"
     r"|\s+(?:(?:has|had)\s+been\s+|was\s+|is\s+)?(?:changed|set|reset|updated|rotated)\s+to\s"
     r"|\s*[是为為는은は]|\s+[-\u2013\u2014]\s|\s*,\s*[\"'])"
 )
 # What must follow a keyword for the prefilter to dispatch the rule: a cheap superset of
 # KW_TRIGGER's tail (the rule's trigger then finds the exact places).
 _KW_TAIL = (r"[a-z0-9_.\"'`*\]-]{0,44}\s*(?:[:=|(>,\u2192\uff1a是为為는은は-]"
-            r"|(?:is|was|are|were|for|of|on|ist|est|es|é|är|jest|has|had|changed|set|reset"
+            r"|(?:is|was|are|were|for|of|on|ist|est|es|é|è|är|er|jest|lautet|has|had|changed|set|reset"
             r"|updated|rotated)\s|(?:string|str|&str)\s*=)")
 _KW_ANCHORS = (*(w for w in _FOREIGN_WORDS if "pass" not in w), "psk", "preshared", "pre-shared",
                "pre_shared", "pre shared", "pass", "pwd", "pw", "secret",
@@ -207,6 +207,12 @@ _PROSE_WORDS = frozenset(
     generated shared given sent required needed missing invalid expired""".split()
 )
 _WEAK_CORES = re.compile(r"(?i)^(?:" + _KW_WEAK + r")$")
+# A strong name the regex split into a prefix and a weak core (``SECRET_`` + ``KEY``,
+# ``api_`` + ``key``, ``pd_api_`` + ``key``): the name as a whole still says credential.
+_STRONG_IN_NAME = re.compile(
+    r"(?i)(?<![a-z])(?:secret[ _.-]?(?:access[ _.-]?)?keys?|api[ _.-]?keys?|apikeys?"
+    r"|access[ _.-]?keys?|auth[ _.-]?keys?|private[ _.-]?keys?|signing[ _.-]?keys?"
+    r"|master[ _.-]?keys?|encryption[ _.-]?keys?|consumer[ _.-]?keys?|app[ _.-]?keys?)$")
 
 
 def kw_kind(core: str, name: str) -> str:
@@ -234,7 +240,8 @@ def _name_info(name: str, core: str) -> tuple[bool, bool, str, frozenset[str]]:
     tail = parts[_last_index(parts, core_parts[-1]) + 1:] \
         if core_parts and core_parts[-1] in parts else []
     skip = bool(set(parts) & _KW_STOP_PARTS or set(tail) & _KW_STOP_TAILS)
-    return skip, bool(_WEAK_CORES.match(core)), kw_kind(core, name), frozenset(parts)
+    weak = bool(_WEAK_CORES.match(core)) and not _STRONG_IN_NAME.search(name)
+    return skip, weak, kw_kind(core, name), frozenset(parts)
 
 
 @check("keyword")
@@ -247,8 +254,10 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     before = text[at - 1: at]
     if before in ("?", "&"):
         kind = "API key assignment" if kind == "key assignment" else kind  # ?key=: a URL's key
-    if before in ("\"", "'") and val.startswith(before) and raw_op == ":":
+    if (before in ("\"", "'") and val.startswith(before) and raw_op == ":"
+            and text[m.end("name"): m.end("name") + 1] != before):
         return None  # "Password:" is a quoted label; its closing quote is not a value
+        # ("password":"X", a JSON key closed before its colon, is a key and its value)
     start = m.start("val")
     op = raw_op.strip()
     quoted = len(val) >= 2 and val[0] in "\"'`" and val[-1] == val[0]
@@ -269,6 +278,8 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
         ok = (V.token_like(val, 12) and not _bare_uuid(val, kind)) if weak else V.literal_ok(val)
     else:
         whole = val
+        if val.startswith("{") and raw_op.strip() == "=" and _ODBC_BRACED.match(val):
+            val = val[1:val.index("}")]  # ODBC: PWD={value}; (braces quote a value)
         val = _strip_markup(val)
         start += whole.find(val)
         end = start + len(val)
@@ -289,13 +300,25 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     low = val.lower()
     if ok and _glued(name, core) and " " in val:
         return None  # a glued name (somepassword) takes no phrase
+    if ok and not weak and _WEAK_CORES.match(core):  # api_key, SECRET_KEY: a key's value
+        ok = (any(c.isdigit() for c in val) or V.token_like(val, 12)) \
+            and _PREFIX_PLACEHOLDER.fullmatch(val) is None
     if not ok or V.is_placeholder(val) or low in name_words or V.self_describing(low):
         return None  # POSTGRES_PASSWORD=postgres, password: strong-password: no secret
-    if weak and _encodes_prose(val):
+    key_named = weak or _WEAK_CORES.match(core) is not None  # key, SECRET_KEY, api_key
+    if key_named and _ID_PATH.fullmatch(val):
+        return None  # key: "metadata_options/[0]/http_tokens": a path of names
+    if key_named and _encodes_prose(val):
         return None  # ANY_KEY = <base64 of a sentence>: an encoded text, not a generated key
     return start, start + len(val), kind
 
 
+# an ODBC connection string's braced value: PWD={p;a=ss};
+_ODBC_BRACED = re.compile(r"\{[^{}\s]{1,254}\}(?:;|$)")
+# a path of lowercase names and indexes (a JSON pointer, a resource path)
+_ID_PATH = re.compile(r"[a-z_]+[a-z0-9_]*(?:/(?:\[\d+\]|[a-z_]+[a-z0-9_]*))+")
+# a provider's prefix before a placeholder body: sk-xx, sk-..., pk_***
+_PREFIX_PLACEHOLDER = re.compile(r"(?i)[a-z]{1,8}[-_](?:x+|\.+|\*+|0+)")
 _STOP_SENTENCE = frozenset("this is a an the it not no probably test".split())
 
 

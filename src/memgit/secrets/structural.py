@@ -14,7 +14,13 @@ from __future__ import annotations
 import re
 
 from . import values as V
-from .assignments import KEYWORD_ASSIGNMENT, SEED_STOPWORDS, kw_kind
+from .assignments import (
+    _FOREIGN_PASSWORD,
+    _FOREIGN_WORDS,
+    KEYWORD_ASSIGNMENT,
+    SEED_STOPWORDS,
+    kw_kind,
+)
 from .rules import Rule, check
 from .tokens import GENERATED_TOKEN
 
@@ -264,12 +270,17 @@ _CLI_EXTRA = (
     r"|(?:\s|^)(?:-u|-U|--username|--user)[ =]\S{1,64}"
     r"(?:\s+-{1,2}[A-Za-z][\w-]*(?:[ =](?!-)\S+)?){0,4}?"
     r"\s+-P[ =](?P<l>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"'-][^\s\"']{0,127})"
+    # chpasswd(8) reads user:password lines; sudo(8) -S reads the password from stdin
+    r"|\becho\s+(?:-[ne]\s+)*[\"']?[\w.@-]{1,64}:(?P<o>[^\s\"'|:]{4,128})[\"']?\s*\|\s*(?:sudo\s+)?"
+    r"chpasswd\b"
+    r"|\becho\s+(?:-[ne]\s+)*(?P<p>\"[^\"\n]{4,128}\"|'[^'\n]{4,128}'|[^\s\"'|]{4,128})\s*\|\s*"
+    r"sudo\s+(?:-\w+\s+)*-\w*S\w*\b"
 )
 _CLI_EXTRA_KEYWORDS = ("redis-cli", "--password-stdin", "--stdin", "chpasswd", "openssl",
                        "htpasswd", "ldap", "smbclient", "rpcclient", "smbmap", "smbget",
                        "mount.cifs", "rabbitmqctl", "lftp", "net use", "sqlplus", "sqlldr",
                        "expdp", "impdp", "rman", "dgmgrl", "jdbc:oracle:", " -p ", "mc alias",
-                       "mc config host", "vault login")
+                       "mc config host", "vault login", "| sudo", "|sudo")
 
 
 @check("cli_extra")
@@ -306,6 +317,10 @@ def _named_value(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
 @check("dockerfile_env")
 def _dockerfile_env(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     """``ENV NAME value`` (the legacy form without ``=``) whose name says credential."""
+    return _named_literal(m)
+
+
+def _named_literal(m: re.Match[str]) -> tuple[int, int, str] | None:
     name, val = m.group("name"), m.group("s").strip("\"'")
     if not V.rx(r"(?i)pass(?:word|wd)?|pwd|secret|token|api_?key|credential").search(name) or \
             V.rx(r"(?i)_(?:file|path|url|user(?:name)?|name|id)$").search(name):
@@ -314,6 +329,16 @@ def _dockerfile_env(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
         return None
     start = m.start("s") + m.group("s").index(val)
     return start, start + len(val), kw_kind("", name)
+
+
+@check("config_set")
+def _config_set(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    """``set -x NAME VALUE``: as ``ENV NAME value``; an unquoted word of letters alone
+    after the name is prose (``set API_TOKEN before running``)."""
+    val = m.group("s")
+    if val[:1] not in "\"'" and val.isalpha():
+        return None
+    return _named_literal(m)
 
 
 # credentials written in SQL (MySQL/Oracle IDENTIFIED BY), in calls that take a user and a
@@ -339,11 +364,68 @@ def _code_form(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
         return None
     return m.start(name), m.end(name), "password assignment"
 
+# calls whose documented signature takes a password or a key as a string literal
+_CRED_CALL_NAME = (r"(?:Password|Passwd|Passphrase|Secret|Token|ApiKey|APIKey|AccessKey"
+                   r"|SecretKey|Credentials?|ClientSecret|AuthToken|AccessToken)")
+_CODE_CALLS = (
+    # PHP and Python DB-API: (host, user, password[, db])
+    r"\b(?:mysqli?_connect|mysql_pconnect|mysqli|PDO|connect)\s*\(\s*[\"'][^\"'\n]{1,120}[\"']\s*,"
+    r"\s*[\"'][^\"'\n]{1,64}[\"']\s*,\s*[\"'](?P<a>[^\"'\n]{4,128})[\"']"
+    # setters and builders with one string argument
+    r"|(?:\b(?:set|with|use)(?:[A-Z][a-z0-9]*){0,3}?" + _CRED_CALL_NAME + r"|\.(?:password|passwd"
+    r"|passphrase|secret|token|apiKey|api_key|clientSecret|secretKey|accessToken|authToken))"
+    r"\s*\(\s*(?P<q>[\"'])(?P<b>[^\"'\n]{4,256})(?P=q)\s*\)"
+    # a property or an environment variable named as a credential, then its literal value
+    r"|\b(?:setProperty|setenv|Setenv|putenv|put|set|setdefault)\s*\(\s*[\"'](?P<name>[^\"'\n]{0,60}"
+    r"(?i:password|passwd|pwd|passphrase|secret|token|api[_.-]?key|apikey|credential)"
+    r"[^\"'\n]{0,20})[\"']\s*,\s*[\"'](?P<c>[^\"'\n]{4,256})[\"']\s*\)"
+)
 
-_BARE_PROSE = (r"(?<![A-Za-z0-9_-])(?i:password|passphrase|passcode|passwd|pwd|pw)\s+"
+
+@check("code_call")
+def _code_call(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    key = next(k for k in ("a", "b", "c") if m.group(k) is not None)
+    val = m.group(key)
+    if key == "c" and V.rx(r"(?i)(?:name|id|url|uri|file|path|type|length|size|ttl|header"
+                           r"|prefix|policy|env|expir\w*)$").search(m.group("name")):
+        return None  # setenv("TOKEN_URL", ...): names something else
+    if (" " in val.strip() or not V.literal_ok(val) or V.is_reference(val)
+            or V.self_describing(val.lower())):
+        return None
+    kind = "password assignment"
+    if key != "a":
+        named = m.group("name") if key == "c" else m.group(0)
+        kind = kw_kind("", named)
+        if "pass" not in kind and not (any(c.isdigit() for c in val) or V.token_like(val, 12)):
+            return None  # setToken("abcdef"): a key or token is generated
+    return m.start(key), m.end(key), kind
+
+
+@check("html_input")
+def _html_input(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    key = "s" if m.group("s") is not None else "s2"
+    val = m.group(key)
+    if not V.literal_ok(val) or V.is_reference(val) or V.self_describing(val.lower()):
+        return None
+    return m.start(key), m.end(key), "password assignment"
+
+
+_BARE_PROSE = (r"(?<![A-Za-z0-9_-])(?i:password|passphrase|passcode|passwd|pwd|pw|"
+               + _FOREIGN_PASSWORD + r")\s+"
                r"(?P<s>[^\s`'\",;:()\[\]]{8,64})(?=$|[\s.,;)])")
 _PAIR_LABEL = (r"(?i:user(?:name)?|login)\s*/\s*(?i:pass(?:word)?|pwd|pw)\s*[:=]?\s*[`'\"]?"
                r"[\w.@+-]{1,64}[`'\"]?\s*/\s*[`'\"]?(?P<s>[^\s`'\"]{4,128})")
+
+
+@check("token_prose")
+def _token_prose(m: re.Match[str], text: str) -> bool:
+    """``use token X for the API``: a credential word, no operator, then a value only a
+    generator writes (both cases and digits, not hex, not an identifier)."""
+    val = m.group("s").rstrip(".")
+    upper, lower, digits = V.classes(val)
+    if not (upper and lower and digits) or V.R.uuid.search(val):
+        return False
+    return V.token_like(val, 16) and not V.is_reference(val)
 
 
 @check("bare_prose")
@@ -366,6 +448,13 @@ _LOGIN_PROSE = (
     r"[`'\"]?(?P<s>[^\s`'\"|,/]{6,128})"
 )
 
+
+# after "set " (on the lowercased line): options, then a name that says credential
+_SET_TAIL = (r"\s*(?:-[a-z]{1,4}\s+)*[\w.:/@-]{0,80}?(?:pass|pwd|secret|token|api_?key|credential)"
+             r"[\w.:/@-]{0,80}\s")
+_PAIR_WORDS = ("login", "credential", "creds", "user", "account", "zugangsdaten",
+               "anmeldedaten", "identifiants", "credenciales", "credenciais", "inloggegevens",
+               "credenziali")
 
 STRUCTURAL: tuple[Rule, ...] = (
     Rule(
@@ -463,13 +552,14 @@ STRUCTURAL: tuple[Rule, ...] = (
     ),
     Rule(
         "login-pair", "password assignment",
-        r"(?<![A-Za-z0-9])(?i:login|credentials?|creds|user(?:name)?|account)(?![A-Za-z])"
+        r"(?<![A-Za-z0-9])(?i:login|credentials?|creds|user(?:name)?|account|zugangsdaten"
+        r"|anmeldedaten|identifiants|credenciales|credenciais|inloggegevens|credenziali)(?![A-Za-z])"
         r"\s*[:=]?\s*[`'\"]?[\w.@+-]{1,64}[`'\"]?"
         r"\s*(?:/|,|\|)\s*(?:(?i:pass(?:word)?|pw|pwd)\s*[:=]?\s*)?[`'\"]?(?P<s>[^\s`'\"|,/]{6,128})"
         r"(?![^\s`'\"|,])",
-        keywords=("login", "credential", "creds", "user", "account"), group="s",
+        keywords=_PAIR_WORDS, group="s",
         keyword_tails=tuple((k, r"[a-z]{0,4}\s*[:=]?\s*[`'\"]?[\w.@+-]{1,64}[`'\"]?\s*[/,|]")
-                            for k in ("login", "credential", "creds", "user", "account")),
+                            for k in _PAIR_WORDS),
         check="login_pair",
         priority=1, doc="notes that pair a login with its password: `admin` / `s3cret`",
     ),
@@ -494,6 +584,29 @@ STRUCTURAL: tuple[Rule, ...] = (
         doc="prose: use X as the password",
     ),
     Rule(
+        "use-to-log-in", "password assignment",
+        r"(?i:\buse)\s+[`'\"]?(?P<s>[^\s`'\"]{6,128})[`'\"]?\s+"
+        r"(?i:to\s+(?:log|sign)[ -]?(?:into|in|onto|on)"
+        r"|to\s+(?:connect|authenticate|unlock|decrypt))(?![A-Za-z])",
+        keywords=("use ",), group="s",
+        keyword_tails=(("use ", r"[`'\"]?[^\s`'\"]{6,128}[`'\"]?\s+to\s"),),
+        check="pair_value", priority=1,
+        doc="prose: use X to log in (to connect, to unlock)",
+    ),
+    Rule(
+        "cred-colon-pair", "password assignment",
+        r"(?<![A-Za-z0-9])(?i:creds?|credentials?|login|zugangsdaten|identifiants|credenciales)"
+        r"\s*(?::|=|\s(?i:are|is|sind|son|sont))?\s*[`'\"]?[\w.@+-]{1,64}:(?P<s>[^\s`'\"@/:]{6,128})"
+        r"[`'\"]?(?=$|[\s,;)]|\.(?:\s|$))",
+        keywords=("cred", "login", "zugangsdaten", "identifiants", "credenciales"), group="s",
+        keyword_tails=tuple((k, r"[a-z]{0,9}\s*[:=]?\s*(?:are\s|is\s|sind\s|son\s|sont\s)?\s*"
+                                r"[`'\"]?[\w.@+-]{1,64}:[^\s`'\"@/:]")
+                            for k in ("cred", "login", "zugangsdaten", "identifiants",
+                                      "credenciales")),
+        check="pair_value", priority=1,
+        doc="prose: creds admin:s3cret (a login and its password joined by a colon)",
+    ),
+    Rule(
         "cli-mysql-p", "command-line credential",
         r"(?<![A-Za-z0-9_-])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^|;&\n]{0,80}?\s-p"
         r"(?P<s>[^\s\"'-][^\s\"']{3,127})",
@@ -504,17 +617,22 @@ STRUCTURAL: tuple[Rule, ...] = (
     ),
     Rule(
         "dotnet-appsetting", "secret assignment",
-        r"<add\s+key=\"(?P<name>[^\"]{0,60}(?i:key|token|secret|password|passwd|pwd|credential)"
-        r"[^\"]{0,30})\"\s+value=\"(?P<s>[^\"]{6,512})\"",
-        keywords=("<add key=",), group="s", check="appsetting", priority=1,
+        r"<(?:add|property|param|parameter|entry|setting|env|variable|constant|item|arg)\s+"
+        r"(?:key|name)=\"(?P<name>[^\"]{0,60}(?i:key|token|secret|password|passwd|pwd"
+        r"|credential)[^\"]{0,30})\"\s+value=\"(?P<s>[^\"]{6,512})\"",
+        keywords=("key=\"", "name=\""),
+        keyword_tails=tuple((k, r"[^\"]{0,60}(?:key|token|secret|password|passwd|pwd|credential)")
+                            for k in ("key=\"", "name=\"")),
+        group="s", check="appsetting", priority=1,
         doc="https://learn.microsoft.com/en-us/dotnet/framework/configure-apps/file-schema/appsettings/",
     ),
     Rule(
         "xml-credential", "secret assignment",
         r"<(?P<tag>[A-Za-z0-9:_.-]{0,40}(?i:password|passwd|pwd|pass|secret|token|apikey"
-        r"|api[_-]?key|key|credential)s?[A-Za-z0-9_.-]{0,20})>(?P<s>[^<\n]{6,400})</",
+        r"|api[_-]?key|key|credential|master)s?[A-Za-z0-9_.-]{0,20})>(?P<s>[^<\n]{6,400})</",
         keywords=("password>", "passwd>", "secret>", "token>", "key>", "credential>",
-                  "credentials>", "passwords>", "pwd>", "pass>", "secrets>", "tokens>", "keys>"),
+                  "credentials>", "passwords>", "pwd>", "pass>", "secrets>", "tokens>", "keys>",
+                  "passphrase>", "master>"),
         check="xml_value", priority=1, doc="XML/HTML configuration elements",
     ),
     Rule(
@@ -552,6 +670,39 @@ STRUCTURAL: tuple[Rule, ...] = (
             "another",
     ),
     Rule(
+        "cli-config-set", "secret assignment",
+        r"(?:^|[\s;&|])(?:set(?:\s+-[A-Za-z]{1,4})*|setx|config(?:ure)?\s+set|secret\s+set"
+        r"|poetry\s+config)\s+(?P<name>[A-Za-z_/.@:][\w.:/@-]{0,80})\s+(?:(?:--body|-b)[ =])?"
+        r"(?P<s>\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"'(<$%{-][^\s\"']{0,255})",
+        keywords=("set ", "setx ", "poetry config"),
+        keyword_tails=tuple((k, _SET_TAIL) for k in ("set ", "setx ", "poetry config")),
+        check="config_set", priority=1,
+        doc="fish set -x NAME VALUE, setx NAME VALUE, npm/yarn/aws config set NAME VALUE, "
+            "gh secret set NAME --body VALUE, poetry config pypi-token.X VALUE",
+    ),
+    Rule(
+        "cli-basic-pair", "command-line credential",
+        r"\bhttp-basic\.[\w.-]{1,60}\s+[^\s\"']{1,64}\s+(?P<s>[\"']?[^\s\"'-][^\s\"']{2,127}[\"']?)",
+        keywords=("http-basic.",), check="cli_value", priority=1,
+        doc="poetry config http-basic.REPO USER PASSWORD",
+    ),
+    Rule(
+        "cli-passphrase", "command-line credential",
+        r"(?:(?<![\w-])ssh-keygen\b[^|;&\n]{0,80}?\s-[NP]\s+|(?<![\w-])gpg2?\b[^|;&\n]{0,80}?\s"
+        r"--passphrase[ =]|(?<![\w-])zip\b[^|;&\n]{0,60}?\s-P\s+"
+        r"|(?<![\w-])7za?\s[^|;&\n]{0,60}?\s-p(?=[^\s-]))(?P<s>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"'-][^\s\"']{0,127})",
+        keywords=("ssh-keygen", "gpg", "zip", "7z"), check="cli_value", priority=1,
+        doc="ssh-keygen(1) -N/-P passphrase, gpg(1) --passphrase, zip(1) -P, 7z -pPASSWORD",
+    ),
+    Rule(
+        "docker-config-secret", "secret assignment",
+        r"(?<![\w-])\.docker(?:configjson|cfg)[\"']?\s*:\s*[\"']?(?P<s>[A-Za-z0-9+/=]{8,4096})",
+        keywords=(".dockercfg", ".dockerconfigjson"), group="s", check="token_value",
+        priority=1,
+        doc="Kubernetes kubernetes.io/dockerconfigjson and dockercfg Secrets: the data "
+            "entry is a registry's credentials",
+    ),
+    Rule(
         "dockerfile-env", "secret assignment",
         r"^\s*(?:ENV|ARG)\s+(?P<name>[A-Za-z_][A-Za-z0-9_]{0,60})\s+(?P<s>[^\s=][^\s]{3,255})\s*$",
         keywords=("env ", "arg "), check="dockerfile_env", priority=1,
@@ -579,8 +730,46 @@ STRUCTURAL: tuple[Rule, ...] = (
             "calls; .pgpass lines (host:port:db:user:password); Cisco 'password 0'",
     ),
     Rule(
+        "code-calls", "password assignment", _CODE_CALLS,
+        keywords=("connect(", "connect (", "pdo(", "pdo (", "mysqli(", "mysqli (", "password(",
+                  "passwd(", "passphrase(", "secret(", "token(", "apikey(", "api_key(",
+                  "accesskey(", "secretkey(", "credential(", "credentials(", "setproperty(",
+                  "setenv(", "putenv(", "put(", "set(", "setdefault("),
+        check="code_call", priority=1,
+        doc="mysqli_connect/new mysqli/new PDO/connect(host, user, password); "
+            "setPassword(\"X\"), .password(\"X\"), withApiKey(\"X\"); "
+            "System.setProperty(\"...password\", \"X\"), os.Setenv(\"API_TOKEN\", \"X\")",
+    ),
+    Rule(
+        "html-password-input", "password assignment",
+        r"<input\b[^>]{0,200}?\btype=[\"']?password\b[^>]{0,200}?\bvalue=[\"'](?P<s>[^\"'\n]{4,128})[\"']"
+        r"|<input\b[^>]{0,200}?\bvalue=[\"'](?P<s2>[^\"'\n]{4,128})[\"'][^>]{0,200}?\btype=[\"']?password\b",
+        keywords=("type=\"password", "type='password", "type=password"), check="html_input",
+        priority=1, doc="HTML <input type=\"password\" value=\"...\">: a pre-filled password",
+    ),
+    Rule(
+        "config-directive", "password assignment",
+        r"^\s*(?:requirepass|masterauth|bindpw|rootpw|auth_pass|masterpassword)\s+"
+        r"(?P<s>\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"'#][^\s\"']{0,255})\s*(?:#.*)?$",
+        keywords=("requirepass", "masterauth", "bindpw", "rootpw", "auth_pass",
+                  "masterpassword"),
+        check="cli_value", priority=1,
+        doc="redis.conf requirepass/masterauth, ldap.conf/nslcd.conf bindpw, slapd.conf "
+            "rootpw, keepalived auth_pass: a directive, a space, the password",
+    ),
+    Rule(
+        "token-prose", "API token",
+        r"(?<![\w-])(?i:token|api[ _-]?key|access[ _-]?key|secret[ _-]?key|secret)\s+"
+        r"(?P<s>[A-Za-z0-9_+/=.-]{16,256})(?=$|[\s,;)]|\.(?:\s|$))",
+        keywords=("token ", "key ", "secret "),
+        keyword_tails=tuple((k, r"[a-z0-9_+/=.-]{16}") for k in ("token ", "key ", "secret ")),
+        group="s", check="token_prose", priority=2,
+        doc="prose without an operator: use token X for the API",
+    ),
+    Rule(
         "bare-prose", "password assignment", _BARE_PROSE,
-        keywords=("password ", "passphrase ", "passcode ", "passwd ", "pwd ", "pw "),
+        keywords=("password ", "passphrase ", "passcode ", "passwd ", "pwd ", "pw ",
+                  *(w + " " for w in _FOREIGN_WORDS)),
         group="s", check="bare_prose", priority=2,
         doc="prose without an operator: use password X to log in",
     ),

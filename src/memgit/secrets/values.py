@@ -288,8 +288,13 @@ _REPEAT_RX = r"(.)\1{3,}"
 _REFERENCE_PREFIXES = (
     "http://", "https://", "vault:", "vault://", "op://", "env:", "env.", "arn:", "ssm:",
     "secretsmanager:", "secret:", "keychain:", "keyring:", "file:", "/", "~/", "./", "../",
-    "$", "%", "@", "&", "!", "*", "process.env", "os.environ", "os.getenv", "secrets.",
+    "$", "%", "process.env", "os.environ", "os.getenv", "secrets.",
 )
+# YAML tags, anchors and aliases (!vault, !Ref, !secret db_password, &default, *default)
+# and decorators or references (@Value): the sign, then a word without digits (a value
+# that starts with the sign and goes on at random, !n6!(eg..., is a literal)
+_SIGILS = ("@", "&", "!", "*")
+_SIGIL_REF = r"^(?:!!?|[@&*])[A-Za-z_][A-Za-z_.:/-]*\*?(?:[\s(].*)?$"  # *emphasis* too
 _DOTTED_IDENT = r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$"
 _ENV_NAME = r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$"
 _VERSION = r"^[vV]?\d+(?:\.\d+)+(?:[-+.][A-Za-z0-9.]+)?$"
@@ -314,12 +319,14 @@ def is_reference(v: str) -> bool:
     low = v.lower()
     if low.startswith(_REFERENCE_PREFIXES):
         return True
+    if v[0] in _SIGILS and (R.sigil_ref.match(v) or len(set(v)) == 1):
+        return True
     if "://" in low and R.scheme.match(low) is not None:
         return True  # mongodb://host/db: a URL names a place (its password, if any, is
         # the password-in-URL rule's)
     if ("(" in v or "[" in v or "{" in v) and R.call.search(v):
         return True  # a call, an index or a template: os.getenv("X"), cfg["key"], {name}
-    if v[0] == "+" or v[-1] == "+":
+    if (v[0] == "+" or v[-1] == "+") and not R.b64_tail.match(v):
         return True  # " + getPassword() + ": string concatenation in code
     if "_" in v and v[0].isupper() and R.env_name.match(v):
         return True
@@ -466,6 +473,11 @@ def alnum_core(v: str) -> str:
 
 
 _PATTERNS: dict[str, tuple[str, int]] = {
+    # base64 of 16+ characters with letters and digits that ends in + or /+ (an ACR
+    # password, a key), not a string concatenation
+    "sigil_ref": (_SIGIL_REF, re.DOTALL),
+    "b64_tail": (
+        r"^(?=[A-Za-z0-9+/]*\d)(?=[A-Za-z0-9+/]*[A-Za-z])[A-Za-z0-9/][A-Za-z0-9+/]{15,}={0,2}$", 0),
     "template": (_TEMPLATE, _TEMPLATE_FLAGS),
     "marks": ("", 0),  # built on first use: see _lazy_pattern
     "prefix": (_PREFIX, 0),
