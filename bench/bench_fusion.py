@@ -175,6 +175,25 @@ def agreement(encoder: str, depth: int, bonus: float) -> Method:
     return method
 
 
+def disagreement(encoder: str, lexical_top: int, semantic_top: int) -> Method:
+    """The shipped rule, but a question whose first ``lexical_top`` lexical hits are all
+    outside the semantic ranking's first ``semantic_top`` counts as weak by its words
+    (unless it names a speaker)."""
+    fusion = vectors.FAST_FUSION if encoder == "fast" else vectors.E5_FUSION
+
+    def method(item: dict[str, Any]) -> list[str]:
+        lexical, semantic = ids(item["lexical"]), ids(item[encoder])
+        speaks = named(item)
+        weak = vectors.weak_lexical(item["terms"], item["known"], item["matched"],
+                                    named=speaks)
+        if not speaks and lexical and not set(lexical[:lexical_top]) & set(
+                semantic[:semantic_top]):
+            weak = True
+        return vectors.fuse({"lexical": lexical, "semantic": semantic}, k=fusion.k,
+                            weights=fusion.weights(weak))
+    return method
+
+
 def methods(names: str) -> dict[str, Method]:
     """The methods to show, by group name (comma-separated): ``lists`` (each list alone),
     ``old`` (the fusion before issue 32), ``tried`` (the other fusions tried, with e5),
@@ -202,6 +221,8 @@ def methods(names: str) -> dict[str, Method]:
                 out[f"{name}: top hits sure of the top 5 (weak: lexical 1, strong: "
                     "semantic 1)"] = guaranteed(enc, 1, 1)
                 out[f"{name}: agreement, x2 in both top 10s"] = agreement(enc, 10, 1.0)
+                out[f"{name}: speakers + the lexical first 2 outside the semantic first 20: "
+                    "weak"] = disagreement(enc, 2, 20)
         elif group == "before":  # the rule before speakers (issue 32, first round)
             out["hybrid, e5, without speakers"] = shipped("full", speakers=False)
             out["hybrid, fast, without speakers"] = shipped("fast", speakers=False)
