@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import fusion_sets as fs  # noqa: E402
 
 from memgit.embeddings import vectors  # noqa: E402
+from memgit.index.search import words as recall_words  # noqa: E402
 
 Method = Callable[[dict[str, Any]], list[str]]
 
@@ -49,14 +50,23 @@ def rrf(encoder: str, k: int, weight: float) -> Method:
     return method
 
 
-def shipped(encoder: str) -> Method:
+def named(item: dict[str, Any]) -> bool:
+    """Whether the question names the speaker of one of its first lexical hits, as
+    memgit.recall.hybrid.search asks memgit.embeddings.vectors.names_a_speaker."""
+    return vectors.names_a_speaker(recall_words(item["query"].casefold()),
+                                   item["lexical_texts"][:vectors.SPEAKER_DEPTH])
+
+
+def shipped(encoder: str, speakers: bool = True) -> Method:
     """What memgit's hybrid recall does with this encoder's query vectors (the weights for
     the question by memgit.embeddings.vectors.weak_lexical, from the evidence
-    hybrid.lexical_evidence gave when the lists were taken)."""
+    hybrid.lexical_evidence gave when the lists were taken); ``speakers=False``: the rule
+    before a question naming a speaker made the words strong (issue 32, second round)."""
     fusion = vectors.FAST_FUSION if encoder == "fast" else vectors.E5_FUSION
 
     def method(item: dict[str, Any]) -> list[str]:
-        weak = vectors.weak_lexical(item["terms"], item["known"], item["matched"])
+        weak = vectors.weak_lexical(item["terms"], item["known"], item["matched"],
+                                    named=speakers and named(item))
         return vectors.fuse({"lexical": ids(item["lexical"]), "semantic": ids(item[encoder])},
                             k=fusion.k, weights=fusion.weights(weak))
     return method
@@ -130,10 +140,65 @@ def restricted(encoder: str) -> Method:
     return method
 
 
+def guaranteed(encoder: str, weak_lexical_top: int, strong_semantic_top: int) -> Method:
+    """The shipped rule (without speakers), but each list's first hits are sure of a
+    place in the top 5: the lexical ranking's first ``weak_lexical_top`` when the words
+    are weak, the semantic ranking's first ``strong_semantic_top`` when they are strong
+    (in the fused order; the rest of the top 5 and all below as fused)."""
+    base = shipped(encoder, speakers=False)
+
+    def method(item: dict[str, Any]) -> list[str]:
+        fused = base(item)
+        weak = vectors.weak_lexical(item["terms"], item["known"], item["matched"])
+        sure = set(ids(item["lexical"])[:weak_lexical_top] if weak
+                   else ids(item[encoder])[:strong_semantic_top])
+        must = [e for e in fused if e in sure]
+        top = set(must + [e for e in fused if e not in sure][:max(0, 5 - len(must))])
+        return [e for e in fused if e in top] + [e for e in fused if e not in top]
+    return method
+
+
+def agreement(encoder: str, depth: int, bonus: float) -> Method:
+    """The shipped rule (without speakers), an entry in the first ``depth`` of both
+    lists scoring ``1 + bonus`` times its fused score."""
+    fusion = vectors.FAST_FUSION if encoder == "fast" else vectors.E5_FUSION
+
+    def method(item: dict[str, Any]) -> list[str]:
+        lexical, semantic = ids(item["lexical"]), ids(item[encoder])
+        weak = vectors.weak_lexical(item["terms"], item["known"], item["matched"])
+        scored = vectors.fused_scores({"lexical": lexical, "semantic": semantic}, k=fusion.k,
+                                      weights=fusion.weights(weak))
+        for e in set(lexical[:depth]) & set(semantic[:depth]):
+            scored[e] *= 1 + bonus
+        order = {e: n for n, e in enumerate(scored)}
+        return sorted(scored, key=lambda e: (-scored[e], order[e]))
+    return method
+
+
+def disagreement(encoder: str, lexical_top: int, semantic_top: int) -> Method:
+    """The shipped rule, but a question whose first ``lexical_top`` lexical hits are all
+    outside the semantic ranking's first ``semantic_top`` counts as weak by its words
+    (unless it names a speaker)."""
+    fusion = vectors.FAST_FUSION if encoder == "fast" else vectors.E5_FUSION
+
+    def method(item: dict[str, Any]) -> list[str]:
+        lexical, semantic = ids(item["lexical"]), ids(item[encoder])
+        speaks = named(item)
+        weak = vectors.weak_lexical(item["terms"], item["known"], item["matched"],
+                                    named=speaks)
+        if not speaks and lexical and not set(lexical[:lexical_top]) & set(
+                semantic[:semantic_top]):
+            weak = True
+        return vectors.fuse({"lexical": lexical, "semantic": semantic}, k=fusion.k,
+                            weights=fusion.weights(weak))
+    return method
+
+
 def methods(names: str) -> dict[str, Method]:
     """The methods to show, by group name (comma-separated): ``lists`` (each list alone),
     ``old`` (the fusion before issue 32), ``tried`` (the other fusions tried, with e5),
-    ``shipped``."""
+    ``tried2`` (those of issue 32's second round, both encoders; the logistic model is
+    bench/fusion_logistic.py), ``before`` (the rule before speakers), ``shipped``."""
     out: dict[str, Method] = {}
     for group in names.split(","):
         if group == "lists":
@@ -151,6 +216,16 @@ def methods(names: str) -> dict[str, Method]:
             out["scores: BM25/ideal + 4 x cosine above 0.8"] = score_fusion("full", 4.0, 0.8)
             out["scores: min-max, 0.4 lexical"] = minmax_fusion("full", 0.4)
             out["shipped rule, meaning re-ranks words"] = restricted("full")
+        elif group == "tried2":  # issue 32, second round: both encoders
+            for enc, name in (("full", "e5"), ("fast", "fast")):
+                out[f"{name}: top hits sure of the top 5 (weak: lexical 1, strong: "
+                    "semantic 1)"] = guaranteed(enc, 1, 1)
+                out[f"{name}: agreement, x2 in both top 10s"] = agreement(enc, 10, 1.0)
+                out[f"{name}: speakers + the lexical first 2 outside the semantic first 20: "
+                    "weak"] = disagreement(enc, 2, 20)
+        elif group == "before":  # the rule before speakers (issue 32, first round)
+            out["hybrid, e5, without speakers"] = shipped("full", speakers=False)
+            out["hybrid, fast, without speakers"] = shipped("fast", speakers=False)
         elif group == "shipped":
             out["hybrid, e5"] = shipped("full")
             out["hybrid, fast encoder"] = shipped("fast")
@@ -252,7 +327,7 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/memgit-bench-fusion"))
     parser.add_argument("--sets", default="conversations,faq")
     parser.add_argument("--halves", default="tune,report")
-    parser.add_argument("--methods", default="lists,old,tried,shipped")
+    parser.add_argument("--methods", default="lists,old,tried,before,shipped")
     parser.add_argument("--through-memgit", action="store_true")
     parser.add_argument("--cli", choices=("issue",), help="issue 32's table through the CLI")
     args = parser.parse_args()

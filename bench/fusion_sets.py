@@ -47,7 +47,7 @@ CONVERSATIONS = ROOT / "tests" / "data" / "recall_conversations"
 FAQ = ROOT / "tests" / "data" / "recall_semantic"
 DEPTH = 50
 ENCODERS = ("full", "fast")
-LISTS_VERSION = 2  # bump when what a cached list holds changes
+LISTS_VERSION = 3  # bump when what a cached list holds changes
 
 
 @dataclass
@@ -199,7 +199,8 @@ class PlainBM25:
 
 def query_lists(labelled: Labelled, drive: Drive, workdir: Path) -> list[dict[str, Any]]:
     """For each query: its lists (``lexical``, ``full``, ``fast``, ``bm25``: [entry id,
-    score] best first) and the lexical list's features (``terms``: the query's FTS5 terms,
+    score] best first, ``lexical_texts``: the texts of the first 10 lexical hits) and the
+    lexical list's features (``terms``: the query's FTS5 terms,
     ``known``: how many of them the drive has, ``matched``: how many the first lexical hit
     matches, ``df``: how many entries match each, ``entries``: how many are searchable).
     Cached in ``workdir`` under the drive's stamp."""
@@ -227,6 +228,7 @@ def query_lists(labelled: Labelled, drive: Drive, workdir: Path) -> list[dict[st
         _n, known, matched = hybrid.lexical_evidence(conn, text,
                                                      lexical[0].fact_id if lexical else None)
         item: dict[str, Any] = {
+            "query": text, "lexical_texts": [h.text for h in lexical[:10]],
             "lexical": [[h.entry_id, h.score] for h in lexical],
             "bm25": bm25.top(text, DEPTH), "terms": len(terms), "known": known,
             "matched": matched, "df": df, "entries": len(entries)}

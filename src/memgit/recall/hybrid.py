@@ -3,7 +3,8 @@ hybrid (both rankings fused by reciprocal rank), on a current recall index.
 
 Hybrid is the default with an ``embeddings:`` section (docs/embeddings.md): the top
 :data:`DEPTH` of each ranking fused by reciprocal rank, the semantic ranking dominating
-when the lexical one is weak evidence for the question (embeddings.vectors.weak_lexical).
+when the lexical one is weak evidence for the question (embeddings.vectors.weak_lexical;
+never when the question names the speaker of a lexical hit: names_a_speaker).
 Query vectors are kept in an in-process LRU, never in the state database: a query is not a
 memory. A recall never embeds an entry: one without a vector is ranked by its words and a
 background filler started. An unavailable embedder makes the recall lexical with a
@@ -22,7 +23,7 @@ from typing import Any
 from memgit import state
 from memgit.embeddings import embed as embedding
 from memgit.embeddings import fill as vector_fill
-from memgit.embeddings.vectors import E5_FUSION, weak_lexical
+from memgit.embeddings.vectors import E5_FUSION, SPEAKER_DEPTH, names_a_speaker, weak_lexical
 from memgit.errors import EmbedderError, PluginError, UsageError
 from memgit.index import search as recall_search
 from memgit.index.search import Hit
@@ -96,7 +97,9 @@ def search(conn: state.Connection, key: tuple[str, str], query: str, limit: int,
                             vector_rows.without_vector(conn, [h.fact_id for h in lexical]))
     fusion = getattr(embedder, "fusion", None) or E5_FUSION
     weights = fusion.weights(mode == "hybrid" and weak_lexical(
-        *lexical_evidence(conn, query, lexical[0].fact_id if lexical else None)))
+        *lexical_evidence(conn, query, lexical[0].fact_id if lexical else None),
+        named=names_a_speaker(recall_search.words(query.casefold()),
+                              [h.text for h in lexical[:SPEAKER_DEPTH]])))
     found = Recalled(_ranked(conn, lexical, semantic, limit, mode, count, fusion.k, weights),
                      mode, warnings)
     if incomplete:
