@@ -3,9 +3,9 @@
 Passwords in URLs and connection strings, credentials on command lines,
 Authorization headers, crypt/bcrypt/argon2 hashes, PEM blocks and base64-encoded
 PEM or ``user:pass``, XML elements, netrc lines, seed phrases, passwords in
-prose and tables; and the list of every structural rule. Two families have
-modules of their own: keyword assignments (``assignments``) and generated
-tokens (``tokens``). Markdown emphasis, code spans and link syntax around a
+prose and tables; and the list of every structural rule. Three families have
+modules of their own: keyword assignments (``assignments``), credentials named in
+code and configuration syntax (``code_forms``) and generated tokens (``tokens``). Markdown emphasis, code spans and link syntax around a
 label or a value do not hide it (``- **Password:** X``).
 """
 
@@ -21,6 +21,7 @@ from .assignments import (
     SEED_STOPWORDS,
     kw_kind,
 )
+from .code_forms import CODE_CALLS, CODE_FORMS, NAMED_VALUE
 from .rules import Rule, check
 from .tokens import GENERATED_TOKEN
 
@@ -295,120 +296,6 @@ def _cli_extra(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     return start, start + len(core), "command-line credential"
 
 
-# JSON/YAML objects that name a credential in one field and hold it in another:
-# {"key": "db_password", "value": "..."}, {"name": "API_TOKEN", "value": "..."},
-# CloudFormation's ParameterKey=DBPassword,ParameterValue=...
-_NAMED_VALUE = (
-    r"[\"']?(?:key|name|Key|Name|ParameterKey)[\"']?\s*[:=]\s*[\"']?"
-    r"(?P<name>[\w.-]{0,40}(?i:pass(?:word|wd)?|pwd|secret|token|api[_-]?key|apikey|credential)"
-    r"[\w.-]{0,20})[\"']?\s*,\s*[\"']?(?:value|Value|ParameterValue)[\"']?\s*[:=]\s*"
-    r"(?P<q>[\"']?)(?P<s>[^\"'\s,}]{4,256})(?P=q)"
-)
-
-
-@check("named_value")
-def _named_value(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
-    val = m.group("s")
-    if not V.literal_ok(val) or V.is_reference(val) or V.self_describing(val.lower()):
-        return None
-    return m.start("s"), m.end("s"), kw_kind("", m.group("name"))
-
-
-@check("dockerfile_env")
-def _dockerfile_env(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
-    """``ENV NAME value`` (the legacy form without ``=``) whose name says credential."""
-    return _named_literal(m)
-
-
-def _named_literal(m: re.Match[str]) -> tuple[int, int, str] | None:
-    name, val = m.group("name"), m.group("s").strip("\"'")
-    if not V.rx(r"(?i)pass(?:word|wd)?|pwd|secret|token|api_?key|credential").search(name) or \
-            V.rx(r"(?i)_(?:file|path|url|user(?:name)?|name|id)$").search(name):
-        return None
-    if not V.literal_ok(val) or V.self_describing(val.lower()):
-        return None
-    start = m.start("s") + m.group("s").index(val)
-    return start, start + len(val), kw_kind("", name)
-
-
-@check("config_set")
-def _config_set(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
-    """``set -x NAME VALUE``: as ``ENV NAME value``; an unquoted word of letters alone
-    after the name is prose (``set API_TOKEN before running``)."""
-    val = m.group("s")
-    if val[:1] not in "\"'" and val.isalpha():
-        return None
-    return _named_literal(m)
-
-
-# credentials written in SQL (MySQL/Oracle IDENTIFIED BY), in calls that take a user and a
-# password as two strings (.NET, Java, Python requests, Go net/smtp...), in .pgpass lines,
-# and Cisco's type 0 (plain text) passwords
-_CODE_FORMS = (
-    r"(?i:\bidentified\s+(?:with\s+\w+\s+)?by)\s+(?!password\b)(?:(?i:password)\s+)?"
-    r"(?P<q1>['\"]?)(?P<a>[^'\"\s;]{4,128})(?P=q1)"
-    r"|\b(?:NetworkCredential|PasswordAuthentication|HTTPBasicAuth|HTTPDigestAuth|HttpBasicAuth"
-    r"|PlainAuth|getConnection|UsernamePasswordCredentials|SetBasicAuth|basicAuth|login|auth"
-    r"|BasicAuthenticationHeaderValue|Credentials)\s*(?:=\s*)?\(\s*(?:[^,()\n]{0,80},\s*)?"
-    r"[\"'][^\"'\n]{1,64}[\"']\s*,\s*[\"'](?P<b>[^\"'\n]{4,128})[\"']"
-    r"|^(?:[\w.-]+|\*):(?:\d{1,5}|\*):(?:[\w.-]+|\*):(?:[\w.@-]+|\*):(?P<c>[^\s:]{4,128})$"
-    r"|\bpassword\s+0\s+(?P<d>\S{4,128})"
-)
-
-
-@check("code_form")
-def _code_form(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
-    name = next(k for k in ("a", "b", "c", "d") if m.group(k) is not None)
-    val = m.group(name)
-    if not V.literal_ok(val) or V.is_reference(val) or V.self_describing(val.lower()):
-        return None
-    return m.start(name), m.end(name), "password assignment"
-
-# calls whose documented signature takes a password or a key as a string literal
-_CRED_CALL_NAME = (r"(?:Password|Passwd|Passphrase|Secret|Token|ApiKey|APIKey|AccessKey"
-                   r"|SecretKey|Credentials?|ClientSecret|AuthToken|AccessToken)")
-_CODE_CALLS = (
-    # PHP and Python DB-API: (host, user, password[, db])
-    r"\b(?:mysqli?_connect|mysql_pconnect|mysqli|PDO|connect)\s*\(\s*[\"'][^\"'\n]{1,120}[\"']\s*,"
-    r"\s*[\"'][^\"'\n]{1,64}[\"']\s*,\s*[\"'](?P<a>[^\"'\n]{4,128})[\"']"
-    # setters and builders with one string argument
-    r"|(?:\b(?:set|with|use)(?:[A-Z][a-z0-9]*){0,3}?" + _CRED_CALL_NAME + r"|\.(?:password|passwd"
-    r"|passphrase|secret|token|apiKey|api_key|clientSecret|secretKey|accessToken|authToken))"
-    r"\s*\(\s*(?P<q>[\"'])(?P<b>[^\"'\n]{4,256})(?P=q)\s*\)"
-    # a property or an environment variable named as a credential, then its literal value
-    r"|\b(?:setProperty|setenv|Setenv|putenv|put|set|setdefault)\s*\(\s*[\"'](?P<name>[^\"'\n]{0,60}"
-    r"(?i:password|passwd|pwd|passphrase|secret|token|api[_.-]?key|apikey|credential)"
-    r"[^\"'\n]{0,20})[\"']\s*,\s*[\"'](?P<c>[^\"'\n]{4,256})[\"']\s*\)"
-)
-
-
-@check("code_call")
-def _code_call(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
-    key = next(k for k in ("a", "b", "c") if m.group(k) is not None)
-    val = m.group(key)
-    if key == "c" and V.rx(r"(?i)(?:name|id|url|uri|file|path|type|length|size|ttl|header"
-                           r"|prefix|policy|env|expir\w*)$").search(m.group("name")):
-        return None  # setenv("TOKEN_URL", ...): names something else
-    if (" " in val.strip() or not V.literal_ok(val) or V.is_reference(val)
-            or V.self_describing(val.lower())):
-        return None
-    kind = "password assignment"
-    if key != "a":
-        named = m.group("name") if key == "c" else m.group(0)
-        kind = kw_kind("", named)
-        if "pass" not in kind and not (any(c.isdigit() for c in val) or V.token_like(val, 12)):
-            return None  # setToken("abcdef"): a key or token is generated
-    return m.start(key), m.end(key), kind
-
-
-@check("html_input")
-def _html_input(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
-    key = "s" if m.group("s") is not None else "s2"
-    val = m.group(key)
-    if not V.literal_ok(val) or V.is_reference(val) or V.self_describing(val.lower()):
-        return None
-    return m.start(key), m.end(key), "password assignment"
-
 
 _BARE_PROSE = (r"(?<![A-Za-z0-9_-])(?i:password|passphrase|passcode|passwd|pwd|pw|"
                + _FOREIGN_PASSWORD + r")\s+"
@@ -663,7 +550,7 @@ STRUCTURAL: tuple[Rule, ...] = (
             "lftp -u user,pass, net use /user:, sqlplus user/pass@db, sqlcmd/mosquitto -P",
     ),
     Rule(
-        "named-value", "secret assignment", _NAMED_VALUE,
+        "named-value", "secret assignment", NAMED_VALUE,
         keywords=("\"value\"", "'value'", "value=", "value:", "value =", "value :"),
         check="named_value", priority=1,
         doc="{\"key\": \"db_password\", \"value\": ...}: a name in one field, its value in "
@@ -719,7 +606,7 @@ STRUCTURAL: tuple[Rule, ...] = (
         doc="prose: log in with admin and s3cret, sign in as admin / s3cret",
     ),
     Rule(
-        "code-forms", "password assignment", _CODE_FORMS,
+        "code-forms", "password assignment", CODE_FORMS,
         keywords=("identified", "credential(", "credentials(", "credential (", "authentication(",
                   "basicauth(", "plainauth(", "getconnection(", "login(", "login (", "auth(",
                   "auth=(", "auth = (", "auth =(", "auth= (", "password 0 ", ":*:", ":5432:",
@@ -730,7 +617,7 @@ STRUCTURAL: tuple[Rule, ...] = (
             "calls; .pgpass lines (host:port:db:user:password); Cisco 'password 0'",
     ),
     Rule(
-        "code-calls", "password assignment", _CODE_CALLS,
+        "code-calls", "password assignment", CODE_CALLS,
         keywords=("connect(", "connect (", "pdo(", "pdo (", "mysqli(", "mysqli (", "password(",
                   "passwd(", "passphrase(", "secret(", "token(", "apikey(", "api_key(",
                   "accesskey(", "secretkey(", "credential(", "credentials(", "setproperty(",

@@ -1,0 +1,131 @@
+"""Credentials written in code and configuration by name: a field that names a credential
+beside the one that holds it, Dockerfile ``ENV`` and ``set``/``config set`` commands, SQL's
+``IDENTIFIED BY``, calls whose documented signature takes a user and a password or a key
+as string literals (.NET, Java, Python, Go, PHP), ``.pgpass`` lines, Cisco's type 0
+passwords, and HTML password inputs with a value.
+
+The checks register themselves (``rules.check``) for the rules that name them, which
+``structural.STRUCTURAL`` lists with the patterns defined here.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import values as V
+from .assignments import kw_kind
+from .rules import check
+
+# JSON/YAML objects that name a credential in one field and hold it in another:
+# {"key": "db_password", "value": "..."}, {"name": "API_TOKEN", "value": "..."},
+# CloudFormation's ParameterKey=DBPassword,ParameterValue=...
+NAMED_VALUE = (
+    r"[\"']?(?:key|name|Key|Name|ParameterKey)[\"']?\s*[:=]\s*[\"']?"
+    r"(?P<name>[\w.-]{0,40}(?i:pass(?:word|wd)?|pwd|secret|token|api[_-]?key|apikey|credential)"
+    r"[\w.-]{0,20})[\"']?\s*,\s*[\"']?(?:value|Value|ParameterValue)[\"']?\s*[:=]\s*"
+    r"(?P<q>[\"']?)(?P<s>[^\"'\s,}]{4,256})(?P=q)"
+)
+
+
+@check("named_value")
+def _named_value(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    val = m.group("s")
+    if not V.literal_ok(val) or V.is_reference(val) or V.self_describing(val.lower()):
+        return None
+    return m.start("s"), m.end("s"), kw_kind("", m.group("name"))
+
+
+@check("dockerfile_env")
+def _dockerfile_env(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    """``ENV NAME value`` (the legacy form without ``=``) whose name says credential."""
+    return _named_literal(m)
+
+
+def _named_literal(m: re.Match[str]) -> tuple[int, int, str] | None:
+    name, val = m.group("name"), m.group("s").strip("\"'")
+    if not V.rx(r"(?i)pass(?:word|wd)?|pwd|secret|token|api_?key|credential").search(name) or \
+            V.rx(r"(?i)_(?:file|path|url|user(?:name)?|name|id)$").search(name):
+        return None
+    if not V.literal_ok(val) or V.self_describing(val.lower()):
+        return None
+    start = m.start("s") + m.group("s").index(val)
+    return start, start + len(val), kw_kind("", name)
+
+
+@check("config_set")
+def _config_set(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    """``set -x NAME VALUE``: as ``ENV NAME value``; an unquoted word of letters alone
+    after the name is prose (``set API_TOKEN before running``)."""
+    val = m.group("s")
+    if val[:1] not in "\"'" and val.isalpha():
+        return None
+    return _named_literal(m)
+
+
+# credentials written in SQL (MySQL/Oracle IDENTIFIED BY), in calls that take a user and a
+# password as two strings (.NET, Java, Python requests, Go net/smtp...), in .pgpass lines,
+# and Cisco's type 0 (plain text) passwords
+CODE_FORMS = (
+    r"(?i:\bidentified\s+(?:with\s+\w+\s+)?by)\s+(?!password\b)(?:(?i:password)\s+)?"
+    r"(?P<q1>['\"]?)(?P<a>[^'\"\s;]{4,128})(?P=q1)"
+    r"|\b(?:NetworkCredential|PasswordAuthentication|HTTPBasicAuth|HTTPDigestAuth|HttpBasicAuth"
+    r"|PlainAuth|getConnection|UsernamePasswordCredentials|SetBasicAuth|basicAuth|login|auth"
+    r"|BasicAuthenticationHeaderValue|Credentials)\s*(?:=\s*)?\(\s*(?:[^,()\n]{0,80},\s*)?"
+    r"[\"'][^\"'\n]{1,64}[\"']\s*,\s*[\"'](?P<b>[^\"'\n]{4,128})[\"']"
+    r"|^(?:[\w.-]+|\*):(?:\d{1,5}|\*):(?:[\w.-]+|\*):(?:[\w.@-]+|\*):(?P<c>[^\s:]{4,128})$"
+    r"|\bpassword\s+0\s+(?P<d>\S{4,128})"
+)
+
+
+@check("code_form")
+def _code_form(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    name = next(k for k in ("a", "b", "c", "d") if m.group(k) is not None)
+    val = m.group(name)
+    if not V.literal_ok(val) or V.is_reference(val) or V.self_describing(val.lower()):
+        return None
+    return m.start(name), m.end(name), "password assignment"
+
+# calls whose documented signature takes a password or a key as a string literal
+_CRED_CALL_NAME = (r"(?:Password|Passwd|Passphrase|Secret|Token|ApiKey|APIKey|AccessKey"
+                   r"|SecretKey|Credentials?|ClientSecret|AuthToken|AccessToken)")
+CODE_CALLS = (
+    # PHP and Python DB-API: (host, user, password[, db])
+    r"\b(?:mysqli?_connect|mysql_pconnect|mysqli|PDO|connect)\s*\(\s*[\"'][^\"'\n]{1,120}[\"']\s*,"
+    r"\s*[\"'][^\"'\n]{1,64}[\"']\s*,\s*[\"'](?P<a>[^\"'\n]{4,128})[\"']"
+    # setters and builders with one string argument
+    r"|(?:\b(?:set|with|use)(?:[A-Z][a-z0-9]*){0,3}?" + _CRED_CALL_NAME + r"|\.(?:password|passwd"
+    r"|passphrase|secret|token|apiKey|api_key|clientSecret|secretKey|accessToken|authToken))"
+    r"\s*\(\s*(?P<q>[\"'])(?P<b>[^\"'\n]{4,256})(?P=q)\s*\)"
+    # a property or an environment variable named as a credential, then its literal value
+    r"|\b(?:setProperty|setenv|Setenv|putenv|put|set|setdefault)\s*\(\s*[\"'](?P<name>[^\"'\n]{0,60}"
+    r"(?i:password|passwd|pwd|passphrase|secret|token|api[_.-]?key|apikey|credential)"
+    r"[^\"'\n]{0,20})[\"']\s*,\s*[\"'](?P<c>[^\"'\n]{4,256})[\"']\s*\)"
+)
+
+
+@check("code_call")
+def _code_call(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    key = next(k for k in ("a", "b", "c") if m.group(k) is not None)
+    val = m.group(key)
+    if key == "c" and V.rx(r"(?i)(?:name|id|url|uri|file|path|type|length|size|ttl|header"
+                           r"|prefix|policy|env|expir\w*)$").search(m.group("name")):
+        return None  # setenv("TOKEN_URL", ...): names something else
+    if (" " in val.strip() or not V.literal_ok(val) or V.is_reference(val)
+            or V.self_describing(val.lower())):
+        return None
+    kind = "password assignment"
+    if key != "a":
+        named = m.group("name") if key == "c" else m.group(0)
+        kind = kw_kind("", named)
+        if "pass" not in kind and not (any(c.isdigit() for c in val) or V.token_like(val, 12)):
+            return None  # setToken("abcdef"): a key or token is generated
+    return m.start(key), m.end(key), kind
+
+
+@check("html_input")
+def _html_input(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    key = "s" if m.group("s") is not None else "s2"
+    val = m.group(key)
+    if not V.literal_ok(val) or V.is_reference(val) or V.self_describing(val.lower()):
+        return None
+    return m.start(key), m.end(key), "password assignment"
