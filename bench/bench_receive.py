@@ -49,6 +49,7 @@ from drivegen import entry_line, topic_files  # noqa: E402
 
 from memgit.format import entries as fmt  # noqa: E402
 from memgit.githooks.install import (
+    HOOK_CALL,
     SERVER_CONFIG,
     hook_argv,
     import_paths,
@@ -151,7 +152,7 @@ def startup_costs(runs: int) -> dict[str, float]:
     """Interpreter start and imports of the hook command (median seconds)."""
     python = sys.executable
     argv = hook_argv(python, import_paths())
-    code = argv[-1].replace("sys.exit(hook_main())", "")
+    code = argv[-1].replace(HOOK_CALL, "")
     return {
         "python -I -S -c pass": run_process([python, "-I", "-S", "-c", "pass"], runs),
         "python -I -c pass (with site)": run_process([python, "-I", "-c", "pass"], runs),

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from memgit.githooks.entry import _Deferred, defer_inspect
+from memgit.githooks.install import HOOK_CALL
 from tests.conftest import git, memgit_ok
 
 # (the hook's -c program is in single quotes: the probe uses double ones)
@@ -29,8 +30,8 @@ def probed_server(tmp_path: Path) -> Path:
     memgit_ok("init", "--bare", str(server))
     hook = server / "hooks" / "pre-receive"
     script = hook.read_text()
-    assert "sys.exit(hook_main())" in script
-    hook.write_text(script.replace("sys.exit(hook_main())", PROBE))
+    assert HOOK_CALL in script
+    hook.write_text(script.replace(HOOK_CALL, PROBE))
     return server
 
 

@@ -27,9 +27,10 @@ from memgit.git.plumbing import config_get, config_set, find_repository, hooks_d
 if TYPE_CHECKING:
     from memgit.git.repository import Drive
 
-HOOK_VERSION = 3  # 3: the entry point is memgit.githooks.entry (2: memgit.githooks.entry)
+HOOK_VERSION = 4  # 4: ends by entry.exit_now; 3: the entry point is memgit.githooks.entry
 HOOKS = ("pre-receive", "post-receive")
 MARKER = "# memgit-hook:"
+HOOK_CALL = "exit_now(hook_main())"  # the call that ends every hook script's program
 CHAIN_SUFFIX = ".memgit-chained"
 
 # git's own settings, set next to the hooks (docs/server.md, "git's settings"). git runs
@@ -88,13 +89,13 @@ def import_paths() -> list[str]:
 
 def _entry_code(paths: Sequence[str] | None, call: str) -> str:
     prefix = f"sys.path[:0] = {json.dumps(list(paths))}; " if paths else ""
-    return f"import sys; {prefix}from memgit.githooks.entry import hook_main; {call}"
+    return f"import sys; {prefix}from memgit.githooks.entry import exit_now, hook_main; {call}"
 
 
 def hook_argv(python: str, paths: Sequence[str]) -> list[str]:
     """The command an installed hook runs, without the hook's own arguments."""
     return [python, "-I", "-S", "-X", "utf8", "-c",
-            _entry_code(paths, "sys.exit(hook_main())")]
+            _entry_code(paths, HOOK_CALL)]
 
 
 def render_hook(name: str, python: str | None, *, chain: bool = False,
@@ -107,7 +108,7 @@ def render_hook(name: str, python: str | None, *, chain: bool = False,
     chained = f' --chain "$0{CHAIN_SUFFIX}"' if chain else ""
     if python is None:
         command = ('"${MEMGIT_PYTHON:-python3}" -I -X utf8 -c '
-                   + shlex.quote(_entry_code(None, "sys.exit(hook_main())")))
+                   + shlex.quote(_entry_code(None, HOOK_CALL)))
     else:
         command = " ".join(shlex.quote(a) for a in
                            hook_argv(python, import_paths() if paths is None else paths))
