@@ -54,7 +54,6 @@ from memgit.githooks.install import (
     hook_argv,
     import_paths,
     install_hooks_into,
-    render_hook,
 )
 from memgit.githooks.post_receive import wait_for_background  # noqa: E402
 
@@ -98,6 +97,17 @@ def make_seed(root: Path) -> tuple[Path, dict[str, str]]:
     return seed, files
 
 
+def render_hook_at(src: str, name: str) -> str:
+    """Hook ``name`` as the memgit in folder ``src`` writes it (its own install module: a
+    hook script's program changes between versions), importing from ``src`` first."""
+    paths = [src, *import_paths()[1:]]
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from memgit.githooks.install import "
+            "render_hook; print(render_hook(sys.argv[2], sys.executable, paths=sys.argv[3:]), "
+            "end='')")
+    return subprocess.run([sys.executable, "-c", code, src, name, *paths], check=True,
+                          capture_output=True, text=True).stdout
+
+
 def make_server(seed: Path, path: Path, variant: str) -> Path:
     """A bare clone of the seed with ``variant``'s setup (``pre@SRC``/``full@SRC``: the
     hooks of the memgit in folder SRC)."""
@@ -111,8 +121,7 @@ def make_server(seed: Path, path: Path, variant: str) -> Path:
         if src:
             for name in ("pre-receive", "post-receive"):
                 hook = path / "hooks" / name
-                hook.write_text(render_hook(name, sys.executable,
-                                            paths=[src, *import_paths()[1:]]))
+                hook.write_text(render_hook_at(src, name))
                 hook.chmod(0o755)
     if base == "pre":
         (path / "hooks" / "post-receive").unlink()
