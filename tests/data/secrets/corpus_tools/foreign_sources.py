@@ -143,20 +143,21 @@ def unit_files() -> dict[str, tuple[str, list[str]]]:
     return units
 
 
-def split_units(units: list[str]) -> dict[str, str]:
+def split_units(units: list[str], seed: int = SEED) -> dict[str, str]:
     """Once: shuffle the sorted unit names with a fixed seed; every third is held out."""
     order = sorted(units)
-    random.Random(SEED).shuffle(order)
+    random.Random(seed).shuffle(order)
     return {u: ("heldout" if i % 3 == 0 else "tune") for i, u in enumerate(order)}
 
 
-def the_split(units: list[str]) -> dict[str, str]:
-    path = OUT / "units.json"
+def the_split(units: list[str], out: Path = OUT, seed: int = SEED) -> dict[str, str]:
+    """The split stored in ``out``/units.json (made there once); a unit added later is tuning."""
+    path = out / "units.json"
     if path.exists():
         split = json.loads(path.read_text())
     else:
-        split = split_units(units)
-        OUT.mkdir(parents=True, exist_ok=True)
+        split = split_units(units, seed)
+        out.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(split, indent=0, sort_keys=True) + "\n")
     return {u: split.get(u, "tune") for u in units}
 

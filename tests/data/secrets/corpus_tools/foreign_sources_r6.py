@@ -42,7 +42,6 @@ with seed 2906, every third held out) before any line was read, and stored in
 from __future__ import annotations
 
 import json
-import random
 import re
 import sys
 from collections.abc import Iterator
@@ -116,23 +115,6 @@ def unit_files() -> dict[str, tuple[str, list[str]]]:
         if files:
             units["notes6:" + repo] = (repo, files)
     return units
-
-
-def split_units(units: list[str]) -> dict[str, str]:
-    order = sorted(units)
-    random.Random(SEED).shuffle(order)
-    return {u: ("heldout" if i % 3 == 0 else "tune") for i, u in enumerate(order)}
-
-
-def the_split(units: list[str]) -> dict[str, str]:
-    path = OUT / "units.json"
-    if path.exists():
-        split = json.loads(path.read_text())
-    else:
-        split = split_units(units)
-        OUT.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(split, indent=0, sort_keys=True) + "\n")
-    return {u: split.get(u, "tune") for u in units}
 
 
 # ---- custom secret-scanning patterns ----------------------------------------------------
@@ -365,7 +347,7 @@ def records_of(unit: str, repo: str, paths: list[str]) -> Iterator[dict]:
 
 def main() -> None:
     units = unit_files()
-    split = the_split(list(units))
+    split = r5.the_split(list(units), OUT, SEED)  # round 5's rule, this round's seed
     known: set[str] = set()
     for rel in ("dev/lines.jsonl", "independent/lines.jsonl", "foreign/tuning.jsonl",
                 "foreign/heldout.jsonl"):
