@@ -5,8 +5,9 @@ Authorization headers, crypt/bcrypt/argon2 hashes, PEM blocks and base64-encoded
 PEM or ``user:pass``, XML elements, netrc lines, seed phrases, passwords in
 prose and tables; and the list of every structural rule. Three families have
 modules of their own: keyword assignments (``assignments``), credentials named in
-code and configuration syntax (``code_forms``) and generated tokens (``tokens``). Markdown emphasis, code spans and link syntax around a
-label or a value do not hide it (``- **Password:** X``).
+code and configuration syntax (``code_forms``) and generated tokens (``tokens``).
+Markdown emphasis, code spans and link syntax around a label or a value do not hide
+it (``- **Password:** X``).
 """
 
 from __future__ import annotations
