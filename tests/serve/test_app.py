@@ -170,11 +170,15 @@ def test_revoked_and_expired_tokens_are_refused(served: ServeServer) -> None:
 def test_metrics_parse_with_prometheus_client(served: ServeServer, tmp_path: Path) -> None:
     from prometheus_client.parser import text_string_to_metric_families
 
+    from memgit.githooks.post_receive import wait_for_background
+
     write = served.token("joe/notes", "write")["token"]
     work = tmp_path / "w"
     served.git("clone", "-q", served.url("joe/notes", write), work)
     _commit_entry(served, work, ENTRY)
     served.git("push", "-q", "origin", "main", cwd=work)
+    # post-receive counts the push in its detached process, after the client has its answer
+    wait_for_background(served.root / "joe/notes.git")
     served.request("/joe/notes.git/info/refs?service=git-upload-pack")  # a refusal: 401
     status, headers, body = served.request("/metrics")
     assert status == 200 and headers["content-type"].startswith("text/plain; version=0.0.4")
