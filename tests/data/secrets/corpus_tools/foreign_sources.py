@@ -44,7 +44,7 @@ import random
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import yaml
@@ -527,13 +527,17 @@ def records_of(unit: str, repo: str, paths: list[str]) -> Iterator[dict]:
         yield from notes(repo, unit, paths)
 
 
-def main() -> None:
-    units = unit_files()
-    split = the_split(list(units))
-    known = {json.loads(x)["line"] for x in
-             (HERE.parent / "dev" / "lines.jsonl").read_text().splitlines()}
-    known |= {json.loads(x)["line"] for x in
-              (HERE.parent / "independent" / "lines.jsonl").read_text().splitlines()}
+def known_lines(*sets: str) -> set[str]:
+    """The lines of these sets (paths under tests/data/secrets/): a new set leaves them out."""
+    return {json.loads(x)["line"] for rel in sets
+            for x in (HERE.parent / rel).read_text().splitlines()}
+
+
+def write_sets(units: dict, split: dict[str, str], records_of: Callable, known: set[str],
+               out_dir: Path) -> None:
+    """Each unit's labelled lines (``records_of(unit, repo, paths)``, adjudicated, those
+    in ``known`` left out) into ``out_dir``'s tuning.jsonl or heldout.jsonl by the split;
+    only the counts are printed."""
     out: dict[str, list[dict]] = {"tune": [], "heldout": []}
     for unit in sorted(units):
         repo, paths = units[unit]
@@ -544,11 +548,17 @@ def main() -> None:
         out[split[unit]].extend(recs)
     for name, recs in out.items():
         recs = build_corpus.dedupe(recs)
-        path = OUT / ("tuning.jsonl" if name == "tune" else "heldout.jsonl")
+        path = out_dir / ("tuning.jsonl" if name == "tune" else "heldout.jsonl")
         path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs))
         pos = sum(r["label"] == "pos" for r in recs)
         print(f"{name}: {len({r['unit'] for r in recs})} units, {pos} positives, "
               f"{len(recs) - pos} negatives")
+
+
+def main() -> None:
+    units = unit_files()
+    write_sets(units, the_split(list(units)), records_of,
+               known_lines("dev/lines.jsonl", "independent/lines.jsonl"), OUT)
 
 
 if __name__ == "__main__":

@@ -52,8 +52,6 @@ import yaml
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import adjudication  # noqa: E402
-import build_corpus  # noqa: E402
 import foreign_sources as r5  # noqa: E402
 import late_sources  # noqa: E402
 
@@ -348,25 +346,9 @@ def records_of(unit: str, repo: str, paths: list[str]) -> Iterator[dict]:
 def main() -> None:
     units = unit_files()
     split = r5.the_split(list(units), OUT, SEED)  # round 5's rule, this round's seed
-    known: set[str] = set()
-    for rel in ("dev/lines.jsonl", "independent/lines.jsonl", "foreign/tuning.jsonl",
-                "foreign/heldout.jsonl"):
-        known |= {json.loads(x)["line"] for x in (HERE.parent / rel).read_text().splitlines()}
-    out: dict[str, list[dict]] = {"tune": [], "heldout": []}
-    for unit in sorted(units):
-        repo, paths = units[unit]
-        recs = [r for r in adjudication.apply(list(records_of(unit, repo, paths)))
-                if r["line"] not in known]
-        for rec in recs:
-            rec["split"] = split[unit]
-        out[split[unit]].extend(recs)
-    for name, recs in out.items():
-        recs = build_corpus.dedupe(recs)
-        path = OUT / ("tuning.jsonl" if name == "tune" else "heldout.jsonl")
-        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs))
-        pos = sum(r["label"] == "pos" for r in recs)
-        print(f"{name}: {len({r['unit'] for r in recs})} units, {pos} positives, "
-              f"{len(recs) - pos} negatives")
+    known = r5.known_lines("dev/lines.jsonl", "independent/lines.jsonl",
+                           "foreign/tuning.jsonl", "foreign/heldout.jsonl")
+    r5.write_sets(units, split, records_of, known, OUT)
 
 
 if __name__ == "__main__":
