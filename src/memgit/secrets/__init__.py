@@ -76,7 +76,8 @@ def _comp(extra: Sequence[Rule]):  # type: ignore[no-untyped-def]
 
 def scan_text(text: str, extra_rules: Sequence[Rule] = ()) -> list[SecretFinding]:
     """Scan one line (an entry's text, a metadata value, a path). Empty list if clean."""
-    comp = _compiled.get(tuple(extra_rules)) or _comp(extra_rules)
+    comp = (_compiled.get(tuple(extra_rules)) if extra_rules else _compiled.get(())) \
+        or _comp(extra_rules)
     found = _scan(text, comp)
     return [SecretFinding(k, s, e) for s, e, k in found] if found else []
 

@@ -53,11 +53,14 @@ _KW_SUFFIX = (
     r"|in|out|new|old"
     r"|live|dev|staging|test|secure|\d))*"
 )
+# The name's runs are possessive (``{1,40}+``): a shorter run would leave a letter or a digit
+# where a separator or a capital must follow, so giving characters back never matches;
+# the engine just stops trying (the same matches, fewer steps on a name that fails).
 KW_RE = (
     r"(?<![A-Za-z0-9])"
     r"(?P<name>"
-    r"(?:(?:[A-Za-z0-9]{1,40}[_.-]){1,6}"
-    r"|(?-i:[A-Za-z][a-z0-9]{0,20}(?:[A-Z][a-z0-9]{0,20}){0,4}?)(?=(?-i:[A-Z]))"
+    r"(?:(?:[A-Za-z0-9]{1,40}+[_.-]){1,6}"
+    r"|(?-i:[A-Za-z][a-z0-9]{0,20}+(?:[A-Z][a-z0-9]{0,20}+){0,4}?)(?=(?-i:[A-Z]))"
     r"|(?-i:[A-Z][A-Z0-9]{0,40})(?=(?-i:PASS|PWD|SECRET|TOKEN|APIKEY|KEY))"
     r"|(?-i:[A-Za-z][A-Za-z0-9]{1,30}?)(?=pass(?:word|wd)|pwd|secret|token|apikey|key(?![a-z])))?"
     r"(?P<core>" + _KW_STRONG + "|" + _KW_WEAK + r")" + _KW_SUFFIX + r")"

@@ -110,7 +110,7 @@ class _TrieFinder:
         self.source = "(?=(" + trie_regex(keywords) + "))"
         self._rx: re.Pattern[str] | None = None
 
-    def find(self, lowered: str) -> list[tuple[int, int, int]]:
+    def find(self, lowered: str, overlapping: bool = True) -> list[tuple[int, int, int]]:
         if self._rx is None:
             self._rx = re.compile(self.source)
         out = []
@@ -139,22 +139,16 @@ def _finder(keywords: list[str]) -> Any:
 
 
 class _AcFinder:
+    """``find(lowered, True)``: overlapping matches, the flag passed by position (a keyword
+    argument costs more than the search itself on a line of notes: PyO3 parses keywords
+    the slow way). The engine calls it directly (no wrapper frame per line) and catches
+    UnicodeEncodeError itself: a lone surrogate (a non-UTF-8 path read with
+    surrogateescape) cannot cross into Rust (``_SURROGATE``)."""
+
     __slots__ = ("find",)
 
     def __init__(self, ac: Any) -> None:
-        # overlapping=True, passed by position: a keyword argument costs more than the
-        # search itself on a line of notes (PyO3 parses keywords the slow way)
-        fast = ac.find_matches_as_indexes
-
-        def find(lowered: str) -> list[tuple[int, int, int]]:
-            try:
-                return fast(lowered, True)  # type: ignore[no-any-return]
-            except UnicodeEncodeError:
-                # a lone surrogate (a non-UTF-8 path read with surrogateescape) cannot
-                # cross into Rust: one replacement character each keeps every index
-                return fast(_SURROGATE.sub("\ufffd", lowered), True)  # type: ignore[no-any-return]
-
-        self.find = find
+        self.find = ac.find_matches_as_indexes
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -175,11 +169,12 @@ _Shape = tuple[_Lazy, tuple[_Entry, ...], bool, bool]
 
 
 class Compiled:
-    __slots__ = ("finder", "table", "shapes", "always")
+    __slots__ = ("finder", "find", "table", "shapes", "always")
 
     def __init__(self, finder: Any, table: list[_Kw],
                  shapes: list[_Shape], always: tuple[_Entry, ...]):
         self.finder = finder
+        self.find = finder.find if finder is not None else None  # find(lowered, True)
         self.table = table
         self.shapes = shapes
         self.always = always
@@ -227,11 +222,15 @@ def _shape(pattern: str, entries: tuple[_Entry, ...]) -> _Shape:
 def _select(text: str, lowered: str, comp: Compiled) -> dict[_Entry, list[int] | None]:
     """The rules a line needs; for a rule with a trigger, where its keywords are."""
     selected: dict[_Entry, list[int] | None] = dict.fromkeys(comp.always) if comp.always else {}
-    finder = comp.finder
-    if finder is not None:
+    find = comp.find
+    if find is not None:
         table = comp.table
         n = len(lowered)
-        for idx, start, end in finder.find(lowered):
+        try:
+            hits = find(lowered, True)
+        except UnicodeEncodeError:  # Aho-Corasick: one replacement character per surrogate
+            hits = find(_SURROGATE.sub("\ufffd", lowered), True)  # keeps every index
+        for idx, start, end in hits:
             is_word, named, groups = table[idx]
             if is_word and (start == 0 or lowered[start - 1] not in _ALNUM) and (
                     end == n or lowered[end] not in _ALNUM):
@@ -251,8 +250,9 @@ def _select(text: str, lowered: str, comp: Compiled) -> dict[_Entry, list[int] |
     run = None
     for shape, es, gated, is_run in comp.shapes:
         if gated:
-            if run is None:
-                run = _has_run(text)
+            if run is None:  # _has_run(text), inline
+                run = len(text) >= 20 and text.encode("utf-8", "surrogatepass").translate(
+                    _RUN_BYTES).find(_RUN) >= 0
             if not run:
                 continue
         if is_run or shape.search(text) is not None:
@@ -266,11 +266,15 @@ _RUN_BYTES = bytes(97 if chr(c) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqr
                    "0123456789_+/=.~-" else 32 for c in range(256))
 
 
+_RUN = b"a" * 20
+
+
 def _has_run(text: str) -> bool:
     """Whether RUN_SHAPE can match: twenty token characters in a row, found with one
-    byte translation and one substring search (cheaper than the regex on a line)."""
+    byte translation and one substring search (cheaper than the regex on a line;
+    ``_select`` runs it inline)."""
     return len(text) >= 20 and text.encode("utf-8", "surrogatepass").translate(
-        _RUN_BYTES).find(b"a" * 20) >= 0
+        _RUN_BYTES).find(_RUN) >= 0
 
 
 def _name_run(reversed_window: str) -> re.Match[str] | None:

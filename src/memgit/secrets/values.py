@@ -168,12 +168,13 @@ _STEPS = (_successors(*_RUNS[:2]), _successors(*_RUNS[4:]), _successors(*_RUNS[2
           bytes(range(256)))
 
 
-def _typed_run(low: str) -> bool:
+def _typed_run(low: str, b: bytes | None = None) -> bool:
     """Whether ``low`` (lowercase ASCII) may hold a typed run: four characters in order
     (a step each) or one character four times. Compares each character with the step
     from the one before, for all positions and all steps at once: the XOR of two big
     integers is 0 where they agree (a cheap gate; ``_mostly_typed`` decides)."""
-    b = low.encode("ascii", "replace")
+    if b is None:
+        b = low.encode("ascii", "replace")
     if len(b) < 5:
         return False
     head = b[:-1]
@@ -192,13 +193,21 @@ def _sequential(s: str) -> bool:
     if len(s) < 8:
         return False
     low = s.lower()
-    if _typed_run(low) and _mostly_typed(low, long_run=10):
-        return True
-    return _interleaved_or_periodic(low)
+    return _sequential_low(low, len(set(low)))
 
 
-def _interleaved_or_periodic(low: str) -> bool:
+def _sequential_low(low: str, distinct: int) -> bool:
+    """``_sequential`` of a lowercase core of eight characters or more, with the number of
+    its distinct characters (``is_placeholder`` has counted them already)."""
     b = low.encode("ascii", "replace")
+    if _typed_run(low, b) and _mostly_typed(low, long_run=10):
+        return True
+    return _interleaved_or_periodic(low, b, distinct)
+
+
+def _interleaved_or_periodic(low: str, b: bytes | None = None, distinct: int = 0) -> bool:
+    if b is None:
+        b = low.encode("ascii", "replace")
     shape = b.translate(_SHAPE)  # a letter as "a", a digit as "0"
     if shape.find(b"a0a0a0a0") >= 0 or shape.find(b"0a0a0a0a") >= 0:
         letters = b.translate(None, b"0123456789").decode()
@@ -206,7 +215,7 @@ def _interleaved_or_periodic(low: str) -> bool:
         if (len(letters) >= 6 and len(digits) >= 4 and _typed_run(letters)
                 and _mostly_typed(letters) and _mostly_typed(digits, short=True)):
             return True
-    if len(set(low)) * 3 <= len(low):  # few distinct characters for its length
+    if (distinct or len(set(low))) * 3 <= len(low):  # few distinct characters for its length
         # a short unit repeated: half the characters equal the one 1 to 4 places back
         n = len(b)
         whole = int.from_bytes(b, "big")
@@ -265,9 +274,13 @@ def is_placeholder(value: str) -> bool:
         return True  # xoxp-1-AccessTokenHere, YOUR_KEY_HERE
     body = body_of(v)
     core = body if body.isascii() and body.isalnum() else R.non_alnum.sub("", body)
-    if len(core) >= 6 and len(set(core.lower())) <= 3:
+    if len(core) < 6:
+        return False
+    low_core = core.lower()
+    distinct = len(set(low_core))  # counted once: the typed-run tests below reuse it
+    if distinct <= 3:
         return True  # XXXXXXXX, 0000aaaa, sha256~XXXX
-    return _sequential(core)
+    return len(core) >= 8 and _sequential_low(low_core, distinct)  # _sequential(core)
 
 
 def _may_be_template(v: str, low: str) -> bool:
@@ -500,17 +513,21 @@ _PATTERNS: dict[str, tuple[str, int]] = {
     "bracketed": (r"\[[A-Za-z][A-Za-z _-]*\]?$", 0),
     "here": (r"(?:token|key|secret|password|pass|value|goes|name)[_-]?here$", 0),
     "scheme": (r"[a-z][a-z0-9+.-]{1,30}://", 0),
+    # a character outside base64's alphabet (a2b_base64 in strict mode refuses the string)
+    "not_b64": (r"[^A-Za-z0-9+/=]", 0),
     "uuid": (r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", 0),
 }
 
 
 def decode_b64(s: str) -> str | None:
     """The ASCII text ``s`` encodes in base64 (padding optional), or None."""
+    if not s.isascii() or R.not_b64.search(s) is not None:
+        return None  # what a2b_base64 refuses at once, without raising (an exception costs more)
     try:  # base64.b64decode(..., validate=True) without its Python layer
         raw = binascii.a2b_base64((s + "=" * (-len(s) % 4)).encode("ascii"), strict_mode=True)
-        return raw.decode("ascii")
-    except (binascii.Error, ValueError):  # UnicodeEncodeError/DecodeError are ValueErrors
+    except (binascii.Error, ValueError):
         return None
+    return raw.decode("ascii") if raw.isascii() else None  # random bytes: not a text
 
 
 def is_user_pass(decoded: str | None) -> bool:
