@@ -49,6 +49,7 @@ from drivegen import entry_line, topic_files  # noqa: E402
 
 from memgit.format import entries as fmt  # noqa: E402
 from memgit.githooks.install import (
+    ASK_CALL,
     HOOK_CALL,
     SERVER_CONFIG,
     hook_argv,
@@ -162,7 +163,11 @@ def startup_costs(runs: int) -> dict[str, float]:
     python = sys.executable
     argv = hook_argv(python, import_paths())
     code = argv[-1].replace(HOOK_CALL, "")
+    client = code.replace(ASK_CALL, "from memgit.githooks.warm_client import identity, judge_key; "
+                          "judge_key(identity()); ")
     return {
+        "hook script to the warm judge (both hooks, each)": run_process([*argv[:-1], client],
+                                                                        runs),
         "python -I -S -c pass": run_process([python, "-I", "-S", "-c", "pass"], runs),
         "python -I -c pass (with site)": run_process([python, "-I", "-c", "pass"], runs),
         "+ import memgit.githooks.entry (both hooks)": run_process([*argv[:-1], code], runs),

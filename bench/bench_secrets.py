@@ -158,7 +158,7 @@ def hook_startup_ms(runs: int = 15) -> tuple[float, float, bool]:
                    GIT_ALTERNATE_OBJECT_DIRECTORIES=str(bare / "objects"))
         update = f"{head} {head} refs/heads/main\n".encode()
         hook = bare / "hooks" / "pre-receive"
-        from memgit.githooks.install import HOOK_CALL
+        from memgit.githooks.install import ASK_CALL, HOOK_CALL
 
         def timed(cmd: list[str]) -> float:
             # through a shell that outlives the hook only as receive-pack does: the push
@@ -174,7 +174,7 @@ def hook_startup_ms(runs: int = 15) -> tuple[float, float, bool]:
                 values.append((time.perf_counter() - start) * 1e3)
             return statistics.median(values)
 
-        probe = hook.read_text().replace(HOOK_CALL, "code = hook_main(); "
+        probe = hook.read_text().replace(ASK_CALL, "").replace(HOOK_CALL, "code = hook_main(); "
                                          "print(\"memgit.secrets\" in sys.modules); sys.exit(code)")
         probe_file = Path(tmp) / "probe-hook"
         probe_file.write_text(probe)

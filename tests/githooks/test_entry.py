@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from memgit.githooks.entry import _Deferred, defer_inspect
-from memgit.githooks.install import HOOK_CALL
+from memgit.githooks.install import ASK_CALL, HOOK_CALL
 from tests.conftest import git, memgit_ok
 
 # (the hook's -c program is in single quotes: the probe uses double ones)
@@ -30,8 +30,9 @@ def probed_server(tmp_path: Path) -> Path:
     memgit_ok("init", "--bare", str(server))
     hook = server / "hooks" / "pre-receive"
     script = hook.read_text()
-    assert HOOK_CALL in script
-    hook.write_text(script.replace(HOOK_CALL, PROBE))
+    assert HOOK_CALL in script and ASK_CALL in script
+    # the hook's own process judges (no warm judge: memgit.githooks.warm), then probes
+    hook.write_text(script.replace(ASK_CALL, "").replace(HOOK_CALL, PROBE))
     return server
 
 

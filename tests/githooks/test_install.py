@@ -180,16 +180,19 @@ def test_ref_lock_timeouts_are_set_and_a_longer_one_is_kept(tmp_path: Path) -> N
 
 @pytest.mark.parametrize(("version", "call"), [
     (2, "from memgit.server_hook import hook_main; sys.exit(hook_main())"),
-    (3, "from memgit.githooks.entry import hook_main; sys.exit(hook_main())")])
+    (3, "from memgit.githooks.entry import hook_main; sys.exit(hook_main())"),
+    (4, "from memgit.githooks.entry import exit_now, hook_main; exit_now(hook_main())")])
 def test_hooks_installed_by_older_versions_still_judge_and_are_named_outdated(
         tmp_path: Path, version: int, call: str) -> None:
     """A server upgraded with pip before its hooks are reinstalled: the scripts of version
     2 call memgit.server_hook, those of version 3 end by sys.exit rather than
-    entry.exit_now; both still judge every push; --check names them outdated."""
+    entry.exit_now, those of version 4 do not ask the warm judge; all still judge every
+    push; --check names them outdated."""
     drive = Drive(tmp_path, files=base_files())
     for name in hooks.HOOKS:
         script = drive.git_dir / "hooks" / name
-        current = f"from memgit.githooks.entry import exit_now, hook_main; {hooks.HOOK_CALL}"
+        current = (f"{hooks.ASK_CALL}from memgit.githooks.entry import exit_now, hook_main; "
+                   f"{hooks.HOOK_CALL}")
         old = script.read_text().replace(current, call).replace(
             f"# memgit-hook: {name} {hooks.HOOK_VERSION}", f"# memgit-hook: {name} {version}")
         assert call in old and current not in old

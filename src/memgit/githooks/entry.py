@@ -110,13 +110,21 @@ def exit_now(status: int) -> None:
         sys.stderr.flush()
     except OSError:
         pass  # the reader (git) went away: the status is what is left to give
+    client = sys.modules.get("memgit.githooks.warm_client")
+    wanted = getattr(client, "WANTED", None)
+    if client is not None and wanted:  # no warm judge answered: start one for the next run
+        try:
+            client.start_judge(wanted)
+        except OSError:
+            pass  # the next run judges in its own process and tries again
     os._exit(status)
 
 
-def hook_main(argv: list[str] | None = None) -> int:
+def hook_main(argv: list[str] | None = None, stdin: bytes | None = None) -> int:
     """Entry point of the installed hook scripts (no click: every import costs the push).
 
-    ``hook_main(["pre-receive", "--chain", PATH, "--policy", FILE])``.
+    ``hook_main(["pre-receive", "--chain", PATH, "--policy", FILE])``; ``stdin``: the
+    hook's input when it was read already (a child of the warm judge), else read here.
     """
     defer_inspect()
     args = list(sys.argv[1:] if argv is None else argv)
@@ -137,9 +145,10 @@ def hook_main(argv: list[str] | None = None) -> int:
                 return 1
             continue
         options[flag] = args.pop(0)
-    try:
-        stdin = sys.stdin.buffer.read() if sys.stdin is not None else b""
-    except OSError:
-        stdin = b""
+    if stdin is None:
+        try:
+            stdin = sys.stdin.buffer.read() if sys.stdin is not None else b""
+        except OSError:
+            stdin = b""
     return run_hook(name, stdin, hook_git_dir(), policy_file=options.get("--policy"),
                     chain=options.get("--chain"), queued=True)

@@ -27,10 +27,13 @@ from memgit.git.plumbing import config_get, config_set, find_repository, hooks_d
 if TYPE_CHECKING:
     from memgit.git.repository import Drive
 
-HOOK_VERSION = 4  # 4: ends by entry.exit_now; 3: the entry point is memgit.githooks.entry
+# 5: asks the warm judge first (memgit.githooks.warm); 4: ends by entry.exit_now;
+# 3: the entry point is memgit.githooks.entry
+HOOK_VERSION = 5
 HOOKS = ("pre-receive", "post-receive")
 MARKER = "# memgit-hook:"
 HOOK_CALL = "exit_now(hook_main())"  # the call that ends every hook script's program
+ASK_CALL = "from memgit.githooks.warm_client import ask; ask(); "  # the warm judge, first
 CHAIN_SUFFIX = ".memgit-chained"
 
 # git's own settings, set next to the hooks (docs/server.md, "git's settings"). git runs
@@ -89,7 +92,8 @@ def import_paths() -> list[str]:
 
 def _entry_code(paths: Sequence[str] | None, call: str) -> str:
     prefix = f"sys.path[:0] = {json.dumps(list(paths))}; " if paths else ""
-    return f"import sys; {prefix}from memgit.githooks.entry import exit_now, hook_main; {call}"
+    return (f"import sys; {prefix}{ASK_CALL}"
+            f"from memgit.githooks.entry import exit_now, hook_main; {call}")
 
 
 def hook_argv(python: str, paths: Sequence[str]) -> list[str]:

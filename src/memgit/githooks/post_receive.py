@@ -39,6 +39,12 @@ def run_post_receive(git_dir: str | os.PathLike[str], stdin: bytes) -> tuple[int
     return 0, []
 
 
+# Set by a child of the warm judge (memgit.githooks.warm): the background work is done by
+# that child itself once the hook has its answer, so nothing forks again; each item is
+# (the lock descriptor held shared, the git dir).
+AFTER_ANSWER: list[tuple[int, str]] | None = None
+
+
 def start_background(git_dir: str | os.PathLike[str]) -> None:
     """Run :func:`background_work` for ``git_dir`` in a detached process; return at once."""
     import fcntl
@@ -48,6 +54,9 @@ def start_background(git_dir: str | os.PathLike[str]) -> None:
     try:
         # shared: many pushes' work at once; waits only while a waiter holds it exclusively
         fcntl.flock(lock, fcntl.LOCK_SH)
+        if AFTER_ANSWER is not None:
+            AFTER_ANSWER.append((lock, os.fspath(git_dir)))
+            return
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
@@ -61,13 +70,19 @@ def start_background(git_dir: str | os.PathLike[str]) -> None:
     try:  # the first child: a new session, then the grandchild does the work
         os.setsid()
         if os.fork() == 0:
-            _detach(keep=lock)
-            try:
-                background_work(git_dir)
-            except BaseException as exc:  # noqa: BLE001 - nobody to tell but the log
-                _log(git_dir, exc)
+            detached_work(lock, git_dir)
     finally:
         os._exit(0)
+
+
+def detached_work(lock: int, git_dir: str | os.PathLike[str]) -> None:
+    """In a process the hook's client no longer waits for: let go of git's descriptors,
+    then do the background work (its failures go to the log)."""
+    _detach(keep=lock)
+    try:
+        background_work(git_dir)
+    except BaseException as exc:  # noqa: BLE001 - nobody to tell but the log
+        _log(git_dir, exc)
 
 
 def _detach(keep: int) -> None:

@@ -73,6 +73,9 @@ MAX_BACK_IN = 10.0
 PACE = 1.0  # seconds between landings assumed before any were seen
 EARLY = 0.8  # a refused push is told to come back after this share of its expected wait
 PREVIOUS_WAIT = 10.0  # seconds at most to wait for the previous push's ref update
+# git receive-pack's pid when the hook runs in a child of the warm judge (whose parent is
+# the judge), sent by the hook script; None: this process's parent (memgit.githooks.warm)
+PARENT_PID: int | None = None
 POLL = 0.005  # seconds between two looks at the lock, the tickets and the ref files
 WORK_OPTION = "memgit-work"  # the push option naming the work (memgit.sync.retry's too)
 NO_AGE = 10**13 - 1  # the age of work whose author cannot be read: last
@@ -440,7 +443,7 @@ def _signature(path: Path) -> list[int] | None:
 
 def _write_note(git_dir: Path, updates: Sequence[RefUpdate]) -> None:
     _write(git_dir / NOTE_FILE, json.dumps({
-        "pid": os.getppid(),  # git receive-pack: the hook script execs python
+        "pid": PARENT_PID or os.getppid(),  # git receive-pack: the hook script execs python
         "refs": {u.ref: _signature(git_dir / u.ref) for u in updates}}))
 
 

@@ -728,6 +728,13 @@ class _Timing:
 TIMING = _Timing()
 
 
+def reset_timing() -> None:
+    """Time a new run from now, on or off by this process's MEMGIT_HOOK_TIMING (a child
+    of the warm judge takes on its hook's environment after this module was imported)."""
+    global TIMING
+    TIMING = _Timing()
+
+
 # --- the hooks -------------------------------------------------------------------------
 
 

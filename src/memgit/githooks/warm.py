@@ -1,0 +1,347 @@
+"""The warm judge: one process per user and hook installation that has imported memgit and
+set up the secret scanner once, and forks a child for each hook run.
+
+Why: a push's hooks are two new Python processes, and most of what they cost is importing
+memgit and compiling the scanner's patterns, the same work on every push (both hooks added
+about 146 ms to a one-commit push, of which the push's own judging is a fraction). With a
+judge listening, an installed hook script (memgit.githooks.warm_client) starts Python
+without ``site``, reads its stdin and hands the run to the judge; the judge forks, and the
+child takes on the hook's working directory, environment, umask and output descriptors,
+then runs exactly what the hook would have run in its own process
+(:func:`memgit.githooks.entry.hook_main`). So:
+
+* git's quarantine reaches the child's git processes through the environment the hook was
+  given (``GIT_QUARANTINE_PATH``, ``GIT_OBJECT_DIRECTORY``...); nothing is shared between
+  two runs but what was imported before the fork.
+* The push queue's turn (an ``flock`` memgit.githooks.queue takes) is held by the child and
+  let go when it ends, however it ends; the note it leaves names the receive-pack the hook
+  was started by (the client sends its parent's pid), not the judge.
+* The child answers with the exit status only after its output is flushed and the hook's
+  descriptors are closed; without that answer the hook judges in its own process.
+
+Lifetime: the first hook run that finds no judge runs in its own process, then starts one
+(warm_client.start_judge, detached: git does not wait for it). A judge exits after
+:data:`IDLE_SECONDS` without a run (``MEMGIT_HOOK_SERVER_IDLE``), when its socket is taken
+away, and as soon as a file of memgit's it loaded has changed on disk (an upgrade): it
+declines that run and the hook judges in its own process and starts a new judge. Two
+judges of one key never run at once (an ``flock`` on ``KEY.lock``). Linux only (the peer
+check uses ``SO_PEERCRED``). ``KEY.lock`` holds the judge's pid.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import socket
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import NoReturn
+
+from memgit.githooks.warm_client import (
+    PROTOCOL,
+    folder_is_private,
+    identity,
+    runtime_folder,
+    socket_path,
+)
+
+IDLE_SECONDS = 300.0
+READ_TIMEOUT = 30.0  # a hook sends its request at once; a peer that does not is dropped
+MAX_REQUEST = 256 * 1024 * 1024  # stdin of a push of very many refs, with room to spare
+_IDENTITY = b""  # the judge's own (warm_client.identity), set when it starts serving
+
+
+@dataclass(frozen=True)
+class Request:
+    """One hook run, as a hook script sent it (memgit.githooks.warm_client.request)."""
+
+    identity: bytes
+    cwd: bytes
+    umask: int
+    parent: int
+    stdin: bytes
+    args: list[str]
+    env: dict[bytes, bytes]
+
+
+class BadRequest(Exception):
+    """A request this judge cannot take; the hook then judges in its own process."""
+
+
+# --- the judge -------------------------------------------------------------------------------
+
+
+def serve(key: str) -> None:
+    """Listen for hook runs of ``key`` until idle; return when another judge has the key,
+    when the folder of the sockets is not private, or when done."""
+    global _IDENTITY
+    _IDENTITY = identity()
+    folder = runtime_folder()
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    if not folder_is_private(folder):
+        return
+    lock = os.open(os.path.join(folder, key + ".lock"),
+                   os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return  # another judge of this key is running
+    os.ftruncate(lock, 0)
+    os.write(lock, b"%d\n" % os.getpid())  # who the judge is, for an admin (and tests)
+    warm_up()
+    if _threads() != 1:
+        return  # a fork would keep one of them: judge in each hook's own process instead
+    loaded = module_files()
+    idle = _idle_seconds()
+    path = socket_path(key)
+    listener = _listen(path)
+    mine = os.stat(path).st_ino
+    try:
+        _accept_loop(listener, lock, loaded, idle, lambda: _still_mine(path, mine))
+    finally:
+        if _still_mine(path, mine):
+            os.unlink(path)
+        listener.close()
+
+
+def _listen(path: str) -> socket.socket:
+    """A socket bound at ``path`` (a stale one left by a judge that died is replaced: the
+    lock says no judge of this key is running)."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(64)
+    listener.settimeout(1.0)
+    return listener
+
+
+def _still_mine(path: str, inode: int) -> bool:
+    try:
+        return os.stat(path).st_ino == inode
+    except OSError:
+        return False
+
+
+def _idle_seconds() -> float:
+    try:
+        return max(1.0, float(os.environ.get("MEMGIT_HOOK_SERVER_IDLE", IDLE_SECONDS)))
+    except ValueError:
+        return IDLE_SECONDS
+
+
+def _accept_loop(listener: socket.socket, lock: int, loaded: dict[str, tuple[int, int]],
+                 idle: float, still_mine: Callable[[], bool]) -> None:
+    last = time.monotonic()
+    while True:
+        _reap()
+        try:
+            conn, _addr = listener.accept()
+        except TimeoutError:
+            if time.monotonic() - last > idle or not still_mine():
+                return
+            continue
+        last = time.monotonic()
+        if module_files() != loaded or not _same_user(conn):
+            _decline(conn)
+            if module_files() != loaded:
+                return  # memgit changed on disk: the next hook starts a judge of the new code
+            continue
+        pid = os.fork()
+        if pid == 0:
+            listener.close()
+            os.close(lock)
+            serve_one(conn)
+        conn.close()
+
+
+def _threads() -> int:
+    """How many threads this process runs (Linux: ``/proc/self/task``; C libraries' own
+    threads included, which ``threading`` does not see)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 0
+
+
+def _reap() -> None:
+    """Collect the children that have ended (the judge never waits for one)."""
+    while True:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _same_user(conn: socket.socket) -> bool:
+    cred = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
+    return int.from_bytes(cred[4:8], sys.byteorder) == os.getuid()
+
+
+def _decline(conn: socket.socket) -> None:
+    try:
+        conn.sendall(b"D\0")
+    except OSError:
+        pass
+    conn.close()
+
+
+def warm_up() -> None:
+    """Import what the hooks use and run the scanner once (its patterns compile on first
+    use); nothing here reads a repository or starts a thread (a fork keeps only the
+    thread that forks). The deep scan (``secrets: {deep: true}``) is left to the child:
+    its other scanners' libraries start threads of their own."""
+    from memgit.githooks import entry
+
+    entry.defer_inspect()
+    import memgit.githooks.post_receive
+    import memgit.githooks.queue
+    import memgit.githooks.receive
+    import memgit.policy.settings
+    import memgit.state.events
+    from memgit.secrets import scan_text
+
+    scan_text("- the deploy note says password: Example-Not-A-Secret-1\n")
+    del memgit
+
+
+def module_files() -> dict[str, tuple[int, int]]:
+    """(mtime, size) of every file of memgit's this process has loaded: a judge serves
+    only while they are what it loaded."""
+    files: dict[str, tuple[int, int]] = {}
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None) if name.startswith("memgit") else None
+        if path:
+            try:
+                st = os.stat(path)
+            except OSError:
+                files[path] = (-1, -1)
+                continue
+            files[path] = (st.st_mtime_ns, st.st_size)
+    return files
+
+
+# --- one hook run, in a child of the judge -----------------------------------------------------
+
+
+def serve_one(conn: socket.socket) -> NoReturn:
+    """Take on the hook's context, run it, answer with its exit status, end. Any failure
+    before the answer leaves the hook to judge in its own process."""
+    try:
+        conn.settimeout(READ_TIMEOUT)
+        request, fds = receive(conn)
+        conn.settimeout(None)
+        if request.identity != _IDENTITY:
+            _decline(conn)  # hooks of another Python or import path: not this judge's code
+            os._exit(0)
+        adopt(request, fds)
+        status = run(request)
+        _let_go_of_output()
+        conn.sendall(b"S" + bytes([status & 0xFF]))
+        conn.close()
+    except BaseException:  # noqa: BLE001 - no answer: the hook judges itself
+        os._exit(0)
+    _after_answer()
+    os._exit(0)
+
+
+def _after_answer() -> None:
+    """post-receive's background work, done here once the hook has its answer (this child
+    is a process git does not wait for; the lock taken before the answer is kept)."""
+    from memgit.githooks import post_receive
+
+    for lock, git_dir in post_receive.AFTER_ANSWER or ():
+        os.setsid()
+        post_receive.detached_work(lock, git_dir)
+
+
+def receive(conn: socket.socket) -> tuple[Request, list[int]]:
+    """Read one request and the two descriptors (stdout, stderr) sent with it."""
+    space = socket.CMSG_SPACE(2 * 4)
+    data, ancillary, _flags, _addr = conn.recvmsg(65536, space)
+    fds: list[int] = []
+    for level, kind, payload in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds += [int.from_bytes(payload[i:i + 4], sys.byteorder, signed=True)
+                    for i in range(0, len(payload) - len(payload) % 4, 4)]
+    if len(fds) != 2 or len(data) < 8:
+        raise BadRequest("a request comes with the hook's stdout and stderr")
+    size = int.from_bytes(data[:8], "big")
+    if size > MAX_REQUEST:
+        raise BadRequest("request too large")
+    body = bytearray(data[8:])
+    while len(body) < size:
+        chunk = conn.recv(min(1 << 20, size - len(body)))
+        if not chunk:
+            raise BadRequest("the hook went away")
+        body += chunk
+    return parse_request(bytes(body)), fds
+
+
+def _fields(body: bytes) -> Iterator[bytes]:
+    at = 0
+    while at < len(body):
+        size = int.from_bytes(body[at:at + 4], "big")
+        yield body[at + 4:at + 4 + size]
+        at += 4 + size
+
+
+def parse_request(body: bytes) -> Request:
+    """Fields: protocol, key, cwd, umask, parent pid, stdin, arguments (NUL-separated),
+    then one ``NAME=VALUE`` per environment variable."""
+    fields = list(_fields(body))
+    if len(fields) < 7 or fields[0] != PROTOCOL:
+        raise BadRequest("not a request of this memgit")
+    args = [os.fsdecode(a) for a in fields[6].split(b"\0")] if fields[6] else []
+    env = dict(f.partition(b"=")[::2] for f in fields[7:])
+    return Request(fields[1], fields[2], int(fields[3]), int(fields[4]), fields[5],
+                   args, env)
+
+
+def adopt(request: Request, fds: list[int]) -> None:
+    """Become the hook: its directory, umask, environment, stdout and stderr; no stdin
+    (the hook sent it)."""
+    os.chdir(request.cwd)
+    os.umask(request.umask)
+    os.environb.clear()
+    os.environb.update(request.env)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(fds[0], 1)
+    os.dup2(fds[1], 2)
+    for fd in (null, *fds):
+        if fd > 2:
+            os.close(fd)
+
+
+def run(request: Request) -> int:
+    """Run the hook as its own process would (memgit.githooks.entry.hook_main)."""
+    from memgit.githooks import entry, post_receive, queue, receive
+
+    queue.PARENT_PID = request.parent
+    post_receive.AFTER_ANSWER = []
+    receive.reset_timing()
+    return entry.hook_main(request.args, stdin=request.stdin)
+
+
+def _let_go_of_output() -> None:
+    """Flush and close the hook's stdout and stderr: git sees the end of the hook's output
+    before the hook process ends."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:
+        pass
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    os.close(null)
