@@ -1,8 +1,8 @@
 """The warm judge (memgit.githooks.warm) and the hook scripts' way to it
 (memgit.githooks.warm_client): real pushes to real bare drives with the installed hooks.
 
-Each test gets its own folder of sockets (``TMPDIR``), so its judges are its own, and
-kills them at the end (their pids are in ``KEY.lock``).
+Each test gets its own folder of sockets (tests/warm_support.py's ``runtime``), so its
+judges are its own, killed at the end.
 """
 
 from __future__ import annotations
@@ -12,55 +12,20 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from memgit.githooks import warm, warm_client
-from memgit.githooks.install import ASK_CALL, HOOK_CALL
 from tests.receive_support import Drive, base_files, entry, people_text, ulid_like
+from tests.warm_support import judge_pids, only_the_judge_can_answer, runtime, sockets, wait_for
+
+__all__ = ["runtime"]  # the fixture, used by name
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="the warm judge checks its peer by SO_PEERCRED (Linux)")
 
 TOKEN = "ghp_" + "Xq7LmP2vRt9KsW4nBz8YcJ1dHf6GuA3eTo5i"  # the form of a GitHub token
-
-
-@pytest.fixture
-def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """This test's folder of judges' sockets; every judge started in it is killed after."""
-    base = tmp_path / "rt"
-    base.mkdir()
-    monkeypatch.setenv("TMPDIR", str(base))
-    monkeypatch.delenv("MEMGIT_HOOK_SERVER", raising=False)
-    folder = Path(warm_client.runtime_folder())
-    yield folder
-    for pid in judge_pids(folder):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-
-
-def judge_pids(folder: Path) -> list[int]:
-    pids = []
-    for lock in folder.glob("*.lock") if folder.is_dir() else ():
-        text = lock.read_text().strip()
-        if text.isdigit() and Path(f"/proc/{text}").exists():
-            pids.append(int(text))
-    return pids
-
-
-def wait_for(what: object, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not what():  # type: ignore[operator]
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-
-
-def sockets(folder: Path) -> list[Path]:
-    return sorted(folder.glob("*.sock")) if folder.is_dir() else []
 
 
 def good_push(drive: Drive, n: int) -> str:
@@ -87,17 +52,6 @@ def bad_pushes(drive: Drive) -> list[tuple[set[str], str]]:
     return out
 
 
-def only_the_judge_can_answer(drive: Drive) -> None:
-    """Rewrite the hook scripts so that their own process cannot judge (it exits 97 after
-    asking the judge): a push judged right afterwards was judged by the warm judge. The
-    identity (Python and import path) is unchanged, so the same judge is asked."""
-    for name in ("pre-receive", "post-receive"):
-        hook = drive.git_dir / "hooks" / name
-        script = hook.read_text()
-        assert ASK_CALL in script and HOOK_CALL in script
-        hook.write_text(script.replace(HOOK_CALL, "sys.exit(97)"))
-
-
 def test_the_first_push_starts_a_judge_and_later_pushes_are_judged_by_it_alike(
         tmp_path: Path, runtime: Path) -> None:
     """Same verdicts, same codes, same lines, with and without the judge; the accepted
@@ -111,7 +65,7 @@ def test_the_first_push_starts_a_judge_and_later_pushes_are_judged_by_it_alike(
     good_push(warm_drive, 1)  # no judge yet: judged in the hook's process, which starts one
     wait_for(lambda: len(sockets(runtime)) == 1)
     assert len(judge_pids(runtime)) == 1
-    only_the_judge_can_answer(warm_drive)
+    only_the_judge_can_answer(warm_drive.git_dir)
     good_push(warm_drive, 2)
     warm_bad = bad_pushes(warm_drive)
     assert [codes for codes, _ in warm_bad] == [codes for codes, _ in cold_bad]
@@ -136,7 +90,7 @@ def test_a_killed_judge_leaves_pushes_judged_and_a_new_judge_starts(
     good_push(drive, 2)  # judged in the hook's own process
     assert [codes for codes, _ in bad_pushes(drive)][1] == {"MG201"}
     wait_for(lambda: judge_pids(runtime) and judge_pids(runtime)[0] != first)
-    only_the_judge_can_answer(drive)
+    only_the_judge_can_answer(drive.git_dir)
     good_push(drive, 3)
 
 

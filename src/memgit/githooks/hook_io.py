@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from memgit.errors import MemgitError
 from memgit.safe_text import printable
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 _ZERO = "0"
 
@@ -83,6 +87,23 @@ def hook_git_dir() -> str:
     (git runs receive-pack hooks inside the git directory). A string: post-receive does
     not import pathlib."""
     return os.path.abspath(os.environ.get("GIT_DIR") or ".")
+
+
+# --- work after the answer ---------------------------------------------------------------
+
+# Set (to a list) in a child of the warm judge (memgit.githooks.warm): work a hook need not
+# do before git has its answer waits here and is done once the answer is given, under
+# post-receive.lock held shared (so post_receive.wait_for_background waits for it too).
+# None in a hook's own process: the work is done at once, as before.
+AFTER_ANSWER: list[Callable[[], object]] | None = None
+
+
+def after_answer(work: Callable[[], object]) -> None:
+    """Do ``work`` once the hook's answer is given (a child of the warm judge), else now."""
+    if AFTER_ANSWER is None:
+        work()
+    else:
+        AFTER_ANSWER.append(work)
 
 
 # --- output -------------------------------------------------------------------------

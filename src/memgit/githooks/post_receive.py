@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import sys
 
+from memgit.githooks import hook_io
 from memgit.githooks.hook_io import parse_updates
 from memgit.safe_text import append_log_line, printable
 
@@ -39,23 +40,28 @@ def run_post_receive(git_dir: str | os.PathLike[str], stdin: bytes) -> tuple[int
     return 0, []
 
 
-# Set by a child of the warm judge (memgit.githooks.warm): the background work is done by
-# that child itself once the hook has its answer, so nothing forks again; each item is
-# (the lock descriptor held shared, the git dir).
-AFTER_ANSWER: list[tuple[int, str]] | None = None
-
-
-def start_background(git_dir: str | os.PathLike[str]) -> None:
-    """Run :func:`background_work` for ``git_dir`` in a detached process; return at once."""
+def background_lock(git_dir: str | os.PathLike[str]) -> int:
+    """A descriptor holding ``post-receive.lock`` shared: many pushes' work at once; taking
+    it waits only while :func:`wait_for_background` holds it exclusively."""
     import fcntl
 
     lock = os.open(os.path.join(_state_dir(git_dir), LOCK_FILE),
                    os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
-        # shared: many pushes' work at once; waits only while a waiter holds it exclusively
         fcntl.flock(lock, fcntl.LOCK_SH)
-        if AFTER_ANSWER is not None:
-            AFTER_ANSWER.append((lock, os.fspath(git_dir)))
+    except BaseException:
+        os.close(lock)
+        raise
+    return lock
+
+
+def start_background(git_dir: str | os.PathLike[str]) -> None:
+    """Run :func:`background_work` for ``git_dir`` in a detached process; return at once."""
+    lock = background_lock(git_dir)
+    try:
+        if hook_io.AFTER_ANSWER is not None:
+            # a child of the warm judge: it does the work itself once git has the answer
+            hook_io.after_answer(lambda: detached_work(lock, git_dir))
             return
         sys.stdout.flush()
         sys.stderr.flush()

@@ -265,16 +265,35 @@ def _moved(git_dir: Path, updates: Sequence[RefUpdate]) -> dict[str, str]:
 
 
 def _loose_value(git_dir: Path, ref: str) -> str | None:
-    """The object id in the loose ref file of ``ref`` (git's files backend writes the id
-    and a newline), read without starting git; None when there is no such file (a
-    packed ref, a reftable repository) or it holds anything else: then git is asked."""
+    """The value of ``ref`` read from git's files without starting git: its loose ref file
+    (the id and a newline), else its line in ``packed-refs`` (``OID NAME``; git's files
+    backend reads a loose ref before the packed one, so a packed line counts only when
+    there is no loose file). None when neither answers (a symbolic ref, a reftable
+    repository, a new ref): then git is asked."""
     try:
         text = (git_dir / ref).read_bytes().decode("ascii").strip()
+    except FileNotFoundError:
+        return _packed_value(git_dir, ref)
     except (OSError, UnicodeDecodeError):
         return None
-    if len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text):
-        return text
+    return text if _is_oid(text) else None
+
+
+def _packed_value(git_dir: Path, ref: str) -> str | None:
+    try:
+        data = (git_dir / "packed-refs").read_bytes()
+    except OSError:
+        return None
+    name = b" " + ref.encode()
+    for line in data.splitlines():
+        if line.endswith(name) and not line.startswith((b"#", b"^")):
+            text = line[: -len(name)].decode("ascii", "replace")
+            return text if _is_oid(text) else None
     return None
+
+
+def _is_oid(text: str) -> bool:
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
 
 
 def ref_values(git_dir: Path, refs: Sequence[str]) -> dict[str, str]:

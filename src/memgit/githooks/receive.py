@@ -37,7 +37,15 @@ from memgit.git.plumbing import (
     start_plumbing,
 )
 from memgit.git.raw import LaterRead, ObjectReader, TreeCache, commit_text, is_tree
-from memgit.githooks.hook_io import RefUpdate, ServerSideError, parse_updates, server_error_lines
+from memgit.githooks import old_files
+from memgit.githooks.hook_io import (
+    RefUpdate,
+    ServerSideError,
+    after_answer,
+    parse_updates,
+    server_error_lines,
+)
+from memgit.githooks.timing import TIMING
 from memgit.githooks.verdict import SHORT, Finding, Verdict, report
 from memgit.policy import WORKING_REF
 from memgit.policy.census import no_secret_scan, push_cap_warnings
@@ -158,6 +166,7 @@ class PushJudge:
         self._parse_all_old = False
         self._listing: dict[str, Popen[bytes]] = {}
         self._old_read: LaterRead | None = None
+        self._known: dict[str, str] = {}  # blob -> its ids as recorded earlier (old_files)
         self._first_push = False  # an existing history pushed to an empty drive
 
     # objects ---------------------------------------------------------------------
@@ -324,10 +333,11 @@ class PushJudge:
         self._commit_raw = {o: got[1] for o, got in
                             self.reader.read_many([c.oid for c in commits]).items()
                             if got is not None and got[0] == "commit"}
-        # old files may be needed for duplicate ids: git reads them while Python judges
-        # the new ones
-        self._old_read = self.reader.read_later(
-            [r.oid for r in self._old_in_push(commits) if r.path != fmt.MEMORY_FILE])
+        # old files may be needed for duplicate ids: git reads those whose ids no earlier
+        # push recorded (githooks.old_files) while Python judges the new ones
+        others = [r.oid for r in self._old_in_push(commits) if old_files.recordable(r.path)]
+        self._known = old_files.recorded(self.git_dir, others)
+        self._old_read = self.reader.read_later([o for o in others if o not in self._known])
         TIMING.mark("trees")
         self._prefetch_blobs(commits)
         for commit in commits:
@@ -479,24 +489,43 @@ class PushJudge:
     def _old_blob_facts(self, commits: list[PushCommit]) -> None:
         """Facts of files already in the repository that the tree rules need.
 
-        MEMORY.md always (the Index rule reads it). Other old files only when they may
-        hold an id that the push introduces (MG103 across files): a byte-level test
-        first, then a real parse of those that hit.
+        MEMORY.md always (the Index rule reads it). Other old files exactly when they hold
+        an id the push introduces (MG103, MG108 across files): known from the ids an
+        earlier push recorded for their blob (githooks.old_files), else from a byte-level
+        test of their content first, then a real parse of those that hit.
         """
         old = self._old_in_push(commits)
         chosen = [r for r in old if r.path == fmt.MEMORY_FILE]
-        others = [r for r in old if r.path != fmt.MEMORY_FILE]
+        others = [r for r in old if old_files.recordable(r.path)]
         read = self._old_read.result() if self._old_read is not None else {}
         self._old_read = None
         self._raw.update((oid, got[1]) for oid, got in read.items() if got is not None)
-        if others and (self._parse_all_old or self._needles or self._texts):
-            contents = self._contents([r.oid for r in others])
+        known = self._known
+        unknown = [r for r in others if r.oid not in known]
+        needles = {n.decode() for n in self._needles}
+        if needles:
             chosen += [r for r in others
+                       if r.oid in known and old_files.holds_any(known[r.oid], needles)]
+            contents = self._contents([r.oid for r in unknown])
+            chosen += [r for r in unknown
                        if self._parse_all_old or self._may_share_id(contents[r.oid])]
         contents = self._contents([r.oid for r in chosen])
         for r in chosen:
-            self._facts[(r.oid, r.path)] = check_blob(r.path, contents[r.oid], self.policy,
-                                                      scan=no_secret_scan)
+            facts = check_blob(r.path, contents[r.oid], self.policy, scan=no_secret_scan)
+            ids = [entry_id for entry_id, _line in facts.ids]
+            if r.path == fmt.MEMORY_FILE or not needles.isdisjoint(ids):
+                self._facts[(r.oid, r.path)] = facts
+        self._record_ids(unknown)
+
+    def _record_ids(self, unknown: list[TreeFile]) -> None:
+        """Have the ids of the blobs this push judged or read recorded for the next push
+        (a child of the warm judge does it once the push has its answer)."""
+        learned = {oid: [entry_id for entry_id, _line in facts.ids]
+                   for (oid, path), facts in self._facts.items()
+                   if old_files.recordable(path) and oid not in self._known}
+        unparsed = [(r.oid, r.path, self._raw[r.oid]) for r in unknown
+                    if r.oid not in learned and r.oid in self._raw]
+        old_files.record_after_answer(self.git_dir, learned, unparsed)
 
     def _old_in_push(self, commits: list[PushCommit]) -> list[TreeFile]:
         """Files of the new commits' trees that were already in the repository."""
@@ -698,43 +727,6 @@ def judge_push(git_dir: Path, updates: Sequence[RefUpdate], policy: Policy,
         return PushJudge(git_dir, policy, registry, own).judge(updates)
 
 
-# --- timing (MEMGIT_HOOK_TIMING=1: one "memgit: timing" line, for bench/bench_receive.py) --
-
-
-class _Timing:
-    """Where a hook run spends its time; off unless MEMGIT_HOOK_TIMING=1."""
-
-    def __init__(self) -> None:
-        import time
-
-        self.clock = time.perf_counter
-        self.on = os.environ.get("MEMGIT_HOOK_TIMING") == "1"
-        self.last = self.clock()
-        self.phases: dict[str, float] = {}
-
-    def mark(self, phase: str) -> None:
-        if self.on:
-            now = self.clock()
-            self.phases[phase] = self.phases.get(phase, 0.0) + now - self.last
-            self.last = now
-
-    def line(self) -> list[str]:
-        if not self.on:
-            return []
-        parts = [f"{k}={v * 1000:.1f}" for k, v in self.phases.items()]
-        return ["memgit: timing ms: " + " ".join(parts)]
-
-
-TIMING = _Timing()
-
-
-def reset_timing() -> None:
-    """Time a new run from now, on or off by this process's MEMGIT_HOOK_TIMING (a child
-    of the warm judge takes on its hook's environment after this module was imported)."""
-    global TIMING
-    TIMING = _Timing()
-
-
 # --- the hooks -------------------------------------------------------------------------
 
 
@@ -774,12 +766,13 @@ def run_pre_receive(git_dir: Path, stdin: bytes, *, policy_file: str | None = No
         return 1, server_error_lines(ServerSideError(
             f"the hook failed: {type(exc).__name__}: {exc}",
             "see the server's memgit version; run the push again after a fix"))
+    # the counters are written once git has the answer when a warm judge's child judges
     if not verdict.accepted:
-        _record(git_dir, "push_refused")
+        after_answer(lambda: _record(git_dir, "push_refused"))
         TIMING.mark("events")
         return 1, lines + TIMING.line()
     if any(f.violation.code in NEAR_LIMIT_CODES for f in verdict.warnings):
-        _record(git_dir, "near_limit")
+        after_answer(lambda: _record(git_dir, "near_limit"))
     TIMING.mark("events")
     return 0, lines + TIMING.line()
 

@@ -39,6 +39,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import NoReturn
 
+from memgit.githooks import hook_io
+from memgit.githooks.hook_io import hook_git_dir
 from memgit.githooks.warm_client import (
     PROTOCOL,
     folder_is_private,
@@ -196,23 +198,42 @@ def _decline(conn: socket.socket) -> None:
 
 
 def warm_up() -> None:
-    """Import what the hooks use and run the scanner once (its patterns compile on first
-    use); nothing here reads a repository or starts a thread (a fork keeps only the
-    thread that forks). The deep scan (``secrets: {deep: true}``) is left to the child:
-    its other scanners' libraries start threads of their own."""
+    """Import what the hooks use, compile the patterns they compile on first use and run
+    the judge once on sample text; nothing here reads a repository or starts a thread (a
+    fork keeps only the thread that forks). The deep scan (``secrets: {deep: true}``) is
+    left to the child: its other scanners' libraries start threads of their own."""
     from memgit.githooks import entry
 
     entry.defer_inspect()
     import memgit.githooks.post_receive
     import memgit.githooks.queue
     import memgit.githooks.receive
-    import memgit.policy.settings
+    import memgit.policy.registry_refs
+    import memgit.state.blob_ids
     import memgit.state.events
-    from memgit.secrets import scan_text
+    from memgit.githooks.old_files import ids_salt
+    from memgit.policy.judge import check_blob
+    from memgit.policy.settings import policy_from_mapping
+    from memgit.secrets import scan_text, values
 
-    scan_text("- the deploy note says password: Example-Not-A-Secret-1\n")
+    for name in values.patterns():
+        getattr(values.R, name)
+    scan_text(WARM_UP_TEXT)
+    ids_salt()
+    check_blob("notes.md", WARM_UP_TEXT.encode(), policy_from_mapping({}))
     del memgit
 
+
+# Lines of the forms the scanner and the judge meet (none is a real credential): judging
+# them once compiles what is compiled on first use.
+_SOURCE = "[source: https://example.com/s/1; added: 2026-01-02"
+WARM_UP_TEXT = "\n".join((
+    "# Notes", "",
+    f"- The note says password: Example-Not-A-Secret-1 {_SOURCE}; id: m-{1:026d}]",
+    f"- export API_TOKEN=example and curl -u admin:example https://example.com/x {_SOURCE}]",
+    f"- postgres://user:example@db.example.com/app; Server=db;Password=example; {_SOURCE}]",
+    f'- {{"client_secret": "example"}} Authorization: Bearer example.example {_SOURCE}]',
+    f"- see [the runbook](runbook.md) {_SOURCE}; id: m-{3:026d}]", ""))
 
 def module_files() -> dict[str, tuple[int, int]]:
     """(mtime, size) of every file of memgit's this process has loaded: a judge serves
@@ -245,23 +266,33 @@ def serve_one(conn: socket.socket) -> NoReturn:
             os._exit(0)
         adopt(request, fds)
         status = run(request)
+        later = _hold_background_lock() if hook_io.AFTER_ANSWER else None
         _let_go_of_output()
         conn.sendall(b"S" + bytes([status & 0xFF]))
         conn.close()
     except BaseException:  # noqa: BLE001 - no answer: the hook judges itself
         os._exit(0)
-    _after_answer()
-    os._exit(0)
+    try:
+        for work in hook_io.AFTER_ANSWER or ():
+            work()
+    finally:
+        if later is not None:
+            try:
+                os.close(later)
+            except OSError:
+                pass  # post-receive's work let go of every descriptor but its own lock
+        os._exit(0)
 
 
-def _after_answer() -> None:
-    """post-receive's background work, done here once the hook has its answer (this child
-    is a process git does not wait for; the lock taken before the answer is kept)."""
-    from memgit.githooks import post_receive
+def _hold_background_lock() -> int | None:
+    """post-receive.lock of the hook's repository, held shared until the work after the
+    answer is done (post_receive.wait_for_background then waits for it)."""
+    from memgit.githooks.post_receive import background_lock
 
-    for lock, git_dir in post_receive.AFTER_ANSWER or ():
-        os.setsid()
-        post_receive.detached_work(lock, git_dir)
+    try:
+        return background_lock(hook_git_dir())
+    except OSError:
+        return None
 
 
 def receive(conn: socket.socket) -> tuple[Request, list[int]]:
@@ -325,11 +356,11 @@ def adopt(request: Request, fds: list[int]) -> None:
 
 def run(request: Request) -> int:
     """Run the hook as its own process would (memgit.githooks.entry.hook_main)."""
-    from memgit.githooks import entry, post_receive, queue, receive
+    from memgit.githooks import entry, queue, timing
 
     queue.PARENT_PID = request.parent
-    post_receive.AFTER_ANSWER = []
-    receive.reset_timing()
+    hook_io.AFTER_ANSWER = []
+    timing.reset_timing()
     return entry.hook_main(request.args, stdin=request.stdin)
 
 

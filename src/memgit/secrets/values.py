@@ -41,6 +41,12 @@ class _Rx:
 
 R = _Rx()
 
+
+def patterns() -> list[str]:
+    """The names of this module's regexes (``R.NAME``): a warm process compiles them all
+    once (memgit.githooks.warm)."""
+    return list(_PATTERNS)
+
 _CLOG = [0.0] + [c * math.log2(c) for c in range(1, 4097)]
 _LOG2 = [0.0] + [math.log2(n) for n in range(1, 4097)]
 

@@ -3,8 +3,9 @@
 Owns: the database itself here (the file, connections and their per-process cache,
 migrations in ``PRAGMA user_version``, transactions, meta values) and its tables:
 ``facts`` and ``search`` (the recall index), ``vectors``, ``pending`` (the pending-write
-queue), ``counters`` and ``events``, ``observations`` and ``dream``; ``salvage`` (what a
-damaged file still holds intact, carried into its replacement).
+queue), ``counters`` and ``events``, ``observations`` and ``dream``, ``blob_ids`` (what
+pre-receive knows of old files); ``salvage`` (what a damaged file still holds intact,
+carried into its replacement).
 May import: errors and the standard library; nothing else imports sqlite3.
 The recall index can be rebuilt from the drive at any time, but the pending queue holds
 acknowledged writes not yet in the drive (deleting the file while ``memgit info`` shows
@@ -166,6 +167,17 @@ MIGRATIONS: list[str] = [
         DELETE FROM vectors WHERE fact_id = old.fact_id;
         REPLACE INTO meta (key, value) VALUES ('vectors_stamp', hex(randomblob(8)));
     END;
+    """,
+    # 6: the entry ids a blob holds, by blob id (state/blob_ids.py): pre-receive learns
+    # which files a push's new ids collide with without reading every old file. ``salt``
+    # names the parser that computed them (a new parser reads afresh).
+    """
+    CREATE TABLE blob_ids (
+        oid TEXT NOT NULL,
+        salt TEXT NOT NULL,
+        ids TEXT NOT NULL,
+        PRIMARY KEY (oid, salt)
+    ) WITHOUT ROWID;
     """,
 ]
 
