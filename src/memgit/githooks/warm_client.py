@@ -4,11 +4,12 @@ listening (memgit.githooks.warm).
 A hook is a new Python process for every push, and most of what it costs is importing
 memgit and setting up the secret scanner (docs/performance.md, "The push"). The warm judge
 is a process of the same user that has done that once; for each push it forks a child that
-runs the very same hook code. This module is what stands between: it imports nothing but
-``os``, ``sys``, ``io`` and ``_socket`` (``python -I -S`` has them at hand), reads the
-hook's stdin, and sends the judge the hook's arguments, stdin, working directory,
-environment, umask, parent process id and its stdout and stderr (the descriptors
-themselves, so what the child prints goes straight to git).
+runs the very same hook code. This module is what stands between: on the way to the judge
+it imports nothing but the built-in ``posix`` and ``_socket`` (not even ``os``: every
+millisecond here is paid twice a push), reads the hook's stdin, and sends the judge the
+hook's arguments, stdin, working directory, environment, umask, parent process id and its
+stdout and stderr (the descriptors themselves, so what the child prints goes straight to
+git).
 
 Invariants:
 
@@ -22,21 +23,25 @@ Invariants:
 * ``MEMGIT_HOOK_SERVER=0`` (or ``off``, ``no``, ``false``) turns the judge off for a push.
 """
 
-from __future__ import annotations
-
-import os
+import posix  # os without its imports: this module runs before every push (os on fallback)
 import sys
 
 PROTOCOL = b"memgit-hook-1"
-OFF = ("0", "off", "no", "false")
+OFF = (b"0", b"off", b"no", b"false")
 WANTED: str | None = None  # the key of a judge to start, when none answered (entry.exit_now)
+
+
+def turned_off() -> bool:
+    """``MEMGIT_HOOK_SERVER=0`` (``off``, ``no``, ``false``) in the hook's environment."""
+    return (posix.environ.get(b"MEMGIT_HOOK_SERVER") or b"1").lower() in OFF
 
 
 def runtime_folder() -> str:
     """Where the judges of this user listen: ``$TMPDIR`` (else ``/tmp``) /
     ``memgit-hooks-UID``, a folder only this user may enter."""
-    base = os.environ.get("TMPDIR") or "/tmp"
-    return os.path.join(base, f"memgit-hooks-{os.getuid()}")
+    base = posix.environ.get(b"TMPDIR") or b"/tmp"
+    text = base.decode(sys.getfilesystemencoding(), "surrogateescape").rstrip("/")
+    return f"{text}/memgit-hooks-{posix.getuid()}"
 
 
 def identity() -> bytes:
@@ -46,25 +51,26 @@ def identity() -> bytes:
 
 
 def judge_key(ident: bytes) -> str:
-    """The name of the judge's socket for ``ident`` (a rendezvous, not a proof: the judge
-    checks the identity itself)."""
-    import zlib
-
-    return f"j{zlib.crc32(ident):08x}{zlib.adler32(ident):08x}"
+    """The name of the judge's socket for ``ident``: its 64-bit FNV-1a hash (a rendezvous,
+    not a proof: the judge checks the identity itself)."""
+    value = 0xCBF29CE484222325
+    for byte in ident:
+        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"j{value:016x}"
 
 
 def socket_path(key: str) -> str:
     """The judge's socket for hooks of ``key``."""
-    return os.path.join(runtime_folder(), key + ".sock")
+    return f"{runtime_folder()}/{key}.sock"
 
 
 def folder_is_private(folder: str) -> bool:
     """The folder is a real directory (not a link), owned by this user, closed to others."""
     try:
-        st = os.lstat(folder)
+        st = posix.lstat(folder)
     except OSError:
         return False
-    return (st.st_mode & 0o170000 == 0o040000 and st.st_uid == os.getuid()
+    return (st.st_mode & 0o170000 == 0o040000 and st.st_uid == posix.getuid()
             and not st.st_mode & 0o077)
 
 
@@ -74,23 +80,20 @@ def _field(data: bytes) -> bytes:
 
 def request(ident: bytes, args: list[str], stdin: bytes) -> bytes:
     """The message for the judge: length-prefixed fields (see warm.parse_request)."""
-    fields = [PROTOCOL, ident, os.fsencode(os.getcwd()), b"%d" % _umask(),
-              b"%d" % os.getppid(), stdin, b"\0".join(os.fsencode(a) for a in args)]
-    fields += [k + b"=" + v for k, v in os.environb.items()]
+    mask = posix.umask(0o022)
+    posix.umask(mask)
+    encoding = sys.getfilesystemencoding()
+    fields = [PROTOCOL, ident, posix.getcwdb(), b"%d" % mask, b"%d" % posix.getppid(), stdin,
+              b"\0".join(a.encode(encoding, "surrogateescape") for a in args)]
+    fields += [k + b"=" + v for k, v in posix.environ.items()]
     body = b"".join(_field(f) for f in fields)
     return len(body).to_bytes(8, "big") + body
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def ask_judge(ident: bytes, args: list[str], stdin: bytes) -> int | None:
     """The exit status the warm judge's child gave for this hook run, or None when there
     was no answer (then the hook runs here)."""
-    if os.environ.get("MEMGIT_HOOK_SERVER", "1").lower() in OFF:
+    if turned_off():
         return None
     import _socket
 
@@ -101,7 +104,7 @@ def ask_judge(ident: bytes, args: list[str], stdin: bytes) -> int | None:
     try:
         sock.connect(socket_path(judge_key(ident)))
         cred = sock.getsockopt(_socket.SOL_SOCKET, peercred, 12)  # struct ucred: pid, uid, gid
-        if int.from_bytes(cred[4:8], sys.byteorder) != os.getuid():
+        if int.from_bytes(cred[4:8], sys.byteorder) != posix.getuid():
             return None
         message = request(ident, args, stdin)
         fds = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in (1, 2))
@@ -136,11 +139,11 @@ def ask() -> None:
     ident = identity()
     status = ask_judge(ident, args, stdin)
     if status is not None:
-        os._exit(status)
+        posix._exit(status)  # this process wrote nothing: the child wrote to git
     import io
 
     sys.stdin = io.TextIOWrapper(io.BytesIO(stdin))
-    if os.environ.get("MEMGIT_HOOK_SERVER", "1").lower() not in OFF:
+    if not turned_off():
         WANTED = judge_key(ident)
 
 
@@ -151,9 +154,9 @@ def start_judge(key: str) -> None:
     the same identity); git's variables of the push that started it are left out of its
     environment."""
     import _socket
+    import os
 
-    if os.environ.get("MEMGIT_HOOK_SERVER", "1").lower() in OFF or not hasattr(
-            _socket, "SO_PEERCRED"):
+    if turned_off() or not hasattr(_socket, "SO_PEERCRED"):
         return
     code = (f"import sys; sys.path[:] = {sys.path!r}; "
             f"from memgit.githooks.warm import serve; serve({key!r})")
