@@ -86,7 +86,8 @@ def test_a_killed_judge_leaves_pushes_judged_and_a_new_judge_starts(
     os.kill(first, signal.SIGKILL)
     wait_for(lambda: not Path(f"/proc/{first}/status").exists()
              or "zombie" in Path(f"/proc/{first}/status").read_text())
-    assert sockets(runtime)  # left behind by the killed judge: connecting is refused
+    assert sockets(runtime)  # left behind by the killed judge
+    wait_for(lambda: refused(sockets(runtime)[0]))  # its spares end within a second
     good_push(drive, 2)  # judged in the hook's own process
     assert [codes for codes, _ in bad_pushes(drive)][1] == {"MG201"}
     wait_for(lambda: judge_pids(runtime) and judge_pids(runtime)[0] != first)
@@ -163,6 +164,16 @@ def test_a_request_is_parsed_back_to_what_the_hook_sent(monkeypatch: pytest.Monk
     assert got.env[b"GIT_QUARANTINE_PATH"] == b"/q/x=y" and got.parent == os.getppid()
     with pytest.raises(warm.BadRequest):
         warm.parse_request(message[8:].replace(warm_client.PROTOCOL, b"memgit-hook-0"))
+
+
+def refused(path: Path) -> bool:
+    """Nothing listens on the socket any more."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        try:
+            sock.connect(str(path))
+        except ConnectionRefusedError:
+            return True
+        return False
 
 
 def exchange(path: str, message: bytes) -> bytes:

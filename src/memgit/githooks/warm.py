@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import fcntl
 import os
+import select
+import signal
 import socket
 import sys
 import time
@@ -139,29 +141,72 @@ def _idle_seconds() -> float:
         return IDLE_SECONDS
 
 
+SPARES = 2  # children waiting in accept(): a hook run never waits for a fork
+
+
 def _accept_loop(listener: socket.socket, lock: int, loaded: dict[str, tuple[int, int]],
                  idle: float, still_mine: Callable[[], bool]) -> None:
+    """Keep :data:`SPARES` children waiting for hook runs (each takes one connection and
+    says so on a pipe, and a new spare is forked while it works); end when idle, when the
+    socket is no longer this judge's, or when memgit changed on disk, ending the spares
+    that are still waiting."""
+    taken_r, taken_w = os.pipe()
+    spares: set[int] = set()
     last = time.monotonic()
+    try:
+        while True:
+            spares.difference_update(_reap())  # a spare that ended without a run
+            while len(spares) < SPARES:
+                spares.add(_fork_spare(listener, lock, taken_r, taken_w, loaded))
+            ready, _w, _x = select.select([taken_r], [], [], 1.0)
+            if ready:
+                for chunk in os.read(taken_r, 4096).split(b"\n"):
+                    if chunk.isdigit():
+                        spares.discard(int(chunk))
+                last = time.monotonic()
+            elif time.monotonic() - last > idle or not still_mine() or module_files() != loaded:
+                return
+    finally:
+        for pid in spares:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        os.close(taken_r)
+        os.close(taken_w)
+
+
+def _fork_spare(listener: socket.socket, lock: int, taken_r: int, taken_w: int,
+                loaded: dict[str, tuple[int, int]]) -> int:
+    pid = os.fork()
+    if pid:
+        return pid
+    try:
+        os.close(lock)
+        os.close(taken_r)
+        conn = _wait_for_a_run(listener)
+        os.write(taken_w, b"%d\n" % os.getpid())  # the judge forks the next spare now
+        os.close(taken_w)
+        listener.close()
+        if module_files() != loaded or not _same_user(conn):
+            _decline(conn)  # memgit changed on disk (the judge ends within a second)
+            os._exit(0)
+    except BaseException:  # noqa: BLE001 - a spare that fails takes no run
+        os._exit(0)
+    serve_one(conn)
+
+
+def _wait_for_a_run(listener: socket.socket) -> socket.socket:
+    """accept() the next hook run; a spare whose judge is gone ends instead (the judge's
+    lock is then free and a new judge may be listening elsewhere)."""
+    judge = os.getppid()
     while True:
-        _reap()
         try:
             conn, _addr = listener.accept()
+            return conn
         except TimeoutError:
-            if time.monotonic() - last > idle or not still_mine():
-                return
-            continue
-        last = time.monotonic()
-        if module_files() != loaded or not _same_user(conn):
-            _decline(conn)
-            if module_files() != loaded:
-                return  # memgit changed on disk: the next hook starts a judge of the new code
-            continue
-        pid = os.fork()
-        if pid == 0:
-            listener.close()
-            os.close(lock)
-            serve_one(conn)
-        conn.close()
+            if os.getppid() != judge:
+                os._exit(0)
 
 
 def _threads() -> int:
@@ -173,15 +218,17 @@ def _threads() -> int:
         return 0
 
 
-def _reap() -> None:
+def _reap() -> list[int]:
     """Collect the children that have ended (the judge never waits for one)."""
+    ended: list[int] = []
     while True:
         try:
             pid, _status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
-            return
+            return ended
         if pid == 0:
-            return
+            return ended
+        ended.append(pid)
 
 
 def _same_user(conn: socket.socket) -> bool:
