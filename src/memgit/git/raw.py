@@ -41,6 +41,26 @@ def tree_entries(raw: bytes, oid_bytes: int = 20) -> list[TreeEntry]:
     return entry.findall(raw)
 
 
+def swap_tree_ids(raw: bytes, entries: list[TreeEntry], swaps: list[tuple[int, bytes]]) -> bytes:
+    """Tree ``raw`` (whose parsed ``entries`` are given) with the ids of some entries
+    replaced, ``swaps`` being (entry index, new id): same modes, names and order, so
+    the tree stays sorted. An id found once in the raw tree can only be that entry's
+    id field, and its bytes are replaced in place (by an id of the same length, so the
+    other offsets hold); otherwise (two entries with one id, or an id's bytes inside a
+    name) the tree is rebuilt from its entries."""
+    out = raw
+    for i, new in swaps:
+        old = entries[i][2]
+        at = raw.find(old)
+        if at < 0 or raw.find(old, at + 1) >= 0 or len(new) != len(old):
+            rebuilt = list(entries)
+            for j, new_id in swaps:
+                rebuilt[j] = (entries[j][0], entries[j][1], new_id)
+            return b"".join(m + b" " + n + b"\x00" + c for m, n, c in rebuilt)
+        out = out[:at] + new + out[at + len(old):]
+    return out
+
+
 def is_tree(mode: bytes) -> bool:
     return mode in TREE_MODES
 
