@@ -14,11 +14,14 @@ import threading
 import time
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from memgit.errors import ConflictError, RepoError, UsageError
 from memgit.format import entries as fmt
+from memgit.git.pack_process import PackProcess
 from memgit.git.plumbing import object_count, refs_snapshot, topo_commits
 from memgit.git.raw import (
+    TREE_MODES,
     ObjectReader,
     TreeCache,
     TreeEntry,
@@ -27,6 +30,7 @@ from memgit.git.raw import (
     join_object,
     object_key,
     split_object,
+    swap_tree_ids,
     tree_entries,
 )
 from memgit.git.repository import (
@@ -45,7 +49,7 @@ from memgit.git.rewrite import (
 from memgit.git.worktree import move_checkout, worktree_changes
 from memgit.index import reindex as recall_index
 from memgit.policy import registry_refs
-from memgit.policy.judge import ID_RE, quote
+from memgit.policy.judge import quote
 from memgit.policy.registry import (
     LEASE_CONFIG,
     PURGE_LOCK_FILE,
@@ -65,6 +69,7 @@ from memgit.purge.text import (
     Checker,
     Progress,
     Removed,
+    check_ids,
     key_words,
     longest_first,
     no_progress,
@@ -127,6 +132,7 @@ class PurgePlan:
     checkout_trees: tuple[str, str] | None = None  # (old, new) tree of a checked-out branch
     checkout_paths: list[str] = field(default_factory=list)  # files that change there
     phases: dict[str, float] = field(default_factory=dict)
+    pack_job: PackProcess | None = None  # the pack of ``objects``, built on the other core
 
     def summary(self) -> dict:
         return {
@@ -197,6 +203,7 @@ class _Scan:
         self.refs: list[tuple[str, str, str]] = []  # (name, hex id, type)
         self.commits: list[tuple[str, list[str]]] = []  # parents before children
         self.tags: dict[str, tuple[list[bytes], bytes, str, str]] = {}  # headers, msg, target
+        self.pack: PackProcess | None = None  # receives each new object as it is made
 
     # reading ----------------------------------------------------------------------
 
@@ -292,10 +299,11 @@ class _Scan:
         oid = object_key(kind, raw)
         if oid not in self.new_objects:
             self.new_objects[oid] = (kind, raw)
-            if path is not None:
-                base = self.last_at.get(path)
-                if base is not None:
-                    self.bases[oid] = base
+            base = self.last_at.get(path) if path is not None else None
+            if base is not None:
+                self.bases[oid] = base
+            if self.pack is not None:  # in the order of plan.objects, as write_pack
+                self.pack.add(kind, oid, raw, base)
         if path is not None:
             self.last_at[path] = oid
         return oid
@@ -307,10 +315,10 @@ class _Scan:
             return done
         tree_map, blob_new = self.tree_map, self.blob_new
         entries = self.trees.entries(oid)
-        rebuilt: list[tuple[bytes, bytes, bytes]] | None = None
+        swaps: list[tuple[int, bytes]] = []  # (entry index, new id)
         changes: list[tuple[str, bytes]] = []
         for i, (mode, name, child) in enumerate(entries):
-            if is_tree(mode):
+            if mode in TREE_MODES:
                 if tree_map.get(child) == child:
                     continue  # a subtree already known to stay as it is
                 new = self.map_tree(child, path + name + b"/")
@@ -318,20 +326,16 @@ class _Scan:
                     continue
                 prefix = name.decode("utf-8", "surrogateescape") + "/"
                 changes += [(prefix + p, b) for p, b in self.tree_changes[child]]
-            elif child in blob_new and is_regular(mode):
+            elif child in blob_new and mode[:3] == b"100":  # a regular file (is_regular)
                 new = self.add("blob", blob_new[child], path + name)
                 changes.append((name.decode("utf-8", "surrogateescape"), child))
             else:
                 continue  # an unchanged file (or a symlink, or a submodule)
-            if rebuilt is None:
-                rebuilt = list(entries)
-            rebuilt[i] = (mode, name, new)
-        if rebuilt is None:
+            swaps.append((i, new))
+        if not swaps:
             tree_map[oid] = oid
             return oid
-        # same modes, names and order: only ids change, so the tree stays sorted
-        raw = b"".join(m + b" " + n + b"\x00" + c for m, n, c in rebuilt)
-        result = self.add("tree", raw, path)
+        result = self.add("tree", swap_tree_ids(self.trees.raw[oid], entries, swaps), path)
         tree_map[oid] = result
         self.tree_changes[oid] = changes
         return result
@@ -360,21 +364,13 @@ def _drive_branch(drive: Drive) -> str:
     return branch_ref
 
 
-def check_ids(ids: Iterable[str], policy: Policy | None = None) -> list[str]:
-    out = list(dict.fromkeys(i.strip() for i in ids))
-    if not out:
-        raise UsageError("no entry ids given", "name the ids to purge: memgit purge ID...")
-    bad = [i for i in out if not ID_RE.match(i)]
-    if bad:
-        raise UsageError(f"not an entry id: {quote(', '.join(map(repr, bad)), policy)}",
-                         "ids look like m-01jd3xk8q7c9v2n4r6t8w0y1z3 or entry-0123456789abcdef")
-    return out
-
-
 def plan_purge(drive: Drive, ids: Iterable[str], *, progress: Progress = no_progress,
-               missing_ok: bool = False) -> PurgePlan:
+               missing_ok: bool = False, pack_ahead: bool = False) -> PurgePlan:
     """Read the history and compute the rewrite; nothing is written. ``missing_ok``: ids
-    in no commit are left out of the plan instead of refused (a parent's registry)."""
+    in no commit are left out of the plan instead of refused (a parent's registry).
+    ``pack_ahead``: build the pack of the new objects in a helper process while they are
+    made (git.pack_process), for an :func:`apply_purge` to follow; it writes nothing
+    until then."""
     wanted = check_ids(ids, _policy(drive))
     branch_ref = _drive_branch(drive)
     oddities = repository_oddities(drive.git_dir)
@@ -386,6 +382,7 @@ def plan_purge(drive: Drive, ids: Iterable[str], *, progress: Progress = no_prog
     plan = PurgePlan(wanted, str(drive.git_dir), branch_ref)
     clock = time.perf_counter()
     scan = _Scan(drive, wanted, progress)
+    scan.pack = PackProcess() if pack_ahead else None  # it starts while history is read
     try:
         _read_history(scan, plan)
         plan.phases["read"] = time.perf_counter() - clock
@@ -394,8 +391,11 @@ def plan_purge(drive: Drive, ids: Iterable[str], *, progress: Progress = no_prog
         _rewrite(scan, plan, progress)
         _check_head_duplicates(scan, plan)
         plan.phases["rewrite"] = time.perf_counter() - clock
+        plan.pack_job, scan.pack = scan.pack, None
     finally:
         scan.reader.close()
+        if scan.pack is not None:  # the plan failed or was refused
+            scan.pack.abort()
     if drive.workdir is not None and plan.checkout_trees is not None:
         dirty = worktree_changes(drive, plan.checkout_paths, untracked=False)
         if dirty:
@@ -490,7 +490,8 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
     plan.blobs_rewritten = len(scan.blob_new)
     sorted_texts = longest_first(plan.texts)
     # Which messages quote a purged text: one search per text over all messages.
-    joined = b"\x00".join(split_object(raw)[1] for raw in scan.commit_raw.values())
+    # (a message is what follows the first blank line, as split_object has it)
+    joined = b"\x00".join(raw.partition(b"\n\n")[2] for raw in scan.commit_raw.values())
     quoting = [t for t in sorted_texts if t in joined]
     commit_map = plan.commit_map
     scrubbed: set[str] = set()  # commits and tags whose message changed
@@ -510,7 +511,7 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
             parents.append(raw[pos + 7:pos + 47].decode())
             pos += 48
         new_parents = [commit_map.get(p, p) for p in parents]
-        message = split_object(raw)[1]
+        message = raw.partition(b"\n\n")[2]
         new_message = scrubbed_as.get(message)
         if new_message is None:
             new_message = scrub_registered(scrub_message(message, quoting), registered)
@@ -697,7 +698,7 @@ def _apply_locked(drive: Drive, plan: PurgePlan, progress: Progress,
     before = object_count(git_dir)
     clock = time.perf_counter()
     progress("writing objects", 0, len(plan.objects))
-    pack = write_pack(git_dir, plan.objects, plan.bases) if plan.objects else None
+    pack = _write_objects(git_dir, plan)
     result.objects_written = len(plan.objects)
     progress("writing objects", len(plan.objects), len(plan.objects))
     plan.phases["write"] = time.perf_counter() - clock
@@ -767,6 +768,18 @@ def _apply_locked(drive: Drive, plan: PurgePlan, progress: Progress,
     return result
 
 
+def _write_objects(git_dir: Path, plan: PurgePlan) -> Path | None:
+    """The pack of the plan's new objects: the helper's, built while they were made,
+    or (no helper, or it failed) written now."""
+    job, plan.pack_job = plan.pack_job, None
+    if not plan.objects:
+        if job is not None:
+            job.abort()
+        return None
+    pack = job.install(git_dir, len(plan.objects)) if job is not None else None
+    return pack or write_pack(git_dir, plan.objects, plan.bases)
+
+
 def _update_index(drive: Drive, plan: PurgePlan) -> None:
     """Delete the purged entries' index rows, remap stored revisions, count the event."""
     recall_index.forget_entries(drive, list(plan.ids))
@@ -779,7 +792,7 @@ def purge(drive: Drive, ids: Iterable[str], *, dry_run: bool = False,
           progress: Progress = no_progress, today: str | None = None) -> PurgeResult:
     """Plan and (unless ``dry_run``) apply a purge of ``ids``."""
     started = time.perf_counter()
-    plan = plan_purge(drive, ids, progress=progress)
+    plan = plan_purge(drive, ids, progress=progress, pack_ahead=not dry_run)
     if dry_run:
         return PurgeResult(plan, seconds=time.perf_counter() - started)
     result = apply_purge(drive, plan, progress=progress, today=today)

@@ -88,7 +88,7 @@ def command(ctx: click.Context, ids: tuple[str, ...], repo_path: str | None, dry
     if resume_only:
         return 0
     progress = ProgressBar(quiet=False, lines="memgit purge")
-    plan = plan_purge(drive, ids, progress=progress)
+    plan = plan_purge(drive, ids, progress=progress, pack_ahead=not dry_run)
     progress.end()
     if dry_run:
         if as_json:
