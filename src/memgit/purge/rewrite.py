@@ -228,11 +228,10 @@ class _Scan:
 
         def visit(oid: bytes, entries: list[TreeEntry]) -> None:
             when = first[oid]
-            for mode, _name, child in entries:
-                if not is_tree(mode) and not is_regular(mode):
-                    continue  # a symlink or a submodule: no lines to purge
-                if first.get(child, when + 1) > when:
-                    first[child] = when
+            for mode, _name, child in entries:  # most were seen in an earlier commit
+                if first.get(child, when + 1) > when and \
+                        (mode in TREE_MODES or mode[:3] == b"100"):  # is_tree, is_regular
+                    first[child] = when  # not a symlink or a submodule: no lines to purge
 
         self.trees.prefetch(roots, visit=visit,
                             progress=lambda done, total: self.progress("reading trees", done,
@@ -728,10 +727,10 @@ def _apply_locked(drive: Drive, plan: PurgePlan, progress: Progress,
     clock = time.perf_counter()
     checker = Checker(plan.ids, plan.needles, plan.texts, PurgeRegistry.load(git_dir))
     # Pruning is git's work (a repack); meanwhile the blobs kept from the old history
-    # are searched for entries holding a purged text under another id, the one check
-    # the scan could not make (it learned the texts only at its end). git readers and
-    # repack run side by side safely: a reader whose pack vanished re-reads the pack
-    # directory and finds the object in the new pack.
+    # are searched for entries holding a purged text under another id (the scan learned
+    # the texts only at its end), and the new objects are checked from memory. git
+    # readers and repack run side by side safely: a reader whose pack vanished re-reads
+    # the pack directory and finds the object in the new pack.
     pruned: list[BaseException] = []
 
     def prune() -> None:
@@ -743,8 +742,13 @@ def _apply_locked(drive: Drive, plan: PurgePlan, progress: Progress,
     progress("pruning", 0, 1)
     worker = threading.Thread(target=prune, name="memgit-prune")
     worker.start()
+    known = dict(plan.checked)
     try:
         problems = checker.kept_blobs(git_dir, plan.kept_blobs, progress)
+        for kind, oid, raw in plan.objects:  # the new objects, from the bytes written
+            found = checker.problems(oid, kind, raw)
+            problems += found
+            known[oid] = not found
     finally:
         worker.join()
     if pruned:
@@ -753,11 +757,6 @@ def _apply_locked(drive: Drive, plan: PurgePlan, progress: Progress,
     result.objects_pruned = max(0, before + len(plan.objects) - object_count(git_dir))
     plan.phases["prune"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    known = dict(plan.checked)
-    for kind, oid, raw in plan.objects:
-        found = checker.problems(oid, kind, raw)
-        problems += found
-        known[oid] = not found
     result.verified_objects = verify_purged(git_dir, checker, known, problems,
                                             progress=progress)
     plan.phases["verify"] = time.perf_counter() - clock
