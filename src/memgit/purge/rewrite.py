@@ -85,6 +85,7 @@ from memgit.write import ops as write_ops
 _DETERMINISTIC_RE = re.compile(r"entry-[0-9a-f]{16}\Z")
 _BULLET_BYTES_RE = re.compile(rb"[ \t]*[-*][ \t]+\S")
 _SIGNATURE_HEADERS = (b"gpgsig ", b"gpgsig-sha256 ", b"mergetag ")
+_SIGNATURE_RE = re.compile(rb"\n(?:gpgsig |gpgsig-sha256 |mergetag )")  # one of them, a line
 
 
 # --- the plan ------------------------------------------------------------------------
@@ -196,6 +197,7 @@ class _Scan:
         self.blob_new: dict[bytes, bytes] = {}  # old blob id -> new content (changed only)
         self.blob_removed: dict[bytes, list[Removed]] = {}
         self.tree_map: dict[bytes, bytes] = {}
+        self.blob_map: dict[bytes, bytes] = {}  # old blob id -> new (hashed once, not per tree)
         self.tree_changes: dict[bytes, list[tuple[str, bytes]]] = {}  # (path, old blob)
         self.new_objects: dict[bytes, tuple[str, bytes]] = {}
         self.bases: dict[bytes, bytes] = {}  # new object -> the earlier version at its path
@@ -326,7 +328,8 @@ class _Scan:
                 prefix = name.decode("utf-8", "surrogateescape") + "/"
                 changes += [(prefix + p, b) for p, b in self.tree_changes[child]]
             elif child in blob_new and mode[:3] == b"100":  # a regular file (is_regular)
-                new = self.add("blob", blob_new[child], path + name)
+                new = self.blob_map.get(child) or self.add("blob", blob_new[child], path + name)
+                self.blob_map[child] = self.last_at[path + name] = new  # as add() does
                 changes.append((name.decode("utf-8", "surrogateescape"), child))
             else:
                 continue  # an unchanged file (or a symlink, or a submodule)
@@ -533,8 +536,7 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
             b"".join(b"parent " + p.encode() + b"\n" for p in new_parents)
         header_end = raw.find(b"\n\n", pos - 1)
         headers = raw[pos - 1:header_end if header_end >= 0 else len(raw)]
-        if new_message == message and not any(b"\n" + h in headers
-                                               for h in _SIGNATURE_HEADERS):
+        if new_message == message and not _SIGNATURE_RE.search(headers):
             new_raw = new_head + raw[pos:]
         else:
             all_headers, own_message = split_object(raw)
@@ -720,8 +722,7 @@ def _apply_locked(drive: Drive, plan: PurgePlan, progress: Progress,
         move_checkout(drive, *plan.checkout_trees)
     PurgeRegistry.append(git_dir, rows, date)
     resume.publish_ids(drive)
-    # the registry replicates with refs (docs/forges.md)
-    registry_refs.publish(git_dir, git_dir / REGISTRY_FILE)
+    registry_refs.publish(git_dir, git_dir / REGISTRY_FILE)  # replicated with refs (forges.md)
     resume.end(git_dir)
     plan.phases["refs"] = time.perf_counter() - clock
     clock = time.perf_counter()
