@@ -9,7 +9,14 @@ import pytest
 
 from memgit.git.pack_process import PackProcess
 from memgit.git.raw import object_id, object_key, swap_tree_ids, tree_entries
-from memgit.git.rewrite import _copy_ops, _deflate, make_delta, write_pack
+from memgit.git.rewrite import (
+    PackBuilder,
+    _copy_ops,
+    _deflate,
+    install_pack,
+    make_delta,
+    write_pack,
+)
 from tests.conftest import git
 
 
@@ -133,3 +140,30 @@ def test_an_id_inside_a_name_is_not_swapped() -> None:
     entries = tree_entries(raw)
     got = swap_tree_ids(raw, entries, [(1, new)])
     assert tree_entries(got) == [entries[0], (b"100644", b"zz", new)]
+
+
+def test_a_base_no_longer_kept_is_not_used(tmp_path: Path) -> None:
+    objects, bases = versions()
+    repo = bare(tmp_path)
+    built = PackBuilder(keep_bytes=1)  # only the last object's content is kept
+    for kind, oid, raw in objects:
+        base = bases.get(oid)
+        built.add(kind, bytes.fromhex(oid), raw, bytes.fromhex(base) if base else None)
+    # each version's base (the previous blob or tree) was two objects back: all whole
+    assert all(depth == 0 for _offset, depth in built.written.values())
+    install_pack(repo, built)
+    assert git("fsck", "--full", cwd=repo).returncode == 0
+    for kind, oid, raw in objects:
+        assert git("cat-file", kind, oid, cwd=repo).stdout == raw
+
+
+def test_the_helper_stops_past_its_byte_limit(tmp_path: Path) -> None:
+    objects, _bases = versions()
+    repo = bare(tmp_path)
+    before = sorted(p.name for p in (repo / "objects" / "pack").iterdir())
+    job = PackProcess(max_bytes=len(objects[0][2]) * 3)
+    for kind, oid, raw in objects:
+        job.add(kind, bytes.fromhex(oid), raw)
+    assert job.failed and job._proc is None  # stopped, not waiting for more
+    assert job.install(repo, len(objects)) is None
+    assert sorted(p.name for p in (repo / "objects" / "pack").iterdir()) == before

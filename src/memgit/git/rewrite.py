@@ -112,18 +112,24 @@ class PackBuilder:
     An object given a ``base`` already added is stored as a delta of it (OFS_DELTA,
     chains at most ``max_depth`` long, git's default) when that is under half its
     size, so a later ``git gc`` reuses these deltas instead of keeping the objects
-    whole. The object count goes in the pack's header, so the header and the
-    checksum are made by :meth:`finish`; the bytes are the same whatever the order
-    of calls between objects, so a pack built here or in a helper process
-    (git.pack_process) is byte for byte the one ``write_pack`` writes.
+    whole. The contents of the last ``keep_bytes`` of objects added are kept to make
+    deltas from (a base is the previous version at its path, written shortly before);
+    an object whose base is older is stored whole. The object count goes in the
+    pack's header, so the header and the checksum are made by :meth:`finish`; the
+    bytes depend only on the objects added, so a pack built here or in a helper
+    process (git.pack_process) is byte for byte the one ``write_pack`` writes.
     """
 
-    def __init__(self, *, level: int = 1, max_depth: int = 50) -> None:
+    def __init__(self, *, level: int = 1, max_depth: int = 50,
+                 keep_bytes: int = 64 << 20) -> None:
         self.level = level
         self.max_depth = max_depth
+        self.keep_bytes = keep_bytes
         self.body = bytearray()
         self.entries: list[tuple[bytes, int, int]] = []  # (raw id, crc32, offset)
-        self.written: dict[bytes, tuple[int, int, bytes]] = {}  # raw id -> offset, depth, raw
+        self.written: dict[bytes, tuple[int, int]] = {}  # raw id -> offset, chain depth
+        self.recent: dict[bytes, bytes] = {}  # raw id -> content, oldest first
+        self.recent_bytes = 0
 
     def add(self, kind: str, oid: bytes, raw: bytes, base: bytes | None = None) -> None:
         """Append the object ``oid`` (20 raw bytes) of ``kind`` with content ``raw``."""
@@ -131,17 +137,22 @@ class PackBuilder:
 
         offset = 12 + len(self.body)  # after the 12-byte header
         kind_code, payload, depth, prefix = OBJ_TYPES[kind], raw, 0, b""
-        known = self.written.get(base) if base is not None else None
-        if known is not None and known[1] < self.max_depth:
-            delta = make_delta(known[2], raw)
+        base_raw = self.recent.get(base) if base is not None else None
+        if base is not None and base_raw is not None and self.written[base][1] < self.max_depth:
+            delta = make_delta(base_raw, raw)
             if len(delta) < len(raw) // 2:
-                kind_code, payload, depth = 6, delta, known[1] + 1  # 6: OFS_DELTA
-                prefix = _ofs_distance(offset - known[0])
+                base_offset, base_depth = self.written[base]
+                kind_code, payload, depth = 6, delta, base_depth + 1  # 6: OFS_DELTA
+                prefix = _ofs_distance(offset - base_offset)
         record = _type_and_size(kind_code, len(payload)) + prefix + \
             _deflate(payload, self.level)
         self.body += record
         self.entries.append((oid, zlib.crc32(record), offset))
-        self.written[oid] = (offset, depth, raw)
+        self.written[oid] = (offset, depth)
+        self.recent[oid] = raw
+        self.recent_bytes += len(raw)
+        while self.recent_bytes > self.keep_bytes and len(self.recent) > 1:
+            self.recent_bytes -= len(self.recent.pop(next(iter(self.recent))))
 
     def finish(self) -> tuple[bytes, bytes, bytes]:
         """(pack header, pack checksum, index) once every object is added; the pack
