@@ -7,8 +7,16 @@ from pathlib import Path
 
 import pytest
 
+from memgit.errors import RepoError
 from memgit.git.pack_process import PackProcess
-from memgit.git.raw import object_id, object_key, swap_tree_ids, tree_entries
+from memgit.git.raw import (
+    ObjectReader,
+    TreeCache,
+    object_id,
+    object_key,
+    swap_tree_ids,
+    tree_entries,
+)
 from memgit.git.rewrite import (
     PackBuilder,
     _copy_ops,
@@ -167,3 +175,23 @@ def test_the_helper_stops_past_its_byte_limit(tmp_path: Path) -> None:
     assert job.failed and job._proc is None  # stopped, not waiting for more
     assert job.install(repo, len(objects)) is None
     assert sorted(p.name for p in (repo / "objects" / "pack").iterdir()) == before
+
+
+def test_a_malformed_tree_is_refused_every_time(tmp_path: Path) -> None:
+    repo = bare(tmp_path)
+    bad = git("hash-object", "-t", "tree", "--literally", "-w", "--stdin", cwd=repo,
+              input=b"100644 a.md\x00short").stdout.strip().decode()
+    good_raw = tree((b"100644", b"a.md", object_key("blob", b"a")))
+    good = git("hash-object", "-t", "tree", "--literally", "-w", "--stdin", cwd=repo,
+               input=good_raw).stdout.strip().decode()
+    with ObjectReader(repo) as reader:
+        cache = TreeCache(reader)
+        for _attempt in range(2):  # not cached as parsed after the first refusal
+            with pytest.raises(RepoError, match="malformed"):
+                cache.entries(bytes.fromhex(bad))
+        assert cache.entries(bytes.fromhex(good)) == tree_entries(good_raw)
+        assert cache.entries(bytes.fromhex(good)) == tree_entries(good_raw)  # from the cache
+        with pytest.raises(RepoError, match="malformed"):
+            cache.prefetch([bytes.fromhex(bad)])
+        with pytest.raises(RepoError, match="malformed"):
+            cache.entries(bytes.fromhex(bad))
