@@ -24,6 +24,7 @@ from memgit.format import entries as fmt
 from memgit.git.repository import open_drive
 from memgit.git.rewrite import write_pack
 from memgit.policy.registry import PurgeRegistry, lock_line, purge_digest
+from memgit.purge import rewrite as purge_rewrite
 from memgit.purge.rewrite import apply_purge, plan_purge, purge
 from memgit.purge.text import remove_entry_lines, scrub_message
 from tests import history_support
@@ -283,6 +284,42 @@ def test_a_push_during_the_purge_aborts_cleanly(history, tmp_path: Path) -> None
     assert proc.returncode == 0, proc.stderr.decode()
     assert git("log", "-1", "--format=%s", "main", cwd=path).stdout == b"pushed meanwhile\n"
     assert git("rev-parse", "main", cwd=path).stdout.decode().strip() != pushed
+
+
+def test_the_pack_built_ahead_is_the_pack_written_after(history, tmp_path: Path) -> None:
+    packs = []
+    for ahead in (False, True):
+        path = fresh_copy(history, tmp_path, f"drive-{ahead}.git")
+        before = {p.name for p in (path / "objects" / "pack").iterdir()}
+        plan = plan_purge(open_drive(path), [TARGET], pack_ahead=ahead)
+        assert (plan.pack_job is not None) == ahead
+        assert {p.name for p in (path / "objects" / "pack").iterdir()} == before  # not yet
+        written: list[Path] = []
+
+        def counted(*args, written=written, real=purge_rewrite.write_pack, **kwargs) -> Path:
+            written.append(real(*args, **kwargs))
+            return written[-1]
+
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(purge_rewrite, "expire_reflogs_and_prune", lambda _git_dir: None)
+            mp.setattr(purge_rewrite, "write_pack", counted)
+            mp.setattr(purge_rewrite, "verify_purged", lambda *a, **k: 0)
+            apply_purge(open_drive(path), plan)
+        assert bool(written) != ahead  # the helper's pack, not one written after
+        new = sorted((path / "objects" / "pack").glob("pack-*.pack"))
+        packs.append({p.name: p.read_bytes() for p in new if p.name[:-5] + ".idx" not in before})
+    assert packs[0] == packs[1] and len(packs[0]) == 1
+
+
+def test_a_refused_plan_built_ahead_leaves_no_file(history, tmp_path: Path) -> None:
+    path = fresh_copy(history, tmp_path, "drive.git")
+    drive = open_drive(path)
+    plan = plan_purge(drive, [TARGET], pack_ahead=True)
+    git("update-ref", "refs/heads/main", "main~1", cwd=path)  # a ref moves meanwhile
+    before = snapshot(path)
+    with pytest.raises(ConflictError, match="nothing was changed"):
+        apply_purge(drive, plan)
+    assert snapshot(path) == before
 
 
 def test_confirmation_is_required_without_a_terminal(history, tmp_path: Path) -> None:

@@ -234,7 +234,9 @@ def all_object_ids(git_dir: Path) -> list[tuple[str, str]]:
     if proc.returncode != 0:
         raise RepoError("git cat-file --batch-all-objects failed: "
                         + proc.stderr.decode("utf-8", "replace").strip(), "run git fsck")
-    return [tuple(line.split(" ", 1)) for line in proc.stdout.decode().splitlines()]  # type: ignore[misc]
+    # "<id> <type>" lines, neither with a space inside: one split gives id, type, id, ...
+    words = proc.stdout.decode().split()
+    return list(zip(words[0::2], words[1::2], strict=True))
 
 
 def object_count(git_dir: Path) -> int:

@@ -27,18 +27,39 @@ TREE_MODES = (b"40000", b"040000")  # git writes 40000; a few old tools wrote 04
 _TREE_PATTERNS: dict[int, tuple[re.Pattern[bytes], re.Pattern[bytes]]] = {}
 
 
-def tree_entries(raw: bytes, oid_bytes: int = 20) -> list[TreeEntry]:
+def tree_entries(raw: bytes, oid_bytes: int = 20, *, proven: bool = False) -> list[TreeEntry]:
     """(mode, name, id) of every entry of a raw tree object: ``MODE SP NAME NUL ID``
-    repeated, ids of ``oid_bytes`` bytes (20 for SHA-1, 32 for SHA-256)."""
+    repeated, ids of ``oid_bytes`` bytes (20 for SHA-1, 32 for SHA-256). ``proven``:
+    this very tree was parsed here before without error, so the check is skipped."""
     patterns = _TREE_PATTERNS.get(oid_bytes)
     if patterns is None:
         patterns = _TREE_PATTERNS[oid_bytes] = (
             re.compile(rb"([0-7]+) ([^\x00]*)\x00(.{%d})" % oid_bytes, re.S),
             re.compile(rb"(?:[0-7]+ [^\x00]*\x00.{%d})*" % oid_bytes, re.S))
     entry, whole = patterns
-    if whole.fullmatch(raw) is None:  # one C pass proves findall sees every entry
+    if not proven and whole.fullmatch(raw) is None:  # one C pass: findall sees every entry
         raise RepoError("a tree object is malformed", "run git fsck")
     return entry.findall(raw)
+
+
+def swap_tree_ids(raw: bytes, entries: list[TreeEntry], swaps: list[tuple[int, bytes]]) -> bytes:
+    """Tree ``raw`` (whose parsed ``entries`` are given) with the ids of some entries
+    replaced, ``swaps`` being (entry index, new id): same modes, names and order, so
+    the tree stays sorted. An id found once in the raw tree can only be that entry's
+    id field, and its bytes are replaced in place (by an id of the same length, so the
+    other offsets hold); otherwise (two entries with one id, or an id's bytes inside a
+    name) the tree is rebuilt from its entries."""
+    out = raw
+    for i, new in swaps:
+        old = entries[i][2]
+        at = raw.find(old)
+        if at < 0 or raw.find(old, at + 1) >= 0 or len(new) != len(old):
+            rebuilt = list(entries)
+            for j, new_id in swaps:
+                rebuilt[j] = (entries[j][0], entries[j][1], new_id)
+            return b"".join(m + b" " + n + b"\x00" + c for m, n, c in rebuilt)
+        out = out[:at] + new + out[at + len(old):]
+    return out
 
 
 def is_tree(mode: bytes) -> bool:
@@ -354,8 +375,8 @@ class TreeCache:
                 if got is None or got[0] != "tree":
                     continue
                 oid = bytes.fromhex(hex_id)
+                entries = tree_entries(got[1], self.oid_bytes)  # checked before it is cached
                 self.raw[oid] = got[1]
-                entries = tree_entries(got[1], self.oid_bytes)
                 if visit is not None:
                     visit(oid, entries)
                 following.extend(child for mode, _name, child in entries
@@ -367,12 +388,14 @@ class TreeCache:
     def entries(self, oid: bytes) -> list[TreeEntry]:
         """The entries of tree ``oid``; ObjectMissingError when it is not in the repository."""
         raw = self.raw.get(oid)
-        if raw is None:
-            got = self.reader.read(oid.hex())
-            if got is None:
-                raise ObjectMissingError(f"tree {oid.hex()[:10]} is not in {self.missing_from}",
-                                         "run git fsck")
-            if got[0] != "tree":
-                raise ObjectMissingError(f"{oid.hex()[:10]} is a {got[0]}, not a tree", "")
-            raw = self.raw[oid] = got[1]
-        return tree_entries(raw, self.oid_bytes)
+        if raw is not None:  # a tree enters the cache only once parsed (and so checked)
+            return tree_entries(raw, self.oid_bytes, proven=True)
+        got = self.reader.read(oid.hex())
+        if got is None:
+            raise ObjectMissingError(f"tree {oid.hex()[:10]} is not in {self.missing_from}",
+                                     "run git fsck")
+        if got[0] != "tree":
+            raise ObjectMissingError(f"{oid.hex()[:10]} is a {got[0]}, not a tree", "")
+        entries = tree_entries(got[1], self.oid_bytes)
+        self.raw[oid] = got[1]
+        return entries

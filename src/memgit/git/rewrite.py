@@ -40,6 +40,11 @@ def repository_oddities(git_dir: Path) -> list[str]:
 
 
 def _varint(n: int) -> bytes:
+    """``n`` in little-endian 7-bit groups, the high bit saying another follows."""
+    if n < 0x80:
+        return bytes((n,))
+    if n < 0x4000:
+        return bytes((n & 0x7F | 0x80, n >> 7))
     out = bytearray()
     while True:
         byte = n & 0x7F
@@ -67,6 +72,23 @@ def _common_suffix(a: bytes, b: bytes, limit: int) -> int:
     return limit if x == 0 else ((x & -x).bit_length() - 1) // 8
 
 
+def _copy_ops(offset: int, size: int) -> bytes:
+    """Delta copy instructions for ``size`` bytes of the base from ``offset``: each an
+    op byte (high bit set; bits 0-3 say which offset bytes follow, bits 4-6 which size
+    bytes) then the non-zero bytes of offset and size, little-endian, at most 16 MiB a
+    copy. Stripping the zero bytes of the 7 little-endian bytes keeps the rest in order."""
+    out = b""
+    while size > 0:
+        step = min(size, 0xFFFFFF)
+        o, s = offset.to_bytes(4, "little"), step.to_bytes(3, "little")
+        op = 0x80 | (o[0] > 0) | (o[1] > 0) << 1 | (o[2] > 0) << 2 | (o[3] > 0) << 3 \
+            | (s[0] > 0) << 4 | (s[1] > 0) << 5 | (s[2] > 0) << 6
+        out += bytes((op,)) + (o + s).replace(b"\x00", b"")
+        offset += step
+        size -= step
+    return out
+
+
 def make_delta(base: bytes, target: bytes) -> bytes:
     """A git delta turning ``base`` into ``target``: copy the common head and tail,
     insert what differs between them (versions of one file or tree differ in one
@@ -74,132 +96,176 @@ def make_delta(base: bytes, target: bytes) -> bytes:
     limit = min(len(base), len(target))
     head = _common_prefix(base, target, limit)
     tail = _common_suffix(base, target, limit - head)
-    out = bytearray(_varint(len(base)) + _varint(len(target)))
-
-    def copy(offset: int, size: int) -> None:
-        while size > 0:
-            step = min(size, 0xFFFFFF)
-            op, args = 0x80, bytearray()
-            for i in range(4):
-                if (offset >> (8 * i)) & 0xFF:
-                    op |= 1 << i
-                    args.append((offset >> (8 * i)) & 0xFF)
-            for i in range(3):
-                if (step >> (8 * i)) & 0xFF:
-                    op |= 1 << (4 + i)
-                    args.append((step >> (8 * i)) & 0xFF)
-            out.append(op)
-            out.extend(args)
-            offset += step
-            size -= step
-
-    copy(0, head)
     middle = target[head:len(target) - tail]
-    for at in range(0, len(middle), 127):
-        piece = middle[at:at + 127]
-        out.append(len(piece))
-        out.extend(piece)
-    copy(len(base) - tail, tail)
-    return bytes(out)
+    if len(middle) <= 127:  # one insert instruction: its op byte is its length
+        inserts = bytes((len(middle),)) + middle if middle else b""
+    else:
+        inserts = b"".join(bytes((len(middle[at:at + 127]),)) + middle[at:at + 127]
+                           for at in range(0, len(middle), 127))
+    return _varint(len(base)) + _varint(len(target)) + _copy_ops(0, head) + inserts + \
+        _copy_ops(len(base) - tail, tail)
 
 
-def write_pack(git_dir: Path, objects: list[tuple[str, str, bytes]],
-               bases: Mapping[str, str] | None = None, *, level: int = 1,
-               max_depth: int = 50) -> Path:
-    """Write (kind, hex id, raw) objects as one pack plus its version-2 index.
+class PackBuilder:
+    """A pack built in memory, one object at a time, in the order written.
 
-    An object whose ``bases`` entry names an object written earlier in the same
-    pack is stored as a delta of it (OFS_DELTA, chains at most ``max_depth``
-    long, git's default), so a later ``git gc`` reuses these deltas instead of
-    keeping the objects whole. The pack is self-contained, and its index is
-    renamed into place last: git only uses a pack once its .idx exists.
+    An object given a ``base`` already added is stored as a delta of it (OFS_DELTA,
+    chains at most ``max_depth`` long, git's default) when that is under half its
+    size, so a later ``git gc`` reuses these deltas instead of keeping the objects
+    whole. The contents of the last ``keep_bytes`` of objects added are kept to make
+    deltas from (a base is the previous version at its path, written shortly before);
+    an object whose base is older is stored whole. The object count goes in the
+    pack's header, so the header and the checksum are made by :meth:`finish`; the
+    bytes depend only on the objects added, so a pack built here or in a helper
+    process (git.pack_process) is byte for byte the one ``write_pack`` writes.
     """
-    import hashlib
-    import struct
-    import tempfile
+
+    def __init__(self, *, level: int = 1, max_depth: int = 50,
+                 keep_bytes: int = 64 << 20) -> None:
+        self.level = level
+        self.max_depth = max_depth
+        self.keep_bytes = keep_bytes
+        self.body = bytearray()
+        self.entries: list[tuple[bytes, int, int]] = []  # (raw id, crc32, offset)
+        self.written: dict[bytes, tuple[int, int]] = {}  # raw id -> offset, chain depth
+        self.recent: dict[bytes, bytes] = {}  # raw id -> content, oldest first
+        self.recent_bytes = 0
+
+    def add(self, kind: str, oid: bytes, raw: bytes, base: bytes | None = None) -> None:
+        """Append the object ``oid`` (20 raw bytes) of ``kind`` with content ``raw``."""
+        import zlib
+
+        offset = 12 + len(self.body)  # after the 12-byte header
+        kind_code, payload, depth, prefix = OBJ_TYPES[kind], raw, 0, b""
+        base_raw = self.recent.get(base) if base is not None else None
+        if base is not None and base_raw is not None and self.written[base][1] < self.max_depth:
+            delta = make_delta(base_raw, raw)
+            if len(delta) < len(raw) // 2:
+                base_offset, base_depth = self.written[base]
+                kind_code, payload, depth = 6, delta, base_depth + 1  # 6: OFS_DELTA
+                prefix = _ofs_distance(offset - base_offset)
+        record = _type_and_size(kind_code, len(payload)) + prefix + \
+            _deflate(payload, self.level)
+        self.body += record
+        self.entries.append((oid, zlib.crc32(record), offset))
+        self.written[oid] = (offset, depth)
+        self.recent[oid] = raw
+        self.recent_bytes += len(raw)
+        while self.recent_bytes > self.keep_bytes and len(self.recent) > 1:
+            self.recent_bytes -= len(self.recent.pop(next(iter(self.recent))))
+
+    def finish(self) -> tuple[bytes, bytes, bytes]:
+        """(pack header, pack checksum, index) once every object is added; the pack
+        is the header, :attr:`body` and the checksum."""
+        import hashlib
+        import struct
+
+        header = b"PACK" + struct.pack(">II", 2, len(self.entries))
+        digest = hashlib.sha1(header)
+        digest.update(self.body)
+        pack_sum = digest.digest()
+        return header, pack_sum, _pack_index(self.entries, pack_sum)
+
+
+def _ofs_distance(distance: int) -> bytes:
+    """An OFS_DELTA's base distance: big-endian 7-bit groups, each but the last with
+    the high bit set and one less than its value (git's offset encoding)."""
+    ofs = bytearray([distance & 0x7F])
+    distance >>= 7
+    while distance:
+        distance -= 1
+        ofs.insert(0, 0x80 | (distance & 0x7F))
+        distance >>= 7
+    return bytes(ofs)
+
+
+def _type_and_size(kind_code: int, size: int) -> bytes:
+    """A pack entry's header: type in bits 4-6 of the first byte, the size in 4 then
+    7-bit little-endian groups, the high bit saying another byte follows."""
+    byte = (kind_code << 4) | (size & 0x0F)
+    size >>= 4
+    head = bytearray()
+    while size:
+        head.append(byte | 0x80)
+        byte = size & 0x7F
+        size >>= 7
+    head.append(byte)
+    return bytes(head)
+
+
+def _deflate(payload: bytes, level: int) -> bytes:
+    """``payload`` as a zlib stream (any valid stream is a valid pack entry)."""
     import zlib
 
-    bases = bases or {}
+    if len(payload) < 64:
+        # a tree delta: nothing to gain. The stream zlib.compress(payload, 0) makes,
+        # built by hand (header 78 01, one final stored block: 01, LEN, ~LEN little-
+        # endian, the bytes, then the Adler-32 big-endian): zlib would first set up
+        # 256 KiB of state to copy 40 bytes
+        size = len(payload)
+        return b"\x78\x01\x01" + size.to_bytes(2, "little") + \
+            (size ^ 0xFFFF).to_bytes(2, "little") + payload + \
+            zlib.adler32(payload).to_bytes(4, "big")
+    if len(payload) < 4096:
+        # zlib's default 32 KiB window costs more to set up than to use on a small object
+        squeeze = zlib.compressobj(level, zlib.DEFLATED, 12, 2)
+        return squeeze.compress(payload) + squeeze.flush()
+    return zlib.compress(payload, level)
+
+
+def _pack_index(entries: list[tuple[bytes, int, int]], pack_sum: bytes) -> bytes:
+    """The version-2 .idx of a pack: fan-out table, sorted ids, CRC-32s, offsets (those
+    past 2 GiB in a table of 64-bit ones), the pack's checksum, its own checksum."""
+    import hashlib
+    import struct
+
+    entries = sorted(entries)
+    fanout = [0] * 256
+    for oid_raw, _crc, _off in entries:
+        fanout[oid_raw[0]] += 1
+    running = 0
+    for i in range(256):
+        running += fanout[i]
+        fanout[i] = running
+    small: list[int] = []
+    large: list[int] = []
+    for _oid, _crc, off in entries:
+        if off < 0x80000000:
+            small.append(off)
+        else:
+            small.append(0x80000000 | len(large))
+            large.append(off)
+    idx = bytearray(b"\xfftOc" + struct.pack(">I", 2))
+    idx += struct.pack(">256I", *fanout)
+    idx += b"".join(e[0] for e in entries)
+    idx += struct.pack(f">{len(entries)}I", *(e[1] & 0xFFFFFFFF for e in entries))
+    idx += struct.pack(f">{len(small)}I", *small)
+    idx += struct.pack(f">{len(large)}Q", *large)
+    idx += pack_sum
+    idx += hashlib.sha1(idx).digest()
+    return bytes(idx)
+
+
+def install_pack(git_dir: Path, built: PackBuilder) -> Path:
+    """Write a built pack and its index into ``objects/pack``; the path of the .pack.
+
+    The pack is written under a temporary name, synced and renamed first, and the
+    index renamed into place last: git only uses a pack once its .idx exists.
+    """
+    import tempfile
+
+    header, pack_sum, idx = built.finish()
     pack_dir = git_dir / "objects" / "pack"
     pack_dir.mkdir(parents=True, exist_ok=True)
-    entries: list[tuple[bytes, int, int]] = []  # (id, crc32, offset)
-    written: dict[str, tuple[int, int, bytes]] = {}  # hex id -> (offset, depth, raw)
-    digest = hashlib.sha1()
     fd, tmp_name = tempfile.mkstemp(prefix="tmp_pack_memgit_", dir=pack_dir)
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as fh:
-            header = b"PACK" + struct.pack(">II", 2, len(objects))
             fh.write(header)
-            digest.update(header)
-            offset = len(header)
-            for kind, oid, raw in objects:
-                kind_code, payload, depth, prefix = OBJ_TYPES[kind], raw, 0, b""
-                base = written.get(bases.get(oid, ""))
-                if base is not None and base[1] < max_depth:
-                    delta = make_delta(base[2], raw)
-                    if len(delta) < len(raw) // 2:
-                        kind_code, payload, depth = 6, delta, base[1] + 1  # 6: OFS_DELTA
-                        distance = offset - base[0]
-                        ofs = bytearray([distance & 0x7F])
-                        distance >>= 7
-                        while distance:
-                            distance -= 1
-                            ofs.insert(0, 0x80 | (distance & 0x7F))
-                            distance >>= 7
-                        prefix = bytes(ofs)
-                size = len(payload)
-                byte = (kind_code << 4) | (size & 0x0F)
-                size >>= 4
-                head = bytearray()
-                while size:
-                    head.append(byte | 0x80)
-                    byte = size & 0x7F
-                    size >>= 7
-                head.append(byte)
-                if len(payload) < 64:
-                    packed = zlib.compress(payload, 0)  # a tree delta: nothing to gain
-                elif len(payload) < 4096:
-                    # zlib's default 32 KiB window costs more to set up than to use on
-                    # a small object; any valid zlib stream is a valid pack entry
-                    squeeze = zlib.compressobj(level, zlib.DEFLATED, 12, 2)
-                    packed = squeeze.compress(payload) + squeeze.flush()
-                else:
-                    packed = zlib.compress(payload, level)
-                record = bytes(head) + prefix + packed
-                fh.write(record)
-                digest.update(record)
-                entries.append((bytes.fromhex(oid), zlib.crc32(record), offset))
-                written[oid] = (offset, depth, raw)
-                offset += len(record)
-            pack_sum = digest.digest()
+            fh.write(built.body)
             fh.write(pack_sum)
             fh.flush()
             os.fsync(fh.fileno())
-        entries.sort()
-        fanout = [0] * 256
-        for oid_raw, _crc, _off in entries:
-            fanout[oid_raw[0]] += 1
-        running = 0
-        for i in range(256):
-            running += fanout[i]
-            fanout[i] = running
-        small: list[int] = []
-        large: list[int] = []
-        for _oid, _crc, off in entries:
-            if off < 0x80000000:
-                small.append(off)
-            else:
-                small.append(0x80000000 | len(large))
-                large.append(off)
-        idx = bytearray(b"\xfftOc" + struct.pack(">I", 2))
-        idx += struct.pack(">256I", *fanout)
-        idx += b"".join(e[0] for e in entries)
-        idx += struct.pack(f">{len(entries)}I", *(e[1] & 0xFFFFFFFF for e in entries))
-        idx += struct.pack(f">{len(small)}I", *small)
-        idx += struct.pack(f">{len(large)}Q", *large)
-        idx += pack_sum
-        idx += hashlib.sha1(idx).digest()
         name = "pack-" + pack_sum.hex()
         final = pack_dir / (name + ".pack")
         os.replace(tmp, final)
@@ -212,6 +278,20 @@ def write_pack(git_dir: Path, objects: list[tuple[str, str, bytes]],
         return final
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def write_pack(git_dir: Path, objects: list[tuple[str, str, bytes]],
+               bases: Mapping[str, str] | None = None, *, level: int = 1,
+               max_depth: int = 50) -> Path:
+    """Write (kind, hex id, raw) objects as one pack plus its version-2 index, each
+    object whose ``bases`` entry names one written before it as a delta of that one
+    (see :class:`PackBuilder`). The pack is self-contained."""
+    bases = bases or {}
+    built = PackBuilder(level=level, max_depth=max_depth)
+    for kind, oid, raw in objects:
+        base = bases.get(oid)
+        built.add(kind, bytes.fromhex(oid), raw, bytes.fromhex(base) if base else None)
+    return install_pack(git_dir, built)
 
 
 def remove_pack(pack: Path) -> None:

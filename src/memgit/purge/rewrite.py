@@ -14,11 +14,14 @@ import threading
 import time
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from memgit.errors import ConflictError, RepoError, UsageError
 from memgit.format import entries as fmt
+from memgit.git.pack_process import PackProcess
 from memgit.git.plumbing import object_count, refs_snapshot, topo_commits
 from memgit.git.raw import (
+    TREE_MODES,
     ObjectReader,
     TreeCache,
     TreeEntry,
@@ -27,6 +30,7 @@ from memgit.git.raw import (
     join_object,
     object_key,
     split_object,
+    swap_tree_ids,
     tree_entries,
 )
 from memgit.git.repository import (
@@ -45,7 +49,7 @@ from memgit.git.rewrite import (
 from memgit.git.worktree import move_checkout, worktree_changes
 from memgit.index import reindex as recall_index
 from memgit.policy import registry_refs
-from memgit.policy.judge import ID_RE, quote
+from memgit.policy.judge import quote
 from memgit.policy.registry import (
     LEASE_CONFIG,
     PURGE_LOCK_FILE,
@@ -65,6 +69,7 @@ from memgit.purge.text import (
     Checker,
     Progress,
     Removed,
+    check_ids,
     key_words,
     longest_first,
     no_progress,
@@ -80,6 +85,7 @@ from memgit.write import ops as write_ops
 _DETERMINISTIC_RE = re.compile(r"entry-[0-9a-f]{16}\Z")
 _BULLET_BYTES_RE = re.compile(rb"[ \t]*[-*][ \t]+\S")
 _SIGNATURE_HEADERS = (b"gpgsig ", b"gpgsig-sha256 ", b"mergetag ")
+_SIGNATURE_RE = re.compile(rb"\n(?:gpgsig |gpgsig-sha256 |mergetag )")  # one of them, a line
 
 
 # --- the plan ------------------------------------------------------------------------
@@ -127,6 +133,7 @@ class PurgePlan:
     checkout_trees: tuple[str, str] | None = None  # (old, new) tree of a checked-out branch
     checkout_paths: list[str] = field(default_factory=list)  # files that change there
     phases: dict[str, float] = field(default_factory=dict)
+    pack_job: PackProcess | None = None  # the pack of ``objects``, built on the other core
 
     def summary(self) -> dict:
         return {
@@ -190,6 +197,7 @@ class _Scan:
         self.blob_new: dict[bytes, bytes] = {}  # old blob id -> new content (changed only)
         self.blob_removed: dict[bytes, list[Removed]] = {}
         self.tree_map: dict[bytes, bytes] = {}
+        self.blob_map: dict[bytes, bytes] = {}  # old blob id -> new (hashed once, not per tree)
         self.tree_changes: dict[bytes, list[tuple[str, bytes]]] = {}  # (path, old blob)
         self.new_objects: dict[bytes, tuple[str, bytes]] = {}
         self.bases: dict[bytes, bytes] = {}  # new object -> the earlier version at its path
@@ -197,6 +205,7 @@ class _Scan:
         self.refs: list[tuple[str, str, str]] = []  # (name, hex id, type)
         self.commits: list[tuple[str, list[str]]] = []  # parents before children
         self.tags: dict[str, tuple[list[bytes], bytes, str, str]] = {}  # headers, msg, target
+        self.pack: PackProcess | None = None  # receives each new object as it is made
 
     # reading ----------------------------------------------------------------------
 
@@ -221,11 +230,10 @@ class _Scan:
 
         def visit(oid: bytes, entries: list[TreeEntry]) -> None:
             when = first[oid]
-            for mode, _name, child in entries:
-                if not is_tree(mode) and not is_regular(mode):
-                    continue  # a symlink or a submodule: no lines to purge
-                if first.get(child, when + 1) > when:
-                    first[child] = when
+            for mode, _name, child in entries:  # most were seen in an earlier commit
+                if first.get(child, when + 1) > when and \
+                        (mode in TREE_MODES or mode[:3] == b"100"):  # is_tree, is_regular
+                    first[child] = when  # not a symlink or a submodule: no lines to purge
 
         self.trees.prefetch(roots, visit=visit,
                             progress=lambda done, total: self.progress("reading trees", done,
@@ -292,10 +300,11 @@ class _Scan:
         oid = object_key(kind, raw)
         if oid not in self.new_objects:
             self.new_objects[oid] = (kind, raw)
-            if path is not None:
-                base = self.last_at.get(path)
-                if base is not None:
-                    self.bases[oid] = base
+            base = self.last_at.get(path) if path is not None else None
+            if base is not None:
+                self.bases[oid] = base
+            if self.pack is not None:  # in the order of plan.objects, as write_pack
+                self.pack.add(kind, oid, raw, base)
         if path is not None:
             self.last_at[path] = oid
         return oid
@@ -307,10 +316,10 @@ class _Scan:
             return done
         tree_map, blob_new = self.tree_map, self.blob_new
         entries = self.trees.entries(oid)
-        rebuilt: list[tuple[bytes, bytes, bytes]] | None = None
+        swaps: list[tuple[int, bytes]] = []  # (entry index, new id)
         changes: list[tuple[str, bytes]] = []
         for i, (mode, name, child) in enumerate(entries):
-            if is_tree(mode):
+            if mode in TREE_MODES:
                 if tree_map.get(child) == child:
                     continue  # a subtree already known to stay as it is
                 new = self.map_tree(child, path + name + b"/")
@@ -318,20 +327,17 @@ class _Scan:
                     continue
                 prefix = name.decode("utf-8", "surrogateescape") + "/"
                 changes += [(prefix + p, b) for p, b in self.tree_changes[child]]
-            elif child in blob_new and is_regular(mode):
-                new = self.add("blob", blob_new[child], path + name)
+            elif child in blob_new and mode[:3] == b"100":  # a regular file (is_regular)
+                new = self.blob_map.get(child) or self.add("blob", blob_new[child], path + name)
+                self.blob_map[child] = self.last_at[path + name] = new  # as add() does
                 changes.append((name.decode("utf-8", "surrogateescape"), child))
             else:
                 continue  # an unchanged file (or a symlink, or a submodule)
-            if rebuilt is None:
-                rebuilt = list(entries)
-            rebuilt[i] = (mode, name, new)
-        if rebuilt is None:
+            swaps.append((i, new))
+        if not swaps:
             tree_map[oid] = oid
             return oid
-        # same modes, names and order: only ids change, so the tree stays sorted
-        raw = b"".join(m + b" " + n + b"\x00" + c for m, n, c in rebuilt)
-        result = self.add("tree", raw, path)
+        result = self.add("tree", swap_tree_ids(self.trees.raw[oid], entries, swaps), path)
         tree_map[oid] = result
         self.tree_changes[oid] = changes
         return result
@@ -360,21 +366,13 @@ def _drive_branch(drive: Drive) -> str:
     return branch_ref
 
 
-def check_ids(ids: Iterable[str], policy: Policy | None = None) -> list[str]:
-    out = list(dict.fromkeys(i.strip() for i in ids))
-    if not out:
-        raise UsageError("no entry ids given", "name the ids to purge: memgit purge ID...")
-    bad = [i for i in out if not ID_RE.match(i)]
-    if bad:
-        raise UsageError(f"not an entry id: {quote(', '.join(map(repr, bad)), policy)}",
-                         "ids look like m-01jd3xk8q7c9v2n4r6t8w0y1z3 or entry-0123456789abcdef")
-    return out
-
-
 def plan_purge(drive: Drive, ids: Iterable[str], *, progress: Progress = no_progress,
-               missing_ok: bool = False) -> PurgePlan:
+               missing_ok: bool = False, pack_ahead: bool = False) -> PurgePlan:
     """Read the history and compute the rewrite; nothing is written. ``missing_ok``: ids
-    in no commit are left out of the plan instead of refused (a parent's registry)."""
+    in no commit are left out of the plan instead of refused (a parent's registry).
+    ``pack_ahead``: build the pack of the new objects in a helper process while they are
+    made (git.pack_process), for an :func:`apply_purge` to follow; it writes nothing
+    until then."""
     wanted = check_ids(ids, _policy(drive))
     branch_ref = _drive_branch(drive)
     oddities = repository_oddities(drive.git_dir)
@@ -386,6 +384,7 @@ def plan_purge(drive: Drive, ids: Iterable[str], *, progress: Progress = no_prog
     plan = PurgePlan(wanted, str(drive.git_dir), branch_ref)
     clock = time.perf_counter()
     scan = _Scan(drive, wanted, progress)
+    scan.pack = PackProcess() if pack_ahead else None  # it starts while history is read
     try:
         _read_history(scan, plan)
         plan.phases["read"] = time.perf_counter() - clock
@@ -394,8 +393,11 @@ def plan_purge(drive: Drive, ids: Iterable[str], *, progress: Progress = no_prog
         _rewrite(scan, plan, progress)
         _check_head_duplicates(scan, plan)
         plan.phases["rewrite"] = time.perf_counter() - clock
+        plan.pack_job, scan.pack = scan.pack, None
     finally:
         scan.reader.close()
+        if scan.pack is not None:  # the plan failed or was refused
+            scan.pack.abort()
     if drive.workdir is not None and plan.checkout_trees is not None:
         dirty = worktree_changes(drive, plan.checkout_paths, untracked=False)
         if dirty:
@@ -490,7 +492,8 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
     plan.blobs_rewritten = len(scan.blob_new)
     sorted_texts = longest_first(plan.texts)
     # Which messages quote a purged text: one search per text over all messages.
-    joined = b"\x00".join(split_object(raw)[1] for raw in scan.commit_raw.values())
+    # (a message is what follows the first blank line, as split_object has it)
+    joined = b"\x00".join(raw.partition(b"\n\n")[2] for raw in scan.commit_raw.values())
     quoting = [t for t in sorted_texts if t in joined]
     commit_map = plan.commit_map
     scrubbed: set[str] = set()  # commits and tags whose message changed
@@ -510,7 +513,7 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
             parents.append(raw[pos + 7:pos + 47].decode())
             pos += 48
         new_parents = [commit_map.get(p, p) for p in parents]
-        message = split_object(raw)[1]
+        message = raw.partition(b"\n\n")[2]
         new_message = scrubbed_as.get(message)
         if new_message is None:
             new_message = scrub_registered(scrub_message(message, quoting), registered)
@@ -533,8 +536,7 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
             b"".join(b"parent " + p.encode() + b"\n" for p in new_parents)
         header_end = raw.find(b"\n\n", pos - 1)
         headers = raw[pos - 1:header_end if header_end >= 0 else len(raw)]
-        if new_message == message and not any(b"\n" + h in headers
-                                               for h in _SIGNATURE_HEADERS):
+        if new_message == message and not _SIGNATURE_RE.search(headers):
             new_raw = new_head + raw[pos:]
         else:
             all_headers, own_message = split_object(raw)
@@ -697,7 +699,7 @@ def _apply_locked(drive: Drive, plan: PurgePlan, progress: Progress,
     before = object_count(git_dir)
     clock = time.perf_counter()
     progress("writing objects", 0, len(plan.objects))
-    pack = write_pack(git_dir, plan.objects, plan.bases) if plan.objects else None
+    pack = _write_objects(git_dir, plan)
     result.objects_written = len(plan.objects)
     progress("writing objects", len(plan.objects), len(plan.objects))
     plan.phases["write"] = time.perf_counter() - clock
@@ -720,17 +722,16 @@ def _apply_locked(drive: Drive, plan: PurgePlan, progress: Progress,
         move_checkout(drive, *plan.checkout_trees)
     PurgeRegistry.append(git_dir, rows, date)
     resume.publish_ids(drive)
-    # the registry replicates with refs (docs/forges.md)
-    registry_refs.publish(git_dir, git_dir / REGISTRY_FILE)
+    registry_refs.publish(git_dir, git_dir / REGISTRY_FILE)  # replicated with refs (forges.md)
     resume.end(git_dir)
     plan.phases["refs"] = time.perf_counter() - clock
     clock = time.perf_counter()
     checker = Checker(plan.ids, plan.needles, plan.texts, PurgeRegistry.load(git_dir))
     # Pruning is git's work (a repack); meanwhile the blobs kept from the old history
-    # are searched for entries holding a purged text under another id, the one check
-    # the scan could not make (it learned the texts only at its end). git readers and
-    # repack run side by side safely: a reader whose pack vanished re-reads the pack
-    # directory and finds the object in the new pack.
+    # are searched for entries holding a purged text under another id (the scan learned
+    # the texts only at its end), and the new objects are checked from memory. git
+    # readers and repack run side by side safely: a reader whose pack vanished re-reads
+    # the pack directory and finds the object in the new pack.
     pruned: list[BaseException] = []
 
     def prune() -> None:
@@ -742,8 +743,13 @@ def _apply_locked(drive: Drive, plan: PurgePlan, progress: Progress,
     progress("pruning", 0, 1)
     worker = threading.Thread(target=prune, name="memgit-prune")
     worker.start()
+    known = dict(plan.checked)
     try:
         problems = checker.kept_blobs(git_dir, plan.kept_blobs, progress)
+        for kind, oid, raw in plan.objects:  # the new objects, from the bytes written
+            found = checker.problems(oid, kind, raw)
+            problems += found
+            known[oid] = not found
     finally:
         worker.join()
     if pruned:
@@ -752,11 +758,6 @@ def _apply_locked(drive: Drive, plan: PurgePlan, progress: Progress,
     result.objects_pruned = max(0, before + len(plan.objects) - object_count(git_dir))
     plan.phases["prune"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    known = dict(plan.checked)
-    for kind, oid, raw in plan.objects:
-        found = checker.problems(oid, kind, raw)
-        problems += found
-        known[oid] = not found
     result.verified_objects = verify_purged(git_dir, checker, known, problems,
                                             progress=progress)
     plan.phases["verify"] = time.perf_counter() - clock
@@ -765,6 +766,18 @@ def _apply_locked(drive: Drive, plan: PurgePlan, progress: Progress,
     plan.phases["index"] = time.perf_counter() - clock
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _write_objects(git_dir: Path, plan: PurgePlan) -> Path | None:
+    """The pack of the plan's new objects: the helper's, built while they were made,
+    or (no helper, or it failed) written now."""
+    job, plan.pack_job = plan.pack_job, None
+    if not plan.objects:
+        if job is not None:
+            job.abort()
+        return None
+    pack = job.install(git_dir, len(plan.objects)) if job is not None else None
+    return pack or write_pack(git_dir, plan.objects, plan.bases)
 
 
 def _update_index(drive: Drive, plan: PurgePlan) -> None:
@@ -779,7 +792,7 @@ def purge(drive: Drive, ids: Iterable[str], *, dry_run: bool = False,
           progress: Progress = no_progress, today: str | None = None) -> PurgeResult:
     """Plan and (unless ``dry_run``) apply a purge of ``ids``."""
     started = time.perf_counter()
-    plan = plan_purge(drive, ids, progress=progress)
+    plan = plan_purge(drive, ids, progress=progress, pack_ahead=not dry_run)
     if dry_run:
         return PurgeResult(plan, seconds=time.perf_counter() - started)
     result = apply_purge(drive, plan, progress=progress, today=today)

@@ -10,11 +10,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from memgit.errors import RepoError
+from memgit.errors import RepoError, UsageError
 from memgit.format import entries as fmt
 from memgit.git.plumbing import all_object_ids
-from memgit.git.raw import ObjectReader, split_object
+from memgit.git.raw import ObjectReader
+from memgit.policy.judge import ID_RE, quote
 from memgit.policy.registry import PurgeRegistry, purge_key
+from memgit.policy.settings import Policy
 
 Progress = Callable[[str, int, int], None]
 """Called with (phase, done, total) while a purge runs."""
@@ -165,7 +167,7 @@ class Checker:
                     out.append(f"blob {oid} (entry {entry_id} holds a purged text: "
                                "purge it too)")
         elif kind in ("commit", "tag"):
-            message = split_object(data)[1]
+            message = data.partition(b"\n\n")[2]  # as split_object(data)[1]
             quotes = self.quoting.get(message)
             if quotes is None:
                 quotes = self.quoting[message] = any(t in message for t in self.texts) or \
@@ -234,4 +236,16 @@ def _entries_with_texts(data: bytes, texts: list[bytes], keys: set[str]) -> list
             if purge_key(entry.text) in keys:
                 out.append(entry.id)
         break
+    return out
+
+
+def check_ids(ids: Iterable[str], policy: Policy | None = None) -> list[str]:
+    """The ids to purge, stripped and each once; UsageError when none, or one is not an id."""
+    out = list(dict.fromkeys(i.strip() for i in ids))
+    if not out:
+        raise UsageError("no entry ids given", "name the ids to purge: memgit purge ID...")
+    bad = [i for i in out if not ID_RE.match(i)]
+    if bad:
+        raise UsageError(f"not an entry id: {quote(', '.join(map(repr, bad)), policy)}",
+                         "ids look like m-01jd3xk8q7c9v2n4r6t8w0y1z3 or entry-0123456789abcdef")
     return out

@@ -10,13 +10,11 @@ from typing import Any
 import click
 
 from memgit.cli.common import ProgressBar, ctx_directory
-from memgit.drives.fork import adopt_registry
 from memgit.errors import UsageError
 from memgit.git import recovery
 from memgit.git.repository import Drive, open_drive
 from memgit.purge.resume import resume
 from memgit.purge.rewrite import PurgePlan, PurgeResult, apply_purge, plan_purge
-from memgit.write.writer import write_lock
 
 
 def _print_plan(plan: PurgePlan) -> None:
@@ -90,7 +88,7 @@ def command(ctx: click.Context, ids: tuple[str, ...], repo_path: str | None, dry
     if resume_only:
         return 0
     progress = ProgressBar(quiet=False, lines="memgit purge")
-    plan = plan_purge(drive, ids, progress=progress)
+    plan = plan_purge(drive, ids, progress=progress, pack_ahead=not dry_run)
     progress.end()
     if dry_run:
         if as_json:
@@ -119,12 +117,17 @@ def _repairs(drive: Drive, stale_lock: bool) -> list[str]:
     the write lock), then a purge (purge.resume)."""
     notes = []
     if drive.workdir is not None:
+        from memgit.write.writer import write_lock  # a checkout only: a bare drive skips it
+
         with write_lock(drive):
             notes = recovery.recover(drive)
     return notes + resume(drive, stale_lock=stale_lock)
 
 
 def _from_registry(drive: Drive, registry: str, dry_run: bool, as_json: bool) -> int:
+    # imported here: drives.fork brings the sync client, which a plain purge never needs
+    from memgit.drives.fork import adopt_registry
+
     progress = ProgressBar(quiet=as_json, lines="memgit purge")
     adoption = adopt_registry(drive, registry, dry_run=dry_run, progress=progress)
     progress.end()

@@ -1,0 +1,197 @@
+"""The pack writer (git.rewrite), its helper process (git.pack_process), tree id swaps."""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+import pytest
+
+from memgit.errors import RepoError
+from memgit.git.pack_process import PackProcess
+from memgit.git.raw import (
+    ObjectReader,
+    TreeCache,
+    object_id,
+    object_key,
+    swap_tree_ids,
+    tree_entries,
+)
+from memgit.git.rewrite import (
+    PackBuilder,
+    _copy_ops,
+    _deflate,
+    install_pack,
+    make_delta,
+    write_pack,
+)
+from tests.conftest import git
+
+
+def bare(tmp_path: Path, name: str = "r.git") -> Path:
+    path = tmp_path / name
+    git("init", "-q", "--bare", str(path), cwd=tmp_path)
+    return path
+
+
+def tree(*entries: tuple[bytes, bytes, bytes]) -> bytes:
+    return b"".join(m + b" " + n + b"\x00" + c for m, n, c in entries)
+
+
+def versions() -> tuple[list[tuple[str, str, bytes]], dict[str, str]]:
+    """Blob versions of one file, each the delta base of the next, and trees holding them."""
+    base = b"".join(b"line %d of a long file\n" % i for i in range(300))
+    objects: list[tuple[str, str, bytes]] = []
+    bases: dict[str, str] = {}
+    last_blob = last_tree = ""
+    for i in range(0, 60, 3):
+        data = base.replace(b"line %d " % i, b"LINE %d " % i)
+        blob = object_key("blob", data)
+        raw = tree((b"100644", b"a.md", blob), (b"100644", b"b.md", object_key("blob", b"b")))
+        for kind, content, last in (("blob", data, last_blob), ("tree", raw, last_tree)):
+            oid = object_id(kind, content)
+            objects.append((kind, oid, content))
+            if last:
+                bases[oid] = last
+        last_blob, last_tree = objects[-2][1], objects[-1][1]
+    return objects, bases
+
+
+def test_a_stored_stream_by_hand_is_zlibs() -> None:
+    for size in range(64):
+        payload = bytes(range(size))
+        assert _deflate(payload, 1) == zlib.compress(payload, 0)
+
+
+def test_copy_ops_keep_the_non_zero_bytes_in_order() -> None:
+    # offset 0x00010200 and size 0x000300: bytes 1 and 2 of the offset, byte 1 of the size
+    assert _copy_ops(0x10200, 0x300) == bytes((0x80 | 0b0100110,)) + b"\x02\x01\x03"
+    assert _copy_ops(0, 0) == b""
+    # past 16 MiB a copy is split: the second op starts where the first ended
+    assert _copy_ops(0, 0x1000001) == b"\xf0\xff\xff\xff" + b"\x97\xff\xff\xff\x02"
+
+
+def test_a_large_delta_applies_in_git(tmp_path: Path) -> None:
+    repo = bare(tmp_path)
+    base = bytes(range(256)) * (0x11000 // 256 * 256)  # over 16 MiB: two copy ops
+    target = base[:0x10200] + b"inserted" * 40 + base[0x10200:]
+    objects = [("blob", object_id("blob", base), base), ("blob", object_id("blob", target), target)]
+    delta = make_delta(base, target)
+    assert len(delta) < 400
+    pack = write_pack(repo, objects, {objects[1][1]: objects[0][1]})
+    assert b" 1 " in git("verify-pack", "-v", str(pack.with_suffix(".idx")), cwd=repo).stdout
+    assert git("cat-file", "blob", objects[1][1], cwd=repo).stdout == target
+
+
+def test_the_helper_writes_the_same_pack(tmp_path: Path) -> None:
+    objects, bases = versions()
+    here = write_pack(bare(tmp_path, "here.git"), objects, bases)
+    there_repo = bare(tmp_path, "there.git")
+    job = PackProcess()
+    for kind, oid, raw in objects:
+        base = bases.get(oid)
+        job.add(kind, bytes.fromhex(oid), raw, bytes.fromhex(base) if base else None)
+    there = job.install(there_repo, len(objects))
+    assert there is not None and there.name == here.name
+    assert there.read_bytes() == here.read_bytes()
+    assert there.with_suffix(".idx").read_bytes() == here.with_suffix(".idx").read_bytes()
+    assert git("fsck", "--full", cwd=there_repo).returncode == 0
+    for kind, oid, raw in objects:
+        assert git("cat-file", kind, oid, cwd=there_repo).stdout == raw
+
+
+def test_the_helper_writes_nothing_unless_told(tmp_path: Path) -> None:
+    objects, bases = versions()
+    repo = bare(tmp_path)
+    before = sorted(p.name for p in (repo / "objects" / "pack").iterdir())
+    job = PackProcess()
+    for kind, oid, raw in objects:
+        job.add(kind, bytes.fromhex(oid), raw)
+    job.abort()
+    # a count that is not what was sent: refused, nothing written (the caller writes it)
+    other = PackProcess()
+    other.add(*objects[0][:1], bytes.fromhex(objects[0][1]), objects[0][2])
+    assert other.install(repo, 2) is None
+    assert sorted(p.name for p in (repo / "objects" / "pack").iterdir()) == before
+
+
+def test_a_dead_helper_is_reported_not_raised(tmp_path: Path) -> None:
+    objects, _bases = versions()
+    job = PackProcess()
+    assert job._proc is not None
+    job._proc.kill()
+    job._proc.wait()
+    for kind, oid, raw in objects * 40:  # more than a pipe holds: the write fails
+        job.add(kind, bytes.fromhex(oid), raw)
+    assert job.failed
+    assert job.install(bare(tmp_path), len(objects) * 40) is None
+
+
+@pytest.mark.parametrize("names", [(b"a.md", b"b.md"), (b"a.md", b"a.md.bak")])
+def test_swapped_ids_are_the_rebuilt_tree(names: tuple[bytes, bytes]) -> None:
+    one, two, new = object_key("blob", b"1"), object_key("blob", b"2"), object_key("blob", b"3")
+    raw = tree((b"100644", names[0], one), (b"40000", b"dir", two), (b"100644", names[1], one))
+    entries = tree_entries(raw)
+    # one occurrence: replaced in place
+    assert swap_tree_ids(raw, entries, [(1, new)]) == tree(
+        (b"100644", names[0], one), (b"40000", b"dir", new), (b"100644", names[1], one))
+    # an id held by two entries: only the one named changes (the tree is rebuilt)
+    assert swap_tree_ids(raw, entries, [(2, new)]) == tree(
+        (b"100644", names[0], one), (b"40000", b"dir", two), (b"100644", names[1], new))
+
+
+def test_an_id_inside_a_name_is_not_swapped() -> None:
+    blob = next(k for k in (object_key("blob", b"%d" % i) for i in range(100))
+                if b"\x00" not in k and b"/" not in k)  # its bytes can be in a name
+    new, clash = object_key("blob", b"y"), b"x" + blob
+    raw = tree((b"100644", clash, object_key("blob", b"z")), (b"100644", b"zz", blob))
+    entries = tree_entries(raw)
+    got = swap_tree_ids(raw, entries, [(1, new)])
+    assert tree_entries(got) == [entries[0], (b"100644", b"zz", new)]
+
+
+def test_a_base_no_longer_kept_is_not_used(tmp_path: Path) -> None:
+    objects, bases = versions()
+    repo = bare(tmp_path)
+    built = PackBuilder(keep_bytes=1)  # only the last object's content is kept
+    for kind, oid, raw in objects:
+        base = bases.get(oid)
+        built.add(kind, bytes.fromhex(oid), raw, bytes.fromhex(base) if base else None)
+    # each version's base (the previous blob or tree) was two objects back: all whole
+    assert all(depth == 0 for _offset, depth in built.written.values())
+    install_pack(repo, built)
+    assert git("fsck", "--full", cwd=repo).returncode == 0
+    for kind, oid, raw in objects:
+        assert git("cat-file", kind, oid, cwd=repo).stdout == raw
+
+
+def test_the_helper_stops_past_its_byte_limit(tmp_path: Path) -> None:
+    objects, _bases = versions()
+    repo = bare(tmp_path)
+    before = sorted(p.name for p in (repo / "objects" / "pack").iterdir())
+    job = PackProcess(max_bytes=len(objects[0][2]) * 3)
+    for kind, oid, raw in objects:
+        job.add(kind, bytes.fromhex(oid), raw)
+    assert job.failed and job._proc is None  # stopped, not waiting for more
+    assert job.install(repo, len(objects)) is None
+    assert sorted(p.name for p in (repo / "objects" / "pack").iterdir()) == before
+
+
+def test_a_malformed_tree_is_refused_every_time(tmp_path: Path) -> None:
+    repo = bare(tmp_path)
+    bad = git("hash-object", "-t", "tree", "--literally", "-w", "--stdin", cwd=repo,
+              input=b"100644 a.md\x00short").stdout.strip().decode()
+    good_raw = tree((b"100644", b"a.md", object_key("blob", b"a")))
+    good = git("hash-object", "-t", "tree", "--literally", "-w", "--stdin", cwd=repo,
+               input=good_raw).stdout.strip().decode()
+    with ObjectReader(repo) as reader:
+        cache = TreeCache(reader)
+        for _attempt in range(2):  # not cached as parsed after the first refusal
+            with pytest.raises(RepoError, match="malformed"):
+                cache.entries(bytes.fromhex(bad))
+        assert cache.entries(bytes.fromhex(good)) == tree_entries(good_raw)
+        assert cache.entries(bytes.fromhex(good)) == tree_entries(good_raw)  # from the cache
+        with pytest.raises(RepoError, match="malformed"):
+            cache.prefetch([bytes.fromhex(bad)])
+        with pytest.raises(RepoError, match="malformed"):
+            cache.entries(bytes.fromhex(bad))
