@@ -320,6 +320,8 @@ def serve_one(conn: socket.socket) -> NoReturn:
     except BaseException:  # noqa: BLE001 - no answer: the hook judges itself
         os._exit(0)
     try:
+        if hook_io.AFTER_ANSWER:
+            os.nice(10)  # the push's own processes (git, the hook) finish first
         for work in hook_io.AFTER_ANSWER or ():
             work()
     finally:
