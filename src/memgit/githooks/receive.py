@@ -336,7 +336,9 @@ class PushJudge:
         # old files may be needed for duplicate ids: git reads those whose ids no earlier
         # push recorded (githooks.old_files) while Python judges the new ones
         others = [r.oid for r in self._old_in_push(commits) if old_files.recordable(r.path)]
+        TIMING.mark("trees")
         self._known = old_files.recorded(self.git_dir, others)
+        TIMING.mark("known")
         self._old_read = self.reader.read_later([o for o in others if o not in self._known])
         TIMING.mark("trees")
         self._prefetch_blobs(commits)
