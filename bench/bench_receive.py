@@ -163,8 +163,8 @@ def startup_costs(runs: int) -> dict[str, float]:
     python = sys.executable
     argv = hook_argv(python, import_paths())
     code = argv[-1].replace(HOOK_CALL, "")
-    client = code.replace(ASK_CALL, "from memgit.githooks.warm_client import identity, judge_key; "
-                          "judge_key(identity()); ")
+    client = code[:code.index(ASK_CALL)] + ("from memgit.githooks.warm_client import identity, "
+                                            "judge_key; judge_key(identity())")
     return {
         "hook script to the warm judge (both hooks, each)": run_process([*argv[:-1], client],
                                                                         runs),

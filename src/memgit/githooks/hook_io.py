@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
 
 from memgit.errors import MemgitError
 from memgit.safe_text import printable
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads it so)
 if TYPE_CHECKING:
     from collections.abc import Callable
 
