@@ -162,7 +162,10 @@ _FINDER: list[Any] = ["auto"]
 
 
 def use_trie_finder(on: bool = True) -> None:
+    """Pin the regex searches (``on``: the trie finder, and the value tests' regex and XOR,
+    as without ahocorasick_rs) or let the next compile pick Aho-Corasick again."""
     _FINDER[:] = ["trie"] if on else ["auto"]
+    V.use_regex_searches(on)
 
 
 # a shape: its regex (lazy), its rules, whether it is the run shape itself (then the run

@@ -339,6 +339,13 @@ def _ac_finder(words: list[str]) -> Any:
     return ac.find_matches_as_indexes
 
 
+def use_regex_searches(on: bool = True) -> None:
+    """Pin the trie regex and the XOR for the marks and the typed runs (``on``), or let
+    their next use pick Aho-Corasick when installed (``engine.use_trie_finder`` calls it)."""
+    _MARK_FINDER[:] = [None] if on else []
+    _TYPED_FINDER[:] = [None] if on else []
+
+
 _MARK_LIST = sorted(_MARKS)
 _LT = _MARK_LIST.index("<")
 _MARK_FINDER: list[Any] = []  # filled on first use: the finder, or None
