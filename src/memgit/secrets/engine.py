@@ -33,6 +33,10 @@ SHAPE_TRIGGER = (
     r"|\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27}"
     r"|:(?<=\d{8}:)[A-Za-z0-9_-]{35}"
 )
+# A rule located at runs (locate="runs"): its regex starts with this lookbehind (no run
+# character before), then needs 20 or more run characters and matches run characters only
+# (the generated-token rule: [A-Za-z0-9_+/.~-]{20,1024}={0,3}).
+RUN_LOOKBEHIND = r"(?<![A-Za-z0-9_+/=.~-])"
 # the keyword name around a hit: DB_PASSWORD, dbPassword, --password (64 characters back)
 _NAME_RUN = r"[A-Za-z0-9_.-]{1,64}"
 
@@ -71,7 +75,7 @@ class _Entry:
     """A rule as the engine runs it: its regexes (lazy), its check, its rank."""
 
     __slots__ = ("rule", "rx", "trigger", "fn", "priority", "group", "at", "placed", "order",
-                 "rank", "names", "value_tests")
+                 "rank", "names", "value_tests", "runs")
 
     def __init__(self, rule: Rule, order: int) -> None:
         self.rule = rule
@@ -81,6 +85,10 @@ class _Entry:
         self.priority = rule.priority
         self.group = rule.group
         self.at = rule.locate == "at"
+        self.runs = rule.locate == "runs"  # matches only at the starts of runs: _run_matches
+        if self.runs and not rule.regex.startswith(RUN_LOOKBEHIND):
+            raise ValueError(f"rule {rule.id}: locate='runs' needs a regex that starts with "
+                             f"{RUN_LOOKBEHIND}")
         # where the rule's matches start: at its keywords (a trigger or locate="at")
         self.placed = self.trigger is not None or self.at
         self.order = order  # rank among equal priorities: the rules' order
@@ -285,6 +293,33 @@ def _has_run(text: str) -> bool:
         _RUN_BYTES).find(_RUN) >= 0
 
 
+def _run_matches(e: _Entry, text: str) -> Any:
+    """``e.rx.finditer(text)`` for a rule located at runs, from its possible starts only.
+
+    Such a regex matches only at a place with no run character before it and 20 run
+    characters from it: the start of a maximal run of 20 or more; and its match holds run
+    characters only, so it ends inside that run and the next search cannot start before
+    the run ends. One match at most a run, at its start: on an ASCII line (bytes and
+    characters at the same offsets) the run starts come from the run test's translation
+    (the first 20 run characters after a run's end start the next run), one ``match``
+    each, instead of the regex entering at every place of every word."""
+    if not text.isascii():
+        return e.rx.finditer(text)
+    runs = text.encode("ascii").translate(_RUN_BYTES)
+    match = e.rx.match
+    out = []
+    start = runs.find(_RUN)
+    while start >= 0:
+        m = match(text, start)
+        if m is not None:
+            out.append(m)
+        end = runs.find(b" ", start)
+        if end < 0:
+            break
+        start = runs.find(_RUN, end)
+    return out
+
+
 def _name_run(reversed_window: str) -> re.Match[str] | None:
     """The keyword name's run at the start of ``reversed_window`` (compiled on first use,
     then this function is replaced by the compiled pattern's ``match``)."""
@@ -364,8 +399,10 @@ def scan(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
         prio = e.priority
         fn = e.fn
         where = selected[e]
-        if not e.placed or (where is None and e.trigger is None):
-            found: Any = e.rx.finditer(text)  # the common case, without a list
+        if e.runs:
+            found: Any = _run_matches(e, text)
+        elif not e.placed or (where is None and e.trigger is None):
+            found = e.rx.finditer(text)  # the common case, without a list
         else:
             found = _matches(e, text, lowered, where)
         for m in found:

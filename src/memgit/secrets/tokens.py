@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from . import values as V
-from .engine import RUN_SHAPE
+from .engine import RUN_LOOKBEHIND, RUN_SHAPE
 from .rules import Rule, check
 
 
@@ -303,8 +303,8 @@ TOKEN_GATE = RUN_SHAPE
 
 GENERATED_TOKEN = Rule(
     "generated-token", "API token",  # "high-entropy string" when quoted
-    r"(?<![A-Za-z0-9_+/=.~-])[A-Za-z0-9_+/.~-]{20,1024}={0,3}",
-    shape=TOKEN_GATE, check="generated_token", priority=3,
+    RUN_LOOKBEHIND + r"[A-Za-z0-9_+/.~-]{20,1024}={0,3}",
+    shape=TOKEN_GATE, locate="runs", check="generated_token", priority=3,
     doc="a token that only a generator writes: prefix_ + generated body (rzp_, phc_, ...), "
         "a quoted 20+ character literal, or a 32+ character token outside a URL, mixing "
         "letter cases and digits at high entropy",
