@@ -30,9 +30,10 @@ _FOREIGN_WORDS = ("passwort", "kennwort", "contraseña", "contrasena", "mot de p
                   "parola", "heslo", "jelszó", "jelszo", "пароль", "密码", "密碼", "口令",
                   "パスワード", "비밀번호", "암호")
 _FOREIGN_PASSWORD = "|".join(w.replace(" ", "[ ]") for w in _FOREIGN_WORDS)
-# Names that say "credential" outright: a plain assigned value is enough.
+# Names that say "credential" outright: a plain assigned value is enough (and the words
+# for "password" in other languages, _FOREIGN_PASSWORD, last in KW_RE's core: see there).
 _KW_STRONG = (
-    r"pass(?:word|wd|phrase|code)?s?|pwd|pw|" + _FOREIGN_PASSWORD + r""
+    r"pass(?:word|wd|phrase|code)?s?|pwd|pw"
     r"|client[ _.-]?secrets?|secret[ _.-]?(?:access[ _.-]?)?keys?|secrets?|secrete"
     r"|(?:access|auth|refresh|bearer|bot|api|session|id|oauth|personal[ _.-]?access|app|user"
     r"|service|webhook|master)[ _.-]?tokens?|tokens?"
@@ -53,6 +54,12 @@ _KW_SUFFIX = (
     r"|in|out|new|old"
     r"|live|dev|staging|test|secure|\d))*"
 )
+# The core's alternatives: the foreign words come last, after the weak names, so that the
+# common names (token, secret, key...) are tried without passing 29 words first. The order
+# of an alternation only matters where two alternatives can match at one place; no other
+# alternative can where a foreign word does (each differs from each foreign word at a fixed
+# letter: "key"/"kennwort", "salt"/"salasana", "hash"/"hasło"; those that start with "pass"
+# stay after ``pass(?:word...)``, which comes first), so the matches are the same.
 # The name's runs are possessive (``{1,40}+``): a shorter run would leave a letter or a digit
 # where a separator or a capital must follow, so giving characters back never matches;
 # the engine just stops trying (the same matches, fewer steps on a name that fails).
@@ -63,7 +70,7 @@ KW_RE = (
     r"|(?-i:[A-Za-z][a-z0-9]{0,20}+(?:[A-Z][a-z0-9]{0,20}+){0,4}?)(?=(?-i:[A-Z]))"
     r"|(?-i:[A-Z][A-Z0-9]{0,40})(?=(?-i:PASS|PWD|SECRET|TOKEN|APIKEY|KEY))"
     r"|(?-i:[A-Za-z][A-Za-z0-9]{1,30}?)(?=pass(?:word|wd)|pwd|secret|token|apikey|key(?![a-z])))?"
-    r"(?P<core>" + _KW_STRONG + "|" + _KW_WEAK + r")" + _KW_SUFFIX + r")"
+    r"(?P<core>" + _KW_STRONG + "|" + _KW_WEAK + "|" + _FOREIGN_PASSWORD + r")" + _KW_SUFFIX + r")"
     r"(?![A-Za-z0-9])(?!_[A-Za-z0-9])"
     r"[\"'`*_\]]*"
     r"(?P<gap>\s*\([^()\n]{1,30}\)|\s+(?:for|of|on)\s+(?:the\s+)?[\w.@/-]{1,30}"

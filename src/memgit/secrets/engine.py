@@ -33,6 +33,10 @@ SHAPE_TRIGGER = (
     r"|\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27}"
     r"|:(?<=\d{8}:)[A-Za-z0-9_-]{35}"
 )
+# A rule located at runs (locate="runs"): its regex starts with this lookbehind (no run
+# character before), then needs 20 or more run characters and matches run characters only
+# (the generated-token rule: [A-Za-z0-9_+/.~-]{20,1024}={0,3}).
+RUN_LOOKBEHIND = r"(?<![A-Za-z0-9_+/=.~-])"
 # the keyword name around a hit: DB_PASSWORD, dbPassword, --password (64 characters back)
 _NAME_RUN = r"[A-Za-z0-9_.-]{1,64}"
 
@@ -71,7 +75,7 @@ class _Entry:
     """A rule as the engine runs it: its regexes (lazy), its check, its rank."""
 
     __slots__ = ("rule", "rx", "trigger", "fn", "priority", "group", "at", "placed", "order",
-                 "rank", "names", "value_tests")
+                 "rank", "names", "value_tests", "runs")
 
     def __init__(self, rule: Rule, order: int) -> None:
         self.rule = rule
@@ -81,6 +85,10 @@ class _Entry:
         self.priority = rule.priority
         self.group = rule.group
         self.at = rule.locate == "at"
+        self.runs = rule.locate == "runs"  # matches only at the starts of runs: _run_matches
+        if self.runs and not rule.regex.startswith(RUN_LOOKBEHIND):
+            raise ValueError(f"rule {rule.id}: locate='runs' needs a regex that starts with "
+                             f"{RUN_LOOKBEHIND}")
         # where the rule's matches start: at its keywords (a trigger or locate="at")
         self.placed = self.trigger is not None or self.at
         self.order = order  # rank among equal priorities: the rules' order
@@ -92,9 +100,11 @@ class _Entry:
 
 
 # What a keyword found on a line dispatches: a provider name, its rules when it stands as a
-# whole word; or, per tail (None: none), the rules, and those of them that start at the keyword.
-_Group = tuple["_Lazy | None", tuple[_Entry, ...], tuple[_Entry, ...]]
-_Kw = tuple[bool, tuple[_Entry, ...], tuple[_Group, ...]]
+# whole word; or its actions: a rule with the tail that must follow the keyword (None:
+# none) and whether the rule starts at the keyword (then the keyword's place is kept).
+# One action per (tail, rule): flat, so a hit costs one loop step per rule it may select.
+_Action = tuple["_Lazy | None", _Entry, bool]
+_Kw = tuple[bool, tuple[_Entry, ...], tuple[_Action, ...]]
 _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 
@@ -160,23 +170,29 @@ _FINDER: list[Any] = ["auto"]
 
 
 def use_trie_finder(on: bool = True) -> None:
+    """Pin the regex searches (``on``: the trie finder, and the value tests' regex and XOR,
+    as without ahocorasick_rs) or let the next compile pick Aho-Corasick again."""
     _FINDER[:] = ["trie"] if on else ["auto"]
+    V.use_regex_searches(on)
 
 
-# a shape: its regex (lazy), its rules, whether it needs a run of token characters, whether
-# it is that run itself (then the run decides alone)
-_Shape = tuple[_Lazy, tuple[_Entry, ...], bool, bool]
+# a shape: its regex (lazy), its rules, whether it is the run shape itself (then the run
+# decides alone). The shapes that need a run of token characters (the run shape and the
+# default one) are "gated": a line without the run (most lines of notes) skips them all.
+_Shape = tuple[_Lazy, tuple[_Entry, ...], bool]
 
 
 class Compiled:
-    __slots__ = ("finder", "find", "table", "shapes", "always")
+    __slots__ = ("finder", "find", "table", "gated", "ungated", "always")
 
-    def __init__(self, finder: Any, table: list[_Kw],
-                 shapes: list[_Shape], always: tuple[_Entry, ...]):
+    def __init__(self, finder: Any, table: list[_Kw], shapes: list[tuple[str, tuple[_Entry, ...]]],
+                 always: tuple[_Entry, ...]):
         self.finder = finder
         self.find = finder.find if finder is not None else None  # find(lowered, True)
         self.table = table
-        self.shapes = shapes
+        self.gated = tuple(_shape(k, es) for k, es in shapes if k in (SHAPE_TRIGGER, RUN_SHAPE))
+        self.ungated = tuple(_shape(k, es) for k, es in shapes
+                             if k not in (SHAPE_TRIGGER, RUN_SHAPE))
         self.always = always
 
 
@@ -196,27 +212,24 @@ def compile_rules(rules: Sequence[Rule]) -> Compiled:
     keywords = sorted(set(direct) | set(words))
     table: list[_Kw] = []
     for kw in keywords:
-        groups = tuple(
-            (tails.setdefault(tail, _Lazy(tail)) if tail else None, tuple(es),
-             tuple(e for e in es if e.placed))
-            for tail, es in direct.get(kw, {}).items())
-        table.append((kw in words, tuple(words.get(kw, ())), groups))
+        actions = tuple(
+            (tails.setdefault(tail, _Lazy(tail)) if tail else None, e, e.placed)
+            for tail, es in direct.get(kw, {}).items() for e in es)
+        table.append((kw in words, tuple(words.get(kw, ())), actions))
     shapes: dict[str, list[_Entry]] = {}
     for e in entries:
         if e.rule.shape:
             shapes.setdefault(e.rule.shape, []).append(e)
-    # the run shape first: its answer decides whether the default shape is searched
-    order = sorted(shapes, key=lambda k: (k != RUN_SHAPE, k))
     return Compiled(
         finder=_finder(keywords) if keywords else None,
         table=table,
-        shapes=[_shape(SHAPE_TRIGGER if k == "default" else k, tuple(shapes[k])) for k in order],
+        shapes=[(SHAPE_TRIGGER if k == "default" else k, tuple(shapes[k])) for k in sorted(shapes)],
         always=tuple(e for e in entries if not e.rule.keywords and not e.rule.shape),
     )
 
 
 def _shape(pattern: str, entries: tuple[_Entry, ...]) -> _Shape:
-    return (_Lazy(pattern), entries, pattern in (SHAPE_TRIGGER, RUN_SHAPE), pattern == RUN_SHAPE)
+    return (_Lazy(pattern), entries, pattern == RUN_SHAPE)
 
 
 def _select(text: str, lowered: str, comp: Compiled) -> dict[_Entry, list[int] | None]:
@@ -231,7 +244,7 @@ def _select(text: str, lowered: str, comp: Compiled) -> dict[_Entry, list[int] |
         except UnicodeEncodeError:  # Aho-Corasick: one replacement character per surrogate
             hits = find(_SURROGATE.sub("\ufffd", lowered), True)  # keeps every index
         for idx, start, end in hits:
-            is_word, named, groups = table[idx]
+            is_word, named, actions = table[idx]
             if is_word and (start == 0 or lowered[start - 1] not in _ALNUM) and (
                     end == n or lowered[end] not in _ALNUM):
                 for e in named:
@@ -239,23 +252,26 @@ def _select(text: str, lowered: str, comp: Compiled) -> dict[_Entry, list[int] |
                         selected.setdefault(e, []).append(start)  # type: ignore[union-attr]
                     else:
                         selected.setdefault(e, None)
-            for tail, es, located in groups:
+            for tail, e, placed in actions:
                 if tail is not None and tail.match(lowered, end) is None:
                     continue
+                if placed:  # a placed rule's value is always a list (never None)
+                    where = selected.get(e)
+                    if where is None:
+                        selected[e] = [start]
+                    else:
+                        where.append(start)
+                elif e not in selected:
+                    selected[e] = None
+    # _has_run(text), inline: one test for every gated shape
+    if comp.gated and len(text) >= 20 and text.encode("utf-8", "surrogatepass").translate(
+            _RUN_BYTES).find(_RUN) >= 0:
+        for shape, es, is_run in comp.gated:
+            if is_run or shape.search(text) is not None:
                 for e in es:
-                    if e not in selected:
-                        selected[e] = [] if e.placed else None
-                for e in located:
-                    selected[e].append(start)  # type: ignore[union-attr]
-    run = None
-    for shape, es, gated, is_run in comp.shapes:
-        if gated:
-            if run is None:  # _has_run(text), inline
-                run = len(text) >= 20 and text.encode("utf-8", "surrogatepass").translate(
-                    _RUN_BYTES).find(_RUN) >= 0
-            if not run:
-                continue
-        if is_run or shape.search(text) is not None:
+                    selected.setdefault(e, None)
+    for shape, es, _is_run in comp.ungated:
+        if shape.search(text) is not None:
             for e in es:
                 selected.setdefault(e, None)
     return selected
@@ -277,6 +293,33 @@ def _has_run(text: str) -> bool:
         _RUN_BYTES).find(_RUN) >= 0
 
 
+def _run_matches(e: _Entry, text: str) -> Any:
+    """``e.rx.finditer(text)`` for a rule located at runs, from its possible starts only.
+
+    Such a regex matches only at a place with no run character before it and 20 run
+    characters from it: the start of a maximal run of 20 or more; and its match holds run
+    characters only, so it ends inside that run and the next search cannot start before
+    the run ends. One match at most a run, at its start: on an ASCII line (bytes and
+    characters at the same offsets) the run starts come from the run test's translation
+    (the first 20 run characters after a run's end start the next run), one ``match``
+    each, instead of the regex entering at every place of every word."""
+    if not text.isascii():
+        return e.rx.finditer(text)
+    runs = text.encode("ascii").translate(_RUN_BYTES)
+    match = e.rx.match
+    out = []
+    start = runs.find(_RUN)
+    while start >= 0:
+        m = match(text, start)
+        if m is not None:
+            out.append(m)
+        end = runs.find(b" ", start)
+        if end < 0:
+            break
+        start = runs.find(_RUN, end)
+    return out
+
+
 def _name_run(reversed_window: str) -> re.Match[str] | None:
     """The keyword name's run at the start of ``reversed_window`` (compiled on first use,
     then this function is replaced by the compiled pattern's ``match``)."""
@@ -285,22 +328,26 @@ def _name_run(reversed_window: str) -> re.Match[str] | None:
     return match(reversed_window)
 
 
-def _name_starts(text: str, at: int) -> list[int]:
+def _name_starts(text: str, lowered: str, at: int) -> list[int]:
     """Where a keyword name containing the keyword found at `at` may begin:
-    DB_PASSWORD, dbPassword, "api key", --password, or the keyword itself."""
+    DB_PASSWORD, dbPassword, "api key", --password, or the keyword itself.
+    ``lowered`` is ``text.lower()`` with the same offsets (the caller checks the lengths):
+    the words before a name are compared on it, without lowercasing a slice each time."""
     if at:
         m = _name_run(text[at - 64 if at > 64 else 0: at][::-1])
-        p = at - m.end() if m is not None else at  # the name run, read backwards from `at`
+        p = at - m.end() if m is not None else at
     else:
         p = 0
     starts = [p]
-    if p >= 4 and text[p - 4 : p].lower() == "api ":
+    if p >= 4 and lowered[p - 4 : p] == "api ":
         starts.insert(0, p - 4)
-    elif p >= 7 and text[p - 7 : p].lower() == "mot de ":
+    elif p >= 7 and lowered[p - 7 : p] == "mot de ":
         starts.insert(0, p - 7)  # French: mot de passe
-    elif p >= 11 and text[p - 7 : p].lower() == "shared " and text[p - 11: p - 7].lower() in (
+    elif p >= 11 and lowered[p - 7 : p] == "shared " and lowered[p - 11: p - 7] in (
             "pre-", "pre_", "pre "):
         starts.insert(0, p - 11)  # pre-shared key
+    if p == at:
+        return starts  # the keyword starts the name: no separator to skip, nothing to add
     q = p
     while q < at and not text[q].isalnum():
         q += 1
@@ -329,7 +376,7 @@ def _matches(e: _Entry, text: str, lowered: str, where: list[int] | None
     for place in places:
         if place < covered:
             continue
-        for start in _name_starts(text, place) if e.names else (place,):
+        for start in _name_starts(text, lowered, place) if e.names else (place,):
             m = match(text, start)
             if m is not None:
                 covered = m.end()
@@ -352,8 +399,10 @@ def scan(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
         prio = e.priority
         fn = e.fn
         where = selected[e]
-        if not e.placed or (where is None and e.trigger is None):
-            found: Any = e.rx.finditer(text)  # the common case, without a list
+        if e.runs:
+            found: Any = _run_matches(e, text)
+        elif not e.placed or (where is None and e.trigger is None):
+            found = e.rx.finditer(text)  # the common case, without a list
         else:
             found = _matches(e, text, lowered, where)
         for m in found:

@@ -33,7 +33,8 @@ class Rule:
     word_keywords: bool = False  # keywords match whole words of the line (provider names)
     shape: str = ""  # dispatch by a case-sensitive regex on the line ("default": the shared one)
     trigger: str = ""  # or by this regex on the lowercased line
-    locate: str = ""  # "" search the line; "name": match where a keyword name starts; "at"
+    locate: str = ""  # "" search the line; "name": match where a keyword name starts; "at";
+    # "runs": only where a run of the run shape's characters starts (the engine's _run_matches)
     group: int | str = 0
     ignore_case: bool = False
     check: str = ""  # a name in CHECKS

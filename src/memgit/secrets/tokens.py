@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from . import values as V
-from .engine import RUN_SHAPE
+from .engine import RUN_LOOKBEHIND, RUN_SHAPE
 from .rules import Rule, check
 
 
@@ -171,6 +171,8 @@ _ID_CONTEXT = frozenset(
 _CREDENTIAL_CONTEXT = frozenset(
     """key keys token tokens secret secrets password passwd pwd pass auth credential credentials
     bearer apikey signature cookie""".split())
+# any of them inside a word (one search over the words joined by spaces, which none holds)
+_CREDENTIAL_WORD = "|".join(sorted(_CREDENTIAL_CONTEXT))
 
 
 def _identifier(text: str, start: int, token: str) -> bool:
@@ -179,8 +181,8 @@ def _identifier(text: str, start: int, token: str) -> bool:
     is a digest's or a content id's (issue 23: such ids in notes and front matter are not
     credentials), or the words just before it name an identifier (``notebook``, ``tx``)."""
     before = text[max(0, start - 48): start]
-    words = [w.lower() for w in V.rx(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+").findall(before)][-3:]
-    if any(c in w for w in words for c in _CREDENTIAL_CONTEXT):
+    words = [w.lower() for w in V.rx(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+").findall(before)[-3:]]
+    if words and V.rx(_CREDENTIAL_WORD).search(" ".join(words)) is not None:
         return False  # spotifykey id: a credential word, even glued to a name
     if V.rx(_ID_SHAPES).fullmatch(token.rstrip("=")) or V.rx(_ID_SHAPES).fullmatch(token):
         return True
@@ -301,8 +303,8 @@ TOKEN_GATE = RUN_SHAPE
 
 GENERATED_TOKEN = Rule(
     "generated-token", "API token",  # "high-entropy string" when quoted
-    r"(?<![A-Za-z0-9_+/=.~-])[A-Za-z0-9_+/.~-]{20,1024}={0,3}",
-    shape=TOKEN_GATE, check="generated_token", priority=3,
+    RUN_LOOKBEHIND + r"[A-Za-z0-9_+/.~-]{20,1024}={0,3}",
+    shape=TOKEN_GATE, locate="runs", check="generated_token", priority=3,
     doc="a token that only a generator writes: prefix_ + generated body (rzp_, phc_, ...), "
         "a quoted 20+ character literal, or a 32+ character token outside a URL, mixing "
         "letter cases and digits at high entropy",

@@ -14,6 +14,7 @@ import re
 from collections import _count_elements  # type: ignore[attr-defined]
 from collections.abc import Iterable
 from functools import lru_cache
+from typing import Any
 
 _RX: dict[tuple[str, int], re.Pattern[str]] = {}
 
@@ -168,26 +169,47 @@ def _successors(*runs: str) -> bytes:
     return bytes(table)
 
 
-# (table, successive matches needed): six in order (five steps) or one character four times
-# the steps of the runs: alphabet and digits up, down, the keyboard rows; and no step
-_STEPS = (_successors(*_RUNS[:2]), _successors(*_RUNS[4:]), _successors(*_RUNS[2:4]),
-          bytes(range(256)))
+# the steps of the runs: alphabet and digits up, down, the keyboard rows (and no step: the
+# character itself, which needs no table)
+_UP, _DOWN, _ROWS = _successors(*_RUNS[:2]), _successors(*_RUNS[4:]), _successors(*_RUNS[2:4])
 
 
 def _typed_run(low: str, b: bytes | None = None) -> bool:
     """Whether ``low`` (lowercase ASCII) may hold a typed run: four characters in order
     (a step each) or one character four times. Compares each character with the step
     from the one before, for all positions and all steps at once: the XOR of two big
-    integers is 0 where they agree (a cheap gate; ``_mostly_typed`` decides)."""
+    integers is 0 where they agree (a cheap gate; ``_mostly_typed`` decides). With
+    ahocorasick_rs installed, the same answer comes from one search for the runs' four
+    characters (``_typed_grams``; the XOR is kept for a string holding 0x01)."""
     if b is None:
         b = low.encode("ascii", "replace")
     if len(b) < 5:
         return False
+    if not _TYPED_FINDER:
+        _TYPED_FINDER.append(_ac_finder(_typed_grams()))
+    find = _TYPED_FINDER[0]
+    if find is not None and b"\x01" not in b and b.isascii():  # the same test, as a search
+        return bool(find(b.decode("ascii")))
     head = b[:-1]
     rest = b[1:]
-    stepped = b"\x02".join([head.translate(t) for t in _STEPS])
-    same = int.from_bytes(stepped, "big") ^ int.from_bytes(b"\x03".join([rest] * 4), "big")
-    return same.to_bytes(len(stepped), "big").find(b"\0\0\0") >= 0
+    # the three steps and the character itself (a repeat), with separators that never agree
+    stepped = b"\x02".join((head.translate(_UP), head.translate(_DOWN), head.translate(_ROWS),
+                             head))
+    same = int.from_bytes(stepped, "big") ^ int.from_bytes(b"\x03".join((rest, rest, rest, rest)),
+                                                           "big")
+    return b"\0\0\0" in same.to_bytes(len(stepped), "big")
+
+
+def _typed_grams() -> list[str]:
+    """What _typed_run's XOR finds in ASCII bytes without 0x01, as literals: three places
+    in a row where one table's step agrees are four characters in a row of one of the runs
+    (a step table sends every character outside its runs to 0x01), or one character four
+    times (the character itself)."""
+    return sorted({run[i: i + 4] for run in _RUNS for i in range(len(run) - 3)}
+                  | {chr(c) * 4 for c in range(128) if c != 1})
+
+
+_TYPED_FINDER: list[Any] = []  # filled on first use: the runs' finder, or None
 
 
 def _sequential(s: str) -> bool:
@@ -215,7 +237,7 @@ def _interleaved_or_periodic(low: str, b: bytes | None = None, distinct: int = 0
     if b is None:
         b = low.encode("ascii", "replace")
     shape = b.translate(_SHAPE)  # a letter as "a", a digit as "0"
-    if shape.find(b"a0a0a0a0") >= 0 or shape.find(b"0a0a0a0a") >= 0:
+    if b"a0a0a0a" in shape and (b"a0a0a0a0" in shape or b"0a0a0a0a" in shape):  # one find mostly
         letters = b.translate(None, b"0123456789").decode()
         digits = b.translate(None, _LOWER).decode()
         if (len(letters) >= 6 and len(digits) >= 4 and _typed_run(letters)
@@ -268,7 +290,7 @@ def is_placeholder(value: str) -> bool:
     low = v.lower()
     if _may_be_template(v, low) and R.template.match(v) is not None:
         return True
-    if R.marks.search(low) is not None:
+    if _has_mark(low):
         return True
     if "$" in v and R.env_ref.search(v) is not None:
         return True  # Bearer $TOKEN, X-Token: $API_TOKEN: a reference to a variable
@@ -287,6 +309,52 @@ def is_placeholder(value: str) -> bool:
     if distinct <= 3:
         return True  # XXXXXXXX, 0000aaaa, sha256~XXXX
     return len(core) >= 8 and _sequential_low(low_core, distinct)  # _sequential(core)
+
+
+def _has_mark(low: str) -> bool:
+    """``R.marks.search(low) is not None``: a mark of a documentation example in ``low``
+    (``"<"`` only before its ``">"``). Through Aho-Corasick when ahocorasick_rs is installed
+    (a third of the trie regex's time on a value), the regex otherwise or for a string
+    Rust cannot take (a lone surrogate)."""
+    if not _MARK_FINDER:
+        _MARK_FINDER.append(_ac_finder(_MARK_LIST))
+    find = _MARK_FINDER[0]
+    if find is None:
+        return R.marks.search(low) is not None
+    try:
+        hits = find(low, True)  # overlapping: every mark at every place, by character index
+    except UnicodeEncodeError:
+        return R.marks.search(low) is not None
+    for index, start, _end in hits:
+        if index != _LT or R.mark_tail.match(low, start) is not None:
+            return True
+    return False
+
+
+def _ac_finder(words: list[str]) -> Any:
+    """An Aho-Corasick search for ``words`` (``find(text, overlapping=False)``: a list of
+    (word index, start, end) by character), or None without ahocorasick_rs. The plain NFA:
+    the quickest to build (a third of a millisecond for the typed runs, on a hook's first
+    value), and as quick as the others on a value of a few dozen characters."""
+    try:
+        import ahocorasick_rs
+    except ImportError:
+        return None
+    ac = ahocorasick_rs.AhoCorasick(words, matchkind=ahocorasick_rs.MatchKind.Standard,
+                                    implementation=ahocorasick_rs.Implementation.NoncontiguousNFA)
+    return ac.find_matches_as_indexes
+
+
+def use_regex_searches(on: bool = True) -> None:
+    """Pin the trie regex and the XOR for the marks and the typed runs (``on``), or let
+    their next use pick Aho-Corasick when installed (``engine.use_trie_finder`` calls it)."""
+    _MARK_FINDER[:] = [None] if on else []
+    _TYPED_FINDER[:] = [None] if on else []
+
+
+_MARK_LIST = sorted(_MARKS)
+_LT = _MARK_LIST.index("<")
+_MARK_FINDER: list[Any] = []  # filled on first use: the finder, or None
 
 
 def _may_be_template(v: str, low: str) -> bool:
@@ -499,6 +567,7 @@ _PATTERNS: dict[str, tuple[str, int]] = {
         r"^(?=[A-Za-z0-9+/]*\d)(?=[A-Za-z0-9+/]*[A-Za-z])[A-Za-z0-9/][A-Za-z0-9+/]{15,}={0,2}$", 0),
     "template": (_TEMPLATE, _TEMPLATE_FLAGS),
     "marks": ("", 0),  # built on first use: see _lazy_pattern
+    "mark_tail": (r"<[^<>]{0,60}>", 0),  # the "<" mark counts before its ">" (_has_mark)
     "prefix": (_PREFIX, 0),
     "non_alnum": (r"[^A-Za-z0-9]", 0),
     "repeats": (_REPEAT_RX, 0),
