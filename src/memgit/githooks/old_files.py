@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
+from memgit import state
 from memgit.format.entries import MEMORY_FILE
 from memgit.githooks import hook_io
+from memgit.state import blob_ids
 
 _SALT: list[str] = []
 
@@ -48,30 +50,30 @@ def recordable(path: str) -> bool:
     return path.endswith(".md") and path != MEMORY_FILE
 
 
-def recorded(git_dir: Path, oids: Sequence[str]) -> dict[str, str]:
-    """The recorded ids of each of ``oids`` (memgit.state.blob_ids.read: one per line);
-    nothing when the database cannot be read (the push is judged by reading, as without
-    a record)."""
+def recorded(git_dir: Path, oids: Sequence[str]) -> set[str]:
+    """Which of ``oids`` have their ids recorded; none when the database cannot be read
+    (the push is judged by reading, as without a record)."""
     if not oids:
-        return {}
-    from memgit import state
-    from memgit.state import blob_ids
+        return set()
+    found = _ask(git_dir, lambda conn, salt: blob_ids.recorded(conn, salt, oids))
+    return found if found is not None else set()
 
+
+def holding(git_dir: Path, oids: Sequence[str], ids: Iterable[str]) -> set[str] | None:
+    """Which of the recorded ``oids`` hold one of ``ids``; None when the database cannot be
+    read (the caller then reads those blobs like the others)."""
+    if not oids:
+        return set()
+    return _ask(git_dir, lambda conn, salt: blob_ids.holding(conn, salt, oids, ids))
+
+
+def _ask(git_dir: Path, query: Callable[[state.Connection, str], set[str]]) -> set[str] | None:
+    """``query`` on the process's connection to the drive's state database (one open for
+    both of a push's questions)."""
     try:
-        conn = state.connect(git_dir)
+        return query(state.connection(git_dir), ids_salt())
     except (state.Error, OSError):
-        return {}
-    try:
-        return blob_ids.read(conn, ids_salt(), oids)
-    except state.Error:
-        return {}
-    finally:
-        conn.close()
-
-
-def holds_any(recorded_ids: str, ids: Iterable[str]) -> bool:
-    """Whether a blob whose recorded ids are ``recorded_ids`` holds one of ``ids``."""
-    return any(f"\n{entry_id}\n" in recorded_ids for entry_id in ids)
+        return None
 
 
 def record_after_answer(git_dir: Path, learned: Mapping[str, Iterable[str]],
@@ -86,11 +88,9 @@ def record_after_answer(git_dir: Path, learned: Mapping[str, Iterable[str]],
 
 def _record(git_dir: Path, learned: Mapping[str, Iterable[str]],
              unparsed: Sequence[tuple[str, str, bytes]]) -> None:
-    from memgit import state
     from memgit.policy.census import no_secret_scan
     from memgit.policy.judge import check_blob
     from memgit.policy.settings import policy_from_mapping
-    from memgit.state import blob_ids
 
     rows = {oid: tuple(ids) for oid, ids in learned.items()}
     if unparsed:

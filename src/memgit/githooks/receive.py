@@ -166,7 +166,7 @@ class PushJudge:
         self._parse_all_old = False
         self._listing: dict[str, Popen[bytes]] = {}
         self._old_read: LaterRead | None = None
-        self._known: dict[str, str] = {}  # blob -> its ids as recorded earlier (old_files)
+        self._known: set[str] = set()  # blobs whose ids an earlier push recorded (old_files)
         self._first_push = False  # an existing history pushed to an empty drive
 
     # objects ---------------------------------------------------------------------
@@ -502,12 +502,15 @@ class PushJudge:
         read = self._old_read.result() if self._old_read is not None else {}
         self._old_read = None
         self._raw.update((oid, got[1]) for oid, got in read.items() if got is not None)
-        known = self._known
-        unknown = [r for r in others if r.oid not in known]
         needles = {n.decode() for n in self._needles}
+        known = [r for r in others if r.oid in self._known]
+        hits = old_files.holding(self.git_dir, [r.oid for r in known], needles) \
+            if needles else set()
+        if hits is None:  # the record cannot be read now: read those files too
+            self._known, hits = set(), set()
+        unknown = [r for r in others if r.oid not in self._known]
         if needles:
-            chosen += [r for r in others
-                       if r.oid in known and old_files.holds_any(known[r.oid], needles)]
+            chosen += [r for r in known if r.oid in hits]
             contents = self._contents([r.oid for r in unknown])
             chosen += [r for r in unknown
                        if self._parse_all_old or self._may_share_id(contents[r.oid])]

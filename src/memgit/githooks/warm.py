@@ -267,6 +267,7 @@ def warm_up() -> None:
         getattr(values.R, name)
     scan_text(WARM_UP_TEXT)
     ids_salt()
+    memgit.state.sqlite3.connect(":memory:").close()  # SQLite's own set-up, done once
     check_blob("notes.md", WARM_UP_TEXT.encode(), policy_from_mapping({}))
     del memgit
 
