@@ -57,6 +57,21 @@ def versions() -> tuple[list[tuple[str, str, bytes]], dict[str, str]]:
     return objects, bases
 
 
+
+def add_all(target: PackBuilder | PackProcess, objects: list[tuple[str, str, bytes]],
+            bases: dict[str, str]) -> None:
+    """Every object into a pack builder or the helper, with its delta base when it has one."""
+    for kind, oid, raw in objects:
+        base = bases.get(oid)
+        target.add(kind, bytes.fromhex(oid), raw, bytes.fromhex(base) if base else None)
+
+
+def assert_holds(repo: Path, objects: list[tuple[str, str, bytes]]) -> None:
+    """git finds the repository whole and every object in it as it was written."""
+    assert git("fsck", "--full", cwd=repo).returncode == 0
+    for kind, oid, raw in objects:
+        assert git("cat-file", kind, oid, cwd=repo).stdout == raw
+
 def test_a_stored_stream_by_hand_is_zlibs() -> None:
     for size in range(64):
         payload = bytes(range(size))
@@ -88,16 +103,12 @@ def test_the_helper_writes_the_same_pack(tmp_path: Path) -> None:
     here = write_pack(bare(tmp_path, "here.git"), objects, bases)
     there_repo = bare(tmp_path, "there.git")
     job = PackProcess()
-    for kind, oid, raw in objects:
-        base = bases.get(oid)
-        job.add(kind, bytes.fromhex(oid), raw, bytes.fromhex(base) if base else None)
+    add_all(job, objects, bases)
     there = job.install(there_repo, len(objects))
     assert there is not None and there.name == here.name
     assert there.read_bytes() == here.read_bytes()
     assert there.with_suffix(".idx").read_bytes() == here.with_suffix(".idx").read_bytes()
-    assert git("fsck", "--full", cwd=there_repo).returncode == 0
-    for kind, oid, raw in objects:
-        assert git("cat-file", kind, oid, cwd=there_repo).stdout == raw
+    assert_holds(there_repo, objects)
 
 
 def test_the_helper_writes_nothing_unless_told(tmp_path: Path) -> None:
@@ -154,15 +165,11 @@ def test_a_base_no_longer_kept_is_not_used(tmp_path: Path) -> None:
     objects, bases = versions()
     repo = bare(tmp_path)
     built = PackBuilder(keep_bytes=1)  # only the last object's content is kept
-    for kind, oid, raw in objects:
-        base = bases.get(oid)
-        built.add(kind, bytes.fromhex(oid), raw, bytes.fromhex(base) if base else None)
+    add_all(built, objects, bases)
     # each version's base (the previous blob or tree) was two objects back: all whole
     assert all(depth == 0 for _offset, depth in built.written.values())
     install_pack(repo, built)
-    assert git("fsck", "--full", cwd=repo).returncode == 0
-    for kind, oid, raw in objects:
-        assert git("cat-file", kind, oid, cwd=repo).stdout == raw
+    assert_holds(repo, objects)
 
 
 def test_the_helper_stops_past_its_byte_limit(tmp_path: Path) -> None:
