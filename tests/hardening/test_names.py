@@ -45,6 +45,9 @@ SECRET_PATHS = {
     "folder": f"notes/{AWS}/keys.md",
     "deep-folder": f"a/b/{GITHUB}/c.md",
     "file-with-words": f"deploy-{AWS}-notes.md",
+    # found by the names' scan (a '/' read as a space), not by a scan of the whole path:
+    # the messages quote the path (and MG502 the Index's link to it) the same way
+    "glued-folder": f"k{GITHUB}/a.md",
 }
 
 

@@ -130,7 +130,10 @@ def quote(value: str, policy: Policy | None = None) -> str:
         return value
     from memgit.secrets import redact
 
-    return redact(value, policy.secret_rules if policy is not None else ())
+    rules = policy.secret_rules if policy is not None else ()
+    out = redact(value, rules)
+    # a path's names are judged as words (MG402: _name_secret), so they are quoted so too
+    return redact(out, rules, as_words=True) if "/" in out else out
 
 
 def source_allowed(source: str, policy: Policy | None = None) -> bool:

@@ -114,13 +114,15 @@ def scan_text_deep(text: str, extra_rules: Sequence[Rule] = ()) -> list[SecretFi
     return deep_findings(text, found, SecretFinding)
 
 
-def redact(value: str, extra_rules: Sequence[Rule] = ()) -> str:
+def redact(value: str, extra_rules: Sequence[Rule] = (), *, as_words: bool = False) -> str:
     """``value`` with each detected secret replaced by ``<redacted: KIND>``.
 
     Returns ``value`` itself when nothing is found, so messages can quote a path,
     an id, a source or a link target through it at no cost on clean values.
+    ``as_words``: scanned with each ``/`` read as a space, as a path's names are judged
+    (policy.judge's MG402); the replacement keeps the ``/`` (one character for one).
     """
-    found = scan_text(value, extra_rules)
+    found = scan_text(value.replace("/", " ") if as_words else value, extra_rules)
     if not found:
         return value
     parts: list[str] = []
