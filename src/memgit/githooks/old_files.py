@@ -7,8 +7,8 @@ MB, about 20 ms of git inflating deltas on every push) and parses those a byte t
 picks. A blob id is the hash of the content, so ids computed for a blob once hold for
 every later push that keeps the blob: a child of the warm judge records, once the push
 has its answer, the ids of every Markdown blob it read or judged, and the next push reads
-only what no earlier push recorded. A hook in its own process reads what is recorded but
-records nothing (that would cost its push).
+only what no earlier push recorded. A hook in its own process neither reads nor writes
+the record (either would cost its push: it reads the old files as before).
 
 Invariant: an old file is judged with the push exactly when the ids it holds (recorded,
 or parsed now) meet the push's new ids; a recorded blob is never read for that question.
@@ -16,15 +16,16 @@ or parsed now) meet the push's new ids; a recorded blob is never read for that q
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from memgit import state
 from memgit.format.entries import MEMORY_FILE
 from memgit.githooks import hook_io
-from memgit.state import blob_ids
+
+if TYPE_CHECKING:
+    from memgit.state import Connection
 
 _SALT: list[str] = []
 
@@ -33,6 +34,8 @@ def ids_salt() -> str:
     """A digest of the parser that computes an entry's id (format.entries and
     format.blocks' source): ids recorded by another parser are not used."""
     if not _SALT:
+        import hashlib
+
         from memgit.format import blocks, entries
 
         digest = hashlib.sha256()
@@ -52,9 +55,12 @@ def recordable(path: str) -> bool:
 
 def recorded(git_dir: Path, oids: Sequence[str]) -> set[str]:
     """Which of ``oids`` have their ids recorded; none when the database cannot be read
-    (the push is judged by reading, as without a record)."""
-    if not oids:
+    (the push is judged by reading, as without a record), and none in a hook's own
+    process (it reads the old files as hooks of version 4 did, and pays no database)."""
+    if not oids or hook_io.AFTER_ANSWER is None:
         return set()
+    from memgit.state import blob_ids
+
     found = _ask(git_dir, lambda conn, salt: blob_ids.recorded(conn, salt, oids))
     return found if found is not None else set()
 
@@ -64,12 +70,16 @@ def holding(git_dir: Path, oids: Sequence[str], ids: Iterable[str]) -> set[str] 
     read (the caller then reads those blobs like the others)."""
     if not oids:
         return set()
+    from memgit.state import blob_ids
+
     return _ask(git_dir, lambda conn, salt: blob_ids.holding(conn, salt, oids, ids))
 
 
-def _ask(git_dir: Path, query: Callable[[state.Connection, str], set[str]]) -> set[str] | None:
+def _ask(git_dir: Path, query: Callable[[Connection, str], set[str]]) -> set[str] | None:
     """``query`` on the process's connection to the drive's state database (one open for
     both of a push's questions)."""
+    from memgit import state
+
     try:
         return query(state.connection(git_dir), ids_salt())
     except (state.Error, OSError):
@@ -88,9 +98,11 @@ def record_after_answer(git_dir: Path, learned: Mapping[str, Iterable[str]],
 
 def _record(git_dir: Path, learned: Mapping[str, Iterable[str]],
              unparsed: Sequence[tuple[str, str, bytes]]) -> None:
+    from memgit import state
     from memgit.policy.census import no_secret_scan
     from memgit.policy.judge import check_blob
     from memgit.policy.settings import policy_from_mapping
+    from memgit.state import blob_ids
 
     rows = {oid: tuple(ids) for oid, ids in learned.items()}
     if unparsed:
