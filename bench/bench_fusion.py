@@ -6,6 +6,7 @@ Run:
     python bench/bench_fusion.py --halves report --methods shipped
     python bench/bench_fusion.py --through-memgit      # + hybrid through read_path.recall_in_mode
     python bench/bench_fusion.py --cli issue           # issue 32's table, through the CLI
+    python bench/bench_fusion.py --paired --halves report  # + gaps, per question, sign test
 
 The sets and their lists come from bench/fusion_sets.py (the drives are built and embedded
 once in ``--workdir``, about ten minutes the first time). Every figure is evidence recall@5
@@ -57,16 +58,24 @@ def named(item: dict[str, Any]) -> bool:
                                    item["lexical_texts"][:vectors.SPEAKER_DEPTH])
 
 
-def shipped(encoder: str, speakers: bool = True) -> Method:
+def tied(item: dict[str, Any]) -> bool:
+    """Whether the first two lexical hits score within vectors.TIED of each other, as
+    memgit.recall.hybrid.search asks memgit.embeddings.vectors.tied_first."""
+    return vectors.tied_first([score for _e, score in item["lexical"][:2]])
+
+
+def shipped(encoder: str, speakers: bool = True, ties: bool = True) -> Method:
     """What memgit's hybrid recall does with this encoder's query vectors (the weights for
     the question by memgit.embeddings.vectors.weak_lexical, from the evidence
     hybrid.lexical_evidence gave when the lists were taken); ``speakers=False``: the rule
-    before a question naming a speaker made the words strong (issue 32, second round)."""
+    before a question naming a speaker made the words strong (issue 32, second round);
+    ``ties=False``: the rule before tied first hits made them weak (third round)."""
     fusion = vectors.FAST_FUSION if encoder == "fast" else vectors.E5_FUSION
 
     def method(item: dict[str, Any]) -> list[str]:
         weak = vectors.weak_lexical(item["terms"], item["known"], item["matched"],
-                                    named=speakers and named(item))
+                                    named=speakers and named(item),
+                                    tied=ties and tied(item))
         return vectors.fuse({"lexical": ids(item["lexical"]), "semantic": ids(item[encoder])},
                             k=fusion.k, weights=fusion.weights(weak))
     return method
@@ -198,7 +207,8 @@ def methods(names: str) -> dict[str, Method]:
     """The methods to show, by group name (comma-separated): ``lists`` (each list alone),
     ``old`` (the fusion before issue 32), ``tried`` (the other fusions tried, with e5),
     ``tried2`` (those of issue 32's second round, both encoders; the logistic model is
-    bench/fusion_logistic.py), ``before`` (the rule before speakers), ``shipped``."""
+    bench/fusion_logistic.py), ``before`` (the rule before speakers), ``second`` (the
+    rule before ties), ``shipped``."""
     out: dict[str, Method] = {}
     for group in names.split(","):
         if group == "lists":
@@ -224,8 +234,11 @@ def methods(names: str) -> dict[str, Method]:
                 out[f"{name}: speakers + the lexical first 2 outside the semantic first 20: "
                     "weak"] = disagreement(enc, 2, 20)
         elif group == "before":  # the rule before speakers (issue 32, first round)
-            out["hybrid, e5, without speakers"] = shipped("full", speakers=False)
-            out["hybrid, fast, without speakers"] = shipped("fast", speakers=False)
+            out["hybrid, e5, without speakers"] = shipped("full", speakers=False, ties=False)
+            out["hybrid, fast, without speakers"] = shipped("fast", speakers=False, ties=False)
+        elif group == "second":  # the rule before ties (issue 32, second round)
+            out["hybrid, e5, without ties"] = shipped("full", ties=False)
+            out["hybrid, fast, without ties"] = shipped("fast", ties=False)
         elif group == "shipped":
             out["hybrid, e5"] = shipped("full")
             out["hybrid, fast encoder"] = shipped("fast")
@@ -262,6 +275,42 @@ def print_table(title: str, rows: dict[str, dict[str, tuple]]) -> None:
     for name, row in rows.items():
         print(f"| {name} | " + " | ".join(f"{row[c][0]:.3f} / {row[c][1]:.3f}" for c in cats)
               + " |")
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """Two-sided sign test: the chance of a split at least this uneven between ``wins``
+    and ``losses`` if either list were as likely to do better on a question."""
+    n, low = wins + losses, min(wins, losses)
+    return min(1.0, 2 * sum(math.comb(n, i) for i in range(low + 1)) / 2 ** n) if n else 1.0
+
+
+def per_question(method: Method, chosen: list[tuple[dict[str, Any], dict[str, Any]]],
+                 k: int) -> list[float]:
+    return [recall_at(method(i), q["relevant"], k) for q, i in chosen]
+
+
+def print_paired(title: str, method: Method, encoder: str, queries: list[dict[str, Any]],
+                 items: list[dict[str, Any]]) -> None:
+    """Per category and depth, the fusion against the better of the lexical list and
+    ``encoder``'s list: the gap, the questions it does better and worse on, and the sign
+    test's p (the noise: a gap whose p is high is a few questions either way)."""
+    print(f"\n== {title}: {encoder} fused against the better single list ==")
+    print("| category | depth | fused | better single | gap | questions +/- | sign test p |")
+    print("|---|---|---|---|---|---|---|")
+    for cat in sorted({q["category"] for q in queries}):
+        chosen = [(q, i) for q, i in zip(queries, items, strict=True) if q["category"] == cat]
+        for k in (5, 10):
+            fused = per_question(method, chosen, k)
+            singles = {"lexical": per_question(lambda i: ids(i["lexical"]), chosen, k),
+                       encoder: per_question(lambda i: ids(i[encoder]), chosen, k)}
+            name = max(singles, key=lambda n: statistics.mean(singles[n]))
+            best = singles[name]
+            wins = sum(f > b for f, b in zip(fused, best, strict=True))
+            losses = sum(f < b for f, b in zip(fused, best, strict=True))
+            print(f"| {cat} ({len(chosen)}) | @{k} | {statistics.mean(fused):.3f} | "
+                  f"{statistics.mean(best):.3f} ({name}) | "
+                  f"{statistics.mean(fused) - statistics.mean(best):+.3f} | +{wins} / -{losses} "
+                  f"| {sign_test(wins, losses):.2f} |")
 
 
 def halves_of(labelled: fs.Labelled, lists: list[dict[str, Any]],
@@ -330,6 +379,8 @@ def main() -> None:
     parser.add_argument("--methods", default="lists,old,tried,before,shipped")
     parser.add_argument("--through-memgit", action="store_true")
     parser.add_argument("--cli", choices=("issue",), help="issue 32's table through the CLI")
+    parser.add_argument("--paired", action="store_true",
+                        help="the shipped fusion against the better single list, per question")
     args = parser.parse_args()
     print("$ python bench/bench_fusion.py " + " ".join(sys.argv[1:]))
     args.workdir.mkdir(parents=True, exist_ok=True)
@@ -348,6 +399,9 @@ def main() -> None:
                                                         queries), args.workdir, enc)
                     rows[f"hybrid, {enc}, through read_path"] = scores(ranked, queries)
             print_table(title, rows)
+            if args.paired:
+                for enc in fs.ENCODERS:
+                    print_paired(title, shipped(enc), enc, queries, items)
 
 
 def cli_table(workdir: Path) -> None:

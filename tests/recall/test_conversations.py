@@ -119,6 +119,18 @@ def test_the_lexical_ranking_is_weak_for_unknown_words_or_a_first_hit_of_one_wor
     assert vectors.FAST_FUSION.semantic < vectors.E5_FUSION.semantic
 
 
+def test_a_first_hit_of_two_words_tied_with_the_second_makes_the_words_weak() -> None:
+    assert vectors.tied_first([7.0, 6.7]) and vectors.tied_first([7.0, 7.0, 1.0])
+    assert not vectors.tied_first([7.0, 6.6])  # the second under 0.95 of the first
+    assert not vectors.tied_first([7.0]) and not vectors.tied_first([])
+    assert not vectors.tied_first([0.0, 0.0])
+    assert vectors.weak_lexical(terms=4, known=4, first_matches=2, tied=True)
+    assert vectors.weak_lexical(terms=2, known=2, first_matches=2, tied=True)
+    assert not vectors.weak_lexical(terms=4, known=4, first_matches=3, tied=True)  # 3 words
+    assert not vectors.weak_lexical(terms=1, known=1, first_matches=1, tied=True)  # named
+    assert not vectors.weak_lexical(terms=4, known=4, first_matches=2, tied=True, named=True)
+
+
 def test_a_question_naming_the_speaker_of_a_lexical_hit_makes_the_words_strong() -> None:
     assert vectors.speaker("Caroline: I went to a LGBTQ support group yesterday.") == "caroline"
     for text in ("How do I delete my Facebook account: from here", "caroline: hi",

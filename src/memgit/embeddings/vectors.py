@@ -45,13 +45,21 @@ E5_FUSION = Fusion(k=2, semantic=1.0, weak=10.0)
 FAST_FUSION = Fusion(k=2, semantic=0.4, weak=10.0)
 
 
-def weak_lexical(terms: int, known: int, first_matches: int, *, named: bool = False) -> bool:
+TIED = 0.95  # the second lexical hit's score over the first's from which they are tied
+
+
+def weak_lexical(terms: int, known: int, first_matches: int, *, named: bool = False,
+                 tied: bool = False) -> bool:
     """Whether the lexical ranking is weak evidence for a question of ``terms`` search
     terms, of which ``known`` match some entry of the drive and ``first_matches`` match
     its first hit: a word the drive never uses says the question is worded unlike the
     memory (a paraphrase: meaning must find it), and a first hit that matches fewer than
     two of the terms was found by one word, which may be incidental (a question of one
-    term is strong when its first hit has it: the user named what they look for).
+    term is strong when its first hit has it: the user named what they look for). A
+    first hit that matches two terms (of a question of two or more) and that the
+    second hit scores within 5% of (``tied``, from :func:`tied_first`) was picked by two
+    words that do not tell the drive's entries apart, as the common words of a drive on
+    one subject do: weak too (issue 32, third round).
 
     A question that names the speaker of one of the lexical ranking's first hits
     (``named``, from :func:`names_a_speaker`) is about a conversation, whose turns share
@@ -59,7 +67,14 @@ def weak_lexical(terms: int, known: int, first_matches: int, *, named: bool = Fa
     (issue 32; docs/embeddings.md, "Second round")."""
     if named:
         return False
-    return terms == 0 or known < terms or first_matches < min(2, terms)
+    return terms == 0 or known < terms or first_matches < min(2, terms) or \
+        (tied and terms >= 2 and first_matches == 2)
+
+
+def tied_first(scores: Sequence[float]) -> bool:
+    """Whether the lexical ranking's first two scores (BM25, higher is better) are
+    within :data:`TIED` of each other: its words do not tell its first hit apart."""
+    return len(scores) >= 2 and scores[0] > 0 and scores[1] >= TIED * scores[0]
 
 
 SPEAKER_DEPTH = 5  # the lexical hits names_a_speaker looks at

@@ -23,7 +23,13 @@ from typing import Any
 from memgit import state
 from memgit.embeddings import embed as embedding
 from memgit.embeddings import fill as vector_fill
-from memgit.embeddings.vectors import E5_FUSION, SPEAKER_DEPTH, names_a_speaker, weak_lexical
+from memgit.embeddings.vectors import (
+    E5_FUSION,
+    SPEAKER_DEPTH,
+    names_a_speaker,
+    tied_first,
+    weak_lexical,
+)
 from memgit.errors import EmbedderError, PluginError, UsageError
 from memgit.index import search as recall_search
 from memgit.index.search import Hit
@@ -99,7 +105,8 @@ def search(conn: state.Connection, key: tuple[str, str], query: str, limit: int,
     weights = fusion.weights(mode == "hybrid" and weak_lexical(
         *lexical_evidence(conn, query, lexical[0].fact_id if lexical else None),
         named=names_a_speaker(recall_search.words(query.casefold()),
-                              [h.text for h in lexical[:SPEAKER_DEPTH]])))
+                              [h.text for h in lexical[:SPEAKER_DEPTH]]),
+        tied=tied_first([h.score for h in lexical[:2]])))
     found = Recalled(_ranked(conn, lexical, semantic, limit, mode, count, fusion.k, weights),
                      mode, warnings)
     if incomplete:
