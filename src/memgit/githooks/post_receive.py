@@ -16,6 +16,7 @@ import os
 import sys
 
 from memgit.githooks import hook_io
+from memgit.githooks.detach import detached, let_go
 from memgit.githooks.hook_io import parse_updates
 from memgit.safe_text import append_log_line, printable
 
@@ -58,49 +59,28 @@ def background_lock(git_dir: str | os.PathLike[str]) -> int:
 def start_background(git_dir: str | os.PathLike[str]) -> None:
     """Run :func:`background_work` for ``git_dir`` in a detached process; return at once."""
     lock = background_lock(git_dir)
-    try:
-        if hook_io.AFTER_ANSWER is not None:
-            # a child of the warm judge: it does the work itself once git has the answer
+    if hook_io.AFTER_ANSWER is not None:
+        # a child of the warm judge: it does the work itself once git has the answer
+        try:
             hook_io.after_answer(lambda: detached_work(lock, git_dir))
-            return
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-    except BaseException:
-        os.close(lock)
-        raise
-    if pid:
-        os.close(lock)  # the detached process keeps the lock through its own descriptor
-        os.waitpid(pid, 0)
+        except BaseException:
+            os.close(lock)
+            raise
         return
-    try:  # the first child: a new session, then the grandchild does the work
-        os.setsid()
-        if os.fork() == 0:
-            detached_work(lock, git_dir)
+    try:
+        detached(lambda: detached_work(lock, git_dir))
     finally:
-        os._exit(0)
+        os.close(lock)  # the detached process keeps the lock through its own descriptor
 
 
 def detached_work(lock: int, git_dir: str | os.PathLike[str]) -> None:
     """In a process the hook's client no longer waits for: let go of git's descriptors,
     then do the background work (its failures go to the log)."""
-    _detach(keep=lock)
+    let_go(keep=lock)
     try:
         background_work(git_dir)
     except BaseException as exc:  # noqa: BLE001 - nobody to tell but the log
         _log(git_dir, exc)
-
-
-def _detach(keep: int) -> None:
-    """Let go of everything git gave the hook: stdin, stdout and stderr (the sideband to
-    the client) become /dev/null, and every other descriptor but ``keep`` is closed."""
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    if null > 2:
-        os.close(null)
-    os.closerange(3, keep)
-    os.closerange(keep + 1, max(keep + 1, os.sysconf("SC_OPEN_MAX")))
 
 
 def background_work(git_dir: str | os.PathLike[str]) -> None:

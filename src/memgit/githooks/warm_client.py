@@ -156,6 +156,8 @@ def start_judge(key: str) -> None:
     import _socket
     import os
 
+    from memgit.githooks.detach import detached, let_go
+
     if turned_off() or not hasattr(_socket, "SO_PEERCRED"):
         return
     code = (f"import sys; sys.path[:] = {sys.path!r}; "
@@ -165,20 +167,10 @@ def start_judge(key: str) -> None:
     site = ["-S"] if sys.flags.no_site else []
     argv = [sys.executable, "-I", *site, "-X", "utf8", "-c", code]
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid:
-        os.waitpid(pid, 0)
-        return
-    try:
-        os.setsid()
-        if os.fork() == 0:
-            null = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(null, fd)
-            os.closerange(3, os.sysconf("SC_OPEN_MAX"))
-            os.chdir("/")
-            os.execve(sys.executable, argv, env)
-    finally:
-        os._exit(0)
+
+    def judge() -> None:
+        let_go()
+        os.chdir("/")
+        os.execve(sys.executable, argv, env)
+
+    detached(judge)
