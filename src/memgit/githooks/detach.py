@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads it so)
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def detached(work: Callable[[], object]) -> None:
