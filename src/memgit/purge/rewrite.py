@@ -47,9 +47,7 @@ from memgit.git.rewrite import (
     write_pack,
 )
 from memgit.git.worktree import move_checkout, worktree_changes
-from memgit.index import reindex as recall_index
 from memgit.policy import registry_refs
-from memgit.policy.judge import quote
 from memgit.policy.registry import (
     LEASE_CONFIG,
     PURGE_LOCK_FILE,
@@ -63,7 +61,7 @@ from memgit.policy.registry import (
     registry_key,
     registry_lines,
 )
-from memgit.policy.settings import Policy, drive_policy
+from memgit.policy.settings import Policy, drive_policy, today_in
 from memgit.purge import resume
 from memgit.purge.text import (
     Checker,
@@ -73,6 +71,7 @@ from memgit.purge.text import (
     key_words,
     longest_first,
     no_progress,
+    quote,
     remove_entry_lines,
     scrub_message,
     scrub_registered,
@@ -80,7 +79,6 @@ from memgit.purge.text import (
     verify_purged,
 )
 from memgit.state import events
-from memgit.write import ops as write_ops
 
 _DETERMINISTIC_RE = re.compile(r"entry-[0-9a-f]{16}\Z")
 _BULLET_BYTES_RE = re.compile(rb"[ \t]*[-*][ \t]+\S")
@@ -705,7 +703,7 @@ def _apply_locked(drive: Drive, plan: PurgePlan, progress: Progress,
     plan.phases["write"] = time.perf_counter() - clock
     clock = time.perf_counter()
     policy = _policy(drive)
-    date = today or write_ops.today(policy)
+    date = today or today_in(policy)
     rows = [(i, k) for i in plan.ids for k in plan.keys.get(i, [])]
     # a kill from here until the registry holds the ids is finished by purge.resume
     resume.begin(git_dir, list(plan.ids), registry_lines(rows, date), plan.ref_updates)
@@ -782,6 +780,8 @@ def _write_objects(git_dir: Path, plan: PurgePlan) -> Path | None:
 
 def _update_index(drive: Drive, plan: PurgePlan) -> None:
     """Delete the purged entries' index rows, remap stored revisions, count the event."""
+    from memgit.index import reindex as recall_index  # at the end: nothing before needs it
+
     recall_index.forget_entries(drive, list(plan.ids))
     # commits before the first purged line keep their ids: map them to themselves
     recall_index.remap_revisions(drive, {c: plan.commit_map.get(c, c) for c in plan.all_commits})
