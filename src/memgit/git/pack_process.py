@@ -70,9 +70,9 @@ class PackProcess:
             return
         assert self._proc.stdin is not None
         try:
+            # one write per object (frame and content): half the calls into the buffer
             self._proc.stdin.write(_FRAME.pack(OBJ_TYPES[kind], len(raw), oid,
-                                               base or _NO_BASE))
-            self._proc.stdin.write(raw)
+                                               base or _NO_BASE) + raw)
         except OSError:  # the helper died (BrokenPipeError): install() will say so
             self.failed = True
             return
