@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from memgit.errors import RepoError
-from memgit.git.plumbing import git_plumbing
 
 OBJ_TYPES = {"commit": 1, "tree": 2, "blob": 3, "tag": 4}
 
@@ -33,6 +32,8 @@ def repository_oddities(git_dir: Path) -> list[str]:
                               "rebase-apply", "BISECT_LOG") if (git_dir / name).exists()]
     if busy:
         out.append(f"a merge, rebase, cherry-pick or bisect is in progress ({busy[0]})")
+    from memgit.git.plumbing import git_plumbing  # (the pack helper imports this module)
+
     fmt_proc = git_plumbing(git_dir, "rev-parse", "--show-object-format")
     if fmt_proc.returncode == 0 and fmt_proc.stdout.strip() not in (b"sha1", b""):
         out.append("it uses SHA-256 object ids")
@@ -338,6 +339,8 @@ def update_refs_atomically(git_dir: Path, updates: list[tuple[str, str, str]],
             lines.append("option no-deref")  # a detached HEAD itself, not what it names
         lines.append(f"update {ref} {new} {old}")
     lines += ["prepare", "commit"]
+    from memgit.git.plumbing import git_plumbing
+
     proc = git_plumbing(git_dir, "update-ref", "-m", message, "--stdin",
                         input=("\n".join(lines) + "\n").encode())
     if proc.returncode == 0:
@@ -362,6 +365,8 @@ def expire_reflogs_and_prune(git_dir: Path) -> None:
     ]
     if had_graph:
         steps.append(("commit-graph", "write", "--reachable"))
+    from memgit.git.plumbing import git_plumbing
+
     for args in steps:
         proc = git_plumbing(git_dir, *args)
         if proc.returncode != 0:
