@@ -38,6 +38,16 @@ def test_a_bare_drive_is_opened_without_pygit2(tmp_path: Path) -> None:
     assert plain.repo.is_bare  # pygit2 once asked for
 
 
+def test_found_as_pygit2_finds_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bare_drive(tmp_path / "d.git")
+    bare_drive(tmp_path / "other.git")
+    monkeypatch.setenv("GIT_DIR", str(tmp_path / "other.git"))  # pygit2 ignores it too
+    assert open_bare_drive(tmp_path / "d.git").git_dir == (tmp_path / "d.git").resolve()
+    monkeypatch.delenv("GIT_DIR")
+    git("config", "core.bare", "false", cwd=tmp_path / "d.git")  # not said bare: pygit2's way
+    assert not isinstance(open_bare_drive(tmp_path / "d.git"), PlainBareDrive)
+
+
 def test_a_checkout_or_no_repository_goes_through_open_drive(tmp_path: Path) -> None:
     work = tmp_path / "work"
     git("init", "-q", "-b", "main", str(work))

@@ -109,31 +109,28 @@ class PlainBareDrive(Drive):
         return self._config.get(name)
 
 
-# what decides where git looks for a repository, besides the folder it starts in;
-# pygit2.discover_repository reads none of them, so neither does open_bare_drive
-_DISCOVERY_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES",
-                  "GIT_DISCOVERY_ACROSS_FILESYSTEM", "GIT_NAMESPACE")
-
-
 def open_bare_drive(path: str | Path | None = None) -> Drive:
     """:func:`open_drive` for a command that reads and writes through git plumbing only
     (memgit purge): a bare repository is opened without pygit2 (a :class:`PlainBareDrive`);
-    anything else (a checkout, or no repository: its error) goes through open_drive."""
-    import subprocess
-
-    from memgit.git.plumbing import git_executable
+    anything else (a checkout, an unusual layout, no repository: its error) goes through
+    open_drive. The repository is found from the files as pygit2 finds it
+    (git.files.discover), and it is bare when its config says ``core.bare = true``,
+    which ``git init --bare`` and ``git clone --bare`` write."""
+    from memgit.git import files
 
     start = Path(path or ".").resolve()
     if not start.exists():
         raise NotADriveError.missing(str(start))
-    env = {k: v for k, v in os.environ.items() if k not in _DISCOVERY_ENV}
-    proc = subprocess.run([git_executable(), "-C", str(start), "rev-parse", "--absolute-git-dir",
-                           "--is-bare-repository"], capture_output=True, env=env,
-                          stdin=subprocess.DEVNULL)
-    lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
-    if proc.returncode != 0 or len(lines) != 2 or lines[1] != "true":
+    try:
+        location = files.discover(str(start))
+    except files.Unsure:
         return open_drive(path)
-    return PlainBareDrive(Path(lines[0]).resolve())
+    if location.workdir is not None or location.git_dir != location.common_dir:
+        return open_drive(path)  # a checkout, or a linked worktree
+    plain = PlainBareDrive(Path(location.git_dir))
+    if (plain.config_value("core.bare") or "").lower() != "true":
+        return open_drive(path)
+    return plain
 
 
 def signature(drive: Drive) -> pygit2.Signature:
