@@ -2,7 +2,9 @@
 compare-and-swap ref moves, and what replay and sync need of a history.
 
 pygit2 is imported inside the functions that need it (its import is costly:
-docs/performance.md), and never by the hook-safe modules of this package.
+docs/performance.md), and never by the hook-safe modules of this package;
+:func:`open_bare_drive` opens a bare drive without it, for a command that works through
+git plumbing (memgit purge).
 """
 
 from __future__ import annotations
@@ -467,7 +469,7 @@ def _require_plain(drive: PlainBareDrive, ref: str, memory_file: str) -> str:
     a submodule a commit, both "not a file" as for file_at)."""
     from memgit.git.plumbing import git_plumbing
 
-    if not ref.startswith("refs/") or any(c in ref for c in " \t\n:^~?*[\\"):
+    if not ref.startswith("refs/") or any(c in ref for c in " \t\n:^~?*[\\@"):
         return require_drive(Drive(drive.repo, drive.git_dir, None), ref)  # odd names: pygit2
     # a full ref name is looked up as exactly that ref (git's first rule for refs/...);
     # ^{commit} peels a tag as ref_target's caller, commit_tree_id, needs a commit
