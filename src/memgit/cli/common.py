@@ -6,15 +6,16 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from memgit.drives.choose import Chosen
 from memgit.git.repository import Drive, open_drive
-from memgit.policy.judge import Violation
-from memgit.policy.lint import report_lines
 from memgit.policy.settings import Policy, drive_policy
+
+if TYPE_CHECKING:
+    from memgit.policy.judge import Violation
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -109,6 +110,8 @@ def print_violations(violations: Iterable[Violation], as_json: bool, *,
         click.echo(json.dumps([v.as_dict(policy) for v in items], indent=2,
                               ensure_ascii=False))
         return
+    from memgit.policy.lint import report_lines  # here: most commands print no violations
+
     for line in report_lines(items, policy):
         click.echo(line, err=err)
 

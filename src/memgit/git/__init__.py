@@ -14,3 +14,4 @@ importing a hook-safe module never loads pygit2.
 """
 
 DEFAULT_BRANCH = "main"  # the branch a new drive starts on, and the policy's default
+TMP_SUFFIX = ".memgit-tmp"  # git.worktree.write_worktree_file and githooks.install write these

@@ -19,11 +19,14 @@ helper exits having written nothing.
 from __future__ import annotations
 
 import struct
-import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memgit.git.rewrite import OBJ_TYPES, PackBuilder, install_pack
+
+if TYPE_CHECKING:  # the helper itself starts no process: subprocess is the parent's
+    import subprocess
 
 _FRAME = struct.Struct(">BI20s20s")
 _NO_BASE = bytes(20)
@@ -48,6 +51,8 @@ class PackProcess:
     writing the pack (docs/performance.md, "Purge")."""
 
     def __init__(self, max_bytes: int = 32 << 20) -> None:
+        import subprocess
+
         package_root = Path(__file__).resolve().parents[2]
         self.count = 0
         self.sent = 0
@@ -70,9 +75,9 @@ class PackProcess:
             return
         assert self._proc.stdin is not None
         try:
+            # one write per object (frame and content): half the calls into the buffer
             self._proc.stdin.write(_FRAME.pack(OBJ_TYPES[kind], len(raw), oid,
-                                               base or _NO_BASE))
-            self._proc.stdin.write(raw)
+                                               base or _NO_BASE) + raw)
         except OSError:  # the helper died (BrokenPipeError): install() will say so
             self.failed = True
             return

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from memgit.errors import RepoError
+from memgit.git import TMP_SUFFIX  # the suffix of memgit's temporary files
 from memgit.git.plumbing import git
 from memgit.git.repository import (
     Drive,
@@ -42,7 +43,6 @@ from memgit.git.worktree import (
 )
 
 JOURNAL = "memgit-checkout.json"
-TMP_SUFFIX = ".memgit-tmp"  # git.worktree.write_worktree_file and githooks.install write these
 KEPT_DIR = "memgit/kept"  # under the git dir: a user's edit that could not be merged
 LAG_DEPTH = 50  # commits searched for the version a lagging checkout still holds
 # libgit2 (pygit2) writes a loose object to ``objects/tmp_object_git2_XXXXXX`` and renames it

@@ -2,7 +2,9 @@
 compare-and-swap ref moves, and what replay and sync need of a history.
 
 pygit2 is imported inside the functions that need it (its import is costly:
-docs/performance.md), and never by the hook-safe modules of this package.
+docs/performance.md), and never by the hook-safe modules of this package;
+:func:`open_bare_drive` opens a bare drive without it, for a command that works through
+git plumbing (memgit purge).
 """
 
 from __future__ import annotations
@@ -63,6 +65,74 @@ def open_drive(path: str | Path | None = None) -> Drive:
     repo = pygit2.Repository(found)
     workdir = Path(repo.workdir).resolve() if repo.workdir else None
     return Drive(repo, Path(repo.path).resolve(), workdir)
+
+
+class PlainBareDrive(Drive):
+    """A bare drive opened without pygit2 (:func:`open_bare_drive`): what the purge of a
+    server drive needs goes through git plumbing, and pygit2 (tens of milliseconds to
+    import) is only loaded if something asks for :attr:`repo`."""
+
+    def __init__(self, git_dir: Path) -> None:
+        self._repo: pygit2.Repository | None = None
+        self._config: dict[str, str] | None = None
+        self.git_dir = git_dir
+        self.workdir = None
+
+    @property  # type: ignore[override]
+    def repo(self) -> pygit2.Repository:
+        if self._repo is None:
+            import pygit2
+
+            self._repo = pygit2.Repository(str(self.git_dir))
+        return self._repo
+
+    @repo.setter
+    def repo(self, value: pygit2.Repository) -> None:
+        self._repo = value
+
+    def config_value(self, key: str) -> str | None:
+        """The key's value as git reads it for this repository, from one ``git config
+        --list`` read on first use (a command reads several keys; git's last value of a
+        key wins, as for ``git config --get``)."""
+        if self._config is None:
+            from memgit.git.plumbing import git_plumbing
+
+            proc = git_plumbing(self.git_dir, "config", "-z", "--list")
+            self._config = {}
+            # -z: each entry is "name\nvalue\0" ("name\0" for a key with no value); names
+            # come with section and variable lowercased, the subsection as written
+            for item in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
+                name, sep, value = item.partition("\n")
+                if name:
+                    self._config[name] = value  # "" for a key with no value
+        section, _dot, rest = key.partition(".")
+        middle, _dot2, variable = rest.rpartition(".")
+        name = section.lower() + "." + (middle + "." if middle else "") + variable.lower()
+        return self._config.get(name)
+
+
+def open_bare_drive(path: str | Path | None = None) -> Drive:
+    """:func:`open_drive` for a command that reads and writes through git plumbing only
+    (memgit purge): a bare repository is opened without pygit2 (a :class:`PlainBareDrive`);
+    anything else (a checkout, an unusual layout, no repository: its error) goes through
+    open_drive. The repository is found from the files as pygit2 finds it
+    (git.files.discover), and it is bare when its config says ``core.bare = true``,
+    which ``git init --bare`` and ``git clone --bare`` write."""
+    from memgit.git import files
+
+    start = Path(path or ".").resolve()
+    if not start.exists():
+        raise NotADriveError.missing(str(start))
+    try:
+        location = files.discover(str(start))
+    except files.Unsure:
+        return open_drive(path)
+    if location.workdir is not None or location.git_dir != location.common_dir:
+        return open_drive(path)  # a checkout, or a linked worktree
+    plain = PlainBareDrive(Path(location.git_dir))
+    if (plain.config_value("core.bare") or "").lower() != "true":
+        return open_drive(path)
+    return plain
 
 
 def signature(drive: Drive) -> pygit2.Signature:
@@ -383,10 +453,37 @@ def require_drive(drive: Drive, ref: str) -> str:
     a drive (the branch exists and its head has a MEMORY.md file)."""
     from memgit.format.entries import MEMORY_FILE
 
+    if isinstance(drive, PlainBareDrive):
+        return _require_plain(drive, ref, MEMORY_FILE)
     head = ref_target(drive, ref)
     if head is None:
         raise missing_branch(drive, ref)
     if file_at(drive, commit_tree_id(drive, head), MEMORY_FILE) is None:
+        raise NotADriveError.no_memory(str(drive.root), ref.removeprefix("refs/heads/"))
+    return head
+
+
+def _require_plain(drive: PlainBareDrive, ref: str, memory_file: str) -> str:
+    """require_drive through one ``git cat-file --batch-check``: the commit the ref
+    names, and what its tree holds at MEMORY.md (a file is a blob: a folder is a tree,
+    a submodule a commit, both "not a file" as for file_at)."""
+    from memgit.git.plumbing import git_plumbing
+
+    if not ref.startswith("refs/") or any(c in ref for c in " \t\n:^~?*[\\@"):
+        return require_drive(Drive(drive.repo, drive.git_dir, None), ref)  # odd names: pygit2
+    # a full ref name is looked up as exactly that ref (git's first rule for refs/...);
+    # ^{commit} peels a tag as ref_target's caller, commit_tree_id, needs a commit
+    asked = f"{ref}^{{commit}}\n{ref}^{{commit}}:{memory_file}\n".encode()
+    proc = git_plumbing(drive.git_dir, "cat-file", "--batch-check=%(objectname) %(objecttype)",
+                        input=asked)
+    answers = proc.stdout.decode("utf-8", "replace").splitlines()
+    if proc.returncode != 0 or len(answers) != 2:
+        raise RepoError(f"git cat-file failed in {drive.git_dir}",
+                        proc.stderr.decode("utf-8", "replace").strip())
+    head, _sep, kind = answers[0].partition(" ")
+    if kind != "commit":
+        raise missing_branch(drive, ref)
+    if answers[1].partition(" ")[2] != "blob":
         raise NotADriveError.no_memory(str(drive.root), ref.removeprefix("refs/heads/"))
     return head
 

@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from memgit.errors import RepoError
-from memgit.git.plumbing import git_plumbing
 
 OBJ_TYPES = {"commit": 1, "tree": 2, "blob": 3, "tag": 4}
 
@@ -33,6 +32,8 @@ def repository_oddities(git_dir: Path) -> list[str]:
                               "rebase-apply", "BISECT_LOG") if (git_dir / name).exists()]
     if busy:
         out.append(f"a merge, rebase, cherry-pick or bisect is in progress ({busy[0]})")
+    from memgit.git.plumbing import git_plumbing  # (the pack helper imports this module)
+
     fmt_proc = git_plumbing(git_dir, "rev-parse", "--show-object-format")
     if fmt_proc.returncode == 0 and fmt_proc.stdout.strip() not in (b"sha1", b""):
         out.append("it uses SHA-256 object ids")
@@ -56,22 +57,6 @@ def _varint(n: int) -> bytes:
             return bytes(out)
 
 
-def _common_prefix(a: bytes, b: bytes, limit: int) -> int:
-    """Length of the common head of ``a`` and ``b`` (at most ``limit``), in C speed:
-    the XOR of the two heads read as big-endian integers has its highest set bit in
-    the first differing byte."""
-    x = int.from_bytes(a[:limit], "big") ^ int.from_bytes(b[:limit], "big")
-    return limit if x == 0 else limit - 1 - (x.bit_length() - 1) // 8
-
-
-def _common_suffix(a: bytes, b: bytes, limit: int) -> int:
-    """Length of the common tail (at most ``limit``): the lowest set bit of the XOR."""
-    if limit <= 0:
-        return 0
-    x = int.from_bytes(a[len(a) - limit:], "big") ^ int.from_bytes(b[len(b) - limit:], "big")
-    return limit if x == 0 else ((x & -x).bit_length() - 1) // 8
-
-
 def _copy_ops(offset: int, size: int) -> bytes:
     """Delta copy instructions for ``size`` bytes of the base from ``offset``: each an
     op byte (high bit set; bits 0-3 say which offset bytes follow, bits 4-6 which size
@@ -92,18 +77,37 @@ def _copy_ops(offset: int, size: int) -> bytes:
 def make_delta(base: bytes, target: bytes) -> bytes:
     """A git delta turning ``base`` into ``target``: copy the common head and tail,
     insert what differs between them (versions of one file or tree differ in one
-    place, so this is nearly as small as git's own delta search and much cheaper)."""
-    limit = min(len(base), len(target))
-    head = _common_prefix(base, target, limit)
-    tail = _common_suffix(base, target, limit - head)
-    middle = target[head:len(target) - tail]
+    place, so this is nearly as small as git's own delta search and much cheaper).
+    Called once per new tree of a history rewrite, so it is written out flat."""
+    base_size, target_size = len(base), len(target)
+    limit = min(base_size, target_size)
+    # the common head and tail in C speed: the XOR of the two heads read as big-endian
+    # integers has its highest set bit in the first differing byte; of the two tails,
+    # its lowest set bit in the last differing byte
+    x = int.from_bytes(base[:limit], "big") ^ int.from_bytes(target[:limit], "big")
+    head = limit if x == 0 else limit - 1 - (x.bit_length() - 1) // 8
+    rest = limit - head
+    tail = 0
+    if rest > 0:
+        x = int.from_bytes(base[base_size - rest:], "big") ^ \
+            int.from_bytes(target[target_size - rest:], "big")
+        tail = rest if x == 0 else ((x & -x).bit_length() - 1) // 8
+    middle = target[head:target_size - tail]
     if len(middle) <= 127:  # one insert instruction: its op byte is its length
         inserts = bytes((len(middle),)) + middle if middle else b""
     else:
         inserts = b"".join(bytes((len(middle[at:at + 127]),)) + middle[at:at + 127]
                            for at in range(0, len(middle), 127))
-    return _varint(len(base)) + _varint(len(target)) + _copy_ops(0, head) + inserts + \
-        _copy_ops(len(base) - tail, tail)
+    out = bytes((base_size,)) if base_size < 0x80 else _varint(base_size)
+    out += bytes((target_size,)) if target_size < 0x80 else _varint(target_size)
+    if 0 < head < 0x100:  # a copy from offset 0: op 0x90 and one size byte
+        out += bytes((0x90, head))
+    elif head:
+        out += _copy_ops(0, head)
+    if 0 < tail < 0x100 and base_size < 0x100:  # a one-byte offset (or 0) and size
+        start = base_size - tail
+        return out + inserts + (bytes((0x91, start, tail)) if start else bytes((0x90, tail)))
+    return out + inserts + _copy_ops(base_size - tail, tail)
 
 
 class PackBuilder:
@@ -132,27 +136,48 @@ class PackBuilder:
         self.recent_bytes = 0
 
     def add(self, kind: str, oid: bytes, raw: bytes, base: bytes | None = None) -> None:
-        """Append the object ``oid`` (20 raw bytes) of ``kind`` with content ``raw``."""
+        """Append the object ``oid`` (20 raw bytes) of ``kind`` with content ``raw``.
+
+        Called once per new object of a history rewrite (tens of thousands), so the
+        common cases of the helpers below are written out here: a size header of one
+        or two bytes, a delta base fewer than 128 bytes back, a tiny stored stream."""
         import zlib
 
-        offset = 12 + len(self.body)  # after the 12-byte header
-        kind_code, payload, depth, prefix = OBJ_TYPES[kind], raw, 0, b""
-        base_raw = self.recent.get(base) if base is not None else None
-        if base is not None and base_raw is not None and self.written[base][1] < self.max_depth:
-            delta = make_delta(base_raw, raw)
-            if len(delta) < len(raw) // 2:
+        body = self.body
+        offset = 12 + len(body)  # after the 12-byte header
+        payload, depth, base_offset = raw, 0, 0
+        if base is not None:
+            base_raw = self.recent.get(base)
+            if base_raw is not None:
                 base_offset, base_depth = self.written[base]
-                kind_code, payload, depth = 6, delta, base_depth + 1  # 6: OFS_DELTA
-                prefix = _ofs_distance(offset - base_offset)
-        record = _type_and_size(kind_code, len(payload)) + prefix + \
-            _deflate(payload, self.level)
-        self.body += record
+                if base_depth < self.max_depth:
+                    delta = make_delta(base_raw, raw)
+                    if len(delta) < len(raw) // 2:
+                        payload, depth = delta, base_depth + 1
+        size = len(payload)
+        code = 6 if depth else OBJ_TYPES[kind]  # 6: OFS_DELTA
+        if size < 16:
+            record = bytes((code << 4 | size,))
+        elif size < 2048:
+            record = bytes((code << 4 | size & 0x0F | 0x80, size >> 4))
+        else:
+            record = _type_and_size(code, size)
+        if depth:
+            distance = offset - base_offset
+            if distance < 0x4000:  # _ofs_distance's one or two bytes
+                record += bytes((distance,)) if distance < 0x80 else \
+                    bytes((0x80 | ((distance >> 7) - 1), distance & 0x7F))
+            else:
+                record += _ofs_distance(distance)
+        record += _deflate(payload, self.level)
+        body += record
         self.entries.append((oid, zlib.crc32(record), offset))
         self.written[oid] = (offset, depth)
         self.recent[oid] = raw
         self.recent_bytes += len(raw)
-        while self.recent_bytes > self.keep_bytes and len(self.recent) > 1:
-            self.recent_bytes -= len(self.recent.pop(next(iter(self.recent))))
+        if self.recent_bytes > self.keep_bytes:
+            while self.recent_bytes > self.keep_bytes and len(self.recent) > 1:
+                self.recent_bytes -= len(self.recent.pop(next(iter(self.recent))))
 
     def finish(self) -> tuple[bytes, bytes, bytes]:
         """(pack header, pack checksum, index) once every object is added; the pack
@@ -314,6 +339,8 @@ def update_refs_atomically(git_dir: Path, updates: list[tuple[str, str, str]],
             lines.append("option no-deref")  # a detached HEAD itself, not what it names
         lines.append(f"update {ref} {new} {old}")
     lines += ["prepare", "commit"]
+    from memgit.git.plumbing import git_plumbing
+
     proc = git_plumbing(git_dir, "update-ref", "-m", message, "--stdin",
                         input=("\n".join(lines) + "\n").encode())
     if proc.returncode == 0:
@@ -338,6 +365,8 @@ def expire_reflogs_and_prune(git_dir: Path) -> None:
     ]
     if had_graph:
         steps.append(("commit-graph", "write", "--reachable"))
+    from memgit.git.plumbing import git_plumbing
+
     for args in steps:
         proc = git_plumbing(git_dir, *args)
         if proc.returncode != 0:

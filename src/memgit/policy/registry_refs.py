@@ -31,6 +31,7 @@ import os
 import re
 from hashlib import sha256
 from pathlib import Path
+from typing import NamedTuple
 
 from memgit.errors import RegistryError
 
@@ -69,21 +70,55 @@ def _git(git_dir: Path, *args: str, data: bytes | None = None) -> bytes | None:
     return proc.stdout if proc.returncode == 0 else None
 
 
-def _file_at(git_dir: Path, ref: str, name: str) -> str | None:
-    found = _git(git_dir, "cat-file", "blob", f"{ref}:{name}")
-    return found.decode("utf-8", "replace") if found is not None else None
+class _Read(NamedTuple):
+    """Both registry refs as read at one moment: (the id the ref names or "", its file's
+    text or None)."""
+
+    key: tuple[str, str | None]
+    digests: tuple[str, str | None]
 
 
-def registry_key(git_dir: Path, *, create: bool = False) -> bytes | None:
+def _read(git_dir: Path) -> _Read:
+    """Both refs and their files from one ``git cat-file --batch``: it answers each line
+    with ``<id> <type> <size>`` and the content, or ``<name> missing`` (an absent ref or
+    file), in the order asked."""
+    asked = [KEY_REF, f"{KEY_REF}:{KEY_FILE}", DIGESTS_REF, f"{DIGESTS_REF}:{DIGESTS_FILE}"]
+    out = _git(git_dir, "cat-file", "--batch",
+               data="".join(a + "\n" for a in asked).encode()) or b""
+    answers: list[tuple[str, str, bytes] | None] = []
+    pos = 0
+    for _name in asked:
+        eol = out.find(b"\n", pos)
+        header = out[pos:eol].split(b" ") if eol >= 0 else []
+        if len(header) != 3:
+            answers.append(None)
+            pos = eol + 1 if eol >= 0 else len(out)
+            continue
+        size = int(header[2])
+        answers.append((header[0].decode(), header[1].decode(), out[eol + 1:eol + 1 + size]))
+        pos = eol + 2 + size
+
+    def pair(ref: tuple[str, str, bytes] | None, blob: tuple[str, str, bytes] | None
+             ) -> tuple[str, str | None]:
+        commit = ref[0] if ref is not None else ""  # what the ref names, as rev-parse
+        text = blob[2].decode("utf-8", "replace") if blob is not None and blob[1] == "blob" \
+            else None
+        return commit, text
+
+    return _Read(pair(answers[0], answers[1]), pair(answers[2], answers[3]))
+
+
+def registry_key(git_dir: Path, *, create: bool = False, read: _Read | None = None
+                 ) -> bytes | None:
     """The drive's registry key: ``MEMGIT_REGISTRY_KEY``, else the key ref; ``create``
-    makes and stores one when there is neither."""
+    makes and stores one when there is neither (``read``: the refs as read already)."""
     given = os.environ.get(KEY_ENV, "").strip().lower()
     if given:
         if not _KEY_RE.fullmatch(given):
             raise RegistryError(f"{KEY_ENV} is not 64 hex digits",
                                 "copy the drive's key exactly (docs/forges.md)")
         return bytes.fromhex(given)
-    text = _file_at(git_dir, KEY_REF, KEY_FILE)
+    old, text = (read or _read(git_dir)).key
     if text is not None:
         value = text.strip()
         if not _KEY_RE.fullmatch(value):
@@ -95,14 +130,15 @@ def registry_key(git_dir: Path, *, create: bool = False) -> bytes | None:
     import secrets  # here: its random and base64 imports are not a push's to pay
 
     value = secrets.token_hex(32)
-    _write_file_ref(git_dir, KEY_REF, KEY_FILE, value + "\n", "memgit: registry key")
+    _write_file_ref(git_dir, KEY_REF, KEY_FILE, value + "\n", "memgit: registry key", old)
     return bytes.fromhex(value)
 
 
-def _write_file_ref(git_dir: Path, ref: str, name: str, text: str, message: str) -> None:
+def _write_file_ref(git_dir: Path, ref: str, name: str, text: str, message: str,
+                    old: str) -> None:
     """Point ``ref`` at a new parentless commit holding one file (compare-and-swap on
-    the value read first, so two publishers never lose each other's rows silently)."""
-    old = (_git(git_dir, "rev-parse", "--verify", "--quiet", ref) or b"").decode().strip()
+    ``old``, the value read with the file, so two publishers never lose each other's
+    rows silently; "" for a ref that was not there)."""
     blob = _git(git_dir, "hash-object", "-w", "--stdin", data=text.encode())
     tree = _git(git_dir, "mktree", data=f"100644 blob {(blob or b'').decode().strip()}\t"
                 f"{name}\n".encode())
@@ -115,9 +151,10 @@ def _write_file_ref(git_dir: Path, ref: str, name: str, text: str, message: str)
         raise RegistryError(f"{ref} moved while it was written", "run the command again")
 
 
-def ref_rows(git_dir: Path) -> list[tuple[str, str, str, int, int, int]]:  # see Row
+def ref_rows(git_dir: Path, read: _Read | None = None
+             ) -> list[tuple[str, str, str, int, int, int]]:  # see Row
     """(id, keyed digest, date, normalisation, words, chars) of the digests ref."""
-    text = _file_at(git_dir, DIGESTS_REF, DIGESTS_FILE)
+    text = (read or _read(git_dir)).digests[1]
     if text is None:
         return []
     rows = []
@@ -144,9 +181,11 @@ def publish(git_dir: Path, registry_file: Path) -> int:
              if line.strip() and not line.startswith("#")]
     if not lines and not has_registry_refs(git_dir):
         return 0
-    key = registry_key(git_dir, create=True)
+    read = _read(git_dir)  # both refs at once, compared-and-swapped on when written
+    key = registry_key(git_dir, create=True, read=read)
     assert key is not None
-    rows = {(r[0], r[1]): r for r in ref_rows(git_dir)} if has_registry_refs(git_dir) else {}
+    rows = {(r[0], r[1]): r for r in ref_rows(git_dir, read)} \
+        if has_registry_refs(git_dir) else {}
     for parts in lines:
         version = 2 if parts[3:4] == ["2"] else 1
         words, chars = (int(parts[4]), int(parts[5])) if version == 2 else (0, 0)
@@ -155,8 +194,9 @@ def publish(git_dir: Path, registry_file: Path) -> int:
         rows.setdefault((parts[0], digest), (parts[0], digest, date, version, words, chars))
     out = "".join(f"{i} {d} {date} k{v}" + (f" {w} {c}" if v == 2 else "") + "\n"
                   for i, d, date, v, w, c in sorted(rows.values()))
-    if _file_at(git_dir, DIGESTS_REF, DIGESTS_FILE) != out:
-        _write_file_ref(git_dir, DIGESTS_REF, DIGESTS_FILE, out, "memgit: purge registry")
+    if read.digests[1] != out:
+        _write_file_ref(git_dir, DIGESTS_REF, DIGESTS_FILE, out, "memgit: purge registry",
+                        read.digests[0])
     return len(rows)
 
 
@@ -179,10 +219,11 @@ def keyed_rows(git_dir: Path) -> tuple[bytes, list[Row]] | None:
     """The key and the rows of the digests ref, for ``PurgeRegistry.load``; None when
     there are no rows. Rows without a key to read them are an error: the hook then
     refuses every push (MG609) rather than accept a purged text."""
-    rows = ref_rows(git_dir)
+    read = _read(git_dir)
+    rows = ref_rows(git_dir, read)
     if not rows:
         return None
-    key = registry_key(git_dir)
+    key = registry_key(git_dir, read=read)
     if key is None:
         raise RegistryError(f"the purge registry's digests are here ({DIGESTS_REF}) but its "
                             f"key is not ({KEY_REF}, or {KEY_ENV})",

@@ -340,6 +340,14 @@ class HasPolicy(Protocol):
     def config_value(self, key: str) -> str | None: ...
 
 
+def today_in(policy: Policy) -> str:
+    """Today's date in the drive's time zone (write.ops.today)."""
+    import datetime
+    import zoneinfo
+
+    return datetime.datetime.now(zoneinfo.ZoneInfo(policy.timezone)).date().isoformat()
+
+
 def drive_policy(drive: HasPolicy, explicit: str | Path | None = None) -> Policy:
     """The policy of ``drive``, the one way every command finds it: ``--policy FILE``
     (``explicit``), memgit.yaml in its git directory, the file its ``memgit.policy`` git

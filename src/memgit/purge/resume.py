@@ -15,12 +15,17 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
-from memgit.git import recovery
-from memgit.git.plumbing import config_get
+from memgit.errors import RepoError
+from memgit.git import TMP_SUFFIX
+from memgit.git.plumbing import config_get, git_plumbing, plumbing_argv
 from memgit.git.repository import (
+    DEFAULT_EMAIL,
+    DEFAULT_NAME,
     Drive,
+    PlainBareDrive,
     build_tree,
     create_commit,
     head_branch,
@@ -48,7 +53,7 @@ def begin(git_dir: Path, ids: list[str], lines: str, updates: list[tuple[str, st
           ) -> None:
     """Record, durably, what the purge is about to do: its registry lines and ref moves."""
     path = git_dir / PURGE_JOURNAL
-    tmp = path.with_name(f".{PURGE_JOURNAL}{recovery.TMP_SUFFIX}")
+    tmp = path.with_name(f".{PURGE_JOURNAL}{TMP_SUFFIX}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         json.dump({"ids": ids, "lines": lines, "updates": updates}, fh)
@@ -74,7 +79,7 @@ def resume(drive: Drive, *, stale_lock: bool = False) -> list[str]:
     if not journal.exists() and not stale_lock:
         return []
     notes = _remove_tmp_packs(git_dir)
-    (git_dir / f".{PURGE_JOURNAL}{recovery.TMP_SUFFIX}").unlink(missing_ok=True)
+    (git_dir / f".{PURGE_JOURNAL}{TMP_SUFFIX}").unlink(missing_ok=True)
     if lock is not None and take_over(git_dir, lock):
         notes.append(f"removed the lock of a purge that was killed ({lock.describe()})")
     try:
@@ -98,6 +103,8 @@ def resume(drive: Drive, *, stale_lock: bool = False) -> list[str]:
     branch = head_branch(drive)
     for ref, new, old in updates:
         if drive.workdir is not None and ref == branch:
+            from memgit.git import recovery  # a checkout's update only
+
             recovery.begin(drive, ref, old, new)
             notes.extend(recovery.complete(drive))
     end(git_dir)
@@ -112,9 +119,45 @@ def publish_ids(drive: Drive) -> None:
     Ids only: the registry's digests of purged texts stay in the git directory."""
     ids = sorted(PurgeRegistry.load(drive.git_dir).ids)
     data = "".join(i + "\n" for i in ids).encode()
+    if isinstance(drive, PlainBareDrive):  # a bare drive opened without pygit2
+        _publish_ids_plumbing(drive, data)
+        return
     tree = build_tree(drive, None, {PURGED_IDS_FILE: data})
     commit = create_commit(drive, tree, [], "memgit: purged entry ids\n")
     set_ref(drive, PURGED_REF, commit, "memgit purge: publish purged ids")
+
+
+_IDENT_ENV = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME",
+              "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE")
+
+
+def _publish_ids_plumbing(drive: PlainBareDrive, data: bytes) -> None:
+    """publish_ids through git: the same file, tree, message and identity (the user's
+    from git config, else memgit's, as repository.signature), the ref set as set_ref does
+    (no compare-and-swap)."""
+    name, email = drive.config_value("user.name"), drive.config_value("user.email")
+    if not name or not email:  # pygit2's default_signature needs both
+        name, email = DEFAULT_NAME, DEFAULT_EMAIL
+    git_dir = drive.git_dir
+    blob = git_plumbing(git_dir, "hash-object", "-w", "--stdin", input=data)
+    listing = f"100644 blob {blob.stdout.decode().strip()}\t{PURGED_IDS_FILE}\n".encode()
+    tree = git_plumbing(git_dir, "mktree", input=listing) if blob.returncode == 0 else blob
+    # commit-tree takes the identity from these variables before git config, and the
+    # time now in the local time zone when no *_DATE variable is set (pygit2's default)
+    env = {k: v for k, v in os.environ.items() if k not in _IDENT_ENV}
+    env.update(GIT_AUTHOR_NAME=name, GIT_AUTHOR_EMAIL=email, GIT_COMMITTER_NAME=name,
+               GIT_COMMITTER_EMAIL=email)
+    commit = subprocess.run(plumbing_argv(git_dir, "commit-tree", tree.stdout.decode().strip(),
+                                          "-m", "memgit: purged entry ids"),
+                            capture_output=True, env=env, stdin=subprocess.DEVNULL) \
+        if tree.returncode == 0 else tree
+    moved = git_plumbing(git_dir, "update-ref", "-m", "memgit purge: publish purged ids",
+                         PURGED_REF, commit.stdout.decode().strip()) \
+        if commit.returncode == 0 else commit
+    if moved.returncode != 0:
+        raise RepoError(f"cannot publish {PURGED_REF}: "
+                        + moved.stderr.decode("utf-8", "replace").strip(),
+                        "check the repository's permissions, then run memgit purge --resume")
 
 
 def _remove_tmp_packs(git_dir: Path) -> list[str]:

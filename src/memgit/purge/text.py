@@ -14,7 +14,6 @@ from memgit.errors import RepoError, UsageError
 from memgit.format import entries as fmt
 from memgit.git.plumbing import all_object_ids
 from memgit.git.raw import ObjectReader
-from memgit.policy.judge import ID_RE, quote
 from memgit.policy.registry import PurgeRegistry, purge_key
 from memgit.policy.settings import Policy
 
@@ -244,8 +243,15 @@ def check_ids(ids: Iterable[str], policy: Policy | None = None) -> list[str]:
     out = list(dict.fromkeys(i.strip() for i in ids))
     if not out:
         raise UsageError("no entry ids given", "name the ids to purge: memgit purge ID...")
-    bad = [i for i in out if not ID_RE.match(i)]
+    bad = [i for i in out if not fmt.ID_RE.match(i)]
     if bad:
         raise UsageError(f"not an entry id: {quote(', '.join(map(repr, bad)), policy)}",
                          "ids look like m-01jd3xk8q7c9v2n4r6t8w0y1z3 or entry-0123456789abcdef")
     return out
+
+
+def quote(value: str, policy: Policy | None = None) -> str:
+    """policy.judge.quote, imported only when a refusal quotes something."""
+    from memgit.policy.judge import quote as judge_quote
+
+    return judge_quote(value, policy)

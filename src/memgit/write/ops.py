@@ -9,14 +9,13 @@ sources that are not allowed. (Not sync's replay operations, memgit.sync.replay.
 
 from __future__ import annotations
 
-import datetime as _dt
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from memgit.format import entries as fmt
 from memgit.policy.judge import check_topic, quote, source_allowed
-from memgit.policy.settings import Policy
+from memgit.policy.settings import Policy, today_in
 
 DEFAULT_TOPIC = "notes.md"
 
@@ -109,9 +108,7 @@ class WriteResult:
 
 def today(policy: Policy) -> str:
     """Today's date in the drive's time zone."""
-    import zoneinfo
-
-    return _dt.datetime.now(zoneinfo.ZoneInfo(policy.timezone)).date().isoformat()
+    return today_in(policy)
 
 
 def clean_text(text: str) -> str:

@@ -11,8 +11,7 @@ import click
 
 from memgit.cli.common import ProgressBar, ctx_directory
 from memgit.errors import UsageError
-from memgit.git import recovery
-from memgit.git.repository import Drive, open_drive
+from memgit.git.repository import Drive, open_bare_drive
 from memgit.purge.resume import resume
 from memgit.purge.rewrite import PurgePlan, PurgeResult, apply_purge, plan_purge
 
@@ -77,7 +76,8 @@ def command(ctx: click.Context, ids: tuple[str, ...], repo_path: str | None, dry
         raise UsageError("memgit purge rewrites history and needs confirmation",
                          "pass --yes (no terminal to ask on), or --dry-run to look first")
     started = time.perf_counter()
-    drive = open_drive(repo_path or ctx_directory(ctx))
+    # a bare server drive is purged through git plumbing alone: no pygit2 to import
+    drive = open_bare_drive(repo_path or ctx_directory(ctx))
     if registry is not None:
         if ids:
             raise UsageError("give ids or --from-registry, not both",
@@ -117,7 +117,8 @@ def _repairs(drive: Drive, stale_lock: bool) -> list[str]:
     the write lock), then a purge (purge.resume)."""
     notes = []
     if drive.workdir is not None:
-        from memgit.write.writer import write_lock  # a checkout only: a bare drive skips it
+        from memgit.git import recovery  # a checkout only: a bare drive skips both
+        from memgit.write.writer import write_lock
 
         with write_lock(drive):
             notes = recovery.recover(drive)
