@@ -33,6 +33,10 @@ SHAPE_TRIGGER = (
     r"|\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27}"
     r"|:(?<=\d{8}:)[A-Za-z0-9_-]{35}"
 )
+# Each of SHAPE_TRIGGER's forms holds 34 run characters in a row (SK or AC and 32 hex; a dot,
+# 6, a dot and 27; 35 after Telegram's colon): a line whose longest run is shorter (most lines
+# with a run of 20) cannot match it, and the run test's translation tells without the search.
+SHAPE_TRIGGER_RUN = 34
 # A rule located at runs (locate="runs"): its regex starts with this lookbehind (no run
 # character before), then needs 20 or more run characters and matches run characters only
 # (the generated-token rule: [A-Za-z0-9_+/.~-]{20,1024}={0,3}).
@@ -176,10 +180,11 @@ def use_trie_finder(on: bool = True) -> None:
     V.use_regex_searches(on)
 
 
-# a shape: its regex (lazy), its rules, whether it is the run shape itself (then the run
-# decides alone). The shapes that need a run of token characters (the run shape and the
-# default one) are "gated": a line without the run (most lines of notes) skips them all.
-_Shape = tuple[_Lazy, tuple[_Entry, ...], bool]
+# a shape: its regex (lazy), its rules, and for a gated one the run its matches need (None:
+# the run shape itself, then the run decides alone). The shapes that need a run of token
+# characters (the run shape and the default one) are "gated": a line without a run of 20
+# (most lines of notes) skips them all, and one without a run of 34 skips the default one.
+_Shape = tuple[_Lazy, tuple[_Entry, ...], bytes | None]
 
 
 class Compiled:
@@ -229,7 +234,9 @@ def compile_rules(rules: Sequence[Rule]) -> Compiled:
 
 
 def _shape(pattern: str, entries: tuple[_Entry, ...]) -> _Shape:
-    return (_Lazy(pattern), entries, pattern == RUN_SHAPE)
+    need = None if pattern == RUN_SHAPE else b"a" * SHAPE_TRIGGER_RUN \
+        if pattern == SHAPE_TRIGGER else b""
+    return (_Lazy(pattern), entries, need)
 
 
 def _select(text: str, lowered: str, comp: Compiled) -> dict[_Entry, list[int] | None]:
@@ -264,13 +271,14 @@ def _select(text: str, lowered: str, comp: Compiled) -> dict[_Entry, list[int] |
                 elif e not in selected:
                     selected[e] = None
     # _has_run(text), inline: one test for every gated shape
-    if comp.gated and len(text) >= 20 and text.encode("utf-8", "surrogatepass").translate(
-            _RUN_BYTES).find(_RUN) >= 0:
-        for shape, es, is_run in comp.gated:
-            if is_run or shape.search(text) is not None:
-                for e in es:
-                    selected.setdefault(e, None)
-    for shape, es, _is_run in comp.ungated:
+    if comp.gated and len(text) >= 20:
+        runs = text.encode("utf-8", "surrogatepass").translate(_RUN_BYTES)
+        if runs.find(_RUN) >= 0:
+            for shape, es, need in comp.gated:
+                if need is None or (runs.find(need) >= 0 and shape.search(text) is not None):
+                    for e in es:
+                        selected.setdefault(e, None)
+    for shape, es, _need in comp.ungated:
         if shape.search(text) is not None:
             for e in es:
                 selected.setdefault(e, None)
