@@ -18,9 +18,11 @@ from memgit.secrets import assignments
 DEV = Path(__file__).parents[1] / "data" / "secrets" / "dev" / "lines.jsonl"
 IGNORING = re.compile(assignments.KW_RE, re.IGNORECASE)
 SPELLED = re.compile(assignments.spell_cases(assignments.KW_RE))
-# the pattern with the core as written for people (not factored), under the flag
-READABLE = re.compile(assignments.KW_RE.replace(assignments._KW_CORE,
-                                                assignments._KW_CORE_READABLE), re.IGNORECASE)
+# the pattern as written for people: the core not factored, the name not atomic
+READABLE = re.compile(
+    assignments.KW_RE.replace(assignments._KW_CORE, assignments._KW_CORE_READABLE)
+    .replace("(?>(?P<name>", "(?P<name>").replace(assignments._NAME_END + ")",
+                                                 assignments._NAME_END), re.IGNORECASE)
 
 
 def _same_at_every_start(text: str) -> None:
@@ -35,6 +37,7 @@ def _same_at_every_start(text: str) -> None:
 
 def test_the_core_is_the_readable_core_factored():
     assert "(?P<core>" + assignments._KW_CORE + ")" in assignments.KW_RE
+    assert READABLE.pattern.count("(?>") == 0 and assignments.KW_RE.count("(?>") == 1
     assert assignments.factor_alternation(assignments._KW_CORE_READABLE) == assignments._KW_CORE
 
 
@@ -93,7 +96,8 @@ _CORE_PIECES = st.sampled_from(sorted(
      if j - i <= 6}
     | set(_CORE_WORDS)
     | {"_", "-", ".", " ", "=", ": ", " is ", " for the ", "'", "`", "\u017f", "\u212a",
-       "\u0130", "\u0131", "A", "K", "P", "S", "T", "X1"}))
+       "\u0130", "\u0131", "A", "K", "P", "S", "T", "X1", " key", " token", " access",
+       ".value", "_b64", "2", " - ", "->", " (prod)", "**", "\u662f", "\uff1a", ", '"}))
 
 
 @settings(max_examples=400, deadline=None)
