@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memgit.secrets import assignments
+from memgit.secrets.factoring import factor_alternation
 
 DEV = Path(__file__).parents[1] / "data" / "secrets" / "dev" / "lines.jsonl"
 IGNORING = re.compile(assignments.KW_RE, re.IGNORECASE)
@@ -38,7 +39,7 @@ def _same_at_every_start(text: str) -> None:
 def test_the_core_is_the_readable_core_factored():
     assert "(?P<core>" + assignments._KW_CORE + ")" in assignments.KW_RE
     assert READABLE.pattern.count("(?>") == 0 and assignments.KW_RE.count("(?>") == 1
-    assert assignments.factor_alternation(assignments._KW_CORE_READABLE) == assignments._KW_CORE
+    assert factor_alternation(assignments._KW_CORE_READABLE) == assignments._KW_CORE
 
 
 def test_the_rule_runs_the_spelled_pattern_without_the_flag():
@@ -116,9 +117,9 @@ def test_factored_core_on_pieces_of_its_words(text):
     ("ab|a", "a(?:b|)"),
 ])
 def test_factor_alternation_forms(pattern, factored):
-    assert assignments.factor_alternation(pattern) == factored
+    assert factor_alternation(pattern) == factored
     words = ["".join(t) for n in range(5) for t in itertools.product("abcdkeysxAi", repeat=n)]
-    before, after = re.compile(pattern), re.compile(assignments.factor_alternation(pattern))
+    before, after = re.compile(pattern), re.compile(factor_alternation(pattern))
     for w in words:
         a, b = before.match(w), after.match(w)
         assert (a and a.span()) == (b and b.span()), w
