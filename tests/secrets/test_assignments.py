@@ -1,8 +1,10 @@
 """Keyword assignments: the keyword rule's regex spelled case by case (``spell_cases``)
-matches exactly what the readable pattern matches under re.IGNORECASE."""
+and with its core factored by leading letters (``factor_alternation``) matches exactly what
+the readable pattern matches under re.IGNORECASE."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from pathlib import Path
@@ -12,18 +14,32 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memgit.secrets import assignments
+from memgit.secrets.factoring import factor_alternation
 
 DEV = Path(__file__).parents[1] / "data" / "secrets" / "dev" / "lines.jsonl"
 IGNORING = re.compile(assignments.KW_RE, re.IGNORECASE)
 SPELLED = re.compile(assignments.spell_cases(assignments.KW_RE))
+# the pattern as written for people: the core not factored, the name not atomic
+READABLE = re.compile(
+    assignments.KW_RE.replace(assignments._KW_CORE, assignments._KW_CORE_READABLE)
+    .replace("(?>(?P<name>", "(?P<name>").replace(assignments._NAME_END + ")",
+                                                 assignments._NAME_END), re.IGNORECASE)
 
 
 def _same_at_every_start(text: str) -> None:
     for start in range(len(text) + 1):
         a, b = IGNORING.match(text, start), SPELLED.match(text, start)
-        assert (a is None) == (b is None), start
-        if a is not None and b is not None:
+        c = READABLE.match(text, start)
+        assert (a is None) == (b is None) == (c is None), start
+        if a is not None and b is not None and c is not None:
             assert (a.span(), a.groupdict()) == (b.span(), b.groupdict()), start
+            assert (a.span(), a.groupdict()) == (c.span(), c.groupdict()), start
+
+
+def test_the_core_is_the_readable_core_factored():
+    assert "(?P<core>" + assignments._KW_CORE + ")" in assignments.KW_RE
+    assert READABLE.pattern.count("(?>") == 0 and assignments.KW_RE.count("(?>") == 1
+    assert factor_alternation(assignments._KW_CORE_READABLE) == assignments._KW_CORE
 
 
 def test_the_rule_runs_the_spelled_pattern_without_the_flag():
@@ -64,6 +80,49 @@ def test_spelled_pattern_on_random_text(text):
 def test_spelled_pattern_after_a_keyword(word, tail):
     _same_at_every_start(word + tail)
     _same_at_every_start(word.upper() + tail)
+
+
+# the core's words, whole and cut into pieces, with separators, cases and foldings between
+_CORE_WORDS = ("password", "passwort", "passord", "passphrase", "pwd", "pat", "pin",
+               "personal access token", "private_key", "pre-shared key", "psk", "client secret",
+               "consumer key", "contraseña", "cookie", "credentials", "creds",
+               "secret access key", "secrete", "session", "service token", "senha",
+               "signing key", "signature", "sid", "skey", "salasana", "salt", "access token",
+               "auth key", "api key", "apikeys", "app key", "appkey", "adgangskode",
+               "master token", "mot de passe", "mot_de_passe", "tokens", "totp", "hapikey",
+               "hasło", "hash", "hmac", "kennwort", "keys", "licence key", "license", "lösenord",
+               "jwt", "jelszó", "şifre", "sifre", "parola", "heslo", "пароль", "密码", "口令")
+_CORE_PIECES = st.sampled_from(sorted(
+    {w[i:j] for w in _CORE_WORDS for i in range(len(w)) for j in range(i + 1, len(w) + 1)
+     if j - i <= 6}
+    | set(_CORE_WORDS)
+    | {"_", "-", ".", " ", "=", ": ", " is ", " for the ", "'", "`", "\u017f", "\u212a",
+       "\u0130", "\u0131", "A", "K", "P", "S", "T", "X1", " key", " token", " access",
+       ".value", "_b64", "2", " - ", "->", " (prod)", "**", "\u662f", "\uff1a", ", '"}))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_CORE_PIECES, max_size=8).map("".join))
+def test_factored_core_on_pieces_of_its_words(text):
+    _same_at_every_start(text)
+    _same_at_every_start(text.upper() + "=Zq8Lm3Nx7R")
+
+
+@pytest.mark.parametrize(("pattern", "factored"), [
+    ("ab|ac|b", "a(?:b|c)|b"),
+    ("ab|[x]y|ac", "ab|[x]y|ac"),  # a class is a barrier: nothing moves across it
+    ("(?:ab|b)c|ad", "a(?:bc|d)|bc"),  # a leading group is distributed first
+    ("s?keys?|sid", "s(?:keys?|id)|keys?"),  # so is a greedy optional character
+    ("Ab|ab|Ac", "Ab|ab|Ac"),  # the same letter in two cases keeps its order
+    ("ab|a", "a(?:b|)"),
+])
+def test_factor_alternation_forms(pattern, factored):
+    assert factor_alternation(pattern) == factored
+    words = ["".join(t) for n in range(5) for t in itertools.product("abcdkeysxAi", repeat=n)]
+    before, after = re.compile(pattern), re.compile(factor_alternation(pattern))
+    for w in words:
+        a, b = before.match(w), after.match(w)
+        assert (a and a.span()) == (b and b.span()), w
 
 
 def test_spell_cases_refuses_letters_it_has_no_table_for():

@@ -252,31 +252,34 @@ _CODE_SPAN_KEYWORDS = ("password", "passphrase", "passcode", "passwd", "pwd", "s
 
 # command lines whose credential option the generic ones miss, from each tool's manual
 _CLI_EXTRA = (
-    r"\bredis-cli\b[^\n]{0,120}?\s(?:-a|--pass)\s+(?P<a>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"']{1,128})"
-    r"|\becho\s+(?P<b>\"[^\"\n]{4,128}\"|'[^'\n]{4,128}'|[^\s\"'|]{4,128})\s*\|\s*"
+    r"\b(?:redis-cli\b[^\n]{0,120}?\s(?:-a|--pass)\s+(?P<a>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"']{1,128})"
+    r"|echo\s+(?P<b>\"[^\"\n]{4,128}\"|'[^'\n]{4,128}'|[^\s\"'|]{4,128})\s*\|\s*"
     r"(?:sudo\s+)?[\w.-]{2,20}\s[^\n|]{0,120}?(?:--password-stdin|--stdin\b|chpasswd)"
-    r"|\bopenssl\b[^\n]{0,160}?\s-(?:pass(?:in|out)?\s+(?:pass|env):|k\s+)(?P<c>[^\s\"']{1,128})"
-    r"|\bhtpasswd\s+(?:-[a-zA-Z]+\s+)*-[a-zA-Z]*b[a-zA-Z]*\s+(?:-[a-zA-Z]+\s+)*\S+\s+\S+\s+(?P<d>\S{1,128})"
-    r"|\bldap(?:search|modify|add|delete|whoami|passwd|compare|modrdn|exop)\b[^\n]{0,160}?\s-w\s+"
+    r"|openssl\b[^\n]{0,160}?\s-(?:pass(?:in|out)?\s+(?:pass|env):|k\s+)(?P<c>[^\s\"']{1,128})"
+    r"|htpasswd\s+(?:-[a-zA-Z]+\s+)*-[a-zA-Z]*b[a-zA-Z]*\s+(?:-[a-zA-Z]+\s+)*\S+\s+\S+\s+(?P<d>\S{1,128})"
+    r"|ldap(?:search|modify|add|delete|whoami|passwd|compare|modrdn|exop)\b[^\n]{0,160}?\s-w\s+"
     r"(?P<e>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"']{1,128})"
-    r"|\b(?:smbclient|rpcclient|smbmap|smbget|mount\.cifs)\b[^\n]{0,160}?(?:-U\s*|--user=|user=)"
+    r"|(?:smbclient|rpcclient|smbmap|smbget|mount\.cifs)\b[^\n]{0,160}?(?:-U\s*|--user=|user=)"
     r"[^\s%]{1,64}%(?P<f>[^\s\"']{1,128})"
-    r"|\brabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+(?P<g>\"[^\"]{1,128}\"|'[^']{1,128}'|\S{1,128})"
-    r"|\blftp\b[^\n]{0,80}?\s-u\s+[^\s,]{1,64},(?P<h>[^\s\"']{1,128})"
-    r"|\bnet\s+use\b[^\n]{0,160}?/user:\S{1,64}\s+(?P<i>[^\s/]\S{0,127})"
-    r"|\b(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)\s+(?:-\w+\s+)*(?!/)[\w$#.]{1,64}/(?P<j>[^\s@/\\]{1,128})"
+    r"|rabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+(?P<g>\"[^\"]{1,128}\"|'[^']{1,128}'|\S{1,128})"
+    r"|lftp\b[^\n]{0,80}?\s-u\s+[^\s,]{1,64},(?P<h>[^\s\"']{1,128})"
+    r"|net\s+use\b[^\n]{0,160}?/user:\S{1,64}\s+(?P<i>[^\s/]\S{0,127})"
+    r"|(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)\s+(?:-\w+\s+)*(?!/)[\w$#.]{1,64}/(?P<j>[^\s@/\\]{1,128})"
     r"(?=@|\s|$)"
-    r"|\bjdbc:oracle:\w+:[\w$#.]{1,64}/(?P<k>[^\s@/]{1,128})@"
-    r"|\bmc\s+(?:alias\s+set|config\s+host\s+add)\s+\S+\s+\S+\s+\S+\s+(?P<m>[^\s\"']{8,128})"
-    r"|\bvault\s+login\s+(?:-\S+\s+)*(?P<n>(?!-)[^\s=\"']{20,128})(?=\s|$)"
+    r"|jdbc:oracle:\w+:[\w$#.]{1,64}/(?P<k>[^\s@/]{1,128})@"
+    r"|mc\s+(?:alias\s+set|config\s+host\s+add)\s+\S+\s+\S+\s+\S+\s+(?P<m>[^\s\"']{8,128})"
+    r"|vault\s+login\s+(?:-\S+\s+)*(?P<n>(?!-)[^\s=\"']{20,128})(?=\s|$)"
+    # chpasswd(8) reads user:password lines; sudo(8) -S reads the password from stdin
+    r"|echo\s+(?:-[ne]\s+)*[\"']?[\w.@-]{1,64}:(?P<o>[^\s\"'|:]{4,128})[\"']?\s*\|\s*(?:sudo\s+)?"
+    r"chpasswd\b"
+    r"|echo\s+(?:-[ne]\s+)*(?P<p>\"[^\"\n]{4,128}\"|'[^'\n]{4,128}'|[^\s\"'|]{4,128})\s*\|\s*"
+    r"sudo\s+(?:-\w+\s+)*-\w*S\w*\b)"
+    # a user name option, then -P: where a -u can start, no \b alternative above can
+    # (a space or the line's start before a '-', against a word's first letter), so it
+    # comes last, and the alternatives above share one \b (tested once a place)
     r"|(?:\s|^)(?:-u|-U|--username|--user)[ =]\S{1,64}"
     r"(?:\s+-{1,2}[A-Za-z][\w-]*(?:[ =](?!-)\S+)?){0,4}?"
     r"\s+-P[ =](?P<l>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"'-][^\s\"']{0,127})"
-    # chpasswd(8) reads user:password lines; sudo(8) -S reads the password from stdin
-    r"|\becho\s+(?:-[ne]\s+)*[\"']?[\w.@-]{1,64}:(?P<o>[^\s\"'|:]{4,128})[\"']?\s*\|\s*(?:sudo\s+)?"
-    r"chpasswd\b"
-    r"|\becho\s+(?:-[ne]\s+)*(?P<p>\"[^\"\n]{4,128}\"|'[^'\n]{4,128}'|[^\s\"'|]{4,128})\s*\|\s*"
-    r"sudo\s+(?:-\w+\s+)*-\w*S\w*\b"
 )
 _CLI_EXTRA_KEYWORDS = ("redis-cli", "--password-stdin", "--stdin", "chpasswd", "openssl",
                        "htpasswd", "ldap", "smbclient", "rpcclient", "smbmap", "smbget",
