@@ -4,6 +4,8 @@ and by whoever edits such a pattern, never on import or by a scan."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 # Python's regex engine tries an alternation's branches one by one (it skips a branch whose
 # first character cannot match, but still tests each); the keyword rule's core has 70 of
 # them and is tried at every place a name's prefix could end. Grouped by leading letters,
@@ -11,10 +13,11 @@ from __future__ import annotations
 _SPECIAL = frozenset("\\[(.^$|)?*+{")
 
 
-def _split_top(pattern: str) -> list[str]:
-    """The top-level alternatives of ``pattern`` (``|`` outside groups and classes)."""
-    out: list[str] = []
-    depth, start, i = 0, 0, 0
+def _walk(pattern: str, i: int = 0) -> Iterator[tuple[int, str, int]]:
+    """``(index, character, depth)`` of each character of ``pattern`` from ``i`` that is
+    neither escaped nor inside a character class; ``depth`` is how many groups are open
+    once that character is read (a ``(`` counts itself, a ``)`` no longer)."""
+    depth = 0
     while i < len(pattern):
         c = pattern[i]
         if c == "\\":
@@ -27,10 +30,18 @@ def _split_top(pattern: str) -> list[str]:
             depth += 1
         elif c == ")":
             depth -= 1
-        elif c == "|" and depth == 0:
+        yield i, c, depth
+        i += 1
+
+
+def _split_top(pattern: str) -> list[str]:
+    """The top-level alternatives of ``pattern`` (``|`` outside groups and classes)."""
+    out: list[str] = []
+    start = 0
+    for i, c, depth in _walk(pattern):
+        if c == "|" and depth == 0:
             out.append(pattern[start:i])
             start = i + 1
-        i += 1
     out.append(pattern[start:])
     return out
 
@@ -46,22 +57,10 @@ def _class_end(pattern: str, i: int) -> int:
 
 def _group_end(pattern: str, i: int) -> int:
     """The index after the group that opens at ``pattern[i]``."""
-    depth, j = 0, i
-    while True:
-        c = pattern[j]
-        if c == "\\":
-            j += 2
-            continue
-        if c == "[":
-            j = _class_end(pattern, j)
-            continue
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return j + 1
-        j += 1
+    for j, c, depth in _walk(pattern, i):
+        if c == ")" and depth == 0:
+            return j + 1
+    raise ValueError(f"the group at {i} of {pattern!r} does not close")
 
 
 def _expand_head(alt: str) -> list[str]:
