@@ -63,6 +63,35 @@ def git_plumbing(git_dir: Path, *args: str,
                           stdin=None if input is not None else subprocess.DEVNULL)
 
 
+_IDENTITY_ENV = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE",
+                 "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE")
+
+
+def one_file_commit(git_dir: Path, name: str, data: bytes, message: str,
+                    identity: tuple[str, str]) -> str:
+    """A new parentless commit whose tree holds one file, ``name`` (mode 100644) holding
+    ``data``, by ``identity`` (name, email) as author and committer, dated now: its id
+    (RepoError with git's words when git cannot write it). memgit's own records on refs
+    (the purge registry's refs, refs/memgit/purged) are written so; moving the ref is the
+    caller's (with or without compare-and-swap)."""
+    blob = git_plumbing(git_dir, "hash-object", "-w", "--stdin", input=data)
+    tree = git_plumbing(git_dir, "mktree", input=f"100644 blob {blob.stdout.decode().strip()}"
+                        f"\t{name}\n".encode()) if blob.returncode == 0 else blob
+    # commit-tree takes the identity from these variables before git config, and the
+    # time now in the local time zone when no *_DATE variable is set
+    env = {k: v for k, v in os.environ.items() if k not in _IDENTITY_ENV}
+    env.update(GIT_AUTHOR_NAME=identity[0], GIT_AUTHOR_EMAIL=identity[1],
+               GIT_COMMITTER_NAME=identity[0], GIT_COMMITTER_EMAIL=identity[1])
+    commit = subprocess.run(plumbing_argv(git_dir, "commit-tree", tree.stdout.decode().strip(),
+                                          "-m", message),
+                            capture_output=True, env=env, stdin=subprocess.DEVNULL) \
+        if tree.returncode == 0 else tree
+    if commit.returncode != 0:
+        raise RepoError(f"git cannot write a commit of {name} in {git_dir}",
+                        commit.stderr.decode("utf-8", "replace").strip())
+    return commit.stdout.decode().strip()
+
+
 def start_plumbing(git_dir: Path, *args: str) -> subprocess.Popen[bytes]:
     """Start ``git --git-dir=GIT_DIR ARGS`` and return at once (collect with
     :func:`finish_plumbing`), so several git commands start side by side."""

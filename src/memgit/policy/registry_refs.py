@@ -33,7 +33,7 @@ from hashlib import sha256
 from pathlib import Path
 from typing import NamedTuple
 
-from memgit.errors import RegistryError
+from memgit.errors import RegistryError, RepoError
 
 PREFIX = "refs/memgit/registry"
 DIGESTS_REF = PREFIX + "/digests"
@@ -139,14 +139,14 @@ def _write_file_ref(git_dir: Path, ref: str, name: str, text: str, message: str,
     """Point ``ref`` at a new parentless commit holding one file (compare-and-swap on
     ``old``, the value read with the file, so two publishers never lose each other's
     rows silently; "" for a ref that was not there)."""
-    blob = _git(git_dir, "hash-object", "-w", "--stdin", data=text.encode())
-    tree = _git(git_dir, "mktree", data=f"100644 blob {(blob or b'').decode().strip()}\t"
-                f"{name}\n".encode())
-    env_commit = _git(git_dir, "-c", "user.name=memgit", "-c", "user.email=memgit@localhost",
-                      "commit-tree", (tree or b"").decode().strip(), "-m", message)
-    if blob is None or tree is None or env_commit is None:
-        raise RegistryError(f"cannot write {ref}", "check the repository's permissions")
-    commit = env_commit.decode().strip()
+    from memgit.git.plumbing import one_file_commit
+
+    try:
+        commit = one_file_commit(git_dir, name, text.encode(), message,
+                                 ("memgit", "memgit@localhost"))
+    except RepoError as err:
+        raise RegistryError(f"cannot write {ref}", "check the repository's permissions") \
+            from err
     if _git(git_dir, "update-ref", "-m", message, ref, commit, old or "0" * 40) is None:
         raise RegistryError(f"{ref} moved while it was written", "run the command again")
 

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 from memgit.errors import RepoError
 from memgit.git import TMP_SUFFIX
-from memgit.git.plumbing import config_get, git_plumbing, plumbing_argv
+from memgit.git.plumbing import config_get, git_plumbing, one_file_commit
 from memgit.git.repository import (
     DEFAULT_EMAIL,
     DEFAULT_NAME,
@@ -127,10 +126,6 @@ def publish_ids(drive: Drive) -> None:
     set_ref(drive, PURGED_REF, commit, "memgit purge: publish purged ids")
 
 
-_IDENT_ENV = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME",
-              "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE")
-
-
 def _publish_ids_plumbing(drive: PlainBareDrive, data: bytes) -> None:
     """publish_ids through git: the same file, tree, message and identity (the user's
     from git config, else memgit's, as repository.signature), the ref set as set_ref does
@@ -138,26 +133,17 @@ def _publish_ids_plumbing(drive: PlainBareDrive, data: bytes) -> None:
     name, email = drive.config_value("user.name"), drive.config_value("user.email")
     if not name or not email:  # pygit2's default_signature needs both
         name, email = DEFAULT_NAME, DEFAULT_EMAIL
-    git_dir = drive.git_dir
-    blob = git_plumbing(git_dir, "hash-object", "-w", "--stdin", input=data)
-    listing = f"100644 blob {blob.stdout.decode().strip()}\t{PURGED_IDS_FILE}\n".encode()
-    tree = git_plumbing(git_dir, "mktree", input=listing) if blob.returncode == 0 else blob
-    # commit-tree takes the identity from these variables before git config, and the
-    # time now in the local time zone when no *_DATE variable is set (pygit2's default)
-    env = {k: v for k, v in os.environ.items() if k not in _IDENT_ENV}
-    env.update(GIT_AUTHOR_NAME=name, GIT_AUTHOR_EMAIL=email, GIT_COMMITTER_NAME=name,
-               GIT_COMMITTER_EMAIL=email)
-    commit = subprocess.run(plumbing_argv(git_dir, "commit-tree", tree.stdout.decode().strip(),
-                                          "-m", "memgit: purged entry ids"),
-                            capture_output=True, env=env, stdin=subprocess.DEVNULL) \
-        if tree.returncode == 0 else tree
-    moved = git_plumbing(git_dir, "update-ref", "-m", "memgit purge: publish purged ids",
-                         PURGED_REF, commit.stdout.decode().strip()) \
-        if commit.returncode == 0 else commit
+    hint = "check the repository's permissions, then run memgit purge --resume"
+    try:
+        commit = one_file_commit(drive.git_dir, PURGED_IDS_FILE, data,
+                                 "memgit: purged entry ids", (name, email))
+    except RepoError as err:
+        raise RepoError(f"cannot publish {PURGED_REF}: {err}", hint) from err
+    moved = git_plumbing(drive.git_dir, "update-ref", "-m", "memgit purge: publish purged ids",
+                         PURGED_REF, commit)
     if moved.returncode != 0:
         raise RepoError(f"cannot publish {PURGED_REF}: "
-                        + moved.stderr.decode("utf-8", "replace").strip(),
-                        "check the repository's permissions, then run memgit purge --resume")
+                        + moved.stderr.decode("utf-8", "replace").strip(), hint)
 
 
 def _remove_tmp_packs(git_dir: Path) -> list[str]:
