@@ -112,12 +112,14 @@ def test_pinned_false_positives(name):
 
 def test_figure_of_record():
     """The evaluation half is the figure of record: issue 11 asks for false positives
-    <= 1% and recall >= 95% (703 of 741 = 0.9487: one line short, see docs/security.md);
-    issue 29: not below 94.9% / 0.5%. Round 5 (new detectors from each family's
-    specification, identifiers): the same 703, false alarms 18 -> 14 of 3,697."""
+    <= 1% and recall >= 95%; issue 29: not below 94.9% / 0.5%. Round 5 (new detectors from
+    each family's specification, identifiers): the same 703 of 741 (0.9487), false alarms
+    18 -> 14 of 3,697; round 8 (forms from the manuals and the formats' specifications):
+    705 of 741 (0.9514), the same 14 false alarms."""
     record = PINNED["evaluation"]
     assert record["fp_rate"] <= 0.005
-    assert (record["positives"], len(record["missed"])) == (741, 38)
+    assert record["recall"] >= 0.95
+    assert (record["positives"], len(record["missed"])) == (741, 36)
     assert (record["negatives"], len(record["false_positives"])) == (3697, 14)
 
 

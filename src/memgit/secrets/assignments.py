@@ -23,12 +23,19 @@ SEED_STOPWORDS = frozenset(
 
 # "password" in the languages notes are written in (German, French, Spanish, Portuguese,
 # Dutch, Swedish, Finnish, Danish/Norwegian, Polish, Turkish, Italian, Czech, Hungarian,
-# Russian/Ukrainian, Chinese, Japanese, Korean): dictionary words, not examples.
+# Russian/Ukrainian, Chinese, Japanese, Korean, and those below): dictionary words, not
+# examples.
 _FOREIGN_WORDS = ("passwort", "kennwort", "contraseña", "contrasena", "mot de passe",
                   "mot_de_passe", "mot-de-passe", "senha", "wachtwoord", "lösenord", "losenord",
                   "salasana", "adgangskode", "passord", "hasło", "haslo", "şifre", "sifre",
                   "parola", "heslo", "jelszó", "jelszo", "пароль", "密码", "密碼", "口令",
-                  "パスワード", "비밀번호", "암호")
+                  "パスワード", "비밀번호", "암호",
+                  # Croatian/Serbian/Bosnian, Macedonian and Serbian Cyrillic, Bulgarian,
+                  # Slovenian, Lithuanian, Catalan, Greek, Vietnamese, Indonesian, Malay,
+                  # Swahili, Hindi, Arabic (two), Persian, Hebrew (two spellings), Thai
+                  "lozinka", "лозинка", "парола", "geslo", "slaptažodis", "contrasenya",
+                  "κωδικός", "mật khẩu", "kata sandi", "kata laluan", "nenosiri", "पासवर्ड",
+                  "كلمة المرور", "كلمة السر", "رمز عبور", "סיסמה", "סיסמא", "รหัสผ่าน")
 _FOREIGN_PASSWORD = "|".join(w.replace(" ", "[ ]") for w in _FOREIGN_WORDS)
 # Names that say "credential" outright: a plain assigned value is enough (and the words
 # for "password" in other languages, _FOREIGN_PASSWORD, last in KW_RE's core: see there).
@@ -44,7 +51,7 @@ _KW_STRONG = (
 )
 # Names that only suggest it (key, *_key, *_sid, license...): the value must look generated.
 _KW_WEAK = (r"s?keys?|sid|auth|licen[cs]e[ _.-]?keys?|licen[cs]e|hash|salt|signature|sig|pat"
-            r"|pin|jwt|cookie|session|otp|totp|hmac")
+            r"|pin|jwt|cookie|session|otp|totp|hmac|bearer")
 # a declared type between a name and its value (Go, TypeScript, Kotlin, Rust, Swift), and
 # Go's several names declared at once: ``a, b string = "x", "y"``
 _TYPE_GAP = (r"|(?:\s*,\s*[A-Za-z_]\w{0,40}){0,4}(?:\s*:\s*|\s+)"
@@ -62,20 +69,20 @@ _KW_SUFFIX = (
 # is still the factored readable core and that KW_RE matches as the readable pattern does.
 _KW_CORE_READABLE = _KW_STRONG + "|" + _KW_WEAK + "|" + _FOREIGN_PASSWORD
 _KW_CORE = (
-    r"p(?:a(?:ss(?:(?:word|wd|phrase|code)?s?|wort|ord)|t)|w(?:d|)"
-    r"|ersonal[ _.-]?access[ _.-]?tokens?|r(?:ivate[ _.-]?keys?|e[ _-]?shared[ _-]?keys?)|sk"
-    r"|in)|c(?:lient[ _.-]?secrets?|o(?:n(?:sumer[ _.-]?keys?|trase(?:ña|na))|okie)"
-    r"|red(?:entials?|s))|s(?:e(?:cret(?:[ _.-]?(?:access[ _.-]?)?keys?|s?|e)"
-    r"|ssion(?:[ _.-]?tokens?|)|rvice[ _.-]?tokens?|nha)|i(?:g(?:n(?:ing[ _.-]?keys?|ature)|)"
-    r"|d)|keys?|al(?:t|asana))|a(?:ccess(?:[ _.-]?tokens?|[ _.-]?keys?)|uth(?:[ _.-]?tokens?"
-    r"|[ _.-]?keys?|)|p(?:i(?:[ _.-]?tokens?|[ _.-]?keys?|keys?)|p(?:[ _.-]?tokens?"
-    r"|[ _.-]?keys?|key))|dgangskode)|refresh[ _.-]?tokens?|b(?:earer[ _.-]?tokens?"
-    r"|ot[ _.-]?tokens?)|id[ _.-]?tokens?|o(?:auth[ _.-]?tokens?|tp)|user[ _.-]?tokens?"
-    r"|w(?:ebhook[ _.-]?tokens?|achtwoord)|m(?:aster(?:[ _.-]?tokens?|[ _.-]?keys?)"
-    r"|ot(?:[ ]de[ ]passe|_de_passe|-de-passe))|to(?:kens?|tp)|encryption[ _.-]?keys?"
-    r"|h(?:a(?:pikey|s(?:h|ło|lo))|mac)|ke(?:ys?|nnwort)|l(?:icen(?:[cs]e[ _.-]?keys?|[cs]e)"
-    r"|ösenord|osenord)|jwt|şifre|sifre|parola|heslo|jelsz(?:ó|o)|пароль|密码|密碼|口令|パスワード|비밀번호"
-    r"|암호"
+    r"p(?:a(?:ss(?:(?:word|wd|phrase|code)?s?|wort|ord)|t)|w(?:d|)|ersonal[ _.-]?access[ _.-]?to"
+    r"kens?|r(?:ivate[ _.-]?keys?|e[ _-]?shared[ _-]?keys?)|sk|in)|c(?:lient[ _.-]?secrets?|"
+    r"o(?:n(?:sumer[ _.-]?keys?|trase(?:ña|na))|okie)|red(?:entials?|s))|s(?:e(?:cret(?:[ _.-]?("
+    r"?:access[ _.-]?)?keys?|s?|e)|ssion(?:[ _.-]?tokens?|)|rvice[ _.-]?tokens?|nha)|i(?:g(?:n(?"
+    r":ing[ _.-]?keys?|ature)|)|d)|keys?|al(?:t|asana))|a(?:ccess(?:[ _.-]?tokens?|[ _.-]?keys?)"
+    r"|uth(?:[ _.-]?tokens?|[ _.-]?keys?|)|p(?:i(?:[ _.-]?tokens?|[ _.-]?keys?|keys?)|"
+    r"p(?:[ _.-]?tokens?|[ _.-]?keys?|key))|dgangskode)|refresh[ _.-]?tokens?|b(?:earer(?:[ _.-]"
+    r"?tokens?|)|ot[ _.-]?tokens?)|id[ _.-]?tokens?|o(?:auth[ _.-]?tokens?|tp)|user[ _.-]?tokens"
+    r"?|w(?:ebhook[ _.-]?tokens?|achtwoord)|m(?:aster(?:[ _.-]?tokens?|[ _.-]?keys?)|ot(?:[ ]de["
+    r" ]passe|_de_passe|-de-passe))|to(?:kens?|tp)|encryption[ _.-]?keys?|h(?:a(?:pikey|"
+    r"s(?:h|ło|lo))|mac)|ke(?:ys?|nnwort)|l(?:icen(?:[cs]e[ _.-]?keys?|[cs]e)|ösenord|"
+    r"osenord)|jwt|şifre|sifre|parola|heslo|jelsz(?:ó|o)|пароль|密码|密碼|口令|パスワード|비밀번호|암호|"
+    r"lozinka|лозинка|парола|geslo|slaptažodis|contrasenya|κωδικός|mật[ ]khẩu|kata(?:[ ]sandi|"
+    r"[ ]laluan)|nenosiri|पासवर्ड|كلمة[ ]المرور|كلمة[ ]السر|رمز[ ]عبور|סיסמה|סיסמא|รหัสผ่าน"
 )
 # The readable core's alternatives: the foreign words come last, after the weak names, so
 # that the common names (token, secret, key...) are tried without passing 29 words first. The order
@@ -103,9 +110,13 @@ KW_RE = (
     r"(?<![A-Za-z0-9])"
     r"(?>(?P<name>"
     r"(?:(?:[A-Za-z0-9]{1,40}+[_.-]){1,6}"
+    r"(?:(?-i:[a-z][a-z0-9]{0,20}+(?:[A-Z][a-z0-9]{0,20}+){0,3}?)(?=(?-i:[A-Z])))?"
     r"|(?-i:[A-Za-z][a-z0-9]{0,20}+(?:[A-Z][a-z0-9]{0,20}+){0,4}?)(?=(?-i:[A-Z]))"
     r"|(?-i:[A-Z][A-Z0-9]{0,40})(?=(?-i:PASS|PWD|SECRET|TOKEN|APIKEY|KEY))"
-    r"|(?-i:[A-Za-z][A-Za-z0-9]{1,30}?)(?=pass(?:word|wd)|pwd|secret|token|apikey|key(?![a-z])))?"
+    r"|(?-i:[A-Za-z][A-Za-z0-9]{1,30}?)(?=pass(?:word|wd)|pwd|secret|token|apikey|key(?![a-z]))"
+    # "pass" glued to what it opens (dbpass, SMTPPASS); not bypass, compass, surpass
+    r"|(?:db|smtp|mysql|pg|sql|redis|ftp|sftp|mail|ldap|bind|proxy|user|admin|root|vpn|wifi)"
+    r"(?=pass(?![a-z])))?"
     r"(?P<core>" + _KW_CORE + r")" + _KW_SUFFIX + r")"
     + _NAME_END + r")"
     r"[\"'`*_\]]*"
@@ -118,6 +129,7 @@ KW_RE = (
     r"|\s*(?:是|为|為|は|는|은)\s*"
     r"|\s+[-\u2013\u2014]\s+|\s*,\s*(?=[\"']))"
     r"(?:[*_]{1,3}\s*)?"  # the closing ** of "**Password:** X"
+    r"(?:[bBrRuUfF]{1,2}(?=[\"']))?"  # Python's b"...", r"...", f"..."
     r"(?P<val>\"[^\"\n]{0,1024}\"|'[^'\n]{0,1024}'|`[^`\n]{0,256}`|[^\s\"'`,;<>)\]|]{1,256})"
 )
 # What an ASCII letter (or a letter of a name in another language) matches under re.IGNORECASE
@@ -209,7 +221,7 @@ def spell_cases(pattern: str) -> str:
 
 KW_TRIGGER = (
     r"(?:pass|pwd|pw|secret|token|key|cred|sid|auth|licen|hash|salt|sig|pat|pin|jwt|cookie"
-    r"|session|otp|hmac|psk|pre[ _-]?shared|" + _FOREIGN_PASSWORD + ")"
+    r"|session|otp|hmac|bearer|psk|pre[ _-]?shared|" + _FOREIGN_PASSWORD + ")"
     r"[a-z0-9_.-]{0,40}[\"'`*_\]]{0,4}"
     r"(?:\s*\([^()\n]{1,30}\)|\s+(?:for|of|on)\s+(?:the\s+)?[\w.@/-]{1,30}"
     r"(?:\s+[\w.@/-]{1,30}){0,2}" + _TYPE_GAP + ")?"
@@ -227,7 +239,7 @@ _KW_ANCHORS = (*(w for w in _FOREIGN_WORDS if "pass" not in w), "psk", "preshare
                "pre_shared", "pre shared", "pass", "pwd", "pw", "secret",
                "token", "key", "credential", "creds", "sid", "auth",
                "licen", "hash", "salt", "sig", "pat", "pin", "jwt", "cookie", "session", "otp",
-               "hmac")
+               "hmac", "bearer")
 
 _KW_STOP_PARTS = frozenset(
     """page next prev continuation csrf xsrf cursor sync pagination max min num total count
@@ -279,7 +291,10 @@ def kw_kind(core: str, name: str) -> str:
 
 @lru_cache(maxsize=2048)
 def _name_info(name: str, core: str) -> tuple[bool, bool, str, frozenset[str]]:
-    """(skip, weak, kind, words) for a keyword name: DB_PASSWORD, next_page_token, api key."""
+    """(skip, weak, kind, words) for a keyword name: DB_PASSWORD, next_page_token, api key.
+    An environment object before the variable (``process.env.``, ``os.environ.``,
+    ``import.meta.env.``) is where the name lives, not a word of it ("env" alone stops)."""
+    name = V.rx(r"^(?:process\.env|import\.meta\.env|os\.environ|ENV|env)\.(?=.)").sub("", name)
     split = V.rx(r"([a-z0-9])([A-Z])").sub(r"\1 \2", name)
     parts = [p.lower() for p in V.rx(r"[A-Za-z0-9]+").findall(split)]
     core_parts = [p.lower() for p in V.rx(r"[A-Za-z0-9]+").findall(core)]
@@ -378,6 +393,8 @@ def _code_reference(val: str, text: str, end: int) -> bool:
     (``secrets[``, ``get(``), the next name of an argument list (``other_name=``), a
     variable closed by the bracket of an object or a call (``{clientSecret: config}``)."""
     after = text[end: end + 1]
+    if "(" in val and after in (",", ")"):
+        return True  # JWT.sign(payload, secret): a call's arguments, the value cut at a comma
     if val[-1:] in "[(" or val[:1] == "(" or (
             val[-1:] == "=" and val[:-1].isidentifier() and after in ("\"", "'", "(", "[", "{")):
         return True

@@ -321,7 +321,9 @@ FORMATS: list[dict[str, Any]] = [
     {
         "id": 'slack-webhook-url',
         "kind": 'Slack webhook URL',
-        "regex": '(?:https?://)?hooks\\.slack\\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+-]{20,}',
+        # JSON may write "/" as "\\/" (a payload or a log holding the URL)
+        "regex": '(?:https?:(?:\\\\?/){2})?hooks\\.slack\\.com\\\\?/(?:services|workflows|triggers)\\\\?/'
+                 '(?:[A-Za-z0-9_+-]|\\\\?/){20,}',
         "keywords": ['hooks.slack.com'],
         "check": 'varied',
         "doc": _DS + 'SlackDetector',
@@ -671,6 +673,13 @@ _PREFIXED += [
      r"(?i:SharedAccessKey)\s*=\s*(?P<s>[A-Za-z0-9+/]{42,44}={0,2})(?![A-Za-z0-9+/=])",
      ["sharedaccesskey="],
      "https://learn.microsoft.com/en-us/azure/service-bus-messaging/service-bus-sas"),
+    # an STS session token is base64 of a binary record whose first bytes are fixed by its
+    # version: "IQoJb3JpZ2luX2Vj" (tokens issued since 2019, with a region's origin),
+    # "FwoGZXIvYXdz" and "FQoGZXIvYXdz" (earlier ones); it is hundreds of characters long
+    ("aws-session-token", "AWS session token",
+     _LA + r"(?:IQoJb3JpZ2luX2Vj|FwoGZXIvYXdz|FQoGZXIvYXdz)[A-Za-z0-9+/]{100,}={0,2}"
+     r"(?![A-Za-z0-9+/=])", ["iqojb3jpz2lux2vj", "fwogzxivyxdz", "fqogzxivyxdz"],
+     "https://docs.aws.amazon.com/STS/latest/APIReference/API_Credentials.html"),
     ("docker-swarm-join-token", "Docker Swarm join token",
      _LA + r"SWMTKN-1-[a-z0-9]{50}-[a-z0-9]{25}" + _RA, ["swmtkn-1-"],
      "https://docs.docker.com/reference/cli/docker/swarm/join-token/"),

@@ -230,10 +230,18 @@ _HASH_RE = (
     r"|grub\.pbkdf2\.sha\d+\.\d+\.[0-9A-Fa-f]{16,}\.[0-9A-Fa-f]{16,}"
     r"|SCRAM-SHA-256\$\d+:[A-Za-z0-9+/=]{12,}\$[A-Za-z0-9+/=]{20,}:[A-Za-z0-9+/=]{20,}"
     r"|(?<![A-Za-z0-9])md5[0-9a-f]{32}(?![A-Za-z0-9])"  # PostgreSQL md5 password
-    r"|(?<![A-Za-z0-9*])\*[0-9A-F]{40}(?![A-Za-z0-9])"  # MySQL 4.1+ PASSWORD()
     r"|(?<![A-Fa-f0-9])[0-9A-Fa-f]{32}:[0-9A-Fa-f]{32}(?=:::|$|\s)"  # pwdump LM:NT (by ::: or
     # the empty LM hash aad3b435b51404ee...)
-    r"|(?<=\spassword 7 )[0-9A-F]{8,}(?![A-Za-z0-9])"  # Cisco type 7 (reversible)
+    # Cisco type 7 (reversible): "username u password 7 X", "key 7 X", "key-string 7 X"
+    r"|(?:(?<=(?<![A-Za-z0-9-])password 7 )|(?<=(?<![A-Za-z0-9-])key 7 )|(?<=key-string 7 ))"
+    r"[0-9A-F]{8,}(?![A-Za-z0-9])"
+    # SQL Server's pwdencrypt(): 0x0100 (2005: salt, SHA-1, SHA-1 of the upper case) and
+    # 0x0200 (2012 and after: salt, SHA-512)
+    r"|(?<![A-Za-z0-9])0x0(?:100[0-9A-Fa-f]{88}|200[0-9A-Fa-f]{136})(?![A-Za-z0-9])"
+    # hashcat's formats of captured credentials: Kerberos tickets and pre-authentication
+    # ($krb5tgs$, $krb5asrep$, $krb5pa$), macOS ($ml$), NetNTLMv1/v2 (user::domain:...)
+    r"|\$(?:krb5tgs|krb5asrep|krb5pa|ml)\$[^\s]{16,}"
+    r"|(?<![\w.$-])[\w.$-]{1,64}::[\w.-]{0,64}:[0-9A-Fa-f]{16,48}:[0-9A-Fa-f]{32,48}:[0-9A-Fa-f]{16,}"
     r")"
 )
 
@@ -273,19 +281,41 @@ _CLI_EXTRA = (
     r"|echo\s+(?:-[ne]\s+)*[\"']?[\w.@-]{1,64}:(?P<o>[^\s\"'|:]{4,128})[\"']?\s*\|\s*(?:sudo\s+)?"
     r"chpasswd\b"
     r"|echo\s+(?:-[ne]\s+)*(?P<p>\"[^\"\n]{4,128}\"|'[^'\n]{4,128}'|[^\s\"'|]{4,128})\s*\|\s*"
-    r"sudo\s+(?:-\w+\s+)*-\w*S\w*\b)"
+    r"sudo\s+(?:-\w+\s+)*-\w*S\w*\b"
+    # neo4j-admin; doctl; unrar/rar -pX; PuTTY's plink/pscp/psftp -pw; FreeRDP /p:;
+    # net use's password before /user:; Net-SNMP v3's -A (auth) and -X (privacy)
+    # passphrases; wpa_passphrase SSID PASSPHRASE
+    r"|set-initial-password\s+(?P<q>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"']{1,128})"
+    r"|doctl\s+auth\s+init\b[^\n]{0,80}?\s(?:-t|--access-token)[ =](?P<r>[^\s\"']{20,128})"
+    r"|(?:unrar|rar)\s+[a-z]\b[^\n|;&]{0,80}?\s-p(?P<t>[^\s\"'-][^\s]{3,127}|\"[^\"\n]{4,128}\""
+    r"|'[^'\n]{4,128}')"
+    r"|(?:plink|pscp|psftp)(?:\.exe)?\b[^\n|;&]{0,160}?\s-pw\s+"
+    r"(?P<u>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"']{1,128})"
+    r"|(?:xfreerdp|wfreerdp|sdl-freerdp)\b[^\n]{0,200}?\s/p:"
+    r"(?P<v>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"']{1,128})"
+    r"|net\s+use\s+(?:[A-Za-z*]:\s+)?\\\\\S+\s+(?P<w>[^\s/*\"']\S{3,127})(?=\s+/user:)"
+    r"|snmp(?:walk|get|set|bulkwalk|bulkget|getnext|trap|inform|table|status|df|netstat|usm"
+    r"|delta)\b[^\n]{0,200}?\s-[AX]\s+(?P<x>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"']{1,128})"
+    r"|wpa_passphrase\s+(?:\"[^\"\n]+\"|'[^'\n]+'|\S+)\s+"
+    r"(?P<y>\"[^\"\n]{8,63}\"|'[^'\n]{8,63}'|[^\s\"']{8,63}))"
     # a user name option, then -P: where a -u can start, no \b alternative above can
     # (a space or the line's start before a '-', against a word's first letter), so it
     # comes last, and the alternatives above share one \b (tested once a place)
     r"|(?:\s|^)(?:-u|-U|--username|--user)[ =]\S{1,64}"
     r"(?:\s+-{1,2}[A-Za-z][\w-]*(?:[ =](?!-)\S+)?){0,4}?"
     r"\s+-P[ =](?P<l>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"'-][^\s\"']{0,127})"
+    # a Java system property or a Gradle project property that names a credential:
+    # mvn -Dpassword=X, java -Ddb.password=X, gradle -PmavenPassword=X
+    r"|(?:\s|^)-[DP][\w.-]{0,60}(?i:password|passwd|secret|token|api[._-]?key|credentials?)"
+    r"[\w.-]{0,30}=(?P<z>\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"']{1,256})"
 )
 _CLI_EXTRA_KEYWORDS = ("redis-cli", "--password-stdin", "--stdin", "chpasswd", "openssl",
                        "htpasswd", "ldap", "smbclient", "rpcclient", "smbmap", "smbget",
                        "mount.cifs", "rabbitmqctl", "lftp", "net use", "sqlplus", "sqlldr",
                        "expdp", "impdp", "rman", "dgmgrl", "jdbc:oracle:", " -p ", "mc alias",
-                       "mc config host", "vault login", "| sudo", "|sudo")
+                       "mc config host", "vault login", "| sudo", "|sudo",
+                       "set-initial-password", "doctl", "unrar", "rar ", "plink", "pscp", "psftp",
+                       "freerdp", "snmp", "wpa_passphrase", " -d", " -p")
 
 
 @check("cli_extra")
@@ -325,6 +355,8 @@ def _bare_prose(m: re.Match[str], text: str) -> bool:
     that only a person choosing a password writes (letters with digits or symbols, at
     least eight characters, not a reference, not a version or a name)."""
     val = m.group("s").rstrip(".")
+    if val[0] == "-":
+        return False  # "$env:PW -AsPlainText": an option follows the word, not its value
     has_alpha = any(c.isalpha() for c in val)
     other = any(not c.isalnum() for c in val)
     if not has_alpha or not (any(c.isdigit() for c in val) or other) or len(val) < 8:
@@ -343,6 +375,9 @@ _LOGIN_PROSE = (
 # after "set " (on the lowercased line): options, then a name that says credential
 _SET_TAIL = (r"\s*(?:-[a-z]{1,4}\s+)*[\w.:/@-]{0,80}?(?:pass|pwd|secret|token|api_?key|credential)"
              r"[\w.:/@-]{0,80}\s")
+# accounts that exist by default or by convention (databases' superusers, images' users)
+_ADMIN_USERS = ("admin|administrator|root|sa|postgres|guest|ubuntu|pi|elastic|jenkins|superuser"
+                "|sysadmin|ec2-user|centos|oracle|tomcat|rabbitmq|minio|grafana|kibana")
 _PAIR_WORDS = ("login", "credential", "creds", "user", "account", "zugangsdaten",
                "anmeldedaten", "identifiants", "credenciales", "credenciais", "inloggegevens",
                "credenziali")
@@ -424,7 +459,8 @@ STRUCTURAL: tuple[Rule, ...] = (
         r"|access-token|with-token\s*<<<)"
         r"|--(?!no-)(?:[a-z0-9]+[-_]){1,3}(?:password|passwd|pass|pwd|token|secret|key)"
         r"|--(?:secret|access|api|private)[-_]key"
-        r"|(?<=sshpass )-p|-P(?=\S{6}))[ =](?P<s>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"']{1,128})",
+        r"|(?<=sshpass )-p|-P(?=\S{6}))(?:[ =]|(?<=sshpass -p))"  # sshpass(1): -pX, -p"X"
+        r"(?P<s>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"']{1,128})",
         keywords=("--pass", "-pass", "--pwd", "--token", "--api-key", "--apikey", "--secret",
                   "storepass", "keypass", "--auth-token", "--with-token", "--client-secret",
                   "--access-token", "sshpass -p", "--"),
@@ -446,10 +482,12 @@ STRUCTURAL: tuple[Rule, ...] = (
         r"(?<![A-Za-z0-9])(?i:login|credentials?|creds|user(?:name)?|account|zugangsdaten"
         r"|anmeldedaten|identifiants|credenciales|credenciais|inloggegevens|credenziali)(?![A-Za-z])"
         r"\s*[:=]?\s*[`'\"]?[\w.@+-]{1,64}[`'\"]?"
-        r"\s*(?:/|,|\|)\s*(?:(?i:pass(?:word)?|pw|pwd)\s*[:=]?\s*)?[`'\"]?(?P<s>[^\s`'\"|,/]{6,128})"
-        r"(?![^\s`'\"|,])",
+        r"(?:\s*(?:/|,|\|)\s*(?:(?i:pass(?:word)?|pw|pwd)\s*[:=]?\s*)?"
+        r"|\s+(?i:pass(?:word)?|pw|pwd)(?:\s*[:=]\s*|\s+))"  # user admin pass X
+        r"[`'\"]?(?P<s>[^\s`'\"|,/]{6,128})(?![^\s`'\"|,])",
         keywords=_PAIR_WORDS, group="s",
-        keyword_tails=tuple((k, r"[a-z]{0,4}\s*[:=]?\s*[`'\"]?[\w.@+-]{1,64}[`'\"]?\s*[/,|]")
+        keyword_tails=tuple((k, r"[a-z]{0,4}\s*[:=]?\s*[`'\"]?[\w.@+-]{1,64}[`'\"]?"
+                                r"(?:\s*[/,|]|\s+(?:pass|pw))")
                             for k in _PAIR_WORDS),
         check="login_pair",
         priority=1, doc="notes that pair a login with its password: `admin` / `s3cret`",
@@ -464,6 +502,27 @@ STRUCTURAL: tuple[Rule, ...] = (
         check="pair_value", priority=1,
         doc="prose: a credential word, then its value in a code span or quotes "
             "(wifi password `X`, the password was changed to 'X')",
+    ),
+    Rule(
+        "conventional-login-pair", "password assignment",
+        r"(?<![\w/.@-])(?i:" + _ADMIN_USERS + r")\s+/\s+[`'\"]?"
+        r"(?P<s>[^\s`'\"|,/(\[<{][^\s`'\"|,/]{5,127})"
+        r"(?![^\s`'\"|,])",
+        keywords=tuple(u + " /" for u in _ADMIN_USERS.split("|")), group="s",
+        check="login_pair", priority=1,
+        doc="notes that pair a conventional account with its password, spaced as no path is: "
+            "Jenkins: admin / s3cret, MySQL root / s3cret",
+    ),
+    Rule(
+        "password-changed-to", "password assignment",
+        r"(?i:\b(?:set|change[ds]?|changing|reset(?:s|ting)?|update[ds]?|rotated?)\s+"
+        r"(?:(?:the|my|our|his|her|its|their|your|a|new)\s+)?(?:[\w-]+\s+){0,2}"
+        r"(?:password|passphrase|passcode|passwd|pwd|pw)\s+to)\s+[`'\"]?"
+        r"(?P<s>[^\s`'\",;]{8,128})",
+        keywords=tuple(w + " to " for w in ("password", "passphrase", "passcode", "passwd", "pwd",
+                                            "pw")),
+        group="s", check="bare_prose", priority=1,
+        doc="prose: I changed the router password to X (the verb before the credential word)",
     ),
     Rule(
         "use-as-password", "password assignment",
@@ -500,11 +559,11 @@ STRUCTURAL: tuple[Rule, ...] = (
     Rule(
         "cli-mysql-p", "command-line credential",
         r"(?<![A-Za-z0-9_-])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^|;&\n]{0,80}?\s-p"
-        r"(?P<s>[^\s\"'-][^\s\"']{3,127})",
+        r"(?P<s>[^\s\"'-][^\s\"']{3,127}|\"[^\"\n]{4,128}\"|'[^'\n]{4,128}')",
         keywords=("mysql", "mariadb"),
-        keyword_tails=tuple((k, r"[^|;&\n]{0,80}?\s-p[^\s\"'-]") for k in ("mysql", "mariadb")),
+        keyword_tails=tuple((k, r"[^|;&\n]{0,80}?\s-p[^\s-]") for k in ("mysql", "mariadb")),
         group="s", check="cli_value", priority=1,
-        doc="mysql(1): -pPASSWORD (no space)",
+        doc="mysql(1): -pPASSWORD or -p'PASSWORD' (no space; the shell removes the quotes)",
     ),
     Rule(
         "dotnet-appsetting", "secret assignment",
@@ -542,16 +601,22 @@ STRUCTURAL: tuple[Rule, ...] = (
         "password-hash", "password hash",
         _HASH_RE,
         keywords=("pbkdf2_sha", "bcrypt_sha256$", "argon2$", "scrypt$", "grub.pbkdf2.",
-                  "scram-sha-256$", "md5", "$", "{", ":::", "aad3b435b51404ee", "password 7 "),
-        keyword_tails=(("md5", r"[0-9a-f]{32}(?![a-z0-9])"), ("$", _HASH_HEAD), ("{", _HASH_HEAD)),
+                  "scram-sha-256$", "md5", "$", "{", ":::", "aad3b435b51404ee", "password 7 ",
+                  "key 7 ", "key-string 7 ", "0x0100", "0x0200", "::"),
+        keyword_tails=(("md5", r"[0-9a-f]{32}(?![a-z0-9])"), ("$", _HASH_HEAD), ("{", _HASH_HEAD),
+                       ("::", r"[\w.-]{0,64}:[0-9a-f]{16,48}:[0-9a-f]{32,48}:")),
         check="hash", priority=1, doc="crypt(5), passlib's modular crypt format",
     ),
     Rule(
         "cli-extra", "command-line credential", _CLI_EXTRA,
         keywords=_CLI_EXTRA_KEYWORDS, check="cli_extra", priority=1,
+        keyword_tails=tuple((k, r"[\w.-]{0,60}(?:password|passwd|secret|token|api[._-]?key"
+                                r"|credential)") for k in (" -d", " -p")),
         doc="redis-cli(1) -a, docker/podman login --password-stdin, openssl(1) -pass/-k, "
             "htpasswd(1) -b, ldapsearch(1) -w, smbclient(1) -U user%pass, rabbitmqctl, "
-            "lftp -u user,pass, net use /user:, sqlplus user/pass@db, sqlcmd/mosquitto -P",
+            "lftp -u user,pass, net use /user:, sqlplus user/pass@db, sqlcmd/mosquitto -P, "
+            "neo4j-admin set-initial-password, doctl auth init -t, unrar -p, plink/pscp -pw, "
+            "xfreerdp /p:, snmpwalk -A/-X, wpa_passphrase, java -D/gradle -P properties",
     ),
     Rule(
         "named-value", "secret assignment", NAMED_VALUE,
@@ -592,6 +657,23 @@ STRUCTURAL: tuple[Rule, ...] = (
         priority=1,
         doc="Kubernetes kubernetes.io/dockerconfigjson and dockercfg Secrets: the data "
             "entry is a registry's credentials",
+    ),
+    Rule(
+        "hcl-variable-default", "secret assignment",
+        r"\bvariable\s+\"(?P<name>[\w-]{0,60}(?i:password|passwd|secret|token|api[_-]?key"
+        r"|private[_-]?key|credential)[\w-]{0,30})\"\s*\{[^}\n]{0,200}?\bdefault\s*=\s*"
+        r"\"(?P<s>[^\"\n]{6,256})\"",
+        keywords=("variable \"",), group="s", check="pair_value", priority=1,
+        doc="https://developer.hashicorp.com/terraform/language/values/variables "
+            "(a credential's variable with a default written on one line)",
+    ),
+    Rule(
+        "powershell-plain-secure-string", "password assignment",
+        r"(?i:ConvertTo-SecureString)\s+(?:-String\s+)?(?P<q>[\"'])(?P<s>[^\"'\n]{4,256})(?P=q)"
+        r"(?=[^\n]{0,40}-AsPlainText)",
+        keywords=("convertto-securestring",), group="s", check="pair_value", priority=1,
+        doc="https://learn.microsoft.com/powershell/module/microsoft.powershell.security/"
+            "convertto-securestring (-AsPlainText: the password in clear)",
     ),
     Rule(
         "dockerfile-env", "secret assignment",

@@ -404,7 +404,7 @@ TECH_TERMS = frozenset(
 
 def is_reference(v: str) -> bool:
     low = v.lower()
-    if low.startswith(_REFERENCE_PREFIXES):
+    if low.startswith(_REFERENCE_PREFIXES) and not _prefix_in_literal(v):
         return True
     if v[0] in _SIGILS and (R.sigil_ref.match(v) or len(set(v)) == 1):
         return True
@@ -413,12 +413,24 @@ def is_reference(v: str) -> bool:
         # the password-in-URL rule's)
     if ("(" in v or "[" in v or "{" in v) and R.call.search(v):
         return True  # a call, an index or a template: os.getenv("X"), cfg["key"], {name}
-    if (v[0] == "+" or v[-1] == "+") and not R.b64_tail.match(v):
-        return True  # " + getPassword() + ": string concatenation in code
+    if (v[:2] in ("+ ", "+\t") or v[-2:] in (" +", "\t+")) and not R.b64_tail.match(v):
+        return True  # " + getPassword() + ": string concatenation in code (a generated
+        # password may start or end with "+": "Tec%+" is no concatenation)
     if "_" in v and v[0].isupper() and R.env_name.match(v):
         return True
     return "." in v and bool(R.dotted.match(v)) and (
         not any(c.isdigit() for c in v) or (v.islower() and v.count(".") >= 2))
+
+
+def _prefix_in_literal(v: str) -> bool:
+    """A reference's first character that begins a generated value instead: base64 that
+    starts with "/" (padded or with a "+", which no path has), or "%" not opening a
+    variable (%DB_PASSWORD%, Symfony's %env(DB_SECRET)%) or a format (%s, %(password)s)."""
+    if v[0] == "/":
+        return (v[-1] == "=" or "+" in v) and R.b64_tail.match(v) is not None
+    if v[0] == "%":
+        return R.percent_ref.match(v) is None
+    return False
 
 
 @lru_cache(maxsize=4096)
@@ -571,7 +583,14 @@ _PATTERNS: dict[str, tuple[str, int]] = {
     "prefix": (_PREFIX, 0),
     "non_alnum": (r"[^A-Za-z0-9]", 0),
     "repeats": (_REPEAT_RX, 0),
-    "call": (r"(?:^|[^\w.$])[A-Za-z_$][\w.$]{2,}\(|^[A-Za-z_$][\w.$]*\[[\"'\w]|\{", 0),
+    # a call where code would write one: the value starts with it (after a template's
+    # opener) and closes it, or a space comes before it; a generated password's
+    # "@xbMt0ie9(" or "Eb(2(gK" (Django's alphabet has ( and ) but no space or brace) is no
+    # call
+    "call": (r"^(?:\$\{|\{\{|\$\(|=)?\s*[A-Za-z_$][\w.$]{2,}\(.*\)|\s[A-Za-z_$][\w.$]{2,}\("
+             r"|^[A-Za-z_$][\w.$]*\[[\"'\w]|\{", 0),
+    # %DB_PASSWORD% (Windows), %env(DB_SECRET)% and %kernel.secret% (Symfony), %s, %(pw)s
+    "percent_ref": (r"%(?:[A-Za-z_][\w.():-]*%|\(\w*\)[a-z]|[a-z]\b)", 0),
     "env_name": (_ENV_NAME, 0),
     "dotted": (_DOTTED_IDENT, 0),
     "date": (_DATE, 0),
