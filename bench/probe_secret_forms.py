@@ -5,7 +5,7 @@ generated with seeded random values, and what each family's detectors find of th
 corpus. Lines are synthetic (no real credential); nothing of a line is printed but its
 family's counts, and the forms missed as their index.
 
-    python bench/probe_secret_forms.py                      # this tree
+    python bench/probe_secret_forms.py                            # this tree
     PYTHONPATH=/tmp/main/src python bench/probe_secret_forms.py   # another tree's scanner
 
 Families: provider formats in seven contexts (bare, a list item, prose, JSON, an
@@ -512,6 +512,10 @@ def benign() -> list[str]:
          'regex = r"password=(\\S+)"', 'PASSWORD_RE = re.compile(r"(?i)password\\s*=\\s*(\\S+)")', 'token = u"none"', 'secret = rb"abc"',
          "userPass: ${USER_PASS}", "adminPass: !vault |", "rootPassword: \"{{ root_pw }}\"", "smtppass: see secrets.yaml",
          "passOn=3", "passThrough=true", "passCount=12", "firstPass=9f2c", "dataPass2=off",
+        "fingerprint SHA256:6ypS+bW3Ohzqp2aoqyrCGcShfzeyCABax7H8TUSRFLc",
+        "kid: zoSXPCFgqGYvaROyWI_wvchteNT8shrKTHFOEhFG3ok",
+        "next_page_token: iJXVDIw7WEWpYGM3g4ie35PekMp43HiHLAWQsZbsylQx45MdeMmWGVqxi8jO",
+        "nextToken: eyJ2IjoxLCJjIjoiQUJDIiwibyI6MTAwfQ7xK2pQ9vLm3RtZ8wYb",
     ]
 
 

@@ -416,6 +416,9 @@ NOT_CREDENTIALS = [
     'password = f"{prefix}-{suffix}"',
     'http.proxyPasswordFile=/etc/proxy.pw',
     'use password -Tq9vLm2X to log in',
+    "fingerprint SHA256:6ypS+bW3Ohzqp2aoqyrCGcShfzeyCABax7H8TUSRFLc",
+    "kid: zoSXPCFgqGYvaROyWI_wvchteNT8shrKTHFOEhFG3ok",
+    "next_page_token: iJXVDIw7WEWpYGM3g4ie35PekMp43HiHLAWQsZbsylQx45MdeMmWGVqxi8jO",
 ]
 
 

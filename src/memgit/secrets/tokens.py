@@ -172,7 +172,10 @@ _ID_CONTEXT = frozenset(
     """notebook notebooks spreadsheet sheet doc docs document file folder drive page dataset
     cid cids tx txn txid transaction wallet address addr session conversation chat thread run
     trace span request message msg build job pipeline volume pvc pod node cluster project
-    workspace video playlist channel ticket record row item entry uuid guid id ids""".split())
+    workspace video playlist channel ticket record row item entry uuid guid id ids kid
+    fingerprint thumbprint""".split())
+# A token of pagination (next_page_token, nextToken, page token): where the next page starts
+_PAGING = frozenset("next page continuation cursor pagination".split())
 # (digests and git object ids are hex: their shape already keeps them out; a mixed-case
 # random string after "blob" or "commit" is no git id)
 # Words that make a value a credential whatever else names it.
@@ -191,7 +194,10 @@ def _identifier(text: str, start: int, token: str) -> bool:
     before = text[max(0, start - 48): start]
     words = [w.lower() for w in V.rx(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+").findall(before)[-3:]]
     if words and V.rx(_CREDENTIAL_WORD).search(" ".join(words)) is not None:
-        return False  # spotifykey id: a credential word, even glued to a name
+        return not _PAGING.isdisjoint(words)  # spotifykey id: a credential word, even glued
+        # to a name; but a page token names where a listing goes on
+    if V.rx(r"(?i)(?:sha(?:1|224|256|384|512)|md5):$").search(before) is not None:
+        return True  # ssh-keygen -l, GitHub's and TLS tools' fingerprints: SHA256:<base64>
     if V.rx(_ID_SHAPES).fullmatch(token.rstrip("=")) or V.rx(_ID_SHAPES).fullmatch(token):
         return True
     if "-" in token or len(token) >= 32:
