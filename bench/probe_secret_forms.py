@@ -354,8 +354,8 @@ def connection_strings_and_urls() -> list[str]:
     return lines
 
 
-def credential_names_x_value_shapes() -> list[str]:
-    """credential names x value shapes."""
+def _names_x_value_shapes(names: list[str]) -> list[str]:
+    """Each name in ten assignment syntaxes with fourteen shapes of value (seed 12)."""
     R = random.Random(12)
     AN = string.ascii_letters + string.digits
     H = "0123456789abcdef"
@@ -368,30 +368,23 @@ def credential_names_x_value_shapes() -> list[str]:
      "urlsafe43": lambda: rs(43, AN+"-_"), "dash-groups": lambda: "-".join(rs(5, string.ascii_uppercase+string.digits) for _ in range(5)),
      "special16": lambda: rs(16, AN+"!@#$%^&*()-_=+"), "short8": lambda: rs(8), "digits12": lambda: rs(12, string.digits),
     }
-    names = ["api_key", "API_KEY", "apiKey", "secret", "client_secret", "SECRET_TOKEN", "auth_token", "access_token", "token",
-             "private_key", "secretKey", "app_secret", "webhook_secret", "STRIPE_SECRET", "GITHUB_TOKEN", "slack_token", "encryption_key", "signing_secret",
-             "x-api-key", "license_key", "session_secret", "cookie_secret", "jwt_key", "hmac_key", "master_key", "service_key", "consumer_secret", "bearer"]
     forms = ['{n}={v}', '{n} = "{v}"', '{n}: {v}', '"{n}": "{v}"', "{n}: '{v}'", 'export {n}="{v}"', '<{n}>{v}</{n}>', '{n} := "{v}"', "const {n} = '{v}';", '- {n}: `{v}`']
     return [f.format(n=n, v=vf()) for vf in vals.values() for n in names for f in forms]
+
+
+def credential_names_x_value_shapes() -> list[str]:
+    """credential names x value shapes."""
+    return _names_x_value_shapes(
+        ["api_key", "API_KEY", "apiKey", "secret", "client_secret", "SECRET_TOKEN", "auth_token", "access_token", "token",
+         "private_key", "secretKey", "app_secret", "webhook_secret", "STRIPE_SECRET", "GITHUB_TOKEN", "slack_token", "encryption_key", "signing_secret",
+         "x-api-key", "license_key", "session_secret", "cookie_secret", "jwt_key", "hmac_key", "master_key", "service_key", "consumer_secret", "bearer"])
 
 
 def password_names_x_value_shapes() -> list[str]:
     """password names x value shapes."""
-    R = random.Random(12)
-    AN = string.ascii_letters + string.digits
-    H = "0123456789abcdef"
-    def rs(n: int, a: str = AN) -> str:
-        return "".join(R.choice(a) for _ in range(n))
-    vals = {
-     "hex16": lambda: rs(16, H), "hex32": lambda: rs(32, H), "hex40": lambda: rs(40, H), "hex64": lambda: rs(64, H),
-     "lower20": lambda: rs(20, string.ascii_lowercase+string.digits), "alnum24": lambda: rs(24), "b64pad": lambda: rs(30, AN+"+/") + "==",
-     "uuid": lambda: str(uuid.UUID(int=R.getrandbits(128))), "upper20": lambda: rs(20, string.ascii_uppercase+string.digits),
-     "urlsafe43": lambda: rs(43, AN+"-_"), "dash-groups": lambda: "-".join(rs(5, string.ascii_uppercase+string.digits) for _ in range(5)),
-     "special16": lambda: rs(16, AN+"!@#$%^&*()-_=+"), "short8": lambda: rs(8), "digits12": lambda: rs(12, string.digits),
-    }
-    names = ["password", "PASSWORD", "db_password", "dbPassword", "passwd", "pwd", "DB_PASS", "admin_password", "root_password", "POSTGRES_PASSWORD", "mysql_root_password", "password_prod"]
-    forms = ['{n}={v}', '{n} = "{v}"', '{n}: {v}', '"{n}": "{v}"', "{n}: '{v}'", 'export {n}="{v}"', '<{n}>{v}</{n}>', '{n} := "{v}"', "const {n} = '{v}';", '- {n}: `{v}`']
-    return [f.format(n=n, v=vf()) for vf in vals.values() for n in names for f in forms]
+    return _names_x_value_shapes(
+        ["password", "PASSWORD", "db_password", "dbPassword", "passwd", "pwd", "DB_PASS", "admin_password", "root_password",
+         "POSTGRES_PASSWORD", "mysql_root_password", "password_prod"])
 
 
 def provider_token_variants() -> list[str]:
