@@ -470,6 +470,32 @@ def configuration_and_code_syntaxes() -> list[str]:
     return L
 
 
+def prose_in_agent_notes() -> list[str]:
+    """prose in agent notes: sentences that state a credential."""
+    AN = string.ascii_letters + string.digits
+    R = random.Random(404)
+    def rs(n: int, a: str = AN) -> str:
+        return "".join(R.choice(a) for _ in range(n))
+    def pw() -> str:
+        return R.choice([rs(4, string.ascii_lowercase).capitalize() + rs(4, string.digits) + R.choice("!#$%&*"), rs(12), rs(3,string.ascii_lowercase)+"-"+rs(4,string.ascii_lowercase)+"-"+rs(2,string.digits), rs(10, string.ascii_lowercase+string.digits)])
+    tok = lambda: rs(32)
+    L = [
+     f"The staging DB password is {pw()} (rotate after the demo).", f"User said their GitHub token is {tok()} — store it in the vault later.",
+     f"Remember: prod admin creds are ops@example.com / {pw()}", f"SSH into the box as deploy with password {pw()}",
+     f"We're using the API key {tok()} for the weather service.", f"Temporary password for Alice: {pw()}", f"The wifi at the office is 'AcmeGuest' and the password is {pw()}",
+     f"Vault unseal key: {rs(44, AN+'+/')}", f"Root token for vault is hvs.{rs(24)}", f"my password is {pw()}", f"pass is {pw()}", f"the pw is {pw()}",
+     f"Credentials: username=admin password={pw()}", f"login admin pw {pw()}", f"admin:{pw()} works on the router", f"Router admin password {pw()}",
+     f"Here's the key you asked for: {tok()}", f"Use token {tok()} for the staging API.", f"API secret = {tok()}", f"The secret is {pw()}",
+     f"Passcode for the door is {rs(6, string.digits)}", f"PIN is {rs(4, string.digits)}", f"Access code: {rs(8, string.ascii_uppercase+string.digits)}",
+     f"Got the Stripe key from Bob: {tok()}", f"Bob's password: {pw()}", f"the database's password ({pw()}) is in .env", f"password -> {pw()}",
+     f"pwd: {pw()}", f"P/W: {pw()}", f"pass: {pw()}", f"Password = {pw()}", f"password was reset to {pw()} by IT", f"new password is {pw()}, old one was {pw()}",
+     f"Account: jdoe | Password: {pw()}", f"* Username: `jdoe` * Password: `{pw()}`", f"**Creds**: jdoe / {pw()}", f"login: jdoe, pass: {pw()}",
+     f"The master key {tok()} decrypts the backups", f"Encryption passphrase: {pw()} {pw()}", f"recovery codes: {rs(5,string.ascii_lowercase+string.digits)}-{rs(5,string.ascii_lowercase+string.digits)} {rs(5,string.ascii_lowercase+string.digits)}-{rs(5,string.ascii_lowercase+string.digits)}",
+     f"2FA backup code {rs(8, string.digits)}", f"TOTP secret {rs(32, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567')}", f"otpauth://totp/Acme:jdoe?secret={rs(32, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567')}&issuer=Acme",
+    ]
+    return L
+
+
 def benign() -> list[str]:
     """Lines of the same families that hold no credential."""
     return [
@@ -509,6 +535,9 @@ def benign() -> list[str]:
         "kid: zoSXPCFgqGYvaROyWI_wvchteNT8shrKTHFOEhFG3ok",
         "next_page_token: iJXVDIw7WEWpYGM3g4ie35PekMp43HiHLAWQsZbsylQx45MdeMmWGVqxi8jO",
         "nextToken: eyJ2IjoxLCJjIjoiQUJDIiwibyI6MTAwfQ7xK2pQ9vLm3RtZ8wYb",
+        "creds are in the vault / see docs", "**Creds**: see 1Password", "password was reset to default by IT",
+        "the password was reset to the initial value", "creds are admin / admin on the demo box",
+        "password was updated to meet the policy",
     ]
 
 
@@ -523,6 +552,7 @@ FAMILIES: dict[str, Callable[[], list[str]]] = {
     "password names x value shapes": password_names_x_value_shapes,
     "provider token variants": provider_token_variants,
     "configuration and code syntaxes": configuration_and_code_syntaxes,
+    "prose in agent notes": prose_in_agent_notes,
 }
 
 

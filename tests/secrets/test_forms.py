@@ -264,6 +264,9 @@ FORMS = [
     'PASSWORD = b"ntwWL728ib"',
     "password = r'loqZZ032wx'",
     'const bearer = "b3BHCtbdK999EdeFEg4ehg5eHxCPnhNOvtoAsYtu"',
+    'Remember: prod admin creds are ops@example.com / 1sm3blf9fq',
+    'password was reset to rgHyeI63XpJb by IT',
+    '**Creds**: jdoe / ozu-gldi-75',
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers
@@ -419,6 +422,8 @@ NOT_CREDENTIALS = [
     "fingerprint SHA256:6ypS+bW3Ohzqp2aoqyrCGcShfzeyCABax7H8TUSRFLc",
     "kid: zoSXPCFgqGYvaROyWI_wvchteNT8shrKTHFOEhFG3ok",
     "next_page_token: iJXVDIw7WEWpYGM3g4ie35PekMp43HiHLAWQsZbsylQx45MdeMmWGVqxi8jO",
+    "creds are admin / admin on the demo box",
+    "password was reset to default by IT",
 ]
 
 

@@ -124,7 +124,7 @@ KW_RE = (
     r"(?:\s+[\w.@/-]{1,30}){0,2}" + _TYPE_GAP + r")?"
     r"[\"'`*_]*"
     r"(?P<op>\s*(?::=|=>|==|=|:|\uff1a|\||\u2192|->)\s*"
-    r"|\s+(?:is|was|are|were|=|ist|est|es|é|è|är|er|jest|lautet)\s+(?:(?:now|still|set\s+to|changed\s+to)\s+)?"
+    r"|\s+(?:is|was|are|were|=|ist|est|es|é|è|är|er|jest|lautet)\s+(?:(?:now|still|(?:set|changed|reset|updated|rotated)\s+to)\s+)?"
     r"|\s+(?:(?:has|had)\s+been\s+|was\s+|is\s+)?(?:changed|set|reset|updated|rotated)\s+to\s+"
     r"|\s*(?:是|为|為|は|는|은)\s*"
     r"|\s+[-\u2013\u2014]\s+|\s*,\s*(?=[\"']))"

@@ -481,13 +481,14 @@ STRUCTURAL: tuple[Rule, ...] = (
         "login-pair", "password assignment",
         r"(?<![A-Za-z0-9])(?i:login|credentials?|creds|user(?:name)?|account|zugangsdaten"
         r"|anmeldedaten|identifiants|credenciales|credenciais|inloggegevens|credenziali)(?![A-Za-z])"
+        r"[*_`]*(?:\s+(?i:are|is))?"  # **Creds**: u / X, creds are u / X
         r"\s*[:=]?\s*[`'\"]?[\w.@+-]{1,64}[`'\"]?"
         r"(?:\s*(?:/|,|\|)\s*(?:(?i:pass(?:word)?|pw|pwd)\s*[:=]?\s*)?"
         r"|\s+(?i:pass(?:word)?|pw|pwd)(?:\s*[:=]\s*|\s+))"  # user admin pass X
         r"[`'\"]?(?P<s>[^\s`'\"|,/]{6,128})(?![^\s`'\"|,])",
         keywords=_PAIR_WORDS, group="s",
-        keyword_tails=tuple((k, r"[a-z]{0,4}\s*[:=]?\s*[`'\"]?[\w.@+-]{1,64}[`'\"]?"
-                                r"(?:\s*[/,|]|\s+(?:pass|pw))")
+        keyword_tails=tuple((k, r"[a-z]{0,4}[*_`]*(?:\s+(?:are|is))?\s*[:=]?\s*[`'\"]?"
+                                r"[\w.@+-]{1,64}[`'\"]?(?:\s*[/,|]|\s+(?:pass|pw))")
                             for k in _PAIR_WORDS),
         check="login_pair",
         priority=1, doc="notes that pair a login with its password: `admin` / `s3cret`",
