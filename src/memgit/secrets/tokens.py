@@ -95,7 +95,7 @@ _DIGITS = b"0123456789"
 # MySQL 4.1+'s password hash ("*" and SHA-1 of SHA-1 in upper-case hex, as PASSWORD() and
 # mysql.user print it) is a run of 40 after a character that is none: this rule, which sees
 # every run, recognises it (https://dev.mysql.com/doc/refman/8.0/en/password-hashing.html)
-_MYSQL_HASH = re.compile(r"[0-9A-F]{40}")
+_UPPER_HEX = "0123456789ABCDEF"
 
 
 @check("generated_token")
@@ -109,7 +109,7 @@ def _generated_token(m: re.Match[str], text: str) -> tuple[int, int, str] | None
     before = text[start - 1: start] if start else ""
     after = text[end: end + 1]
     quoted = before in ("\"", "'", "`") and after == before
-    if before == "*" and len(token) == 40 and _MYSQL_HASH.fullmatch(token) is not None:
+    if before == "*" and len(token) == 40 and not token.strip(_UPPER_HEX):
         return start, end, "password hash"  # MySQL's PASSWORD(): "*", 40 upper-case hex
     if before == ":" and not quoted:  # user:TOKEN, as in a credentials list or a URL's userinfo
         # scheme:word/... (memgit:observation/m-01...) is a URI's path, not user:TOKEN
