@@ -25,17 +25,23 @@ SEED_STOPWORDS = frozenset(
 # Dutch, Swedish, Finnish, Danish/Norwegian, Polish, Turkish, Italian, Czech, Hungarian,
 # Russian/Ukrainian, Chinese, Japanese, Korean, and those below): dictionary words, not
 # examples.
-_FOREIGN_WORDS = ("passwort", "kennwort", "contraseña", "contrasena", "mot de passe",
-                  "mot_de_passe", "mot-de-passe", "senha", "wachtwoord", "lösenord", "losenord",
-                  "salasana", "adgangskode", "passord", "hasło", "haslo", "şifre", "sifre",
-                  "parola", "heslo", "jelszó", "jelszo", "пароль", "密码", "密碼", "口令",
-                  "パスワード", "비밀번호", "암호",
-                  # Croatian/Serbian/Bosnian, Macedonian and Serbian Cyrillic, Bulgarian,
-                  # Slovenian, Lithuanian, Catalan, Greek, Vietnamese, Indonesian, Malay,
-                  # Swahili, Hindi, Arabic (two), Persian, Hebrew (two spellings), Thai
-                  "lozinka", "лозинка", "парола", "geslo", "slaptažodis", "contrasenya",
-                  "κωδικός", "mật khẩu", "kata sandi", "kata laluan", "nenosiri", "पासवर्ड",
-                  "كلمة المرور", "كلمة السر", "رمز عبور", "סיסמה", "סיסמא", "รหัสผ่าน")
+_FOREIGN_WORDS = (
+    # those that start with an ASCII letter first: the factored core (_KW_CORE) groups them
+    # with the names of their first letter, and a word in another script would be a
+    # barrier none moves across (factoring._trie)
+    "passwort", "kennwort", "contraseña", "contrasena", "contrasenya", "mot de passe",
+    "mot_de_passe", "mot-de-passe", "mật khẩu", "senha", "salasana", "sifre", "slaptažodis",
+    "wachtwoord", "lösenord", "losenord", "lozinka", "adgangskode", "passord", "hasło",
+    "haslo", "heslo", "parola", "jelszó", "jelszo", "geslo", "kata sandi", "kata laluan",
+    "nenosiri",
+    # Croatian/Serbian/Bosnian (lozinka), Slovenian (geslo), Lithuanian (slaptažodis),
+    # Catalan (contrasenya), Vietnamese (mật khẩu), Indonesian and Malay (kata sandi, kata
+    # laluan), Swahili (nenosiri); then Turkish, Russian/Ukrainian, Macedonian and Serbian
+    # Cyrillic, Bulgarian, Greek, Chinese, Japanese, Korean, Hindi, Arabic (two), Persian,
+    # Hebrew (two spellings), Thai
+    "şifre", "пароль", "лозинка", "парола", "κωδικός", "密码", "密碼", "口令", "パスワード",
+    "비밀번호", "암호", "पासवर्ड", "كلمة المرور", "كلمة السر", "رمز عبور", "סיסמה", "סיסמא",
+    "รหัสผ่าน")
 _FOREIGN_PASSWORD = "|".join(w.replace(" ", "[ ]") for w in _FOREIGN_WORDS)
 # Names that say "credential" outright: a plain assigned value is enough (and the words
 # for "password" in other languages, _FOREIGN_PASSWORD, last in KW_RE's core: see there).
@@ -69,23 +75,25 @@ _KW_SUFFIX = (
 # is still the factored readable core and that KW_RE matches as the readable pattern does.
 _KW_CORE_READABLE = _KW_STRONG + "|" + _KW_WEAK + "|" + _FOREIGN_PASSWORD
 _KW_CORE = (
-    r"p(?:a(?:ss(?:(?:word|wd|phrase|code)?s?|wort|ord)|t)|w(?:d|)|ersonal[ _.-]?access[ _.-]?to"
-    r"kens?|r(?:ivate[ _.-]?keys?|e[ _-]?shared[ _-]?keys?)|sk|in)|c(?:lient[ _.-]?secrets?|"
-    r"o(?:n(?:sumer[ _.-]?keys?|trase(?:ña|na))|okie)|red(?:entials?|s))|s(?:e(?:cret(?:[ _.-]?("
-    r"?:access[ _.-]?)?keys?|s?|e)|ssion(?:[ _.-]?tokens?|)|rvice[ _.-]?tokens?|nha)|i(?:g(?:n(?"
-    r":ing[ _.-]?keys?|ature)|)|d)|keys?|al(?:t|asana))|a(?:ccess(?:[ _.-]?tokens?|[ _.-]?keys?)"
-    r"|uth(?:[ _.-]?tokens?|[ _.-]?keys?|)|p(?:i(?:[ _.-]?tokens?|[ _.-]?keys?|keys?)|"
-    r"p(?:[ _.-]?tokens?|[ _.-]?keys?|key))|dgangskode)|refresh[ _.-]?tokens?|b(?:earer(?:[ _.-]"
-    r"?tokens?|)|ot[ _.-]?tokens?)|id[ _.-]?tokens?|o(?:auth[ _.-]?tokens?|tp)|user[ _.-]?tokens"
-    r"?|w(?:ebhook[ _.-]?tokens?|achtwoord)|m(?:aster(?:[ _.-]?tokens?|[ _.-]?keys?)|ot(?:[ ]de["
-    r" ]passe|_de_passe|-de-passe))|to(?:kens?|tp)|encryption[ _.-]?keys?|h(?:a(?:pikey|"
-    r"s(?:h|ło|lo))|mac)|ke(?:ys?|nnwort)|l(?:icen(?:[cs]e[ _.-]?keys?|[cs]e)|ösenord|"
-    r"osenord)|jwt|şifre|sifre|parola|heslo|jelsz(?:ó|o)|пароль|密码|密碼|口令|パスワード|비밀번호|암호|"
-    r"lozinka|лозинка|парола|geslo|slaptažodis|contrasenya|κωδικός|mật[ ]khẩu|kata(?:[ ]sandi|"
-    r"[ ]laluan)|nenosiri|पासवर्ड|كلمة[ ]المرور|كلمة[ ]السر|رمز[ ]عبور|סיסמה|סיסמא|รหัสผ่าน"
+    r"p(?:a(?:ss(?:(?:word|wd|phrase|code)?s?|wort|ord)|t|rola)|w(?:d|)|ersonal[ _.-]?access[ "
+    r"_.-]?tokens?|r(?:ivate[ _.-]?keys?|e[ _-]?shared[ _-]?keys?)|sk|in)|c(?:lient[ _.-]?secr"
+    r"ets?|o(?:n(?:sumer[ _.-]?keys?|trase(?:ña|n(?:a|ya)))|okie)|red(?:entials?|s))|s(?:e(?:c"
+    r"ret(?:[ _.-]?(?:access[ _.-]?)?keys?|s?|e)|ssion(?:[ _.-]?tokens?|)|rvice[ _.-]?tokens?|"
+    r"nha)|i(?:g(?:n(?:ing[ _.-]?keys?|ature)|)|d|fre)|keys?|al(?:t|asana)|laptažodis)|"
+    r"a(?:ccess(?:[ _.-]?tokens?|[ _.-]?keys?)|uth(?:[ _.-]?tokens?|[ _.-]?keys?|)|p(?:i(?:[ _"
+    r".-]?tokens?|[ _.-]?keys?|keys?)|p(?:[ _.-]?tokens?|[ _.-]?keys?|key))|dgangskode)|"
+    r"refresh[ _.-]?tokens?|b(?:earer(?:[ _.-]?tokens?|)|ot[ _.-]?tokens?)|id[ _.-]?tokens?|"
+    r"o(?:auth[ _.-]?tokens?|tp)|user[ _.-]?tokens?|w(?:ebhook[ _.-]?tokens?|achtwoord)|"
+    r"m(?:aster(?:[ _.-]?tokens?|[ _.-]?keys?)|ot(?:[ ]de[ ]passe|_de_passe|-de-passe)|"
+    r"ật[ ]khẩu)|to(?:kens?|tp)|encryption[ _.-]?keys?|h(?:a(?:pikey|s(?:h|ło|lo))|mac|"
+    r"eslo)|k(?:e(?:ys?|nnwort)|ata(?:[ ]sandi|[ ]laluan))|l(?:icen(?:[cs]e[ _.-]?keys?|"
+    r"[cs]e)|ösenord|o(?:senord|zinka))|j(?:wt|elsz(?:ó|o))|geslo|nenosiri|şifre|пароль|"
+    r"лозинка|парола|κωδικός|密码|密碼|口令|パスワード|비밀번호|암호|पासवर्ड|كلمة[ ]المرور|"
+    r"كلمة[ ]السر|رمز[ ]عبور|סיסמה|סיסמא|รหัสผ่าน"
 )
 # The readable core's alternatives: the foreign words come last, after the weak names, so
-# that the common names (token, secret, key...) are tried without passing 29 words first. The order
+# that the common names (token, secret, key...) are tried before them (factored, those
+# that start with an ASCII letter join their letter's group; the others are tried last). The order
 # of an alternation only matters where two alternatives can match at one place; no other
 # alternative can where a foreign word does (each differs from each foreign word at a fixed
 # letter: "key"/"kennwort", "salt"/"salasana", "hash"/"hasło"; those that start with "pass"
@@ -110,6 +118,7 @@ KW_RE = (
     r"(?<![A-Za-z0-9])"
     r"(?>(?P<name>"
     r"(?:(?:[A-Za-z0-9]{1,40}+[_.-]){1,6}"
+    # then a camelCase head (http.proxyPassword, ldap.bindCredential, app_clientSecret)
     r"(?:(?-i:[a-z][a-z0-9]{0,20}+(?:[A-Z][a-z0-9]{0,20}+){0,3}?)(?=(?-i:[A-Z])))?"
     r"|(?-i:[A-Za-z][a-z0-9]{0,20}+(?:[A-Z][a-z0-9]{0,20}+){0,4}?)(?=(?-i:[A-Z]))"
     r"|(?-i:[A-Z][A-Z0-9]{0,40})(?=(?-i:PASS|PWD|SECRET|TOKEN|APIKEY|KEY))"
