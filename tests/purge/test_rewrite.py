@@ -657,6 +657,12 @@ def test_purge_publishes_the_purged_ids_for_sync_clients(history, tmp_path: Path
     listed = git("show", f"{PURGED_REF}:{PURGED_IDS_FILE}", cwd=path).stdout.decode()
     assert listed.split() == sorted([TARGET, history.deterministic_id])
     assert b"tea" not in git("show", f"{PURGED_REF}:{PURGED_IDS_FILE}", cwd=path).stdout
+    # the registry refs are written side by side with it: both there, whole after the prune
+    from memgit.policy.registry_refs import DIGESTS_FILE, DIGESTS_REF
+
+    rows = git("show", f"{DIGESTS_REF}:{DIGESTS_FILE}", cwd=path).stdout.decode()
+    assert {row.split()[0] for row in rows.splitlines()} == {TARGET, history.deterministic_id}
+    assert git("fsck", "--full", "--no-dangling", cwd=path).stdout == b""
 
 
 def test_the_recall_index_keeps_no_purged_text(new_drive) -> None:

@@ -663,8 +663,7 @@ def _apply_locked(drive: Drive, plan: PurgePlan, progress: Progress,
     if drive.workdir is not None and plan.checkout_trees is not None:
         move_checkout(drive, *plan.checkout_trees)
     PurgeRegistry.append(git_dir, rows, date)
-    resume.publish_ids(drive)
-    registry_refs.publish(git_dir, git_dir / REGISTRY_FILE)  # replicated with refs (forges.md)
+    _publish_records(drive)
     resume.end(git_dir)
     plan.phases["refs"] = time.perf_counter() - clock
     clock = time.perf_counter()
@@ -720,6 +719,31 @@ def _apply_locked(drive: Drive, plan: PurgePlan, progress: Progress,
     plan.phases["index"] = index_seconds  # (during the prune, see above)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _publish_records(drive: Drive) -> None:
+    """``refs/memgit/purged`` (the ids, for sync clients) and the registry refs (the
+    digests, replicated with refs: docs/forges.md), from the registry file, side by
+    side: each is a few git processes (hash-object, mktree, commit-tree, update-ref)
+    writing objects and a ref of its own, and git writes objects and locks each ref
+    on its own, so neither waits for the other. An error of either is raised once
+    both are done."""
+    failed: list[BaseException] = []
+
+    def publish_ids() -> None:
+        try:
+            resume.publish_ids(drive)
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+            failed.append(exc)
+
+    worker = threading.Thread(target=publish_ids, name="memgit-publish-ids")
+    worker.start()
+    try:
+        registry_refs.publish(drive.git_dir, drive.git_dir / REGISTRY_FILE)
+    finally:
+        worker.join()
+    if failed:
+        raise failed[0]
 
 
 def _write_objects(git_dir: Path, plan: PurgePlan) -> Path | None:
