@@ -39,8 +39,8 @@ _INSTALL = 0
 _SEAL = 9  # no more objects: the helper makes the index while the parent works on
 _RECORD = 8  # a commit's or a tag's pack entry, made by the parent (not a pack type)
 # the parent compresses one commit (or tag) in this many: on a history of small files
-# (10,000 commits, 20,000 trees) that evens the two sides out (all of them: the parent
-# waits; none: the helper is behind, and the parent waits on the full pipe)
+# (10,000 commits, 20,000 trees) that evens the two sides out (all of them: the helper
+# waits for the parent; none: the parent waits on the full pipe to the helper)
 _PARENT_SHARE = 3
 _KINDS = {code: kind for kind, code in OBJ_TYPES.items()}
 
