@@ -23,6 +23,7 @@ from memgit.git.rewrite import (
     _deflate,
     install_pack,
     make_delta,
+    whole_record,
     write_pack,
 )
 from tests.conftest import git
@@ -111,6 +112,79 @@ def test_the_helper_writes_the_same_pack(tmp_path: Path) -> None:
     assert_holds(there_repo, objects)
 
 
+def history_objects() -> tuple[list[tuple[str, str, bytes]], dict[str, str]]:
+    """versions() with a commit over each tree (a chain, some messages long enough to
+    compress) and an annotated tag on the last: what a purge's rewrite sends."""
+    objects, bases = versions()
+    out: list[tuple[str, str, bytes]] = []
+    parent = ""
+    for n, (kind, oid, raw) in enumerate(objects):
+        out.append((kind, oid, raw))
+        if kind != "tree":
+            continue
+        commit = (f"tree {oid}\n" + (f"parent {parent}\n" if parent else "")
+                  + f"author A <a@example.com> {1700000000 + n} +0000\n"
+                  f"committer A <a@example.com> {1700000000 + n} +0000\n\n"
+                  + "Update memory\n" * (n % 7 * 40)).encode()
+        parent = object_id("commit", commit)
+        out.append(("commit", parent, commit))
+    tag = (f"object {parent}\ntype commit\ntag v1\n"
+           "tagger A <a@example.com> 1700000000 +0000\n\nv1\n").encode()
+    out.append(("tag", object_id("tag", tag), tag))
+    return out, bases
+
+
+def test_a_whole_record_is_what_the_builder_writes() -> None:
+    objects, _bases = history_objects()
+    for kind, oid, raw in objects:
+        built = PackBuilder()
+        built.add(kind, bytes.fromhex(oid), raw)
+        assert bytes(built.body) == whole_record(kind, raw)
+
+
+def test_the_helper_shares_the_commits_and_writes_the_same_pack(tmp_path: Path) -> None:
+    # the parent compresses some commits and the tag itself (whole records), the helper
+    # the rest; the index is made at the seal, before install; the pack and the index
+    # are still write_pack's, byte for byte, and git reads every object back
+    objects, bases = history_objects()
+    assert sum(kind == "commit" for kind, _o, _r in objects) >= 6
+    here = write_pack(bare(tmp_path, "here.git"), objects, bases)
+    there_repo = bare(tmp_path, "there.git")
+    job = PackProcess()
+    add_all(job, objects, bases)
+    job.seal()
+    there = job.install(there_repo, len(objects))
+    assert there is not None and there.name == here.name
+    assert there.read_bytes() == here.read_bytes()
+    assert there.with_suffix(".idx").read_bytes() == here.with_suffix(".idx").read_bytes()
+    assert_holds(there_repo, objects)
+
+
+def test_objects_sent_after_the_seal_still_go_in(tmp_path: Path) -> None:
+    objects, bases = history_objects()
+    here = write_pack(bare(tmp_path, "here.git"), objects, bases)
+    there_repo = bare(tmp_path, "there.git")
+    job = PackProcess()
+    add_all(job, objects[:-3], bases)
+    job.seal()
+    add_all(job, objects[-3:], bases)
+    there = job.install(there_repo, len(objects))
+    assert there is not None and there.read_bytes() == here.read_bytes()
+    assert there.with_suffix(".idx").read_bytes() == here.with_suffix(".idx").read_bytes()
+    assert_holds(there_repo, objects)
+
+
+def test_the_index_is_gits(tmp_path: Path) -> None:
+    # git index-pack reads the pack alone and writes its own version-2 index: the
+    # same bytes (sorted ids, fan-out, CRC-32s, offsets, checksums)
+    objects, bases = history_objects()
+    repo = bare(tmp_path)
+    pack = write_pack(repo, objects, bases)
+    theirs = tmp_path / "theirs.idx"
+    git("index-pack", "-o", str(theirs), str(pack), cwd=tmp_path)
+    assert theirs.read_bytes() == pack.with_suffix(".idx").read_bytes()
+
+
 def test_the_helper_writes_nothing_unless_told(tmp_path: Path) -> None:
     objects, bases = versions()
     repo = bare(tmp_path)
@@ -184,6 +258,30 @@ def test_the_helper_stops_past_its_byte_limit(tmp_path: Path) -> None:
     assert sorted(p.name for p in (repo / "objects" / "pack").iterdir()) == before
 
 
+def test_streamed_reads_say_which_objects_are_missing(tmp_path: Path) -> None:
+    repo = bare(tmp_path)
+    blob = git("hash-object", "-w", "--stdin", cwd=repo, input=b"a\n").stdout.strip().decode()
+    raw = tree((b"100644", b"a.md", bytes.fromhex(blob)))
+    one = git("hash-object", "-t", "tree", "-w", "--stdin", cwd=repo,
+              input=raw).stdout.strip().decode()
+    gone = "0" * 39 + "1"
+    with ObjectReader(repo) as reader:
+        assert list(reader.stream_found([one, gone, blob])) == [
+            (b"tree", raw), None, (b"blob", b"a\n")]
+        with pytest.raises(RepoError, match="missing"):
+            list(reader.stream([one, gone]))
+        # a whole history's trees are read so: the missing tree is skipped, reported
+        # when it is needed, as without streaming
+        seen: list[bytes] = []
+        cache = TreeCache(reader)
+        cache.prefetch([bytes.fromhex(gone), bytes.fromhex(one)], streamed=True,
+                       visit=lambda oid, _entries: seen.append(oid))
+        assert seen == [bytes.fromhex(one)]
+        assert cache.raw == {bytes.fromhex(one): raw}
+        with pytest.raises(RepoError, match="not in"):
+            cache.entries(bytes.fromhex(gone))
+
+
 def test_a_malformed_tree_is_refused_every_time(tmp_path: Path) -> None:
     repo = bare(tmp_path)
     bad = git("hash-object", "-t", "tree", "--literally", "-w", "--stdin", cwd=repo,
@@ -200,5 +298,7 @@ def test_a_malformed_tree_is_refused_every_time(tmp_path: Path) -> None:
         assert cache.entries(bytes.fromhex(good)) == tree_entries(good_raw)  # from the cache
         with pytest.raises(RepoError, match="malformed"):
             cache.prefetch([bytes.fromhex(bad)])
+        with pytest.raises(RepoError, match="malformed"):
+            cache.prefetch([bytes.fromhex(bad)], streamed=True)
         with pytest.raises(RepoError, match="malformed"):
             cache.entries(bytes.fromhex(bad))

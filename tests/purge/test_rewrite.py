@@ -478,6 +478,10 @@ def test_verification_fails_loudly_when_old_objects_are_kept(history, tmp_path: 
     with pytest.raises(RepoError, match="VERIFICATION FAILED") as info:
         purge(open_drive(path), [TARGET])
     assert "an old object that held purged data survived" in info.value.message
+    # each named with its type, which the listing of every object no longer carries
+    import re
+
+    assert re.search(r"(blob|commit) [0-9a-f]{40} \(an old object", info.value.message)
 
 
 def test_verification_reads_objects_it_does_not_know(history, tmp_path: Path) -> None:
@@ -653,6 +657,12 @@ def test_purge_publishes_the_purged_ids_for_sync_clients(history, tmp_path: Path
     listed = git("show", f"{PURGED_REF}:{PURGED_IDS_FILE}", cwd=path).stdout.decode()
     assert listed.split() == sorted([TARGET, history.deterministic_id])
     assert b"tea" not in git("show", f"{PURGED_REF}:{PURGED_IDS_FILE}", cwd=path).stdout
+    # the registry refs are written side by side with it: both there, whole after the prune
+    from memgit.policy.registry_refs import DIGESTS_FILE, DIGESTS_REF
+
+    rows = git("show", f"{DIGESTS_REF}:{DIGESTS_FILE}", cwd=path).stdout.decode()
+    assert {row.split()[0] for row in rows.splitlines()} == {TARGET, history.deterministic_id}
+    assert git("fsck", "--full", "--no-dangling", cwd=path).stdout == b""
 
 
 def test_the_recall_index_keeps_no_purged_text(new_drive) -> None:
@@ -672,3 +682,40 @@ def test_the_recall_index_keeps_no_purged_text(new_drive) -> None:
     assert work / ".git" / "memgit" / "state.sqlite" in scanned
     for path in scanned:
         assert b"flowerpot" not in path.read_bytes(), path
+
+
+def test_the_collector_pauses_and_then_leaves_the_purges_objects_alone() -> None:
+    # paused during a plan or an apply; enabled again, the objects made meanwhile are
+    # in the oldest generation (a young collection does not walk them all again), and
+    # still collected there: nothing is kept out of the collector for good
+    import gc
+
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        with purge_rewrite.gc_paused():
+            assert not gc.isenabled()
+            made = [[n] for n in range(5000)]
+            cycle: list[object] = []
+            cycle.append(cycle)
+        assert gc.isenabled()
+        assert gc.get_freeze_count() == 0
+        young = {id(o) for o in gc.get_objects(generation=0)}
+        assert not any(id(m) in young for m in made)
+        oldest = {id(o) for o in gc.get_objects(generation=2)}
+        assert all(id(m) in oldest for m in made) and id(cycle) in oldest
+        import weakref
+
+        class Node:
+            pass
+
+        with purge_rewrite.gc_paused():
+            node = Node()
+            node.me = node  # type: ignore[attr-defined]
+            gone = weakref.ref(node)
+            del node
+        gc.collect()
+        assert gone() is None
+    finally:
+        if not was:
+            gc.disable()

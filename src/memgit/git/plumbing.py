@@ -255,17 +255,17 @@ def topo_commits(git_dir: Path, tips: list[str]) -> list[tuple[str, list[str]]]:
     return out
 
 
-def all_object_ids(git_dir: Path) -> list[tuple[str, str]]:
-    """(id, type) of every object in the repository, loose and packed, reachable or
-    not, in pack order (``cat-file --batch-all-objects --unordered``)."""
+def all_object_names(git_dir: Path) -> list[str]:
+    """The id of every object in the repository, loose and packed, reachable or not,
+    in pack order (``cat-file --batch-all-objects --unordered``). No types: git then
+    reads only the pack indexes and the loose object folders, not each packed
+    object's header and delta chain."""
     proc = git_plumbing(git_dir, "cat-file", "--batch-all-objects", "--unordered",
-                        "--batch-check=%(objectname) %(objecttype)")
+                        "--batch-check=%(objectname)")
     if proc.returncode != 0:
         raise RepoError("git cat-file --batch-all-objects failed: "
                         + proc.stderr.decode("utf-8", "replace").strip(), "run git fsck")
-    # "<id> <type>" lines, neither with a space inside: one split gives id, type, id, ...
-    words = proc.stdout.decode().split()
-    return list(zip(words[0::2], words[1::2], strict=True))
+    return proc.stdout.decode().split()
 
 
 def object_count(git_dir: Path) -> int:

@@ -134,6 +134,7 @@ class PackBuilder:
         self.written: dict[bytes, tuple[int, int]] = {}  # raw id -> offset, chain depth
         self.recent: dict[bytes, bytes] = {}  # raw id -> content, oldest first
         self.recent_bytes = 0
+        self._finished: tuple[int, tuple[bytes, bytes, bytes]] | None = None  # (count, finish())
 
     def add(self, kind: str, oid: bytes, raw: bytes, base: bytes | None = None) -> None:
         """Append the object ``oid`` (20 raw bytes) of ``kind`` with content ``raw``.
@@ -173,23 +174,55 @@ class PackBuilder:
         body += record
         self.entries.append((oid, zlib.crc32(record), offset))
         self.written[oid] = (offset, depth)
+        if code == 1 or code == 4:  # a commit or a tag: never a delta base (no path)
+            return
         self.recent[oid] = raw
         self.recent_bytes += len(raw)
         if self.recent_bytes > self.keep_bytes:
             while self.recent_bytes > self.keep_bytes and len(self.recent) > 1:
                 self.recent_bytes -= len(self.recent.pop(next(iter(self.recent))))
 
+    def add_record(self, oid: bytes, record: bytes) -> None:
+        """Append a commit or a tag whose entry :func:`whole_record` made elsewhere
+        (the pack helper's parent): the same bytes :meth:`add` writes for it, since
+        such an object is stored whole and is never a delta base."""
+        import zlib
+
+        offset = 12 + len(self.body)
+        self.body += record
+        self.entries.append((oid, zlib.crc32(record), offset))
+        self.written[oid] = (offset, 0)
+
     def finish(self) -> tuple[bytes, bytes, bytes]:
         """(pack header, pack checksum, index) once every object is added; the pack
-        is the header, :attr:`body` and the checksum."""
+        is the header, :attr:`body` and the checksum. Made once for a given set of
+        objects."""
         import hashlib
         import struct
 
+        if self._finished is not None and self._finished[0] == len(self.entries):
+            return self._finished[1]  # nothing was added since (the helper's seal)
         header = b"PACK" + struct.pack(">II", 2, len(self.entries))
         digest = hashlib.sha1(header)
         digest.update(self.body)
         pack_sum = digest.digest()
-        return header, pack_sum, _pack_index(self.entries, pack_sum)
+        done = header, pack_sum, _pack_index(self.entries, pack_sum)
+        self._finished = (len(self.entries), done)
+        return done
+
+
+def whole_record(kind: str, raw: bytes, level: int = 1) -> bytes:
+    """The pack entry of an object stored whole, as :meth:`PackBuilder.add` writes it
+    for an object without a base: its type and size header, then ``raw`` deflated."""
+    size = len(raw)
+    code = OBJ_TYPES[kind]
+    if size < 16:
+        record = bytes((code << 4 | size,))
+    elif size < 2048:
+        record = bytes((code << 4 | size & 0x0F | 0x80, size >> 4))
+    else:
+        record = _type_and_size(code, size)
+    return record + _deflate(raw, level)
 
 
 def _ofs_distance(distance: int) -> bytes:
@@ -243,15 +276,14 @@ def _pack_index(entries: list[tuple[bytes, int, int]], pack_sum: bytes) -> bytes
     past 2 GiB in a table of 64-bit ones), the pack's checksum, its own checksum."""
     import hashlib
     import struct
+    from itertools import accumulate
+    from operator import itemgetter
 
-    entries = sorted(entries)
-    fanout = [0] * 256
-    for oid_raw, _crc, _off in entries:
-        fanout[oid_raw[0]] += 1
-    running = 0
-    for i in range(256):
-        running += fanout[i]
-        fanout[i] = running
+    entries = sorted(entries, key=itemgetter(0))  # ids are distinct: the order is theirs
+    ids = b"".join([e[0] for e in entries])
+    width = len(entries[0][0]) if entries else 20
+    firsts = ids[::width]  # the first byte of each id, in order
+    fanout = list(accumulate(firsts.count(byte) for byte in range(256)))
     small: list[int] = []
     large: list[int] = []
     for _oid, _crc, off in entries:
@@ -262,8 +294,8 @@ def _pack_index(entries: list[tuple[bytes, int, int]], pack_sum: bytes) -> bytes
             large.append(off)
     idx = bytearray(b"\xfftOc" + struct.pack(">I", 2))
     idx += struct.pack(">256I", *fanout)
-    idx += b"".join(e[0] for e in entries)
-    idx += struct.pack(f">{len(entries)}I", *(e[1] & 0xFFFFFFFF for e in entries))
+    idx += ids
+    idx += struct.pack(f">{len(entries)}I", *[e[1] & 0xFFFFFFFF for e in entries])
     idx += struct.pack(f">{len(small)}I", *small)
     idx += struct.pack(f">{len(large)}Q", *large)
     idx += pack_sum

@@ -152,7 +152,7 @@ class _Scan:
                         (mode in TREE_MODES or mode[:3] == b"100"):  # is_tree, is_regular
                     first[child] = when  # not a symlink or a submodule: no lines to purge
 
-        self.trees.prefetch(roots, visit=visit,
+        self.trees.prefetch(roots, visit=visit, streamed=True,
                             progress=lambda done, total: self.progress("reading trees", done,
                                                                        total))
         blobs = [oid for oid in first if oid not in self.trees.raw]
@@ -285,6 +285,12 @@ def gc_paused() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
+            # the objects made meanwhile go straight to the oldest generation (freeze,
+            # then unfreeze, which puts them there): enabled again, the collector's
+            # next young collection walked them all (some 10^5, 15-20 ms), and the
+            # oldest is only collected once enough objects were promoted into it
+            gc.freeze()
+            gc.unfreeze()
             gc.enable()
 
 
@@ -526,6 +532,8 @@ def _rewrite(scan: _Scan, plan: PurgePlan, progress: Progress) -> None:
             plan.ref_updates.append((name, new_id, oid))
         if name == plan.branch_ref:
             plan.old_head, plan.new_head = oid, new_id
+    if scan.pack is not None:
+        scan.pack.seal()  # every new object was made: the helper makes the index meanwhile
     plan.objects = [(kind, oid.hex(), raw) for oid, (kind, raw) in scan.new_objects.items()]
     plan.bases = {k.hex(): v.hex() for k, v in scan.bases.items()}
     checked = plan.checked
@@ -655,8 +663,7 @@ def _apply_locked(drive: Drive, plan: PurgePlan, progress: Progress,
     if drive.workdir is not None and plan.checkout_trees is not None:
         move_checkout(drive, *plan.checkout_trees)
     PurgeRegistry.append(git_dir, rows, date)
-    resume.publish_ids(drive)
-    registry_refs.publish(git_dir, git_dir / REGISTRY_FILE)  # replicated with refs (forges.md)
+    _publish_records(drive)
     resume.end(git_dir)
     plan.phases["refs"] = time.perf_counter() - clock
     clock = time.perf_counter()
@@ -678,28 +685,68 @@ def _apply_locked(drive: Drive, plan: PurgePlan, progress: Progress,
     worker = threading.Thread(target=prune, name="memgit-prune")
     worker.start()
     known = dict(plan.checked)
+    indexed: list[Exception] = []
+    index_seconds = 0.0
     try:
         problems = checker.kept_blobs(git_dir, plan.kept_blobs, progress)
         for kind, oid, raw in plan.objects:  # the new objects, from the bytes written
+            if kind == "tree":  # names and ids only (Checker.problems finds nothing)
+                known[oid] = True
+                continue
             found = checker.problems(oid, kind, raw)
             problems += found
             known[oid] = not found
+        # The recall index is memgit's own (SQLite), which git's prune does not touch:
+        # it is brought to the new history meanwhile too (the refs have moved); an
+        # error there is raised once the verification has run.
+        index_clock = time.perf_counter()
+        try:
+            _update_index(drive, plan)
+        except Exception as exc:  # noqa: BLE001 - raised after the verification
+            indexed.append(exc)
+        index_seconds = time.perf_counter() - index_clock
     finally:
         worker.join()
     if pruned:
         raise pruned[0]
     progress("pruning", 1, 1)
     result.objects_pruned = max(0, before + len(plan.objects) - object_count(git_dir))
-    plan.phases["prune"] = time.perf_counter() - clock
+    plan.phases["prune"] = time.perf_counter() - clock - index_seconds
     clock = time.perf_counter()
     result.verified_objects = verify_purged(git_dir, checker, known, problems,
                                             progress=progress)
     plan.phases["verify"] = time.perf_counter() - clock
-    clock = time.perf_counter()
-    _update_index(drive, plan)
-    plan.phases["index"] = time.perf_counter() - clock
+    if indexed:
+        raise indexed[0]
+    events.record(git_dir, "purge")
+    plan.phases["index"] = index_seconds  # (during the prune, see above)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _publish_records(drive: Drive) -> None:
+    """``refs/memgit/purged`` (the ids, for sync clients) and the registry refs (the
+    digests, replicated with refs: docs/forges.md), from the registry file, side by
+    side: each is a few git processes (hash-object, mktree, commit-tree, update-ref)
+    writing objects and a ref of its own, and git writes objects and locks each ref
+    on its own, so neither waits for the other. An error of either is raised once
+    both are done."""
+    failed: list[BaseException] = []
+
+    def publish_ids() -> None:
+        try:
+            resume.publish_ids(drive)
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+            failed.append(exc)
+
+    worker = threading.Thread(target=publish_ids, name="memgit-publish-ids")
+    worker.start()
+    try:
+        registry_refs.publish(drive.git_dir, drive.git_dir / REGISTRY_FILE)
+    finally:
+        worker.join()
+    if failed:
+        raise failed[0]
 
 
 def _write_objects(git_dir: Path, plan: PurgePlan) -> Path | None:
@@ -715,13 +762,12 @@ def _write_objects(git_dir: Path, plan: PurgePlan) -> Path | None:
 
 
 def _update_index(drive: Drive, plan: PurgePlan) -> None:
-    """Delete the purged entries' index rows, remap stored revisions, count the event."""
+    """Delete the purged entries' index rows, remap stored revisions."""
     from memgit.index import reindex as recall_index  # at the end: nothing before needs it
 
     recall_index.forget_entries(drive, list(plan.ids))
     # commits before the first purged line keep their ids: map them to themselves
     recall_index.remap_revisions(drive, {c: plan.commit_map.get(c, c) for c in plan.all_commits})
-    events.record(drive.git_dir, "purge")
 
 
 def purge(drive: Drive, ids: Iterable[str], *, dry_run: bool = False,

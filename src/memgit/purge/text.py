@@ -12,7 +12,7 @@ from pathlib import Path
 
 from memgit.errors import RepoError, UsageError
 from memgit.format import entries as fmt
-from memgit.git.plumbing import all_object_ids
+from memgit.git.plumbing import all_object_names
 from memgit.git.raw import ObjectReader
 from memgit.policy.registry import PurgeRegistry, purge_key
 from memgit.policy.settings import Policy
@@ -201,19 +201,24 @@ def verify_purged(git_dir: Path, checker: Checker, known: dict[str, bool] | None
     Returns the number of objects in the repository."""
     bad = list(problems or [])
     known = known or {}
-    listed = all_object_ids(git_dir)
-    unknown: list[tuple[str, str]] = []
-    for oid, kind in listed:
+    listed = all_object_names(git_dir)  # no types: read below for the few that need one
+    oids: list[str] = []
+    survived: list[str] = []
+    for oid in listed:
         state = known.get(oid)
         if state is None:
-            if kind != "tree":  # a tree holds names and ids only
-                unknown.append((oid, kind))
+            oids.append(oid)
         elif not state:
-            bad.append(f"{kind} {oid} (an old object that held purged data survived)")
-    oids = [o for o, _k in unknown]
+            survived.append(oid)
+    if survived:
+        with ObjectReader(git_dir) as reader:
+            for oid, found in reader.info_many(survived).items():
+                kind = found[0] if found is not None else "object"
+                bad.append(f"{kind} {oid} (an old object that held purged data survived)")
     for done, (oid, (kind_bytes, data)) in enumerate(
             zip(oids, ObjectReader(git_dir).stream(oids), strict=True), start=1):
-        bad += checker.problems(oid, kind_bytes.decode(), data)
+        if kind_bytes != b"tree":  # a tree holds names and ids only
+            bad += checker.problems(oid, kind_bytes.decode(), data)
         if done % 20000 == 0:
             progress("verifying", done, len(oids))
     if bad:
