@@ -140,8 +140,9 @@ class PackBuilder:
         """Append the object ``oid`` (20 raw bytes) of ``kind`` with content ``raw``.
 
         Called once per new object of a history rewrite (tens of thousands), so the
-        common cases of the helpers below are written out here: a size header of one
-        or two bytes, a delta base fewer than 128 bytes back, a tiny stored stream."""
+        common cases of the helpers below are written out here: a delta base fewer than
+        128 bytes back, a tiny stored stream (the header's short cases are
+        :func:`_entry_header`'s)."""
         import zlib
 
         body = self.body
@@ -155,14 +156,8 @@ class PackBuilder:
                     delta = make_delta(base_raw, raw)
                     if len(delta) < len(raw) // 2:
                         payload, depth = delta, base_depth + 1
-        size = len(payload)
         code = 6 if depth else OBJ_TYPES[kind]  # 6: OFS_DELTA
-        if size < 16:
-            record = bytes((code << 4 | size,))
-        elif size < 2048:
-            record = bytes((code << 4 | size & 0x0F | 0x80, size >> 4))
-        else:
-            record = _type_and_size(code, size)
+        record = _entry_header(code, len(payload))
         if depth:
             distance = offset - base_offset
             if distance < 0x4000:  # _ofs_distance's one or two bytes
@@ -214,15 +209,17 @@ class PackBuilder:
 def whole_record(kind: str, raw: bytes, level: int = 1) -> bytes:
     """The pack entry of an object stored whole, as :meth:`PackBuilder.add` writes it
     for an object without a base: its type and size header, then ``raw`` deflated."""
-    size = len(raw)
-    code = OBJ_TYPES[kind]
+    return _entry_header(OBJ_TYPES[kind], len(raw)) + _deflate(raw, level)
+
+
+def _entry_header(code: int, size: int) -> bytes:
+    """A pack entry's type and size header, the one- and two-byte cases written out (most
+    objects of a rewrite are small; the general loop is :func:`_type_and_size`)."""
     if size < 16:
-        record = bytes((code << 4 | size,))
-    elif size < 2048:
-        record = bytes((code << 4 | size & 0x0F | 0x80, size >> 4))
-    else:
-        record = _type_and_size(code, size)
-    return record + _deflate(raw, level)
+        return bytes((code << 4 | size,))
+    if size < 2048:
+        return bytes((code << 4 | size & 0x0F | 0x80, size >> 4))
+    return _type_and_size(code, size)
 
 
 def _ofs_distance(distance: int) -> bytes:
