@@ -97,13 +97,17 @@ ESCAPES = {"csi": "\x1b[2J\x1b[31mred", "osc": "\x1b]0;owned\x07", "bel": "ring\
 
 @pytest.mark.parametrize("case", sorted(ESCAPES))
 def test_recall_and_ask_escape_control_characters(new_drive, case: str) -> None:
-    work = new_drive()
+    """A file that holds them anyway (committed past the hooks; the policy refuses them,
+    MG308) is recalled with them escaped; the writer drops them from what it is given."""
     payload = ESCAPES[case]
-    assert memgit("remember", f"Zanzibar fact {payload} end", cwd=work).returncode == 0
+    work = new_drive({"notes.md": "# Notes\n\n- Zanzibar fact " + payload + " end\n"})
     out = memgit_ok("recall", "Zanzibar", cwd=work).stdout.decode()
     assert "Zanzibar fact" in out
     assert not any(c in out for c in "\x1b\x07\x9b"), repr(out)
     assert "\\x1b" in out or "\\x07" in out or "\\x9b" in out
+    assert memgit("remember", f"Yucatan fact {payload} end", cwd=work).returncode == 0
+    assert not any(c in (work / "notes.md").read_text().split("Yucatan")[1]
+                   for c in "\x1b\x07\x9b")
     assert memgit("ask", f"Quokka question {payload}?", cwd=work).returncode == 0
     listed = memgit_ok("ask", "--list", cwd=work).stdout.decode()
     assert "Quokka question" in listed
@@ -113,9 +117,9 @@ def test_recall_and_ask_escape_control_characters(new_drive, case: str) -> None:
 def test_lint_escapes_what_it_quotes_from_entry_text(new_drive) -> None:
     work = new_drive({"people.md": "# People\n\n- see [[runbook\x9b2J\x07]] here\n"})
     proc = memgit("lint", cwd=work)
-    assert proc.returncode == 0, proc.stderr  # MG503 is a warning
+    assert proc.returncode == 1, proc.stderr  # MG308 for the controls; MG503 a warning
     out = proc.stdout.decode()
-    assert "MG503" in out, out
+    assert "MG503" in out and "MG308" in out, out
     assert "\x9b" not in out and "\x07" not in out and "\\x9b2J\\x07" in out
 
 

@@ -48,6 +48,10 @@ _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
 # a CR not followed by LF (CommonMark, splitlines), VT, FF, FS, GS, RS, NEL, U+2028 and
 # U+2029 (splitlines). docs/security.md explains why the policy refuses them (MG307).
 _STRAY_BREAK_RE = re.compile("\r(?!\n)|[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+# The other C0 controls (but TAB, LF, CR and NUL, which MG302 refuses first), DEL and the
+# C1 controls (but NEL): ESC starts the terminal's escape sequences (CSI, OSC), which can
+# hide text from a person reading the file with cat or git while an agent reads it whole.
+_CONTROL_RE = re.compile("[\x01-\x08\x0e-\x1b\x1f\x7f\x80-\x84\x86-\x9f]")
 # Invisible characters (safe_text.INVISIBLE_RANGES: Unicode Cf and the other
 # default-ignorables) as one character class.
 INVISIBLE_RE = re.compile("[" + "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}"
@@ -347,6 +351,14 @@ def stray_line_break(text: str) -> int:
     """Offset of the first character that CommonMark or ``str.splitlines()`` reads as a
     line end but :func:`split_lines` does not (a lone CR, U+2028...), or -1."""
     found = _STRAY_BREAK_RE.search(text)
+    return found.start() if found is not None else -1
+
+
+def control_character(text: str) -> int:
+    """Offset of the first control character that is no line end (ESC, BEL, DEL, a C1
+    control...), or -1; the line ends that readers disagree on are
+    :func:`stray_line_break`'s."""
+    found = _CONTROL_RE.search(text)
     return found.start() if found is not None else -1
 
 

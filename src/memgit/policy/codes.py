@@ -54,6 +54,9 @@ RULES: dict[str, tuple[str, str]] = {
     "MG306": ("conflict-marker", "resolve the merge conflict and remove the markers"),
     "MG307": ("line-break", "end lines with LF or CRLF only: a lone CR, U+2028/U+2029, form "
               "feed or vertical tab starts a new line for some readers and not for others"),
+    "MG308": ("control-character", "remove the control character: an escape sequence or a "
+              "bell runs in the terminal of whoever reads the file with cat or git, and can "
+              "hide text an agent still reads"),
     # secrets
     "MG401": ("secret", "remove the credential, rotate it, and store where it lives instead"),
     "MG402": ("secret-in-name", "rename the file or folder without the credential, and "

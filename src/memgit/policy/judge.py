@@ -286,6 +286,10 @@ def check_blob(path: str, data: bytes, policy: Policy, *,
             out.append(Violation("MG307", path, text.count("\n", 0, stray) + 1,
                                  f"U+{ord(text[stray]):04X} reads as a line break to "
                                  "CommonMark or str.splitlines() but not to memgit"))
+        control = fmt.control_character(text)
+        if control >= 0:
+            out.append(Violation("MG308", path, text.count("\n", 0, control) + 1,
+                                 f"U+{ord(text[control]):04X} is a control character"))
         _check_markdown(path, text, policy, facts)
     _check_secrets(path, text, facts, scan, policy)
     return facts

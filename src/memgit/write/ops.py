@@ -9,6 +9,7 @@ sources that are not allowed. (Not sync's replay operations, memgit.sync.replay.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -111,9 +112,17 @@ def today(policy: Policy) -> str:
     return today_in(policy)
 
 
+# a terminal's escape sequences (CSI: colours, cursor moves; OSC: titles, links) and the
+# other control characters: text pasted from a terminal keeps its words, not its codes
+_TERMINAL_CODES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+                             "|[\x00-\x08\x0e-\x1b\x1f\x7f\x80-\x84\x86-\x9f]")
+
+
 def clean_text(text: str) -> str:
-    """An entry is one line: every run of whitespace (newlines too) becomes one space."""
-    return " ".join(text.split())
+    """An entry is one line: every run of whitespace (newlines too) becomes one space;
+    terminal escape sequences and control characters are dropped (the policy refuses
+    them in a drive, MG308)."""
+    return " ".join(_TERMINAL_CODES.sub("", text).split())
 
 
 def normalize_topic(topic: str | None) -> str:
