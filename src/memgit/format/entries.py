@@ -51,7 +51,8 @@ _STRAY_BREAK_RE = re.compile("\r(?!\n)|[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 # The other C0 controls (but TAB, LF, CR and NUL, which MG302 refuses first), DEL and the
 # C1 controls (but NEL): ESC starts the terminal's escape sequences (CSI, OSC), which can
 # hide text from a person reading the file with cat or git while an agent reads it whole.
-_CONTROL_RE = re.compile("[\x01-\x08\x0e-\x1b\x1f\x7f\x80-\x84\x86-\x9f]")
+CONTROL_CHARACTERS = "\x01-\x08\x0e-\x1b\x1f\x7f\x80-\x84\x86-\x9f"  # a class's body
+_CONTROL_RE = re.compile("[" + CONTROL_CHARACTERS + "]")
 # Invisible characters (safe_text.INVISIBLE_RANGES: Unicode Cf and the other
 # default-ignorables) as one character class.
 INVISIBLE_RE = re.compile("[" + "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}"

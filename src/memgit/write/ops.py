@@ -115,7 +115,7 @@ def today(policy: Policy) -> str:
 # a terminal's escape sequences (CSI: colours, cursor moves; OSC: titles, links) and the
 # other control characters: text pasted from a terminal keeps its words, not its codes
 _TERMINAL_CODES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
-                             "|[\x00-\x08\x0e-\x1b\x1f\x7f\x80-\x84\x86-\x9f]")
+                             "|[\x00" + fmt.CONTROL_CHARACTERS + "]")
 
 
 def clean_text(text: str) -> str:
