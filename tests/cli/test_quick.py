@@ -443,10 +443,12 @@ def test_subfolders_worktrees_and_bare_drives_print_the_same_bytes(tmp_path: Pat
 
 def test_terminal_escapes_in_an_entry_are_escaped_on_both_paths(tmp_path: Path) -> None:
     def with_escape(path: Path) -> Path:
+        """A file that holds an escape sequence anyway (committed around memgit: the
+        policy refuses it, MG308, and the writer drops it)."""
         indexed_checkout(path)
-        added = commit_facts(open_drive(path), [NewFact(
-            "Boldly \x1b[1mstated\x1b[0m about gmail", None, "notes")], (), "escape")
-        assert added.status == "committed"
+        with (path / "notes.md").open("a") as f:
+            f.write("- Boldly \x1b[1mstated\x1b[0m about gmail [source: imported:unknown]\n")
+        commit_all(path, "escape")
         assert memgit("index", cwd=path).returncode == 0
         return path
 
