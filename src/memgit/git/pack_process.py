@@ -64,6 +64,8 @@ class PackProcess:
     def __init__(self, max_bytes: int = 32 << 20) -> None:
         import subprocess
 
+        from memgit.git.raw import widen_pipe  # the parent's (the helper never needs it)
+
         package_root = Path(__file__).resolve().parents[2]
         self.count = 0
         self.commits = 0  # commits and tags sent
@@ -74,7 +76,7 @@ class PackProcess:
             [sys.executable, "-S", "-c", _HELPER, str(package_root)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             bufsize=1 << 16)
-        _widen_pipe(self._proc.stdin)
+        widen_pipe(self._proc.stdin)  # 1 MiB: fewer wake-ups of either side
 
     def add(self, kind: str, oid: bytes, raw: bytes, base: bytes | None = None) -> None:
         """Send one object (20-byte ``oid``; ``base``: an object sent before it)."""
@@ -143,17 +145,6 @@ class PackProcess:
         """Stop the helper; it writes nothing."""
         proc, self._proc = self._proc, None
         _stop(proc)
-
-
-def _widen_pipe(stream: object) -> None:
-    """Let the pipe to the helper hold 1 MiB (Linux's default ceiling for a user) instead
-    of 64 KiB: fewer wake-ups of either side. Elsewhere, or when refused, it stays."""
-    try:
-        import fcntl
-
-        fcntl.fcntl(stream.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)  # type: ignore[attr-defined]
-    except (ImportError, AttributeError, OSError):
-        pass
 
 
 def _stop(proc: subprocess.Popen[bytes] | None) -> None:
