@@ -738,6 +738,28 @@ def test_a_stale_branch_lock_on_the_server_is_named_with_its_fix(tmp_path: Path)
     assert entry in head_entries(bare)
 
 
+@pytest.mark.parametrize("ref", [LAST_SYNCED, SYNC_SOURCE, "refs/remotes/origin/main"])
+def test_a_ref_lock_a_killed_sync_left_is_repaired_by_the_next_sync(tmp_path: Path,
+                                                                    ref: str) -> None:
+    """A sync killed while libgit2 wrote one of its refs leaves REF.lock (the fault
+    injection of tests/write/test_crash_faults.py hit refs/memgit/last-synced.lock): every
+    later sync failed to lock it (MG000). A ref lock older than any write holds one is a
+    killed process's: the next sync removes it and goes on."""
+    bare = server(tmp_path)
+    b = clone_drive(bare.as_uri(), tmp_path / "b")
+    assert memgit("sync", cwd=b).returncode == 0
+    entry = add(b, "written before the next sync")
+    commit_all(b, "b")
+    lock = b / ".git" / (ref + ".lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_text("")
+    os.utime(lock, (time.time() - 60, time.time() - 60))  # left a minute ago
+    proc = memgit("sync", cwd=b)
+    assert proc.returncode == 0, proc.stderr
+    assert not lock.exists()
+    assert entry in head_entries(bare)
+
+
 def test_demo_sync_two_offline_agents_end_with_all_entries(tmp_path: Path, capsys) -> None:
     from memgit.demo.sync import demo_sync
 

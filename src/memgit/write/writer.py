@@ -36,17 +36,16 @@ from memgit.git import recovery
 from memgit.git.repository import (
     Drive,
     RefLockedError,
-    break_ref_lock,
     cas_ref,
     commit_tree_id,
     create_commit,
     enable_fsync,
     file_at,
     head_branch,
-    ref_lock_age,
     ref_target,
     require_drive,
     signature,
+    waiting_on_ref_lock,
 )
 from memgit.git.worktree import checkout_state, update_checkout
 from memgit.index import reindex as recall_index
@@ -61,9 +60,6 @@ from memgit.write.propose import Actor, route
 
 MAX_ATTEMPTS = 6
 WRITE_LOCK_TIMEOUT = 30.0  # seconds to wait for another memgit writer of the drive
-# A ref .lock older than this while we hold the drive's write lock is left by a
-# killed process: git holds ref locks for milliseconds, even during a push.
-STALE_REF_LOCK_SECONDS = 5.0
 LOCK_FILE = "write.lock"
 MOUNT_CONFIG = "memgit.mount"  # set in a mount's git config (memgit.sync.mounts): read-only
 
@@ -340,23 +336,9 @@ def _checked_subject(drive: Drive, message: str, policy: Policy,
 
 
 def _move(drive: Drive, ref: str, old: str, new: str) -> bool:
-    """Compare-and-swap with waiting on a held ref lock (and breaking a stale one)."""
-    delay = 0.005
-    started = time.monotonic()
-    while True:
-        try:
-            return cas_ref(drive, ref, old, new, "memgit: write")
-        except RefLockedError:
-            age = ref_lock_age(drive, ref)
-            if age is not None and age > STALE_REF_LOCK_SECONDS:
-                # We hold the drive's write lock, and no git keeps a ref lock
-                # this long: it was left by a killed process.
-                break_ref_lock(drive, ref)
-                continue
-            if time.monotonic() - started > STALE_REF_LOCK_SECONDS + 1:
-                raise
-            time.sleep(delay)
-            delay = min(delay * 2, 0.25)
+    """Compare-and-swap with waiting on a held ref lock (and breaking a stale one: we
+    hold the drive's write lock, so no memgit of this checkout is writing the ref)."""
+    return waiting_on_ref_lock(drive, ref, lambda: cas_ref(drive, ref, old, new, "memgit: write"))
 
 
 def _after_commit(drive: Drive, conn: state.Connection, plan: Plan, policy: Policy,
