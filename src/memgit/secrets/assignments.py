@@ -38,10 +38,10 @@ _FOREIGN_WORDS = (
     # Catalan (contrasenya), Vietnamese (mật khẩu), Indonesian and Malay (kata sandi, kata
     # laluan), Swahili (nenosiri); then Turkish, Russian/Ukrainian, Macedonian and Serbian
     # Cyrillic, Bulgarian, Greek, Chinese, Japanese, Korean, Hindi, Arabic (two), Persian,
-    # Hebrew (two spellings), Thai
+    # Hebrew (two spellings), Thai; Korean also in its short and its loan form (비번, 패스워드)
     "şifre", "пароль", "лозинка", "парола", "κωδικός", "密码", "密碼", "口令", "パスワード",
-    "비밀번호", "암호", "पासवर्ड", "كلمة المرور", "كلمة السر", "رمز عبور", "סיסמה", "סיסמא",
-    "รหัสผ่าน")
+    "비밀번호", "비번", "패스워드", "암호", "पासवर्ड", "كلمة المرور", "كلمة السر", "رمز عبور",
+    "סיסמה", "סיסמא", "รหัสผ่าน")
 _FOREIGN_PASSWORD = "|".join(w.replace(" ", "[ ]") for w in _FOREIGN_WORDS)
 # Names that say "credential" outright: a plain assigned value is enough (and the words
 # for "password" in other languages, _FOREIGN_PASSWORD, last in KW_RE's core: see there).
@@ -88,8 +88,8 @@ _KW_CORE = (
     r"ật[ ]khẩu)|to(?:kens?|tp)|encryption[ _.-]?keys?|h(?:a(?:pikey|s(?:h|ło|lo))|mac|"
     r"eslo)|k(?:e(?:ys?|nnwort)|ata(?:[ ]sandi|[ ]laluan))|l(?:icen(?:[cs]e[ _.-]?keys?|"
     r"[cs]e)|ösenord|o(?:senord|zinka))|j(?:wt|elsz(?:ó|o))|geslo|nenosiri|şifre|пароль|"
-    r"лозинка|парола|κωδικός|密码|密碼|口令|パスワード|비밀번호|암호|पासवर्ड|كلمة[ ]المرور|"
-    r"كلمة[ ]السر|رمز[ ]عبور|סיסמה|סיסמא|รหัสผ่าน"
+    r"лозинка|парола|κωδικός|密码|密碼|口令|パスワード|비밀번호|비번|패스워드|암호|पासवर्ड|"
+    r"كلمة[ ]المرور|كلمة[ ]السر|رمز[ ]عبور|סיסמה|סיסמא|รหัสผ่าน"
 )
 # The readable core's alternatives: the foreign words come last, after the weak names, so
 # that the common names (token, secret, key...) are tried before them (factored, those

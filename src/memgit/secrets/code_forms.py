@@ -52,19 +52,33 @@ def _named_literal(m: re.Match[str]) -> tuple[int, int, str] | None:
     return start, start + len(val), kw_kind("", name)
 
 
+@check("named_default")
+def _named_default(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    """A default written for a credential's variable (``${NAME:-VALUE}``, ``getenv("NAME") or
+    "VALUE"``): as ``config_set``, and a key's or token's default must look generated (a
+    digit, or a token's shape): ``process.env.API_KEY || 'sk-anything'`` is a proxy's
+    placeholder, a password's default is a password."""
+    found = _config_set(m, text)
+    if found is None or "pass" in found[2]:
+        return found
+    val = text[found[0]:found[1]]
+    return found if any(c.isdigit() for c in val) or V.token_like(val, 12) else None
+
+
 @check("config_set")
 def _config_set(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
-    """``set -x NAME VALUE``: as ``ENV NAME value``; an unquoted word of letters alone
-    after the name is prose (``set API_TOKEN before running``)."""
+    """``set -x NAME VALUE``, ``%define NAME VALUE``: as ``ENV NAME value``; an unquoted word
+    of letters alone after the name is prose (``set API_TOKEN before running``)."""
     val = m.group("s")
     if val[:1] not in "\"'" and val.isalpha():
         return None
     return _named_literal(m)
 
 
-# credentials written in SQL (MySQL/Oracle IDENTIFIED BY), in calls that take a user and a
-# password as two strings (.NET, Java, Python requests, Go net/smtp...), in .pgpass lines,
-# and Cisco's type 0 (plain text) passwords
+# credentials written in SQL (MySQL/Oracle IDENTIFIED BY, MySQL's PASSWORD() function), in
+# calls that take a user and a password as two strings (.NET, Java, Python requests, Go
+# net/smtp...), in .pgpass lines, Cisco's type 0 (plain text) passwords, and libcurl's
+# credential options (https://curl.se/libcurl/c/CURLOPT_USERPWD.html and its siblings)
 CODE_FORMS = (
     r"(?i:\bidentified\s+(?:with\s+\w+\s+)?by)\s+(?!password\b)(?:(?i:password)\s+)?"
     r"(?P<q1>['\"]?)(?P<a>[^'\"\s;]{4,128})(?P=q1)"
@@ -74,12 +88,18 @@ CODE_FORMS = (
     r"[\"'][^\"'\n]{1,64}[\"']\s*,\s*[\"'](?P<b>[^\"'\n]{4,128})[\"']"
     r"|^(?:[\w.-]+|\*):(?:\d{1,5}|\*):(?:[\w.-]+|\*):(?:[\w.@-]+|\*):(?P<c>[^\s:]{4,128})$"
     r"|\bpassword\s+0\s+(?P<d>\S{4,128})"
+    # MySQL's PASSWORD('...') function (SET PASSWORD ... = PASSWORD('X'), mysql.user rows)
+    r"|(?<![\w.])(?i:password)\s*\(\s*'(?P<e>[^'\s]{4,128})'\s*\)"
+    # libcurl's options: CURLOPT_USERPWD "user:password", CURLOPT_PASSWORD "password"...
+    r"|\bCURLOPT_(?:PROXY)?USERPWD\s*,\s*\"[^\":\n]{1,64}:(?P<f>[^\"\n]{3,128})\""
+    r"|\bCURLOPT_(?:(?:PROXY)?PASSWORD|XOAUTH2_BEARER|KEYPASSWD|(?:PROXY_)?TLSAUTH_PASSWORD)\s*,"
+    r"\s*\"(?P<g>[^\"\n]{4,256})\""
 )
 
 
 @check("code_form")
 def _code_form(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
-    name = next(k for k in ("a", "b", "c", "d") if m.group(k) is not None)
+    name = next(k for k in "abcdefg" if m.group(k) is not None)
     val = m.group(name)
     if not V.literal_ok(val) or V.is_reference(val) or V.self_describing(val.lower()):
         return None

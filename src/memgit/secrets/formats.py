@@ -92,7 +92,7 @@ FORMATS: list[dict[str, Any]] = [
     {
         "id": 'heroku-api-key',
         "kind": 'Heroku API key',
-        "regex": '(?<![A-Za-z0-9_-])HRKU-[A-Za-z0-9_-]{40,}(?![A-Za-z0-9_-])',
+        "regex": '(?<![A-Za-z0-9_-])HRKU-(?:[A-Za-z0-9_-]{40,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?![A-Za-z0-9_-])',
         "keywords": ['hrku-'],
         "check": 'varied',
         "doc": _GL + 'heroku-api-key-v2',
@@ -109,7 +109,7 @@ FORMATS: list[dict[str, Any]] = [
     {
         "id": 'alibaba-cloud-access-key-id',
         "kind": 'Alibaba Cloud access key ID',
-        "regex": '(?<![A-Za-z0-9])LTAI[A-Za-z0-9]{20}(?![A-Za-z0-9])',
+        "regex": '(?<![A-Za-z0-9])LTAI(?:[A-Za-z0-9]{12}|[A-Za-z0-9]{20})(?![A-Za-z0-9])',
         "keywords": ['ltai'],
         "check": 'mixed',
         "doc": _GL + 'alibaba-access-key-id',
@@ -223,8 +223,8 @@ FORMATS: list[dict[str, Any]] = [
     {
         "id": 'new-relic-key',
         "kind": 'New Relic key',
-        "regex": '(?<![A-Za-z0-9_-])(?:NRAK-[A-Za-z0-9]{27}|NRII-[A-Za-z0-9-]{32})(?![A-Za-z0-9_-])',
-        "keywords": ['nrak-', 'nrii-'],
+        "regex": '(?<![A-Za-z0-9_-])(?:NRAK-[A-Za-z0-9]{27}|NRII-[A-Za-z0-9_-]{24,32}|NR(?:JS|BR)-[a-f0-9]{19})(?![A-Za-z0-9_-])',
+        "keywords": ['nrak-', 'nrii-', 'nrjs-', 'nrbr-'],
         "check": 'varied',
         "doc": _GL + 'new-relic-user-api-key',
     },
@@ -239,8 +239,8 @@ FORMATS: list[dict[str, Any]] = [
     {
         "id": 'postman-api-key',
         "kind": 'Postman API key',
-        "regex": '(?<![A-Za-z0-9_-])PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}(?![A-Za-z0-9_-])',
-        "keywords": ['pmak-'],
+        "regex": '(?<![A-Za-z0-9_-])(?:PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}|PMAT-[0-9A-Z]{26})(?![A-Za-z0-9_-])',
+        "keywords": ['pmak-', 'pmat-'],
         "check": 'varied',
         "doc": _GL + 'postman-api-token',
     },
@@ -255,7 +255,7 @@ FORMATS: list[dict[str, Any]] = [
     {
         "id": 'notion-token',
         "kind": 'Notion token',
-        "regex": '(?<![A-Za-z0-9_])(?:ntn_\\d{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43})(?![A-Za-z0-9])',
+        "regex": '(?<![A-Za-z0-9_])(?:ntn_[A-Za-z0-9]{46}|secret_[A-Za-z0-9]{43})(?![A-Za-z0-9])',
         "keywords": ['ntn_', 'secret_'],
         "check": 'mixed_case',
         "keyword_tails": {"secret_": r"[a-z0-9]{43}"},
@@ -558,7 +558,7 @@ _PREFIXED: list[tuple[str, str, str, list[str], str]] = [
      "https://developers.dropbox.com/oauth-guide"),
     ("netlify-token", "Netlify token", _L + r"nfp_[A-Za-z0-9]{36,40}" + _R, ["nfp_"],
      "https://docs.netlify.com/api/get-started/#authentication"),
-    ("supabase-token", "Supabase token", _L + r"(?:sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_-]{31,})"
+    ("supabase-token", "Supabase token", _L + r"(?:sbp_(?:v0_)?[a-f0-9]{40}|sb_secret_[A-Za-z0-9_-]{31,})"
      + _R, ["sbp_", "sb_secret_"], "https://supabase.com/docs/guides/api/api-keys"),
     ("tailscale-key", "Tailscale key", _L + r"tskey-(?:api|auth|client|scim|webhook)?-?"
      r"[A-Za-z0-9]{8,}-[A-Za-z0-9]{16,}" + _R, ["tskey-"], "https://tailscale.com/kb/1085/auth-keys"),

@@ -334,8 +334,11 @@ def _cli_extra(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
 _BARE_PROSE = (r"(?<![A-Za-z0-9_-])(?i:password|passphrase|passcode|passwd|pwd|pw|"
                + _FOREIGN_PASSWORD + r")\s+"
                r"(?P<s>[^\s`'\",;:()\[\]]{8,64})(?=$|[\s.,;)])")
-_PAIR_LABEL = (r"(?i:user(?:name)?|login)\s*/\s*(?i:pass(?:word)?|pwd|pw)\s*[:=]?\s*[`'\"]?"
-               r"[\w.@+-]{1,64}[`'\"]?\s*/\s*[`'\"]?(?P<s>[^\s`'\"]{4,128})")
+# user/pass: admin/X, and the documentation habit of labelling a pair "ID/PW" (also "ID PW",
+# "ID / PW :", "id/pass") before "user/X", "user // X", "user(X)", "user, X" or "user X"
+_PAIR_LABEL = (r"(?:(?i:user(?:name)?|login)\s*/|(?<![A-Za-z0-9])(?i:id)\s*(?:/|\s))\s*"
+               r"(?i:pass(?:word)?|pwd|pw)(?![A-Za-z])\s*(?:[:=(]|->)?\s*[`'\"]?"
+               r"[\w.@+-]{1,64}[`'\"]?(?:\s*(?:/{1,2}|\(|,)\s*|\s+)[`'\"]?(?P<s>[^\s`'\"()/]{4,128})")
 
 
 @check("token_prose")
@@ -435,7 +438,8 @@ STRUCTURAL: tuple[Rule, ...] = (
     Rule(
         "authorization-header", "Authorization header credential",
         r"(?i:\bauthorization)[\"'`]?\s*[:=]\s*[\"'`]?(?!(?i:basic|bearer)\b)"
-        r"(?:(?i:token|apikey|api-key|key|sso-key|digest|hmac|otoken|klaviyo-api-key|ssws)[ =])?"
+        r"(?:(?i:token|apikey|api-key|key|sso-key|digest|hmac|otoken|klaviyo-api-key|ssws|ntlm"
+        r"|negotiate)[ =])?"
         r"(?P<s>[A-Za-z0-9._~+/=:-]{16,4096})",
         keywords=("authorization",), keyword_tails=(("authorization", r"[\"'`]?\s*[:=]"),),
         group="s", check="token_value", priority=1,
@@ -454,10 +458,10 @@ STRUCTURAL: tuple[Rule, ...] = (
     ),
     Rule(
         "cli-password-option", "command-line credential",
-        r"(?:\s|^)(?:--?(?:password|passwd|pass|pwd|token|api-key|apikey|secret|auth-token"
+        r"(?:\s|^)(?:--?(?i:password|passwd|pass|pwd|token|api-key|apikey|secret|auth-token"
         r"|client-secret|storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass"
         r"|access-token|with-token\s*<<<)"
-        r"|--(?!no-)(?:[a-z0-9]+[-_]){1,3}(?:password|passwd|pass|pwd|token|secret|key)"
+        r"|--(?!no-)(?:[a-z0-9]+[-_]){1,3}(?:password|passwd|pass|pwd|token|secret|key|bearer)"
         r"|--(?:secret|access|api|private)[-_]key"
         r"|(?<=sshpass )-p|-P(?=\S{6}))(?:[ =]|(?<=sshpass -p))"  # sshpass(1): -pX, -p"X"
         r"(?P<s>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"']{1,128})",
@@ -465,10 +469,12 @@ STRUCTURAL: tuple[Rule, ...] = (
                   "storepass", "keypass", "--auth-token", "--with-token", "--client-secret",
                   "--access-token", "sshpass -p", "--"),
         keyword_tails=(("--", r"(?!no-)(?:[a-z0-9]+[-_]){1,3}(?:password|passwd|pass|pwd|token"
-                              r"|secret|key)[ =]|(?:secret|access|api|private)[-_]key[ =]"),),
+                              r"|secret|key|bearer)[ =]"
+                              r"|(?:secret|access|api|private)[-_]key[ =]"),),
         check="cli_value", priority=1,
         doc="mysql(1), keytool, sshpass(1), gh, vault CLI options; --db-password X, "
-            "--secret-key X, s3cmd --secret_key=X",
+            "--secret-key X, s3cmd --secret_key=X, curl(1) --oauth2-bearer X, PowerShell's "
+            "-Password X (parameter names ignore case)",
     ),
     Rule(
         "cli-user-then-p", "command-line credential",
@@ -670,11 +676,12 @@ STRUCTURAL: tuple[Rule, ...] = (
     ),
     Rule(
         "powershell-plain-secure-string", "password assignment",
-        r"(?i:ConvertTo-SecureString)\s+(?:-String\s+)?(?P<q>[\"'])(?P<s>[^\"'\n]{4,256})(?P=q)"
-        r"(?=[^\n]{0,40}-AsPlainText)",
+        r"(?i:ConvertTo-SecureString)\s+(?:-String\s+)?\\?(?P<q>[\"'])(?P<s>[^\"'\\\n]{4,256})"
+        r"\\?(?P=q)",
         keywords=("convertto-securestring",), group="s", check="pair_value", priority=1,
         doc="https://learn.microsoft.com/powershell/module/microsoft.powershell.security/"
-            "convertto-securestring (-AsPlainText: the password in clear)",
+            "convertto-securestring (with -AsPlainText the password in clear; without it an "
+            "encrypted standard string, which opens for its user or key)",
     ),
     Rule(
         "dockerfile-env", "secret assignment",
@@ -697,11 +704,12 @@ STRUCTURAL: tuple[Rule, ...] = (
         keywords=("identified", "credential(", "credentials(", "credential (", "authentication(",
                   "basicauth(", "plainauth(", "getconnection(", "login(", "login (", "auth(",
                   "auth=(", "auth = (", "auth =(", "auth= (", "password 0 ", ":*:", ":5432:",
-                  ":3306:"),
+                  ":3306:", "password(", "password (", "curlopt_"),
         keyword_tails=(("identified", r"\s+(?:with\s+\w+\s+)?by\s"),),
         check="code_form", priority=1,
-        doc="SQL IDENTIFIED BY; NetworkCredential/HTTPBasicAuth/PlainAuth(user, password) "
-            "calls; .pgpass lines (host:port:db:user:password); Cisco 'password 0'",
+        doc="SQL IDENTIFIED BY and PASSWORD('X'); NetworkCredential/HTTPBasicAuth/PlainAuth(user, "
+            "password) calls; .pgpass lines (host:port:db:user:password); Cisco 'password 0'; "
+            "libcurl's CURLOPT_USERPWD/CURLOPT_PASSWORD",
     ),
     Rule(
         "code-calls", "password assignment", CODE_CALLS,
@@ -749,9 +757,37 @@ STRUCTURAL: tuple[Rule, ...] = (
     ),
     Rule(
         "pair-label", "password assignment", _PAIR_LABEL,
-        keywords=("user/", "user /", "username/", "username /", "login/", "login /"),
+        keywords=("user/", "user /", "username/", "username /", "login/", "login /", "id/p",
+                  "id / p", "id p"),
+        keyword_tails=(("id p", r"(?:ass|wd|w)"),),
         group="s", check="pair_value", priority=1,
-        doc="user/pass: admin/s3cret, login / password = admin / s3cret",
+        doc="user/pass: admin/s3cret, login / password = admin / s3cret, ID/PW: admin/s3cret",
+    ),
+    Rule(
+        "shell-default", "password assignment",
+        r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]{0,60}):?[-=](?P<s>[^}\s\"'$]{4,256})\}",
+        keywords=("${",), keyword_tails=(("${", r"[a-z_][a-z0-9_]{0,60}:?[-=][^}\s\"'$]{4}"),),
+        check="named_default", priority=1,
+        doc="bash(1) parameter expansion ${NAME:-default}, as docker-compose files use it: "
+            "the default of a credential's variable is its value wherever the variable is unset",
+    ),
+    Rule(
+        "env-default", "password assignment",
+        r"(?:\bprocess\.env\.|\bimport\.meta\.env\.|\benviron(?:\.get)?\s*[(\[]\s*[\"']"
+        r"|\b[Gg]et[Ee]nv\s*\(\s*[\"']|\bENV\s*\[\s*[\"'])(?P<name>[A-Za-z_][A-Za-z0-9_]{0,60})"
+        r"[\"']?\s*[)\]]?\s*(?:\|\||\?\?|\?:|\bor\b)\s*(?P<s>\"[^\"\n]{4,256}\"|'[^'\n]{4,256}')",
+        keywords=("process.env.", "meta.env.", "environ", "getenv", "env["),
+        check="named_default", priority=1,
+        doc="a literal after an environment variable's read as its fallback: "
+            "process.env.X || 'v', os.environ.get('X') or 'v', System.getenv(\"X\") ?: \"v\"",
+    ),
+    Rule(
+        "rpm-define", "password assignment",
+        r"^\s*%(?:define|global)\s+(?P<name>[A-Za-z_][A-Za-z0-9_]{0,60})\s+(?P<s>[^\s%{][^\s]{3,255})"
+        r"\s*$",
+        keywords=("%define", "%global"), check="config_set", priority=1,
+        doc="https://rpm-software-management.github.io/rpm/manual/macros.html "
+            "(%define NAME VALUE in a spec file)",
     ),
     GENERATED_TOKEN,
     Rule(

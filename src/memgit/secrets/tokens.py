@@ -96,6 +96,9 @@ _DIGITS = b"0123456789"
 # mysql.user print it) is a run of 40 after a character that is none: this rule, which sees
 # every run, recognises it (https://dev.mysql.com/doc/refman/8.0/en/password-hashing.html)
 _UPPER_HEX = "0123456789ABCDEF"
+# Mailgun's private API keys since 2023: 32 hex, a hyphen, 8 hex, a hyphen, 8 hex (the older
+# ones are key-<32 hex>, a format record); no UUID or digest has this shape
+_MAILGUN_KEY = r"[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}"
 
 
 @check("generated_token")
@@ -111,6 +114,8 @@ def _generated_token(m: re.Match[str], text: str) -> tuple[int, int, str] | None
     quoted = before in ("\"", "'", "`") and after == before
     if before == "*" and len(token) == 40 and not token.strip(_UPPER_HEX):
         return start, end, "password hash"  # MySQL's PASSWORD(): "*", 40 upper-case hex
+    if len(token) == 50 and token[32] == "-" and V.rx(_MAILGUN_KEY).fullmatch(token):
+        return start, end, "API token"
     if before == ":" and not quoted:  # user:TOKEN, as in a credentials list or a URL's userinfo
         # scheme:word/... (memgit:observation/m-01...) is a URI's path, not user:TOKEN
         quoted = (V.rx(r"[a-z]+/").match(token) is None) and _user_before(text, start - 1)
