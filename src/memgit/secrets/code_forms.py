@@ -52,23 +52,28 @@ def _named_literal(m: re.Match[str]) -> tuple[int, int, str] | None:
     return start, start + len(val), kw_kind("", name)
 
 
+@check("config_set")
+def _config_set(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    """``set -x NAME VALUE``, ``%define NAME VALUE``: as ``ENV NAME value``."""
+    return _config_value(m)
+
+
 @check("named_default")
 def _named_default(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     """A default written for a credential's variable (``${NAME:-VALUE}``, ``getenv("NAME") or
     "VALUE"``): as ``config_set``, and a key's or token's default must look generated (a
     digit, or a token's shape): ``process.env.API_KEY || 'sk-anything'`` is a proxy's
     placeholder, a password's default is a password."""
-    found = _config_set(m, text)
+    found = _config_value(m)
     if found is None or "pass" in found[2]:
         return found
     val = text[found[0]:found[1]]
     return found if any(c.isdigit() for c in val) or V.token_like(val, 12) else None
 
 
-@check("config_set")
-def _config_set(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
-    """``set -x NAME VALUE``, ``%define NAME VALUE``: as ``ENV NAME value``; an unquoted word
-    of letters alone after the name is prose (``set API_TOKEN before running``)."""
+def _config_value(m: re.Match[str]) -> tuple[int, int, str] | None:
+    """A named literal, where an unquoted word of letters alone after the name is prose
+    (``set API_TOKEN before running``)."""
     val = m.group("s")
     if val[:1] not in "\"'" and val.isalpha():
         return None
