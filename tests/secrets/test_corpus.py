@@ -81,13 +81,13 @@ def _unpinned(what: str, name: str, recs: list[dict]) -> str:
     """A failure message that never quotes a line (a line may hold a credential): the
     count, and each line's origin except on the evaluation half, whose lines nobody
     tuning the rules may read (pin_floors.py writes the lists for review)."""
-    if name in ("evaluation", "heldout", "heldout-r6"):
+    if name in ("evaluation", "heldout", "heldout-r6", "heldout-r9"):
         return f"{len(recs)} {what} on the {name} set"
     return f"{len(recs)} {what}:\n" + "\n".join(r.get("origin", "?")[:160] for r in recs)
 
 
 @pytest.mark.parametrize("name", ["evaluation", "tuning", "independent", "regression",
-                                  "foreign-tuning", "foreign-r6-tuning"])
+                                  "foreign-tuning", "foreign-r6-tuning", "foreign-r9-tuning"])
 def test_pinned_recall_and_known_misses(name):
     pinned = PINNED[name]
     pos = [r for r in SETS[name] if r["label"] == "pos"]
@@ -99,7 +99,7 @@ def test_pinned_recall_and_known_misses(name):
 
 
 @pytest.mark.parametrize("name", ["evaluation", "tuning", "independent", "regression",
-                                  "foreign-tuning", "foreign-r6-tuning"])
+                                  "foreign-tuning", "foreign-r6-tuning", "foreign-r9-tuning"])
 def test_pinned_false_positives(name):
     pinned = PINNED[name]
     neg = [r for r in SETS[name] if r["label"] == "neg"]
@@ -123,9 +123,10 @@ def test_figure_of_record():
     assert (record["negatives"], len(record["false_positives"])) == (3697, 14)
 
 
-@pytest.mark.parametrize("name,shape", [("heldout", (83, 1011)), ("heldout-r6", (66, 2522))])
+@pytest.mark.parametrize("name,shape", [("heldout", (83, 1011)), ("heldout-r6", (66, 2522)),
+                                        ("heldout-r9", (204, 11710))])
 def test_heldout_thirds(name, shape):
-    """Rounds 5 and 6 (issue 29): the third of each round's new foreign material set aside
+    """Rounds 5, 6 and 9 (issue 29): the third of each round's new foreign material set aside
     by source unit before any detector of the round was written, measured once at the end
     (docs/security.md). Its lines are never printed, not even their origins: only the
     counts are pinned."""
@@ -143,7 +144,8 @@ def test_heldout_thirds(name, shape):
 
 
 @pytest.mark.parametrize("folder,names", [("foreign", ("foreign-tuning", "heldout")),
-                                          ("foreign_r6", ("foreign-r6-tuning", "heldout-r6"))])
+                                          ("foreign_r6", ("foreign-r6-tuning", "heldout-r6")),
+                                          ("foreign_r9", ("foreign-r9-tuning", "heldout-r9"))])
 def test_foreign_split_is_by_unit_and_fixed(folder, names):
     """Every unit is in one part, as units.json decided once (a fixed seed), a third held
     out; no line of the corpus or the independent set is among them."""

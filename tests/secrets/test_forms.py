@@ -295,6 +295,14 @@ FORMS = [
     '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',
     'sbp_v0_4f1e9a2c7b3d8e5f0a6c1b4d9e2f7a3c8b5d0e1f',
     'MAILGUN_KEY=9f3c2a1e7b5d4c8a6e0f2b4d6a8c0e1f-7a3b9c2d-4e5f6a7b',
+    'mot de passe du wifi : pxvBN603ka',
+    'Passwort für den Server: lkjUY814ma',
+    'Пароль от сервера: qwpZX275no',
+    'contraseña del servidor: bnmRE946qa',
+    'rzsTY508lk is the password for the test account',
+    '`Kq7RtZ2mWx9PbN4cVh8L` was my old API key',
+    'wifi: HomeNet / cvbNM317we',
+    'net user svc_backup mjuNH642bg /add',
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers
@@ -464,6 +472,14 @@ NOT_CREDENTIALS = [
     'LTAI5tRk2Wq9ZpXmQ7',
     '%define version 1.2.3',
     'New-LocalUser -Name svc -Password $cred.Password',
+    'the password of the day is great',
+    'hunter is the password?',
+    'This is the password policy',
+    'v2.3.1 is the current token format',
+    'net user bob /domain',
+    'net user bob * /add',
+    'const port = process.env.PORT || "8080"',
+    'Check the environment variables before deploying',
 ]
 
 

@@ -696,3 +696,20 @@ def test_overlap_resolution_matches_the_plain_definition(spans):
         if all(end <= s or start >= e for s, e, _k in plain):
             plain.append((start, end, kind))
     assert (_resolve(candidates) if candidates else []) == sorted(plain)
+
+
+@pytest.mark.parametrize("line,secret", [
+    (r'body = "{\"password\": \"wqeTR583zn\", \"user\": \"bob\"}"', "wqeTR583zn"),
+    (r'curl -d "{\"client_secret\":\"Hq7rT2xWv9LpQ3zK\"}" https://h/token', "Hq7rT2xWv9LpQ3zK"),
+    (r'log: {\"msg\": \"ok\", \"api_key\": \"Tq9vLm2Xw8Rb4Kp7\"}', "Tq9vLm2Xw8Rb4Kp7"),
+])
+def test_json_escaped_inside_a_string_is_read_and_its_span_is_the_lines(line, secret):
+    """engine._scan_unescaped: the line is read again without its \\" escapes; the finding's
+    span is mapped back onto the line as written."""
+    found = scan_text(line)
+    assert [line[f.start:f.end] for f in found] == [secret]
+
+
+@pytest.mark.parametrize("line", [r'say \"hi\" to \"bob\"', r'x = "a\\\\\"b"', '\\"' * 40])
+def test_escaped_quotes_alone_are_no_credential(line):
+    assert scan_text(line) == []

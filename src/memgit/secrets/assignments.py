@@ -114,6 +114,11 @@ _KW_CORE = (
 # readable pattern (no atomic group, the core unfactored) at every start of the corpus
 # lines and of random names.
 _NAME_END = r"(?![A-Za-z0-9])(?!_[A-Za-z0-9])"
+# what may stand between a credential word and its value's operator: "password for the NAS:",
+# and the same prepositions in the languages of _FOREIGN_WORDS ("mot de passe du wifi :",
+# "Passwort für den Server:", "Пароль от сервера:")
+_GAP_WORDS = ("for|of|on|für|fuer|von|vom|des|du|de|del|della|di|da|do|pour|para|per|van|voor"
+              "|för|от|для|dla")
 KW_RE = (
     r"(?<![A-Za-z0-9])"
     r"(?>(?P<name>"
@@ -129,7 +134,7 @@ KW_RE = (
     r"(?P<core>" + _KW_CORE + r")" + _KW_SUFFIX + r")"
     + _NAME_END + r")"
     r"[\"'`*_\]]*"
-    r"(?P<gap>\s*\([^()\n]{1,30}\)|\s+(?:for|of|on)\s+(?:the\s+)?[\w.@/-]{1,30}"
+    r"(?P<gap>\s*\([^()\n]{1,30}\)|\s+(?:" + _GAP_WORDS + r")\s+(?:the\s+)?[\w.@/-]{1,30}"
     r"(?:\s+[\w.@/-]{1,30}){0,2}" + _TYPE_GAP + r")?"
     r"[\"'`*_]*"
     r"(?P<op>\s*(?::=|=>|==|=|:|\uff1a|\||\u2192|->)\s*"
@@ -232,7 +237,7 @@ KW_TRIGGER = (
     r"(?:pass|pwd|pw|secret|token|key|cred|sid|auth|licen|hash|salt|sig|pat|pin|jwt|cookie"
     r"|session|otp|hmac|bearer|psk|pre[ _-]?shared|" + _FOREIGN_PASSWORD + ")"
     r"[a-z0-9_.-]{0,40}[\"'`*_\]]{0,4}"
-    r"(?:\s*\([^()\n]{1,30}\)|\s+(?:for|of|on)\s+(?:the\s+)?[\w.@/-]{1,30}"
+    r"(?:\s*\([^()\n]{1,30}\)|\s+(?:" + _GAP_WORDS + r")\s+(?:the\s+)?[\w.@/-]{1,30}"
     r"(?:\s+[\w.@/-]{1,30}){0,2}" + _TYPE_GAP + ")?"
     r"[\"'`*_]*"
     r"(?:\s*(?:[:=|\uff1a]|\u2192|->)|\s+(?:is|was|are|were|=|ist|est|es|é|è|är|er|jest|lautet)\s"
@@ -242,8 +247,8 @@ KW_TRIGGER = (
 # What must follow a keyword for the prefilter to dispatch the rule: a cheap superset of
 # KW_TRIGGER's tail (the rule's trigger then finds the exact places).
 _KW_TAIL = (r"[a-z0-9_.\"'`*\]-]{0,44}\s*(?:[:=|(>,\u2192\uff1a是为為는은は-]"
-            r"|(?:is|was|are|were|for|of|on|ist|est|es|é|è|är|er|jest|lautet|has|had|changed|set|reset"
-            r"|updated|rotated)\s|(?:string|str|&str)\s*=)")
+            r"|(?:is|was|are|were|ist|est|es|é|è|är|er|jest|lautet|has|had|changed|set|reset"
+            r"|updated|rotated|" + _GAP_WORDS + r")\s|(?:string|str|&str)\s*=)")
 _KW_ANCHORS = (*(w for w in _FOREIGN_WORDS if "pass" not in w), "psk", "preshared", "pre-shared",
                "pre_shared", "pre shared", "pass", "pwd", "pw", "secret",
                "token", "key", "credential", "creds", "sid", "auth",

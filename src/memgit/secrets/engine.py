@@ -433,7 +433,7 @@ def scan(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
     lowered = text.lower()
     selected = _select(text, lowered, comp)
     if not selected:
-        return []
+        return _scan_unescaped(text, comp) if "\\" in text and '\\"' in text else []
     candidates: list[tuple[int, int, int, str]] = []  # priority, start, end, kind
     order = sorted(selected, key=_RANK) if len(selected) > 1 else selected
     is_placeholder = V.is_placeholder
@@ -473,9 +473,28 @@ def scan(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
                 continue
             candidates.append((prio, start, end, kind))
     if not candidates:
-        return []
+        return _scan_unescaped(text, comp) if "\\" in text and '\\"' in text else []
     candidates.sort()
     return _resolve(candidates)
+
+
+def _scan_unescaped(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
+    """A line that quotes with ``\\"`` (JSON inside a string: a ``curl -d`` body, a log's
+    escaped payload, ``"{\\"password\\": \\"X\\"}"``) read once more with those backslashes
+    removed, its spans mapped back onto the line. Only a line where nothing was found
+    comes here, and only with a backslash in it (the callers test for one character
+    first, a search cheaper than the two characters', and most lines have none)."""
+    plain = text.replace('\\"', '"')
+    found = scan(plain, comp)  # plain is shorter than text: the recursion ends
+    if not found:
+        return []
+    removed: list[int] = []  # where, in ``plain``, each quote that lost its backslash is
+    i = text.find('\\"')
+    while i >= 0:
+        removed.append(i - len(removed))
+        i = text.find('\\"', i + 2)
+    return [(s + bisect_right(removed, s), e + bisect_right(removed, e - 1), k)
+            for s, e, k in found]
 
 
 def _resolve(candidates: list[tuple[int, int, int, str]]) -> list[tuple[int, int, str]]:

@@ -152,6 +152,19 @@ def _login_pair(m: re.Match[str], text: str) -> bool:
     return bool(_pair_value(m, text))
 
 
+@check("value_first")
+def _value_first(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    """``X is the password`` (matched at "the password"): the value is the token just
+    before "is"/"was", and it must look generated, as ``pair_value`` judges."""
+    before = V.rx(_VALUE_BEFORE).search(text, max(0, m.start() - 150), m.start())
+    if before is None:
+        return None
+    val = before.group(1).rstrip(".,;:)")
+    if not V.looks_random(val) or V.is_reference(val):
+        return None
+    return before.start(1), before.start(1) + len(val), "password assignment"
+
+
 @check("appsetting")
 def _appsetting(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     val = m.group("s")
@@ -283,7 +296,8 @@ _CLI_EXTRA = (
     r"|echo\s+(?:-[ne]\s+)*(?P<p>\"[^\"\n]{4,128}\"|'[^'\n]{4,128}'|[^\s\"'|]{4,128})\s*\|\s*"
     r"sudo\s+(?:-\w+\s+)*-\w*S\w*\b"
     # neo4j-admin; doctl; unrar/rar -pX; PuTTY's plink/pscp/psftp -pw; FreeRDP /p:;
-    # net use's password before /user:; Net-SNMP v3's -A (auth) and -X (privacy)
+    # net use's password before /user:, net user NAME PASSWORD /add; Net-SNMP v3's -A (auth)
+    # and -X (privacy)
     # passphrases; wpa_passphrase SSID PASSPHRASE
     r"|set-initial-password\s+(?P<q>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"']{1,128})"
     r"|doctl\s+auth\s+init\b[^\n]{0,80}?\s(?:-t|--access-token)[ =](?P<r>[^\s\"']{20,128})"
@@ -294,6 +308,7 @@ _CLI_EXTRA = (
     r"|(?:xfreerdp|wfreerdp|sdl-freerdp)\b[^\n]{0,200}?\s/p:"
     r"(?P<v>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"']{1,128})"
     r"|net\s+use\s+(?:[A-Za-z*]:\s+)?\\\\\S+\s+(?P<w>[^\s/*\"']\S{3,127})(?=\s+/user:)"
+    r"|net\s+user\s+[^\s/]+\s+(?P<aa>[^\s/*\"']\S{3,127})(?=\s+/(?:add|domain|active|y)\b)"
     r"|snmp(?:walk|get|set|bulkwalk|bulkget|getnext|trap|inform|table|status|df|netstat|usm"
     r"|delta)\b[^\n]{0,200}?\s-[AX]\s+(?P<x>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"']{1,128})"
     r"|wpa_passphrase\s+(?:\"[^\"\n]+\"|'[^'\n]+'|\S+)\s+"
@@ -311,7 +326,8 @@ _CLI_EXTRA = (
 )
 _CLI_EXTRA_KEYWORDS = ("redis-cli", "--password-stdin", "--stdin", "chpasswd", "openssl",
                        "htpasswd", "ldap", "smbclient", "rpcclient", "smbmap", "smbget",
-                       "mount.cifs", "rabbitmqctl", "lftp", "net use", "sqlplus", "sqlldr",
+                       "mount.cifs", "rabbitmqctl", "lftp", "net use", "net user", "sqlplus",
+                       "sqlldr",
                        "expdp", "impdp", "rman", "dgmgrl", "jdbc:oracle:", " -p ", "mc alias",
                        "mc config host", "vault login", "| sudo", "|sudo",
                        "set-initial-password", "doctl", "unrar", "rar ", "plink", "pscp", "psftp",
@@ -334,6 +350,30 @@ def _cli_extra(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
 _BARE_PROSE = (r"(?<![A-Za-z0-9_-])(?i:password|passphrase|passcode|passwd|pwd|pw|"
                + _FOREIGN_PASSWORD + r")\s+"
                r"(?P<s>[^\s`'\",;:()\[\]]{8,64})(?=$|[\s.,;)])")
+# a read of an environment variable, and what must follow each for env-default to run: the
+# variable's name, then a fallback operator (most reads in notes have none)
+_ENV_READS = ("process.env.", "meta.env.", "environ.get", "getenv", "environ[", "env[")
+_ENV_FALLBACK = r"\s*(?:\|\||\?\?|\?:|or\s)"
+_ENV_DEFAULT_TAILS = {
+    ".": r"[a-z0-9_]{1,60}" + _ENV_FALLBACK,
+    "t": r"\s*\(\s*[\"'][a-z0-9_]{1,60}[\"']\s*\)" + _ENV_FALLBACK,
+    "v": r"\s*\(\s*[\"'][a-z0-9_]{1,60}[\"']\s*\)" + _ENV_FALLBACK,
+    "[": r"\s*[\"'][a-z0-9_]{1,60}[\"']\s*\]" + _ENV_FALLBACK,
+}
+# prose that states the value before naming it: "X is the password for ...", "`X` was my old
+# API key"; the value must look generated (pair_value), a word before "is the password" passes
+# (matched where its keyword starts, "the password"; the value is looked for before it)
+_VALUE_FIRST = (r"(?i:(?:the|my|our|your)\s+)?(?i:(?:new|current|old|actual)\s+)?"
+                r"(?i:password|passphrase|passcode|passwd|pwd|pw|api[ _-]?key|access[ _-]?token"
+                r"|token|secret)(?![A-Za-z])")
+_VALUE_BEFORE = (r"(?:^|[\s(])[`'\"]?([^\s`'\"]{6,128})[`'\"]?\s+(?i:is|was)\s+"
+                 r"(?:(?i:the|my|our|your)\s+)?$")
+# (the credential word with what precedes it: "is the " alone is in most lines of prose)
+_VALUE_FIRST_KEYWORDS = tuple(f"{d} {w}" for d in ("the", "my", "our", "your", "new", "current",
+                                                     "old", "actual")
+                              for w in ("pass", "pw", "api", "access", "token", "secret"))
+_VALUE_FIRST_TAIL = r"|".join(("(?<=pass)", "(?<=pw)d?(?![a-z])", "(?<=api)[ _-]?key",
+                               "(?<=access)[ _-]?token", "(?<=token)", "(?<=secret)"))
 # user/pass: admin/X, and the documentation habit of labelling a pair "ID/PW" (also "ID PW",
 # "ID / PW :", "id/pass") before "user/X", "user // X", "user(X)", "user, X" or "user X"
 _PAIR_LABEL = (r"(?:(?i:user(?:name)?|login)\s*/|(?<![A-Za-z0-9])(?i:id)\s*(?:/|\s))\s*"
@@ -381,9 +421,9 @@ _SET_TAIL = (r"\s*(?:-[a-z]{1,4}\s+)*[\w.:/@-]{0,80}?(?:pass|pwd|secret|token|ap
 # accounts that exist by default or by convention (databases' superusers, images' users)
 _ADMIN_USERS = ("admin|administrator|root|sa|postgres|guest|ubuntu|pi|elastic|jenkins|superuser"
                 "|sysadmin|ec2-user|centos|oracle|tomcat|rabbitmq|minio|grafana|kibana")
-_PAIR_WORDS = ("login", "credential", "creds", "user", "account", "zugangsdaten",
-               "anmeldedaten", "identifiants", "credenciales", "credenciais", "inloggegevens",
-               "credenziali")
+_PAIR_WORDS = ("login", "credential", "creds", "user", "account", "wifi", "wi-fi", "wlan",
+               "zugangsdaten", "anmeldedaten", "identifiants", "credenciales", "credenciais",
+               "inloggegevens", "credenziali")
 
 STRUCTURAL: tuple[Rule, ...] = (
     Rule(
@@ -485,7 +525,7 @@ STRUCTURAL: tuple[Rule, ...] = (
     ),
     Rule(
         "login-pair", "password assignment",
-        r"(?<![A-Za-z0-9])(?i:login|credentials?|creds|user(?:name)?|account|zugangsdaten"
+        r"(?<![A-Za-z0-9])(?i:login|credentials?|creds|user(?:name)?|account|wi-?fi|wlan|zugangsdaten"
         r"|anmeldedaten|identifiants|credenciales|credenciais|inloggegevens|credenziali)(?![A-Za-z])"
         r"[*_`]*(?:\s+(?i:are|is))?"  # **Creds**: u / X, creds are u / X
         r"\s*[:=]?\s*[`'\"]?[\w.@+-]{1,64}[`'\"]?"
@@ -756,6 +796,14 @@ STRUCTURAL: tuple[Rule, ...] = (
         doc="prose without an operator: use password X to log in",
     ),
     Rule(
+        "value-first-prose", "password assignment", _VALUE_FIRST,
+        keywords=_VALUE_FIRST_KEYWORDS,
+        keyword_tails=tuple((k, _VALUE_FIRST_TAIL) for k in _VALUE_FIRST_KEYWORDS
+                            if not k.endswith(("pass", "token", "secret"))),
+        locate="at", check="value_first", priority=2,
+        doc="prose that names the value first: X is the password for the test account",
+    ),
+    Rule(
         "pair-label", "password assignment", _PAIR_LABEL,
         keywords=("user/", "user /", "username/", "username /", "login/", "login /", "id/p",
                   "id / p", "id p"),
@@ -776,7 +824,8 @@ STRUCTURAL: tuple[Rule, ...] = (
         r"(?:\bprocess\.env\.|\bimport\.meta\.env\.|\benviron(?:\.get)?\s*[(\[]\s*[\"']"
         r"|\b[Gg]et[Ee]nv\s*\(\s*[\"']|\bENV\s*\[\s*[\"'])(?P<name>[A-Za-z_][A-Za-z0-9_]{0,60})"
         r"[\"']?\s*[)\]]?\s*(?:\|\||\?\?|\?:|\bor\b)\s*(?P<s>\"[^\"\n]{4,256}\"|'[^'\n]{4,256}')",
-        keywords=("process.env.", "meta.env.", "environ", "getenv", "env["),
+        keywords=_ENV_READS,
+        keyword_tails=tuple((k, _ENV_DEFAULT_TAILS[k[-1]]) for k in _ENV_READS),
         check="named_default", priority=1,
         doc="a literal after an environment variable's read as its fallback: "
             "process.env.X || 'v', os.environ.get('X') or 'v', System.getenv(\"X\") ?: \"v\"",
