@@ -40,6 +40,7 @@ def test_the_core_is_the_readable_core_factored():
     assert "(?P<core>" + assignments._KW_CORE + ")" in assignments.KW_RE
     assert READABLE.pattern.count("(?>") == 0 and assignments.KW_RE.count("(?>") == 1
     assert factor_alternation(assignments._KW_CORE_READABLE) == assignments._KW_CORE
+    assert factor_alternation(assignments._GAP_WORDS_READABLE) == assignments._GAP_WORDS
 
 
 def test_the_rule_runs_the_spelled_pattern_without_the_flag():

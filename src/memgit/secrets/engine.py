@@ -433,7 +433,7 @@ def scan(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
     lowered = text.lower()
     selected = _select(text, lowered, comp)
     if not selected:
-        return _scan_unescaped(text, comp) if "\\" in text and '\\"' in text else []
+        return []
     candidates: list[tuple[int, int, int, str]] = []  # priority, start, end, kind
     order = sorted(selected, key=_RANK) if len(selected) > 1 else selected
     is_placeholder = V.is_placeholder
@@ -473,17 +473,16 @@ def scan(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
                 continue
             candidates.append((prio, start, end, kind))
     if not candidates:
-        return _scan_unescaped(text, comp) if "\\" in text and '\\"' in text else []
+        return []
     candidates.sort()
     return _resolve(candidates)
 
 
-def _scan_unescaped(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
+def scan_unescaped(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
     """A line that quotes with ``\\"`` (JSON inside a string: a ``curl -d`` body, a log's
     escaped payload, ``"{\\"password\\": \\"X\\"}"``) read once more with those backslashes
-    removed, its spans mapped back onto the line. Only a line where nothing was found
-    comes here, and only with a backslash in it (the callers test for one character
-    first, a search cheaper than the two characters', and most lines have none)."""
+    removed, its spans mapped back onto the line (the ``escaped-quotes`` rule's check: the
+    prefilter sends only the lines that hold ``\\"``)."""
     plain = text.replace('\\"', '"')
     found = scan(plain, comp)  # plain is shorter than text: the recursion ends
     if not found:

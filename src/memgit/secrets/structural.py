@@ -165,6 +165,17 @@ def _value_first(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     return before.start(1), before.start(1) + len(val), "password assignment"
 
 
+@check("escaped_quotes")
+def _escaped_quotes(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    """The line read again with its ``\\"`` escapes removed (``engine.scan_unescaped``), by
+    the built-in rules: the first finding, its span on the line as written."""
+    from . import _comp
+    from .engine import scan_unescaped
+
+    found = scan_unescaped(text, _comp(()))
+    return found[0] if found else None
+
+
 @check("appsetting")
 def _appsetting(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     val = m.group("s")
@@ -839,6 +850,12 @@ STRUCTURAL: tuple[Rule, ...] = (
             "(%define NAME VALUE in a spec file)",
     ),
     GENERATED_TOKEN,
+    Rule(
+        "escaped-quotes", "password assignment", r'(?s)\A.*?\\"',
+        keywords=('\\"',), check="escaped_quotes", priority=1,
+        doc="JSON quoted inside a string: curl -d \"{\\\"password\\\": \\\"X\\\"}\", "
+            "a log's payload",
+    ),
     Rule(
         "table-cell", "password in a table",
         r"\|[ \t]*`?(?P<s>[^\s|`]{10,64})`?[ \t]*(?=\|)",
