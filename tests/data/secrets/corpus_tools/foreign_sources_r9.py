@@ -37,6 +37,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -66,7 +67,7 @@ def _is_text(repo: str, path: str) -> bool:
     """A file of text: UTF-8 without NUL bytes (its bytes are read, not its lines)."""
     try:
         data = r5._git(repo, "show", "HEAD:" + path)
-    except Exception:  # noqa: BLE001 - a path git cannot show is no unit
+    except subprocess.CalledProcessError:  # a path git cannot show is no unit
         return False
     if b"\0" in data:
         return False
