@@ -238,6 +238,20 @@ def sscp_file(unit: str, path: str) -> Iterator[dict]:
         yield from label6(line.rstrip("\r"), common, "scanner fixture")
 
 
+def key_block_free_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(1-based number, line without its CR) of each line of ``text`` that is not inside a
+    private key's block: a block's body is one key, its header line stands for it."""
+    in_pem = False
+    for number, raw in enumerate(text.split("\n"), 1):
+        line = raw.rstrip("\r")
+        if "-----BEGIN" in line:
+            in_pem = "-----END" not in line
+        elif in_pem:
+            in_pem = "-----END" not in line
+            continue
+        yield number, line
+
+
 # ---- trivy --------------------------------------------------------------------------
 
 def _trivy_matches() -> list[tuple[str, str, int]]:
@@ -261,16 +275,9 @@ def trivy(unit: str, path: str) -> Iterator[dict]:
     if text is None:
         return
     matches = _trivy_matches()
-    in_pem = False
-    for number, raw in enumerate(text.split("\n"), 1):
-        line = raw.rstrip("\r")
+    for number, line in key_block_free_lines(text):
         common = {"source": "trivy secret fixtures", "unit": unit,
                   "origin": f"{TRIVY}@{commit}:{path}:{number}"}
-        if "-----BEGIN" in line:
-            in_pem = "-----END" not in line
-        elif in_pem:
-            in_pem = "-----END" not in line
-            continue
         hit = next(((pre, n) for pre, suf, n in matches
                     if len(line) == len(pre) + n + len(suf) and line.startswith(pre)
                     and line.endswith(suf) and (pre or suf)), None)
@@ -312,14 +319,7 @@ def policy_files(repo: str, unit: str, paths: list[str], source: str) -> Iterato
         text = r5._text(repo, path)
         if text is None:
             continue
-        in_pem = False
-        for number, raw in enumerate(text.split("\n"), 1):
-            line = raw.rstrip("\r")
-            if "-----BEGIN" in line:
-                in_pem = "-----END" not in line
-            elif in_pem:
-                in_pem = "-----END" not in line
-                continue
+        for number, line in key_block_free_lines(text):
             common = {"source": source, "unit": unit,
                       "origin": f"{repo}@{commit}:{path}:{number}"}
             yield from label6(line, common, "scanner fixture")

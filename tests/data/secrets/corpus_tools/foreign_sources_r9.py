@@ -111,16 +111,9 @@ def credsweeper(unit: str, path: str) -> Iterator[dict]:
     if text is None:
         return
     found = _findings()
-    in_pem = False
-    for number, raw in enumerate(text.split("\n"), 1):
-        line = raw.rstrip("\r")
+    for number, line in r6.key_block_free_lines(text):
         common = {"source": "CredSweeper samples", "unit": unit,
                   "origin": f"{CREDSWEEPER}@{commit}:{path}:{number}"}
-        if "-----BEGIN" in line:
-            in_pem = "-----END" not in line
-        elif in_pem:
-            in_pem = "-----END" not in line
-            continue  # a key block's body: part of one key
         hits = found.get((path, number), [])
         if any(rule.startswith(_KEY_BLOCK) for rule, _ in hits):
             if "-----BEGIN" in line:
