@@ -29,6 +29,9 @@ from .values import trie_regex
 # original line, each starting with a rare character (S, A, '.', ':'). Each holds a run of
 # 20 token characters, so a line without one (RUN_SHAPE, most lines of notes) skips it.
 RUN_SHAPE = r"[A-Za-z0-9_+/=.~-]{20}"
+# The rule whose keyword (\") marks a line quoting with escapes (JSON inside a string): where
+# no rule found anything on such a line, scan reads it again unescaped (scan_unescaped)
+ESCAPED_QUOTES = "escaped-quotes"
 SHAPE_TRIGGER = (
     r"SK[0-9a-fA-F]{32}|AC[0-9a-f]{32}"
     r"|\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27}"
@@ -205,10 +208,11 @@ _Shape = tuple[_Lazy, tuple[_Entry, ...], bytes | None]
 
 
 class Compiled:
-    __slots__ = ("finder", "find", "table", "gated", "ungated", "always", "keywords")
+    __slots__ = ("finder", "find", "table", "gated", "ungated", "always", "keywords", "escaped")
 
     def __init__(self, finder: Any, table: list[_Kw], shapes: list[tuple[str, tuple[_Entry, ...]]],
-                 always: tuple[_Entry, ...], keywords: list[str] | None = None):
+                 always: tuple[_Entry, ...], keywords: list[str] | None = None,
+                 escaped: _Entry | None = None):
         self.finder = finder
         self.find: Any = finder.find if finder is not None else None  # find(lowered, True)
         self.keywords = keywords or []  # for the DFA (_to_dfa)
@@ -217,6 +221,7 @@ class Compiled:
         self.ungated = tuple(_shape(k, es) for k, es in shapes
                              if k not in (SHAPE_TRIGGER, RUN_SHAPE))
         self.always = always
+        self.escaped = escaped
 
 
 def compile_rules(rules: Sequence[Rule]) -> Compiled:
@@ -249,6 +254,7 @@ def compile_rules(rules: Sequence[Rule]) -> Compiled:
         shapes=[(SHAPE_TRIGGER if k == "default" else k, tuple(shapes[k])) for k in sorted(shapes)],
         always=tuple(e for e in entries if not e.rule.keywords and not e.rule.shape),
         keywords=keywords,
+        escaped=next((e for e in entries if e.rule.id == ESCAPED_QUOTES), None),
     )
 
 
@@ -473,7 +479,7 @@ def scan(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
                 continue
             candidates.append((prio, start, end, kind))
     if not candidates:
-        return []
+        return scan_unescaped(text, comp) if comp.escaped in selected else []
     candidates.sort()
     return _resolve(candidates)
 
@@ -481,8 +487,8 @@ def scan(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
 def scan_unescaped(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
     """A line that quotes with ``\\"`` (JSON inside a string: a ``curl -d`` body, a log's
     escaped payload, ``"{\\"password\\": \\"X\\"}"``) read once more with those backslashes
-    removed, its spans mapped back onto the line (the ``escaped-quotes`` rule's check: the
-    prefilter sends only the lines that hold ``\\"``)."""
+    removed, its spans mapped back onto the line. ``scan`` calls it where nothing was found
+    and the prefilter marked the line (the ``escaped-quotes`` rule's keyword is ``\\"``)."""
     plain = text.replace('\\"', '"')
     found = scan(plain, comp)  # plain is shorter than text: the recursion ends
     if not found:

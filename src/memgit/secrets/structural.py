@@ -1,11 +1,11 @@
 """Structural detectors: credentials recognised by their surroundings, not a prefix.
 
-Passwords in URLs and connection strings, credentials on command lines,
-Authorization headers, crypt/bcrypt/argon2 hashes, PEM blocks and base64-encoded
-PEM or ``user:pass``, XML elements, netrc lines, seed phrases, passwords in
-prose and tables; and the list of every structural rule. Three families have
-modules of their own: keyword assignments (``assignments``), credentials named in
-code and configuration syntax (``code_forms``) and generated tokens (``tokens``).
+Passwords in URLs and connection strings, Authorization headers, crypt/bcrypt/argon2
+hashes, PEM blocks and base64-encoded PEM or ``user:pass``, XML elements, netrc lines,
+seed phrases, passwords in prose and tables; and the list of every structural rule. Four
+families have modules of their own: keyword assignments (``assignments``), credentials named in
+code and configuration syntax (``code_forms``), credentials on command lines
+(``command_lines``) and generated tokens (``tokens``).
 Markdown emphasis, code spans and link syntax around a label or a value do not hide
 it (``- **Password:** X``).
 """
@@ -23,6 +23,8 @@ from .assignments import (
     kw_kind,
 )
 from .code_forms import CODE_CALLS, CODE_FORMS, NAMED_VALUE
+from .command_lines import COMMAND_LINES
+from .engine import ESCAPED_QUOTES
 from .rules import Rule, check
 from .tokens import GENERATED_TOKEN
 
@@ -69,26 +71,6 @@ def _token_value(m: re.Match[str], text: str) -> bool:
     has_digit = any(c.isdigit() for c in s)
     has_alpha = any(c.isalpha() for c in s)
     return (has_digit and has_alpha) or (len(s) >= 20 and V.entropy(s) >= 3.5)
-
-
-@check("cli_value")
-def _cli_value(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
-    val = m.group("s").strip("\"'")
-    start = m.start("s") + m.group("s").index(val) if val else m.start("s")
-    if (len(val) < 4 or V.is_boring(val) or val.startswith(("-", "(")) or
-            V.self_describing(val.lower())):
-        return None
-    if val.isalpha() and val.islower() and len(val) < 8:
-        return None  # mysql -p mydb? `-p` then a word: too often a database name
-    return start, start + len(val), "command-line credential"
-
-
-@check("cli_user_pass")
-def _cli_user_pass(m: re.Match[str], text: str) -> bool:
-    pw = m.group("s").strip("\"'")
-    if pw.endswith(">") or "<" in m.group(0) or len(set(pw)) <= 2:
-        return False  # <user:password>, xxx:yyy
-    return len(pw) >= 3 and not V.is_placeholder(pw) and not V.is_reference(pw)
 
 
 @check("table_cell")
@@ -163,17 +145,6 @@ def _value_first(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     if not V.looks_random(val) or V.is_reference(val):
         return None
     return before.start(1), before.start(1) + len(val), "password assignment"
-
-
-@check("escaped_quotes")
-def _escaped_quotes(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
-    """The line read again with its ``\\"`` escapes removed (``engine.scan_unescaped``), by
-    the built-in rules: the first finding, its span on the line as written."""
-    from . import _comp
-    from .engine import scan_unescaped
-
-    found = scan_unescaped(text, _comp(()))
-    return found[0] if found else None
 
 
 @check("appsetting")
@@ -282,82 +253,6 @@ _CODE_SPAN_KEYWORDS = ("password", "passphrase", "passcode", "passwd", "pwd", "s
 
 
 
-# command lines whose credential option the generic ones miss, from each tool's manual
-_CLI_EXTRA = (
-    r"\b(?:redis-cli\b[^\n]{0,120}?\s(?:-a|--pass)\s+(?P<a>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"']{1,128})"
-    r"|echo\s+(?P<b>\"[^\"\n]{4,128}\"|'[^'\n]{4,128}'|[^\s\"'|]{4,128})\s*\|\s*"
-    r"(?:sudo\s+)?[\w.-]{2,20}\s[^\n|]{0,120}?(?:--password-stdin|--stdin\b|chpasswd)"
-    r"|openssl\b[^\n]{0,160}?\s-(?:pass(?:in|out)?\s+(?:pass|env):|k\s+)(?P<c>[^\s\"']{1,128})"
-    r"|htpasswd\s+(?:-[a-zA-Z]+\s+)*-[a-zA-Z]*b[a-zA-Z]*\s+(?:-[a-zA-Z]+\s+)*\S+\s+\S+\s+(?P<d>\S{1,128})"
-    r"|ldap(?:search|modify|add|delete|whoami|passwd|compare|modrdn|exop)\b[^\n]{0,160}?\s-w\s+"
-    r"(?P<e>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"']{1,128})"
-    r"|(?:smbclient|rpcclient|smbmap|smbget|mount\.cifs)\b[^\n]{0,160}?(?:-U\s*|--user=|user=)"
-    r"[^\s%]{1,64}%(?P<f>[^\s\"']{1,128})"
-    r"|rabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+(?P<g>\"[^\"]{1,128}\"|'[^']{1,128}'|\S{1,128})"
-    r"|lftp\b[^\n]{0,80}?\s-u\s+[^\s,]{1,64},(?P<h>[^\s\"']{1,128})"
-    r"|net\s+use\b[^\n]{0,160}?/user:\S{1,64}\s+(?P<i>[^\s/]\S{0,127})"
-    r"|(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)\s+(?:-\w+\s+)*(?!/)[\w$#.]{1,64}/(?P<j>[^\s@/\\]{1,128})"
-    r"(?=@|\s|$)"
-    r"|jdbc:oracle:\w+:[\w$#.]{1,64}/(?P<k>[^\s@/]{1,128})@"
-    r"|mc\s+(?:alias\s+set|config\s+host\s+add)\s+\S+\s+\S+\s+\S+\s+(?P<m>[^\s\"']{8,128})"
-    r"|vault\s+login\s+(?:-\S+\s+)*(?P<n>(?!-)[^\s=\"']{20,128})(?=\s|$)"
-    # chpasswd(8) reads user:password lines; sudo(8) -S reads the password from stdin
-    r"|echo\s+(?:-[ne]\s+)*[\"']?[\w.@-]{1,64}:(?P<o>[^\s\"'|:]{4,128})[\"']?\s*\|\s*(?:sudo\s+)?"
-    r"chpasswd\b"
-    r"|echo\s+(?:-[ne]\s+)*(?P<p>\"[^\"\n]{4,128}\"|'[^'\n]{4,128}'|[^\s\"'|]{4,128})\s*\|\s*"
-    r"sudo\s+(?:-\w+\s+)*-\w*S\w*\b"
-    # neo4j-admin; doctl; unrar/rar -pX; PuTTY's plink/pscp/psftp -pw; FreeRDP /p:;
-    # net use's password before /user:, net user NAME PASSWORD /add; Net-SNMP v3's -A (auth)
-    # and -X (privacy)
-    # passphrases; wpa_passphrase SSID PASSPHRASE
-    r"|set-initial-password\s+(?P<q>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"']{1,128})"
-    r"|doctl\s+auth\s+init\b[^\n]{0,80}?\s(?:-t|--access-token)[ =](?P<r>[^\s\"']{20,128})"
-    r"|(?:unrar|rar)\s+[a-z]\b[^\n|;&]{0,80}?\s-p(?P<t>[^\s\"'-][^\s]{3,127}|\"[^\"\n]{4,128}\""
-    r"|'[^'\n]{4,128}')"
-    r"|(?:plink|pscp|psftp)(?:\.exe)?\b[^\n|;&]{0,160}?\s-pw\s+"
-    r"(?P<u>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"']{1,128})"
-    r"|(?:xfreerdp|wfreerdp|sdl-freerdp)\b[^\n]{0,200}?\s/p:"
-    r"(?P<v>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"']{1,128})"
-    r"|net\s+use\s+(?:[A-Za-z*]:\s+)?\\\\\S+\s+(?P<w>[^\s/*\"']\S{3,127})(?=\s+/user:)"
-    r"|net\s+user\s+[^\s/]+\s+(?P<aa>[^\s/*\"']\S{3,127})(?=\s+/(?:add|domain|active|y)\b)"
-    r"|snmp(?:walk|get|set|bulkwalk|bulkget|getnext|trap|inform|table|status|df|netstat|usm"
-    r"|delta)\b[^\n]{0,200}?\s-[AX]\s+(?P<x>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"']{1,128})"
-    r"|wpa_passphrase\s+(?:\"[^\"\n]+\"|'[^'\n]+'|\S+)\s+"
-    r"(?P<y>\"[^\"\n]{8,63}\"|'[^'\n]{8,63}'|[^\s\"']{8,63}))"
-    # a user name option, then -P: where a -u can start, no \b alternative above can
-    # (a space or the line's start before a '-', against a word's first letter), so it
-    # comes last, and the alternatives above share one \b (tested once a place)
-    r"|(?:\s|^)(?:-u|-U|--username|--user)[ =]\S{1,64}"
-    r"(?:\s+-{1,2}[A-Za-z][\w-]*(?:[ =](?!-)\S+)?){0,4}?"
-    r"\s+-P[ =](?P<l>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"'-][^\s\"']{0,127})"
-    # a Java system property or a Gradle project property that names a credential:
-    # mvn -Dpassword=X, java -Ddb.password=X, gradle -PmavenPassword=X
-    r"|(?:\s|^)-[DP][\w.-]{0,60}(?i:password|passwd|secret|token|api[._-]?key|credentials?)"
-    r"[\w.-]{0,30}=(?P<z>\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"']{1,256})"
-)
-_CLI_EXTRA_KEYWORDS = ("redis-cli", "--password-stdin", "--stdin", "chpasswd", "openssl",
-                       "htpasswd", "ldap", "smbclient", "rpcclient", "smbmap", "smbget",
-                       "mount.cifs", "rabbitmqctl", "lftp", "net use", "net user", "sqlplus",
-                       "sqlldr",
-                       "expdp", "impdp", "rman", "dgmgrl", "jdbc:oracle:", " -p ", "mc alias",
-                       "mc config host", "vault login", "| sudo", "|sudo",
-                       "set-initial-password", "doctl", "unrar", "rar ", "plink", "pscp", "psftp",
-                       "freerdp", "snmp", "wpa_passphrase", " -d", " -p")
-
-
-@check("cli_extra")
-def _cli_extra(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
-    name = next(k for k, v in m.groupdict().items() if v is not None)
-    val = m.group(name)
-    core = val.strip("\"'")
-    start = m.start(name) + val.index(core) if core else m.start(name)
-    if (len(core) < 4 or V.is_boring(core) or core.startswith(("-", "$", "%", "<"))
-            or V.self_describing(core.lower()) or core.isdigit()):
-        return None
-    return start, start + len(core), "command-line credential"
-
-
-
 _BARE_PROSE = (r"(?<![A-Za-z0-9_-])(?i:password|passphrase|passcode|passwd|pwd|pw|"
                + _FOREIGN_PASSWORD + r")\s+"
                r"(?P<s>[^\s`'\",;:()\[\]]{8,64})(?=$|[\s.,;)])")
@@ -426,9 +321,6 @@ _LOGIN_PROSE = (
 )
 
 
-# after "set " (on the lowercased line): options, then a name that says credential
-_SET_TAIL = (r"\s*(?:-[a-z]{1,4}\s+)*[\w.:/@-]{0,80}?(?:pass|pwd|secret|token|api_?key|credential)"
-             r"[\w.:/@-]{0,80}\s")
 # accounts that exist by default or by convention (databases' superusers, images' users)
 _ADMIN_USERS = ("admin|administrator|root|sa|postgres|guest|ubuntu|pi|elastic|jenkins|superuser"
                 "|sysadmin|ec2-user|centos|oracle|tomcat|rabbitmq|minio|grafana|kibana")
@@ -496,44 +388,7 @@ STRUCTURAL: tuple[Rule, ...] = (
         group="s", check="token_value", priority=1,
         doc="https://datatracker.ietf.org/doc/html/rfc9110#section-11.6.2",
     ),
-    Rule(
-        "cli-user-pass", "command-line credential",
-        r"(?:\s|^)(?:-u|--user|--proxy-user|-U|-a|--auth)[ =]['\"]?[^\s:'\"]{1,64}:"
-        r"(?P<s>[^\s'\"@]{3,128})",
-        keywords=("-u", "--user", "--proxy-user", "-a ", "-a=", "--auth"),
-        keyword_tails=tuple((k, r"[ =]['\"]?[^\s:'\"]{1,64}:[^\s'\"@]{3}")
-                            for k in ("-u", "--user", "--proxy-user", "--auth"))
-        + tuple((k, r"['\"]?[^\s:'\"]{1,64}:[^\s'\"@]{3}") for k in ("-a ", "-a=")),
-        group="s", check="cli_user_pass", priority=1,
-        doc="curl(1) -u user:password, httpie -a/--auth user:password",
-    ),
-    Rule(
-        "cli-password-option", "command-line credential",
-        r"(?:\s|^)(?:--?(?i:password|passwd|pass|pwd|token|api-key|apikey|secret|auth-token"
-        r"|client-secret|storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass"
-        r"|access-token|with-token\s*<<<)"
-        r"|--(?!no-)(?:[a-z0-9]+[-_]){1,3}(?:password|passwd|pass|pwd|token|secret|key|bearer)"
-        r"|--(?:secret|access|api|private)[-_]key"
-        r"|(?<=sshpass )-p|-P(?=\S{6}))(?:[ =]|(?<=sshpass -p))"  # sshpass(1): -pX, -p"X"
-        r"(?P<s>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"']{1,128})",
-        keywords=("--pass", "-pass", "--pwd", "--token", "--api-key", "--apikey", "--secret",
-                  "storepass", "keypass", "--auth-token", "--with-token", "--client-secret",
-                  "--access-token", "sshpass -p", "--"),
-        keyword_tails=(("--", r"(?!no-)(?:[a-z0-9]+[-_]){1,3}(?:password|passwd|pass|pwd|token"
-                              r"|secret|key|bearer)[ =]"
-                              r"|(?:secret|access|api|private)[-_]key[ =]"),),
-        check="cli_value", priority=1,
-        doc="mysql(1), keytool, sshpass(1), gh, vault CLI options; --db-password X, "
-            "--secret-key X, s3cmd --secret_key=X, curl(1) --oauth2-bearer X, PowerShell's "
-            "-Password X (parameter names ignore case)",
-    ),
-    Rule(
-        "cli-user-then-p", "command-line credential",
-        r"(?:\s|^)(?:-u|--username|--user)[ =]\S{1,64}\s+-p[ =](?P<s>\"[^\"]{1,128}\"|'[^']{1,128}'"
-        r"|[^\s\"'-][^\s\"']{0,127})",
-        keywords=(" -p ",), keyword_tails=((" -p ", r"[^\s-]"),), check="cli_value", priority=1,
-        doc="docker login -u USER -p PASSWORD, az login -u ID -p SECRET",
-    ),
+    *COMMAND_LINES,
     Rule(
         "login-pair", "password assignment",
         r"(?<![A-Za-z0-9])(?i:login|credentials?|creds|user(?:name)?|account|wi-?fi|wlan|zugangsdaten"
@@ -615,15 +470,6 @@ STRUCTURAL: tuple[Rule, ...] = (
         doc="prose: creds admin:s3cret (a login and its password joined by a colon)",
     ),
     Rule(
-        "cli-mysql-p", "command-line credential",
-        r"(?<![A-Za-z0-9_-])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^|;&\n]{0,80}?\s-p"
-        r"(?P<s>[^\s\"'-][^\s\"']{3,127}|\"[^\"\n]{4,128}\"|'[^'\n]{4,128}')",
-        keywords=("mysql", "mariadb"),
-        keyword_tails=tuple((k, r"[^|;&\n]{0,80}?\s-p[^\s-]") for k in ("mysql", "mariadb")),
-        group="s", check="cli_value", priority=1,
-        doc="mysql(1): -pPASSWORD or -p'PASSWORD' (no space; the shell removes the quotes)",
-    ),
-    Rule(
         "dotnet-appsetting", "secret assignment",
         r"<(?:add|property|param|parameter|entry|setting|env|variable|constant|item|arg)\s+"
         r"(?:key|name)=\"(?P<name>[^\"]{0,60}(?i:key|token|secret|password|passwd|pwd"
@@ -666,47 +512,11 @@ STRUCTURAL: tuple[Rule, ...] = (
         check="hash", priority=1, doc="crypt(5), passlib's modular crypt format",
     ),
     Rule(
-        "cli-extra", "command-line credential", _CLI_EXTRA,
-        keywords=_CLI_EXTRA_KEYWORDS, check="cli_extra", priority=1,
-        keyword_tails=tuple((k, r"[\w.-]{0,60}(?:password|passwd|secret|token|api[._-]?key"
-                                r"|credential)") for k in (" -d", " -p")),
-        doc="redis-cli(1) -a, docker/podman login --password-stdin, openssl(1) -pass/-k, "
-            "htpasswd(1) -b, ldapsearch(1) -w, smbclient(1) -U user%pass, rabbitmqctl, "
-            "lftp -u user,pass, net use /user:, sqlplus user/pass@db, sqlcmd/mosquitto -P, "
-            "neo4j-admin set-initial-password, doctl auth init -t, unrar -p, plink/pscp -pw, "
-            "xfreerdp /p:, snmpwalk -A/-X, wpa_passphrase, java -D/gradle -P properties",
-    ),
-    Rule(
         "named-value", "secret assignment", NAMED_VALUE,
         keywords=("\"value\"", "'value'", "value=", "value:", "value =", "value :"),
         check="named_value", priority=1,
         doc="{\"key\": \"db_password\", \"value\": ...}: a name in one field, its value in "
             "another",
-    ),
-    Rule(
-        "cli-config-set", "secret assignment",
-        r"(?:^|[\s;&|])(?:set(?:\s+-[A-Za-z]{1,4})*|setx|config(?:ure)?\s+set|secret\s+set"
-        r"|poetry\s+config)\s+(?P<name>[A-Za-z_/.@:][\w.:/@-]{0,80})\s+(?:(?:--body|-b)[ =])?"
-        r"(?P<s>\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"'(<$%{-][^\s\"']{0,255})",
-        keywords=("set ", "setx ", "poetry config"),
-        keyword_tails=tuple((k, _SET_TAIL) for k in ("set ", "setx ", "poetry config")),
-        check="config_set", priority=1,
-        doc="fish set -x NAME VALUE, setx NAME VALUE, npm/yarn/aws config set NAME VALUE, "
-            "gh secret set NAME --body VALUE, poetry config pypi-token.X VALUE",
-    ),
-    Rule(
-        "cli-basic-pair", "command-line credential",
-        r"\bhttp-basic\.[\w.-]{1,60}\s+[^\s\"']{1,64}\s+(?P<s>[\"']?[^\s\"'-][^\s\"']{2,127}[\"']?)",
-        keywords=("http-basic.",), check="cli_value", priority=1,
-        doc="poetry config http-basic.REPO USER PASSWORD",
-    ),
-    Rule(
-        "cli-passphrase", "command-line credential",
-        r"(?:(?<![\w-])ssh-keygen\b[^|;&\n]{0,80}?\s-[NP]\s+|(?<![\w-])gpg2?\b[^|;&\n]{0,80}?\s"
-        r"--passphrase[ =]|(?<![\w-])zip\b[^|;&\n]{0,60}?\s-P\s+"
-        r"|(?<![\w-])7za?\s[^|;&\n]{0,60}?\s-p(?=[^\s-]))(?P<s>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"'-][^\s\"']{0,127})",
-        keywords=("ssh-keygen", "gpg", "zip", "7z"), check="cli_value", priority=1,
-        doc="ssh-keygen(1) -N/-P passphrase, gpg(1) --passphrase, zip(1) -P, 7z -pPASSWORD",
     ),
     Rule(
         "docker-config-secret", "secret assignment",
@@ -724,15 +534,6 @@ STRUCTURAL: tuple[Rule, ...] = (
         keywords=("variable \"",), group="s", check="pair_value", priority=1,
         doc="https://developer.hashicorp.com/terraform/language/values/variables "
             "(a credential's variable with a default written on one line)",
-    ),
-    Rule(
-        "powershell-plain-secure-string", "password assignment",
-        r"(?i:ConvertTo-SecureString)\s+(?:-String\s+)?\\?(?P<q>[\"'])(?P<s>[^\"'\\\n]{4,256})"
-        r"\\?(?P=q)",
-        keywords=("convertto-securestring",), group="s", check="pair_value", priority=1,
-        doc="https://learn.microsoft.com/powershell/module/microsoft.powershell.security/"
-            "convertto-securestring (with -AsPlainText the password in clear; without it an "
-            "encrypted standard string, which opens for its user or key)",
     ),
     Rule(
         "dockerfile-env", "secret assignment",
@@ -779,16 +580,6 @@ STRUCTURAL: tuple[Rule, ...] = (
         r"|<input\b[^>]{0,200}?\bvalue=[\"'](?P<s2>[^\"'\n]{4,128})[\"'][^>]{0,200}?\btype=[\"']?password\b",
         keywords=("type=\"password", "type='password", "type=password"), check="html_input",
         priority=1, doc="HTML <input type=\"password\" value=\"...\">: a pre-filled password",
-    ),
-    Rule(
-        "config-directive", "password assignment",
-        r"^\s*(?:requirepass|masterauth|bindpw|rootpw|auth_pass|masterpassword)\s+"
-        r"(?P<s>\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"'#][^\s\"']{0,255})\s*(?:#.*)?$",
-        keywords=("requirepass", "masterauth", "bindpw", "rootpw", "auth_pass",
-                  "masterpassword"),
-        check="cli_value", priority=1,
-        doc="redis.conf requirepass/masterauth, ldap.conf/nslcd.conf bindpw, slapd.conf "
-            "rootpw, keepalived auth_pass: a directive, a space, the password",
     ),
     Rule(
         "token-prose", "API token",
@@ -851,8 +642,8 @@ STRUCTURAL: tuple[Rule, ...] = (
     ),
     GENERATED_TOKEN,
     Rule(
-        "escaped-quotes", "password assignment", r'(?s)\A.*?\\"',
-        keywords=('\\"',), check="escaped_quotes", priority=1,
+        ESCAPED_QUOTES, "password assignment", r"(?!)",  # a mark: the engine reads such a line
+        keywords=('\\"',), priority=1,
         doc="JSON quoted inside a string: curl -d \"{\\\"password\\\": \\\"X\\\"}\", "
             "a log's payload",
     ),
