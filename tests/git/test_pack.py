@@ -15,6 +15,7 @@ from memgit.git.raw import (
     object_id,
     object_key,
     swap_tree_ids,
+    topo_commit_contents,
     tree_entries,
 )
 from memgit.git.rewrite import (
@@ -302,3 +303,40 @@ def test_a_malformed_tree_is_refused_every_time(tmp_path: Path) -> None:
             cache.prefetch([bytes.fromhex(bad)], streamed=True)
         with pytest.raises(RepoError, match="malformed"):
             cache.entries(bytes.fromhex(bad))
+
+
+def test_a_history_is_listed_and_read_in_one_stream(tmp_path: Path) -> None:
+    """topo_commit_contents gives what rev-list and cat-file give one after the other:
+    the same commits in the same order, with their parents and their exact bytes (a
+    merge, a root, a Latin-1 message), from a tag and a branch as tips."""
+    from tests.history_support import generate_history
+
+    repo = tmp_path / "h.git"
+    generate_history(repo, 60, files=3, file_bytes=300, odd=True)
+    tips = git("for-each-ref", "--format=%(objectname)", "refs/heads", "refs/tags",
+               cwd=repo).stdout.decode().split()
+    listed = git("rev-list", "--topo-order", "--reverse", "--parents", "--stdin", cwd=repo,
+                 input="".join(t + "\n" for t in tips).encode()).stdout.decode().splitlines()
+    got = list(topo_commit_contents(repo, tips))
+    assert [(c, p) for c, p, _raw in got] == [(ln.split()[0], ln.split()[1:]) for ln in listed]
+    assert any(len(p) == 2 for _c, p, _raw in got) and got[0][1] == []
+    for oid, _parents, raw in got:
+        assert object_id("commit", raw) == oid
+        assert git("cat-file", "commit", oid, cwd=repo).stdout == raw
+    assert list(topo_commit_contents(repo, [])) == []
+
+
+def test_a_broken_history_is_refused_not_cut_short(tmp_path: Path) -> None:
+    """A commit whose parent is missing makes rev-list fail: the stream raises once it
+    ends, after giving nothing (rev-list writes only after its whole walk)."""
+    repo = bare(tmp_path)
+    empty = git("hash-object", "-t", "tree", "-w", "--stdin", cwd=repo,
+                input=b"").stdout.strip().decode()
+    orphan = git("hash-object", "-t", "commit", "-w", "--stdin", cwd=repo,
+                 input=f"tree {empty}\nparent {'1' * 40}\nauthor a <a@b> 1 +0000\n"
+                       f"committer a <a@b> 1 +0000\n\nx\n".encode()).stdout.strip().decode()
+    got: list[str] = []
+    with pytest.raises(RepoError, match="rev-list failed"):
+        for oid, _parents, _raw in topo_commit_contents(repo, [orphan]):
+            got.append(oid)
+    assert got == []

@@ -239,22 +239,6 @@ def refs_snapshot(git_dir: Path) -> list[tuple[str, str, str]]:
     return out
 
 
-def topo_commits(git_dir: Path, tips: list[str]) -> list[tuple[str, list[str]]]:
-    """Every commit reachable from ``tips``, parents before children, with its parents."""
-    if not tips:
-        return []
-    proc = git_plumbing(git_dir, "rev-list", "--topo-order", "--reverse", "--parents",
-                        "--stdin", input="".join(t + "\n" for t in tips).encode())
-    if proc.returncode != 0:
-        raise RepoError("git rev-list failed: "
-                        + proc.stderr.decode("utf-8", "replace").strip(), "run git fsck")
-    out: list[tuple[str, list[str]]] = []
-    for line in proc.stdout.decode().splitlines():
-        ids = line.split()
-        out.append((ids[0], ids[1:]))
-    return out
-
-
 def all_object_names(git_dir: Path) -> list[str]:
     """The id of every object in the repository, loose and packed, reachable or not,
     in pack order (``cat-file --batch-all-objects --unordered``). No types: git then

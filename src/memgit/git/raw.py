@@ -340,6 +340,67 @@ class LaterRead:
         return out
 
 
+def topo_commit_contents(git_dir: Path, tips: list[str]
+                         ) -> Iterator[tuple[str, list[str], bytes]]:
+    """(hex id, parent ids, raw commit) of every commit reachable from ``tips``, parents
+    before children (``rev-list --topo-order --reverse``), for reading a whole history
+    at once.
+
+    ``rev-list``'s output is the stdin of a ``cat-file --batch`` of its own, so Python
+    reads one stream and git looks each commit up as soon as it is listed (and
+    ``cat-file`` starts while ``rev-list`` walks). ``cat-file`` splits an input line
+    at its first space when the format holds ``%(rest)`` and repeats the rest, here the
+    parents. rev-list writes nothing until its walk is done (the order needs the whole
+    walk), and a failed walk writes nothing at all; its exit status is checked once
+    the stream has ended, so a consumer that reads to the end never takes a partial
+    list for the history. Invariant: the raw commits are the bytes git stores."""
+    if not tips:
+        return
+    argv = plumbing_argv(git_dir, "rev-list", "--topo-order", "--reverse", "--parents",
+                         "--stdin")
+    errors = _scratch_file()  # rev-list's stderr, read on failure (never a full pipe)
+    lister = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=errors)
+    assert lister.stdin is not None and lister.stdout is not None
+    reader = _cat_file(git_dir, "--batch=%(objectname) %(objecttype) %(objectsize) %(rest)",
+                       stdin=lister.stdout.fileno(), bufsize=1 << 20)
+    lister.stdout.close()  # cat-file holds it now; rev-list gets SIGPIPE if it stops
+    assert reader.stdout is not None
+    widen_pipe(reader.stdout)
+    try:
+        # rev-list reads all of stdin before it walks and writes: this cannot block
+        # for good, however many tips there are
+        lister.stdin.write("".join(t + "\n" for t in tips).encode())
+        lister.stdin.close()
+    except BrokenPipeError:
+        pass  # rev-list stopped early: its exit status says why, below
+    read, readline = reader.stdout.read, reader.stdout.readline
+    try:
+        while True:
+            # "<id> commit <size> <parent>..." then the content and a newline
+            header = readline().split()
+            if not header:
+                break
+            if len(header) < 3 or header[1] != b"commit":
+                raise RepoError(f"git cat-file answered {b' '.join(header)[:80]!r} for a "
+                                "commit of the history", "run git fsck")
+            data = read(int(header[2]))
+            if len(data) != int(header[2]) or read(1) != b"\n":
+                raise RepoError("git cat-file output ended early", "run git fsck")
+            yield header[0].decode(), [p.decode() for p in header[3:]], data
+        if lister.wait() != 0:
+            errors.seek(0)
+            raise RepoError("git rev-list failed: "
+                            + errors.read().decode("utf-8", "replace").strip(), "run git fsck")
+    finally:
+        reader.stdout.close()
+        for proc in (reader, lister):
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+        errors.close()
+
+
 def widen_pipe(stream: object, size: int = 1 << 20) -> None:
     """Let a pipe hold ``size`` bytes (Linux's default ceiling for a user is 1 MiB)
     instead of 64 KiB: fewer wake-ups of either side. Elsewhere, or when refused, it

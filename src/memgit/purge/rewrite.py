@@ -20,7 +20,7 @@ from pathlib import Path
 from memgit.errors import ConflictError, RepoError, UsageError
 from memgit.format import entries as fmt
 from memgit.git.pack_process import PackProcess
-from memgit.git.plumbing import object_count, refs_snapshot, topo_commits
+from memgit.git.plumbing import object_count, refs_snapshot
 from memgit.git.raw import (
     TREE_MODES,
     ObjectReader,
@@ -32,6 +32,7 @@ from memgit.git.raw import (
     object_key,
     split_object,
     swap_tree_ids,
+    topo_commit_contents,
     tree_entries,
 )
 from memgit.git.repository import (
@@ -370,13 +371,19 @@ def _read_history(scan: _Scan, plan: PurgePlan) -> None:
             scan.tags[oid] = (headers, message, target, target_kind)
             pending.append((target, target_kind))
     scan.refs = refs
-    scan.commits = topo_commits(scan.git_dir, list(dict.fromkeys(commit_tips)))
-    plan.commits_total = len(scan.commits)
-    plan.all_commits = [c for c, _p in scan.commits]
     roots: list[bytes] = []
-    for oid, raw in scan.read_chunks([c for c, _p in scan.commits], "reading commits"):
+    commits = scan.commits
+    # listed and read in one stream (rev-list into cat-file): the count is known at the end
+    tips = list(dict.fromkeys(commit_tips))
+    for oid, parents, raw in topo_commit_contents(scan.git_dir, tips):
+        commits.append((oid, parents))
         scan.commit_raw[oid] = raw
         roots.append(bytes.fromhex(raw[5:45].decode()))  # a commit starts "tree <id>\n"
+        if len(commits) % 2000 == 0:
+            scan.progress("reading commits", len(commits), 0)
+    scan.progress("reading commits", len(commits), len(commits))
+    plan.commits_total = len(commits)
+    plan.all_commits = [c for c, _p in commits]
     scan.read_trees(roots + tree_tips)
     first: list[bytes] = []
     branch_tip = next((o for n, o, _k in refs if n == plan.branch_ref), "")
