@@ -303,6 +303,7 @@ FORMS = [
     '`Kq7RtZ2mWx9PbN4cVh8L` was my old API key',
     'wifi: HomeNet / cvbNM317we',
     'net user svc_backup mjuNH642bg /add',
+    'AZURE_OPENAI_API_KEY=u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8dKLzdocJ2isAjIhKtJQQJ99JC0RlgLKOmxgJTeKdNAnFRIBXu',
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers

@@ -651,6 +651,14 @@ _PREFIXED: list[tuple[str, str, str, list[str], str]] = [
      ["shptka_"], "https://shopify.dev/docs/apps/auth"),
     ("confluent-key", "Confluent Cloud API secret", _L + r"cflt[A-Za-z0-9+/]{60}" + _R, ["cflt"],
      "https://docs.confluent.io/cloud/current/security/authenticate/workload-identities/"),
+    # Azure's common annotated security keys (Azure OpenAI, AI services, Maps, Communication
+    # Services... since 2024): 52 base62, the fixed signature JQQJ9 and a kind (9, D, H), a
+    # version letter, 16 base62, a letter, 7 base62 (84 characters; 88 with "xx==")
+    ("azure-annotated-key", "Azure key",
+     _LA + r"[A-Za-z0-9]{52}JQQJ9[9DH][A-Za-z0-9][A-L][A-Za-z0-9]{16}[A-Za-z][A-Za-z0-9]{7}"
+     r"(?:[A-Za-z0-9]{2}==)?(?![A-Za-z0-9+/=])", ["jqqj9"],
+     "https://github.com/microsoft/security-utilities (SEC101/200, the common annotated "
+     "security key)"),
     ("azure-devops-pat", "Azure DevOps token", _LA + r"[a-z0-9]{52}AZDO[A-Za-z0-9]{24}" + _RA,
      ["azdo"], "https://learn.microsoft.com/en-us/azure/devops/organizations/accounts/use-personal-access-tokens-to-authenticate"),
     ("azure-apim-key", "Azure API Management key", r"(?i:Ocp-Apim-Subscription-Key)[\"'`]?\s*[:=,]"
