@@ -304,6 +304,7 @@ FORMS = [
     'wifi: HomeNet / cvbNM317we',
     'net user svc_backup mjuNH642bg /add',
     'AZURE_OPENAI_API_KEY=u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8dKLzdocJ2isAjIhKtJQQJ99JC0RlgLKOmxgJTeKdNAnFRIBXu',
+    'FLY_API_TOKEN="FlyV1 fm2_lJPECAAAAAAAAs7kxBBw9Rq2Xv,fm2_lJPEtR4kZ8mWq3Lx7NvB2cYp9HdJ"',
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers

@@ -625,7 +625,8 @@ _PREFIXED: list[tuple[str, str, str, list[str], str]] = [
      "https://api.slack.com/authentication/token-types"),
     ("paystack-key", "Paystack secret key", _L + r"sk_(?:live|test)_[a-f0-9]{40}" + _R,
      ["sk_live_", "sk_test_"], "https://paystack.com/docs/api/authentication/"),
-    ("fly-token", "Fly.io token", _L + r"FlyV1 fm\d_[A-Za-z0-9+/=_-]{40,}" + _R, ["flyv1 fm"],
+    # (a token of several macaroons joins them with commas: "FlyV1 fm2_…,fm2_…")
+    ("fly-token", "Fly.io token", _L + r"FlyV1 fm\d_[A-Za-z0-9+/=_,-]{40,}" + _R, ["flyv1 fm"],
      "https://fly.io/docs/security/tokens/"),
     ("clojars-token", "Clojars deploy token", _L + r"CLOJARS_[a-f0-9]{60}" + _R, ["clojars_"],
      "https://github.com/clojars/clojars-web/wiki/Deploy-Tokens"),
