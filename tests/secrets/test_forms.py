@@ -305,6 +305,7 @@ FORMS = [
     'net user svc_backup mjuNH642bg /add',
     'AZURE_OPENAI_API_KEY=u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8dKLzdocJ2isAjIhKtJQQJ99JC0RlgLKOmxgJTeKdNAnFRIBXu',
     'FLY_API_TOKEN="FlyV1 fm2_lJPECAAAAAAAAs7kxBBw9Rq2Xv,fm2_lJPEtR4kZ8mWq3Lx7NvB2cYp9HdJ"',
+    'db_password: !!str wqzTR864mb',
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers
@@ -482,6 +483,7 @@ NOT_CREDENTIALS = [
     'net user bob * /add',
     'const port = process.env.PORT || "8080"',
     'Check the environment variables before deploying',
+    'tag: !!str release-candidate',
 ]
 
 

@@ -148,6 +148,7 @@ KW_RE = (
     r"|\s+[-\u2013\u2014]\s+|\s*,\s*(?=[\"']))"
     r"(?:[*_]{1,3}\s*)?"  # the closing ** of "**Password:** X"
     r"(?:[bBrRuUfF]{1,2}(?=[\"']))?"  # Python's b"...", r"...", f"..."
+    r"(?:!!str\s+)?"  # YAML's explicit string tag: password: !!str X
     r"(?P<val>\"[^\"\n]{0,1024}\"|'[^'\n]{0,1024}'|`[^`\n]{0,256}`|[^\s\"'`,;<>)\]|]{1,256})"
 )
 # What an ASCII letter (or a letter of a name in another language) matches under re.IGNORECASE
