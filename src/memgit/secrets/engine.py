@@ -29,9 +29,6 @@ from .values import trie_regex
 # original line, each starting with a rare character (S, A, '.', ':'). Each holds a run of
 # 20 token characters, so a line without one (RUN_SHAPE, most lines of notes) skips it.
 RUN_SHAPE = r"[A-Za-z0-9_+/=.~-]{20}"
-# The rule whose keyword (\") marks a line quoting with escapes (JSON inside a string): where
-# no rule found anything on such a line, scan reads it again unescaped (scan_unescaped)
-ESCAPED_QUOTES = "escaped-quotes"
 SHAPE_TRIGGER = (
     r"SK[0-9a-fA-F]{32}|AC[0-9a-f]{32}"
     r"|\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27}"
@@ -254,7 +251,7 @@ def compile_rules(rules: Sequence[Rule]) -> Compiled:
         shapes=[(SHAPE_TRIGGER if k == "default" else k, tuple(shapes[k])) for k in sorted(shapes)],
         always=tuple(e for e in entries if not e.rule.keywords and not e.rule.shape),
         keywords=keywords,
-        escaped=next((e for e in entries if e.rule.id == ESCAPED_QUOTES), None),
+        escaped=next((e for e in entries if e.rule.locate == "unescaped"), None),
     )
 
 
@@ -488,7 +485,8 @@ def scan_unescaped(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
     """A line that quotes with ``\\"`` (JSON inside a string: a ``curl -d`` body, a log's
     escaped payload, ``"{\\"password\\": \\"X\\"}"``) read once more with those backslashes
     removed, its spans mapped back onto the line. ``scan`` calls it where nothing was found
-    and the prefilter marked the line (the ``escaped-quotes`` rule's keyword is ``\\"``)."""
+    and the prefilter marked the line (a rule with ``locate="unescaped"``, whose keyword is
+    ``\\"``)."""
     plain = text.replace('\\"', '"')
     found = scan(plain, comp)  # plain is shorter than text: the recursion ends
     if not found:

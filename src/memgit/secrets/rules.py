@@ -34,7 +34,9 @@ class Rule:
     shape: str = ""  # dispatch by a case-sensitive regex on the line ("default": the shared one)
     trigger: str = ""  # or by this regex on the lowercased line
     locate: str = ""  # "" search the line; "name": match where a keyword name starts; "at";
-    # "runs": only where a run of the run shape's characters starts (the engine's _run_matches)
+    # "runs": only where a run of the run shape's characters starts (the engine's _run_matches);
+    # "unescaped": a mark (its regex never matches): a line its keywords select and no rule
+    # finds anything on is read again without its \" escapes (the engine's scan_unescaped)
     group: int | str = 0
     ignore_case: bool = False
     check: str = ""  # a name in CHECKS

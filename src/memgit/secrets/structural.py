@@ -24,7 +24,6 @@ from .assignments import (
 )
 from .code_forms import CODE_CALLS, CODE_FORMS, NAMED_VALUE
 from .command_lines import COMMAND_LINES
-from .engine import ESCAPED_QUOTES
 from .rules import Rule, check
 from .tokens import GENERATED_TOKEN
 
@@ -258,14 +257,13 @@ _BARE_PROSE = (r"(?<![A-Za-z0-9_-])(?i:password|passphrase|passcode|passwd|pwd|p
                r"(?P<s>[^\s`'\",;:()\[\]]{8,64})(?=$|[\s.,;)])")
 # a read of an environment variable, and what must follow each for env-default to run: the
 # variable's name, then a fallback operator (most reads in notes have none)
-_ENV_READS = ("process.env.", "meta.env.", "environ.get", "getenv", "environ[", "env[")
 _ENV_FALLBACK = r"\s*(?:\|\||\?\?|\?:|or\s)"
-_ENV_DEFAULT_TAILS = {
-    ".": r"[a-z0-9_]{1,60}" + _ENV_FALLBACK,
-    "t": r"\s*\(\s*[\"'][a-z0-9_]{1,60}[\"']\s*\)" + _ENV_FALLBACK,
-    "v": r"\s*\(\s*[\"'][a-z0-9_]{1,60}[\"']\s*\)" + _ENV_FALLBACK,
-    "[": r"\s*[\"'][a-z0-9_]{1,60}[\"']\s*\]" + _ENV_FALLBACK,
-}
+_ENV_ATTRIBUTE = r"[a-z0-9_]{1,60}" + _ENV_FALLBACK  # process.env.NAME ||
+_ENV_CALL = r"\s*\(\s*[\"'][a-z0-9_]{1,60}[\"']\s*\)" + _ENV_FALLBACK  # getenv("NAME") or
+_ENV_INDEX = r"\s*[\"'][a-z0-9_]{1,60}[\"']\s*\]" + _ENV_FALLBACK  # ENV["NAME"] ||
+_ENV_READS = {"process.env.": _ENV_ATTRIBUTE, "meta.env.": _ENV_ATTRIBUTE,
+              "environ.get": _ENV_CALL, "getenv": _ENV_CALL,
+              "environ[": _ENV_INDEX, "env[": _ENV_INDEX}
 # prose that states the value before naming it: "X is the password for ...", "`X` was my old
 # API key"; the value must look generated (pair_value), a word before "is the password" passes
 # (matched where its keyword starts, "the password"; the value is looked for before it)
@@ -626,8 +624,7 @@ STRUCTURAL: tuple[Rule, ...] = (
         r"(?:\bprocess\.env\.|\bimport\.meta\.env\.|\benviron(?:\.get)?\s*[(\[]\s*[\"']"
         r"|\b[Gg]et[Ee]nv\s*\(\s*[\"']|\bENV\s*\[\s*[\"'])(?P<name>[A-Za-z_][A-Za-z0-9_]{0,60})"
         r"[\"']?\s*[)\]]?\s*(?:\|\||\?\?|\?:|\bor\b)\s*(?P<s>\"[^\"\n]{4,256}\"|'[^'\n]{4,256}')",
-        keywords=_ENV_READS,
-        keyword_tails=tuple((k, _ENV_DEFAULT_TAILS[k[-1]]) for k in _ENV_READS),
+        keywords=tuple(_ENV_READS), keyword_tails=tuple(_ENV_READS.items()),
         check="named_default", priority=1,
         doc="a literal after an environment variable's read as its fallback: "
             "process.env.X || 'v', os.environ.get('X') or 'v', System.getenv(\"X\") ?: \"v\"",
@@ -642,8 +639,8 @@ STRUCTURAL: tuple[Rule, ...] = (
     ),
     GENERATED_TOKEN,
     Rule(
-        ESCAPED_QUOTES, "password assignment", r"(?!)",  # a mark: the engine reads such a line
-        keywords=('\\"',), priority=1,
+        "escaped-quotes", "password assignment", r"(?!)",
+        keywords=('\\"',), locate="unescaped", priority=1,
         doc="JSON quoted inside a string: curl -d \"{\\\"password\\\": \\\"X\\\"}\", "
             "a log's payload",
     ),
