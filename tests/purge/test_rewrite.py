@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -28,7 +30,7 @@ from memgit.purge import rewrite as purge_rewrite
 from memgit.purge.rewrite import apply_purge, plan_purge, purge
 from memgit.purge.text import remove_entry_lines, scrub_message
 from tests import history_support
-from tests.conftest import git, memgit, memgit_ok, refused
+from tests.conftest import ROOT, git, memgit, memgit_ok, refused
 
 TARGET = history_support.TARGET_ID
 SOURCE = "https://example.com/sessions/1"
@@ -351,7 +353,7 @@ def test_dry_run_lists_and_changes_nothing(history, tmp_path: Path) -> None:
     assert snapshot(path) == before
 
 
-def test_cli_summary_and_progress_lines(history, tmp_path: Path) -> None:
+def test_cli_summary_and_quiet_without_a_terminal(history, tmp_path: Path) -> None:
     path = fresh_copy(history, tmp_path, "drive.git")
     old = git("rev-parse", "main", cwd=path).stdout.decode().strip()
     proc = cli_purge(path, TARGET, extra=("--yes",))
@@ -362,10 +364,46 @@ def test_cli_summary_and_progress_lines(history, tmp_path: Path) -> None:
                     "--exclude=refs/memgit/registry/*", "--all", cwd=path).stdout.split())
     assert f"{count} of {count} commits rewritten".encode() in proc.stdout
     assert b"pruned" in proc.stdout
-    assert b"memgit purge: reading files" in proc.stderr  # plain lines without a terminal
+    # long work is quiet without a terminal: stderr holds no progress (issue: quiet or a tty)
+    assert b"reading files" not in proc.stderr and b"rewriting" not in proc.stderr
     from memgit.state import events
 
     assert events.counts(path)["purge"] == 1
+
+
+def _purge_on_terminal(path: Path, *extra: str) -> tuple[bytes, bytes]:
+    """``memgit purge --yes`` with its stderr on a real pseudo-terminal: (stdout, what the
+    terminal received)."""
+    primary, secondary = pty.openpty()
+    out_file = path.with_suffix(".out")
+    try:
+        with out_file.open("wb") as stdout:  # a file: a full pipe would stall the child
+            proc = subprocess.Popen([sys.executable, "-m", "memgit", "purge", TARGET, "--repo",
+                                     str(path), "--yes", *extra], stdout=stdout,
+                                    stderr=secondary,
+                                    env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
+        os.close(secondary)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:  # EIO: every writer of the terminal has closed it
+                break
+            if not chunk:
+                break
+            seen += chunk
+        assert proc.wait() == 0, seen
+    finally:
+        os.close(primary)
+    return out_file.read_bytes(), seen
+
+
+def test_progress_on_a_terminal_only_and_never_with_json(history, tmp_path: Path) -> None:
+    out, seen = _purge_on_terminal(fresh_copy(history, tmp_path, "tty.git"))
+    assert b"rewriting commits" in seen and b"] " in seen and b"commits rewritten" in out
+    out, seen = _purge_on_terminal(fresh_copy(history, tmp_path, "json.git"), "--json")
+    assert json.loads(out)["commits_rewritten"] > 0
+    assert b"rewriting" not in seen and b"reading" not in seen
 
 
 # --- signatures, messages, tags ---------------------------------------------------------

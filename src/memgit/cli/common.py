@@ -129,40 +129,31 @@ def report_write(result: Any, as_json: bool) -> int:
 
 
 class ProgressBar:
-    """Progress of long work on stderr: a bar on a terminal; without one, nothing, or with
-    ``lines`` (a prefix such as "memgit purge") a plain line per quarter of each phase.
-    ``quiet`` (``--json``) prints nothing at all. Called as ``(phase, done, total)``."""
+    """Progress of long work on stderr, shown on a terminal only: a bar per phase. Without a
+    terminal (a pipe, a log, an agent's tool call) and under ``quiet`` (``--json``) it prints
+    nothing, so what a script captures is the command's output alone. Called as
+    ``(phase, done, total)``."""
 
-    def __init__(self, quiet: bool, lines: str = "") -> None:
-        self.quiet = quiet
-        self.lines = lines
-        self.tty = sys.stderr.isatty()
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet or not sys.stderr.isatty()
         self.phase = ""
-        self.last_percent = -1
 
     def __call__(self, phase: str, done: int, total: int) -> None:
-        if self.quiet or not (self.tty or self.lines):
+        if self.quiet:
             return
         if phase != self.phase:
-            if self.tty and self.phase:
+            if self.phase:
                 click.echo("", err=True)
-            self.phase, self.last_percent = phase, -1
+            self.phase = phase
         if total <= 0:
-            if self.tty:
-                click.echo(f"\r{phase}: {done}", err=True, nl=False)
+            click.echo(f"\r{phase}: {done}", err=True, nl=False)
             return
-        percent = done * 100 // total
-        if self.tty:
-            filled = percent * 30 // 100
-            click.echo(f"\r{phase:<18} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total}",
-                       err=True, nl=False)
-        elif percent // 25 != self.last_percent // 25 or done == total:
-            if percent != self.last_percent:
-                click.echo(f"{self.lines}: {phase} {done}/{total}", err=True)
-        self.last_percent = percent
+        filled = done * 30 // total
+        click.echo(f"\r{phase:<18} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total}",
+                   err=True, nl=False)
 
     def end(self) -> None:
-        if self.tty and self.phase and not self.quiet:
+        if self.phase and not self.quiet:
             click.echo("", err=True)
         self.phase = ""
 

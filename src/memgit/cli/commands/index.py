@@ -56,7 +56,7 @@ def command(ctx: click.Context, rebuild: bool, embeddings: bool, as_json: bool,
         # Shown progress costs calls: the embedding goes in chunks instead of one call
         # (embedding.fill), so only a terminal that draws the bar gets it.
         bar = ProgressBar(quiet=as_json)
-        shown = bar.tty and not as_json
+        shown = not bar.quiet
         try:
             vectors = _embed(drive, config, rebuild,
                              progress=(lambda done, total: bar("embedding entries", done,

@@ -87,7 +87,7 @@ def command(ctx: click.Context, ids: tuple[str, ...], repo_path: str | None, dry
         click.echo(f"memgit: repaired: {note}", err=True)
     if resume_only:
         return 0
-    progress = ProgressBar(quiet=False, lines="memgit purge")
+    progress = ProgressBar(quiet=as_json)
     plan = plan_purge(drive, ids, progress=progress, pack_ahead=not dry_run)
     progress.end()
     if dry_run:
@@ -129,7 +129,7 @@ def _from_registry(drive: Drive, registry: str, dry_run: bool, as_json: bool) ->
     # imported here: drives.fork brings the sync client, which a plain purge never needs
     from memgit.drives.fork import adopt_registry
 
-    progress = ProgressBar(quiet=as_json, lines="memgit purge")
+    progress = ProgressBar(quiet=as_json)
     adoption = adopt_registry(drive, registry, dry_run=dry_run, progress=progress)
     progress.end()
     if as_json:
