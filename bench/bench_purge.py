@@ -1,6 +1,7 @@
 """memgit purge against git-filter-repo, side by side, on generated drive histories.
 
 Run: python bench/bench_purge.py [--sizes 1000,10000] [--shape spread|one-file|small] [--keep DIR]
+     [--steady-heap]
 
 For each size a drive history is generated once with ``git fast-import`` (a bare
 repository near the 2 MiB drive limit: 48 topic files in 6 folders plus
@@ -93,6 +94,9 @@ def main() -> None:
                          "purged entry's file")
     ap.add_argument("--keep", default=None, metavar="DIR",
                     help="cache generated histories in DIR (reused across runs)")
+    ap.add_argument("--steady-heap", action="store_true",
+                    help="run filter-repo with glibc's heap trimming off (its fast mode, "
+                         "reproducibly: docs/performance.md)")
     args = ap.parse_args()
     base = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench-purge-"))
     base.mkdir(parents=True, exist_ok=True)
@@ -120,12 +124,12 @@ def main() -> None:
             # alternate who goes first: the machine may be shared and its load drifts
             if run % 2 == 0:
                 fr_runs.append(run_filter_repo(fr_copy, [TARGET_ID], texts,
-                                               [TARGET_ID.encode()]))
+                                               [TARGET_ID.encode()], args.steady_heap))
             wall, cpu, summary = run_memgit(mg_copy, [TARGET_ID])
             mg_runs.append((wall, cpu))
             if run % 2 == 1:
                 fr_runs.append(run_filter_repo(fr_copy, [TARGET_ID], texts,
-                                               [TARGET_ID.encode()]))
+                                               [TARGET_ID.encode()], args.steady_heap))
             phases.append(summary.get("phases", {}))
             same = same and heads(fr_copy) == heads(mg_copy)
             sizes = (repo_bytes(fr_copy), repo_bytes(mg_copy))

@@ -13,6 +13,7 @@ tests and the benchmark compare memgit with.
 
 from __future__ import annotations
 
+import os
 import random
 import resource
 import subprocess
@@ -332,11 +333,12 @@ def _random_op(drive: _Drive, rng: random.Random,
 # --- git-filter-repo, the reference ---------------------------------------------------
 
 
-def timed_run(argv: list[str], cwd: Path | None = None) -> tuple[float, float, bytes]:
+def timed_run(argv: list[str], cwd: Path | None = None,
+              env: dict[str, str] | None = None) -> tuple[float, float, bytes]:
     """Run a command; (wall seconds, CPU seconds of it and its children, stdout)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.run(argv, cwd=cwd, capture_output=True, check=False)
+    proc = subprocess.run(argv, cwd=cwd, capture_output=True, check=False, env=env)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
@@ -345,14 +347,25 @@ def timed_run(argv: list[str], cwd: Path | None = None) -> tuple[float, float, b
     return wall, cpu, proc.stdout
 
 
+# glibc's allocator returns the heap's top to the kernel whenever it is freed past 128 KiB
+# and asks again at the next allocation; git fast-import can fall into doing that 100,000
+# times a run (docs/performance.md, "Why filter-repo's time on small has two modes"):
+# these tunables keep the heap, which makes filter-repo's fast runs reproducible.
+STEADY_HEAP = {"GLIBC_TUNABLES": "glibc.malloc.trim_threshold=268435456:"
+                                 "glibc.malloc.top_pad=67108864"}
+
+
 def run_filter_repo(path: Path, ids: list[str], texts: list[str],
-                    needles: list[bytes] | None = None) -> tuple[float, float]:
-    """filter-repo doing the same purge, with its reflog expiry and gc: (wall, CPU) s."""
+                    needles: list[bytes] | None = None,
+                    steady_heap: bool = False) -> tuple[float, float]:
+    """filter-repo doing the same purge, with its reflog expiry and gc: (wall, CPU) s;
+    ``steady_heap`` runs it with :data:`STEADY_HEAP` in its environment."""
     wall, cpu, _out = timed_run(["git", "filter-repo", "--force", "--quiet",
                               "--blob-callback", BLOB_CALLBACK % (ids, needles),
                               "--message-callback",
                               MESSAGE_CALLBACK % ([t.encode() for t in texts],),
                               "--prune-empty", "never", "--prune-degenerate", "never",
                               "--preserve-commit-hashes", "--preserve-commit-encoding"],
-                             cwd=path)
+                             cwd=path,
+                             env=dict(os.environ, **STEADY_HEAP) if steady_heap else None)
     return wall, cpu
