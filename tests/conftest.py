@@ -80,6 +80,38 @@ def memgit_ok(*args: str, cwd: Path | str | None = None, input: bytes | None = N
     return proc
 
 
+def memgit_on_terminal(*args: str, cwd: Path | str | None = None
+                       ) -> tuple[int, bytes, bytes]:
+    """Run the real memgit command line with its stderr on a real pseudo-terminal (stdout
+    a file): (exit status, stdout, what the terminal received). The terminal is read while
+    the command runs: a bar redrawn thousands of times fills a pty's buffer, and a child
+    writing to a full pty waits for a reader."""
+    import pty
+    import tempfile
+
+    leader, follower = pty.openpty()
+    with tempfile.TemporaryFile() as stdout:
+        try:
+            proc = subprocess.Popen([sys.executable, "-m", "memgit", *args], cwd=cwd,
+                                    stdout=stdout, stderr=follower,
+                                    env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
+            os.close(follower)
+            shown = b""
+            while True:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:  # EIO: every writer of the terminal has closed it
+                    break
+                if not chunk:
+                    break
+                shown += chunk
+            status = proc.wait()
+        finally:
+            os.close(leader)
+        stdout.seek(0)
+        return status, stdout.read(), shown
+
+
 def refused(proc: subprocess.CompletedProcess, code: str, status: int = 2) -> str:
     """Assert that ``proc`` (a memgit run) stopped with exit ``status`` on the error of
     ``code`` (cli.main prints ``memgit: error MGnnn: message``); return its stderr."""

@@ -23,7 +23,15 @@ from memgit.index import reindex as recall_index
 from memgit.policy.registry import PURGE_LOCK_FILE, REGISTRY_FILE
 from memgit.state import facts
 from memgit.write.writer import commit_facts
-from tests.conftest import bare_drive, commit_all, git, memgit, memgit_ok, refused
+from tests.conftest import (
+    bare_drive,
+    commit_all,
+    git,
+    memgit,
+    memgit_ok,
+    memgit_on_terminal,
+    refused,
+)
 
 CTX = multiprocessing.get_context("fork")
 WRITERS = 4
@@ -277,35 +285,14 @@ def test_a_changed_backup_is_refused(tmp_path: Path) -> None:
 def test_progress_shows_on_a_terminal_only(tmp_path: Path) -> None:
     """Long work draws a bar on a terminal (stderr a pty here), and says nothing without
     one or with --json."""
-    import pty
-    import subprocess
-    import sys
-
-    from tests.conftest import ROOT
-
     work = notes_drive(tmp_path / "w", "The boiler is serviced in May", "m-b")
 
     def run(*args: str, tty: bool) -> tuple[int, bytes]:
-        env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
-        argv = [sys.executable, "-m", "memgit", *args]
         if not tty:
-            proc = subprocess.run(argv, cwd=work, capture_output=True, env=env)
+            proc = memgit(*args, cwd=work)
             return proc.returncode, proc.stderr
-        leader, follower = pty.openpty()
-        proc = subprocess.run(argv, cwd=work, stdout=subprocess.PIPE, stderr=follower,
-                              env=env)
-        os.close(follower)
-        out = b""
-        while True:
-            try:
-                chunk = os.read(leader, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
-        os.close(leader)
-        return proc.returncode, out
+        status, _out, shown = memgit_on_terminal(*args, cwd=work)
+        return status, shown
 
     status, shown = run("backup", str(tmp_path / "a.tar"), tty=True)
     assert status == 0 and b"state database" in shown and b"[####" in shown

@@ -342,30 +342,11 @@ def test_a_sync_client_deletes_the_vectors_of_what_its_server_purged(tmp_path: P
 
 
 def on_a_terminal(path: Path, *args: str) -> tuple[int, bytes]:
-    """``memgit ARGS`` with stderr a pty (stdout a pipe): (exit status, what stderr showed)."""
-    import os
-    import pty
-    import subprocess
-    import sys
+    """``memgit ARGS`` in ``path`` with stderr a pty: (exit status, what stderr showed)."""
+    from tests.conftest import memgit_on_terminal
 
-    from tests.conftest import ROOT
-
-    leader, follower = pty.openpty()
-    proc = subprocess.run([sys.executable, "-m", "memgit", *args], cwd=path,
-                          stdout=subprocess.PIPE, stderr=follower,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
-    os.close(follower)
-    shown = b""
-    while True:
-        try:
-            chunk = os.read(leader, 4096)
-        except OSError:  # the pty's other end is closed: all was read
-            break
-        if not chunk:
-            break
-        shown += chunk
-    os.close(leader)
-    return proc.returncode, shown
+    status, _out, shown = memgit_on_terminal(*args, cwd=path)
+    return status, shown
 
 
 def test_embedding_a_drive_shows_progress_on_a_terminal_only(drive: Path,

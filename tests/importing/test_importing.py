@@ -29,7 +29,7 @@ from memgit.policy.judge import ERROR, text_digest
 from memgit.policy.lint import lint_worktree
 from memgit.policy.registry import PurgeRegistry
 from memgit.policy.settings import Policy
-from tests.conftest import git, memgit, memgit_ok
+from tests.conftest import git, memgit, memgit_ok, memgit_on_terminal
 
 REALWORLD = Path(__file__).parents[1] / "data" / "realworld"
 SAMPLES = sorted(p for p in REALWORLD.glob("*/*") if p.is_dir())
@@ -313,32 +313,12 @@ def test_symbolic_links_are_listed_and_never_followed(tmp_path: Path) -> None:
 
 
 def test_progress_shows_on_a_terminal_and_not_with_json(tmp_path: Path) -> None:
-    import os
-    import subprocess
-    import sys
-
-    from tests.conftest import ROOT
-
     def run(*extra: str) -> bytes:
-        master, slave = os.openpty()
-        proc = subprocess.run([sys.executable, "-m", "memgit", "import", "plan",
-                               str(REALWORLD / "cline" / "nftbk"), "-o",
-                               str(tmp_path / "p.json"), *extra],
-                              stdout=subprocess.PIPE, stderr=slave,
-                              env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
-        os.close(slave)
-        chunks = []
-        while True:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-        os.close(master)
-        assert proc.returncode == 0
-        return b"".join(chunks)
+        status, _out, shown = memgit_on_terminal(
+            "import", "plan", str(REALWORLD / "cline" / "nftbk"), "-o", str(tmp_path / "p.json"),
+            *extra)
+        assert status == 0
+        return shown
 
     shown = run()
     assert b"reading" in shown and b"] 6/6" in shown and b"judging" in shown

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -30,7 +28,7 @@ from memgit.purge import rewrite as purge_rewrite
 from memgit.purge.rewrite import apply_purge, plan_purge, purge
 from memgit.purge.text import remove_entry_lines, scrub_message
 from tests import history_support
-from tests.conftest import ROOT, git, memgit, memgit_ok, refused
+from tests.conftest import git, memgit, memgit_ok, memgit_on_terminal, refused
 
 TARGET = history_support.TARGET_ID
 SOURCE = "https://example.com/sessions/1"
@@ -371,39 +369,19 @@ def test_cli_summary_and_quiet_without_a_terminal(history, tmp_path: Path) -> No
     assert events.counts(path)["purge"] == 1
 
 
-def _purge_on_terminal(path: Path, *extra: str) -> tuple[bytes, bytes]:
-    """``memgit purge --yes`` with its stderr on a real pseudo-terminal: (stdout, what the
-    terminal received)."""
-    primary, secondary = pty.openpty()
-    out_file = path.with_suffix(".out")
-    try:
-        with out_file.open("wb") as stdout:  # a file: a full pipe would stall the child
-            proc = subprocess.Popen([sys.executable, "-m", "memgit", "purge", TARGET, "--repo",
-                                     str(path), "--yes", *extra], stdout=stdout,
-                                    stderr=secondary,
-                                    env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
-        os.close(secondary)
-        seen = b""
-        while True:
-            try:
-                chunk = os.read(primary, 65536)
-            except OSError:  # EIO: every writer of the terminal has closed it
-                break
-            if not chunk:
-                break
-            seen += chunk
-        assert proc.wait() == 0, seen
-    finally:
-        os.close(primary)
-    return out_file.read_bytes(), seen
-
-
 def test_progress_on_a_terminal_only_and_never_with_json(history, tmp_path: Path) -> None:
-    out, seen = _purge_on_terminal(fresh_copy(history, tmp_path, "tty.git"))
-    assert b"rewriting commits" in seen and b"] " in seen and b"commits rewritten" in out
-    out, seen = _purge_on_terminal(fresh_copy(history, tmp_path, "json.git"), "--json")
+    def purge_on_terminal(name: str, *extra: str) -> tuple[bytes, bytes]:
+        path = fresh_copy(history, tmp_path, name)
+        status, out, shown = memgit_on_terminal("purge", TARGET, "--repo", str(path), "--yes",
+                                                *extra)
+        assert status == 0, shown
+        return out, shown
+
+    out, shown = purge_on_terminal("tty.git")
+    assert b"rewriting commits" in shown and b"] " in shown and b"commits rewritten" in out
+    out, shown = purge_on_terminal("json.git", "--json")
     assert json.loads(out)["commits_rewritten"] > 0
-    assert b"rewriting" not in seen and b"reading" not in seen
+    assert b"rewriting" not in shown and b"reading" not in shown
 
 
 # --- signatures, messages, tags ---------------------------------------------------------
