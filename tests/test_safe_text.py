@@ -5,8 +5,10 @@ from __future__ import annotations
 import unicodedata
 from pathlib import Path
 
+import pytest
+
 from memgit.format import entries as fmt
-from memgit.safe_text import INVISIBLE_RANGES, is_invisible, printable
+from memgit.safe_text import INVISIBLE_RANGES, display_url, is_invisible, printable
 
 
 def test_printable_escapes_terminal_controls_and_invisible_characters() -> None:
@@ -46,3 +48,17 @@ def test_a_log_line_is_printable_private_and_never_written_through_a_symlink(
     link.symlink_to(target)
     append_log_line(str(link), "must not land")  # skipped, not raised
     assert target.read_text() == "kept\n"
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("http://writer:s3cretT0ken@127.0.0.1:8765/acme/team.git",
+     "http://writer:***@127.0.0.1:8765/acme/team.git"),
+    ("https://x-access-token:ghs_abc@github.com/o/r.git?sig=zzz",
+     "https://x-access-token:***@github.com/o/r.git?***"),
+    ("https://joe@example.com/drive.git", "https://joe@example.com/drive.git"),
+    ("git@example.com:team/drive.git", "git@example.com:team/drive.git"),
+    ("/srv/git/drive.git", "/srv/git/drive.git"),
+    ("http://[::1", "<unprintable URL>"),
+])
+def test_display_url_masks_what_carries_a_secret(url: str, shown: str) -> None:
+    assert display_url(url) == shown

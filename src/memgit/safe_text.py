@@ -75,3 +75,23 @@ def append_log_line(path: str, message: str) -> None:
             os.close(fd)
     except OSError:
         pass
+
+
+def display_url(url: str) -> str:
+    """``url`` fit to print: a password in it becomes ``***`` and a query string is
+    dropped (tokens travel there too); scp-style ``user@host:path`` stays as it is.
+    Every message, status and summary that shows a remote's URL goes through it."""
+    from urllib.parse import urlsplit, urlunsplit  # not at import: the hooks load this module
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unprintable URL>"
+    if not parts.scheme or not parts.netloc:
+        return url
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, host = netloc.rsplit("@", 1)
+        user = userinfo.split(":", 1)[0]
+        netloc = f"{user}:***@{host}" if ":" in userinfo else f"{user}@{host}"
+    return urlunsplit((parts.scheme, netloc, parts.path, "***" if parts.query else "", ""))

@@ -3,6 +3,7 @@ each kind of token, the refusals, /metrics read by Prometheus's parser, bad inpu
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import time
@@ -128,6 +129,30 @@ def test_memgit_clone_remember_and_sync_through_serve(served: ServeServer,
     assert refused.returncode != 0
     assert "403" in refused.stderr or "may only read" in refused.stderr
     assert "frozen in December" in memgit_cli("-C", str(second), "recall", "staging").stdout
+
+
+def test_a_token_in_the_clone_url_is_never_printed(served: ServeServer,
+                                                   tmp_path: Path) -> None:
+    """The URL a checkout was cloned from holds its token: clone's line, status (text,
+    --json) and the agents' status tool show it masked."""
+    from memgit.agents.operations import AgentDrive
+
+    token = served.token("joe/notes", "write")["token"]
+    agent = tmp_path / "agent"
+    cloned = memgit_cli("clone", served.url("joe/notes", token), str(agent))
+    shown = [cloned.stdout + cloned.stderr]
+    for args in (("status",), ("status", "--json")):
+        proc = memgit_cli("-C", str(agent), *args)
+        shown.append(proc.stdout + proc.stderr)
+    url = json.loads(shown[-1])["remote_url"]
+    assert url.endswith("/joe/notes.git") and ":***@" in url
+    tool = AgentDrive(str(agent)).status()
+    shown.append(json.dumps(tool))
+    assert ":***@" in tool["remote_url"]
+    secret = token.split("_", 2)[2]
+    for text in shown:
+        assert token not in text and secret not in text
+    assert "Cloned http://" in shown[0]
 
 
 def test_no_token_reaches_the_log_http_backend_or_the_hooks(served: ServeServer,

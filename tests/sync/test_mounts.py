@@ -22,8 +22,9 @@ from memgit.drives.create import create_drive
 from memgit.format import entries as fmt
 from memgit.git.repository import open_drive
 from memgit.githooks.post_receive import wait_for_background
+from memgit.safe_text import display_url
 from memgit.state import facts
-from memgit.sync.mounts import display_url, mount_path, recall_with_mounts
+from memgit.sync.mounts import mount_path, recall_with_mounts
 from tests.conftest import commit_all, git, memgit, memgit_ok, refused
 from tests.servers import READER, FileGitServer, GitServer, HttpGitServer, running
 

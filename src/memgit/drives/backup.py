@@ -31,8 +31,9 @@ from memgit.policy.registry import PURGE_LOCK_FILE, REGISTRY_FILE, PurgeRegistry
 from memgit.policy.settings import drive_policy, load_policy_file
 from memgit.purge.text import Progress, no_progress
 from memgit.recall.read_path import catch_up
+from memgit.safe_text import display_url
 from memgit.state import facts
-from memgit.sync.mounts import display_url, list_mounts
+from memgit.sync.mounts import list_mounts
 from memgit.write.writer import write_lock
 
 FORMAT = "memgit-backup"

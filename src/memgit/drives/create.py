@@ -31,6 +31,7 @@ from memgit.git.repository import (
 )
 from memgit.git.worktree import checkout_state, commit_everything, init_checkout, update_checkout
 from memgit.policy.settings import POLICY_KEY, drive_policy
+from memgit.safe_text import display_url
 from memgit.sync.client import BRANCH, network_error
 from memgit.sync.status import LAST_SYNCED, remote_head_ref
 
@@ -210,12 +211,13 @@ def clone_drive(url: str, target: Path) -> Path:
         if proc.returncode != 0:
             err = proc.stderr.decode(errors="replace")
             if f"Remote branch {BRANCH} not found" in err:
-                raise NotADriveError(f"{url} has no {BRANCH} branch (not a drive)",
+                raise NotADriveError(f"{display_url(url)} has no {BRANCH} branch (not a drive)",
                                      "check the URL; memgit init --bare creates a server drive")
             raise network_error(url, err, "clone")
         drive = open_drive(target)
         if not (target / fmt.MEMORY_FILE).is_file():
-            raise NotADriveError(f"{url} is not a drive (no {fmt.MEMORY_FILE} on {BRANCH})",
+            raise NotADriveError(f"{display_url(url)} is not a drive (no {fmt.MEMORY_FILE} "
+                                 f"on {BRANCH})",
                                  "check the URL")
         head = ref_target(drive, f"refs/heads/{BRANCH}")
         assert head is not None

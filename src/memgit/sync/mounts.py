@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from memgit import state
 from memgit.errors import MemgitError, MountError, NotADriveError
@@ -40,6 +40,7 @@ from memgit.index.search import Hit, hit_json, merge_drives
 from memgit.policy.settings import Policy, find_policy
 from memgit.purge.text import Progress, no_progress
 from memgit.recall.read_path import recall
+from memgit.safe_text import display_url
 from memgit.state import facts
 from memgit.sync.client import fetch, learn_purged, purged_since
 from memgit.sync.mount_dirs import MOUNTS_DIR, SELF, is_mount_name, mounted
@@ -98,23 +99,6 @@ def mounts_dir(drive: Drive) -> Path:
 
 def mount_path(drive: Drive, name: str) -> Path:
     return mounts_dir(drive) / f"{check_name(name)}.git"
-
-
-def display_url(url: str) -> str:
-    """``url`` fit to print: a password in it becomes ``***`` and a query string is
-    dropped (tokens travel there too); scp-style ``user@host:path`` stays as it is."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unprintable URL>"
-    if not parts.scheme or not parts.netloc:
-        return url
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, host = netloc.rsplit("@", 1)
-        user = userinfo.split(":", 1)[0]
-        netloc = f"{user}:***@{host}" if ":" in userinfo else f"{user}@{host}"
-    return urlunsplit((parts.scheme, netloc, parts.path, "***" if parts.query else "", ""))
 
 
 def scrub(text: str, url: str) -> str:

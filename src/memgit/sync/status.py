@@ -11,6 +11,8 @@ from __future__ import annotations
 import time
 from typing import Any, Protocol
 
+from memgit.safe_text import display_url
+
 LAST_SYNCED = "refs/memgit/last-synced"
 SYNC_SOURCE = "refs/memgit/sync-source"
 REMOTES = "refs/memgit/remotes/"  # + remote name: its main as last fetched
@@ -80,7 +82,7 @@ def status(history: History, branch: str, remote: str, remote_url: str | None,
         "branch": branch,
         "head": history.ref_target(f"refs/heads/{branch}"),
         "remote": remote,
-        "remote_url": remote_url,
+        "remote_url": None if remote_url is None else display_url(remote_url),
         "waiting_commits": len(waiting_commits(history, branch, remote)),
         "last_synced_commit": history.ref_target(LAST_SYNCED),
         "last_sync": last,

@@ -8,6 +8,7 @@ import click
 
 from memgit.cli.common import ctx_directory
 from memgit.drives.create import clone_drive, default_clone_path
+from memgit.safe_text import display_url
 
 
 @click.command("clone")
@@ -19,6 +20,6 @@ def command(ctx: click.Context, url: str, path: str | None) -> int:
     base = Path(ctx_directory(ctx) or ".")
     target = (base / (path or default_clone_path(url))).absolute()
     clone_drive(url, target)
-    click.echo(f"Cloned {url} into {target} (pre-commit hook installed; memgit sync "
+    click.echo(f"Cloned {display_url(url)} into {target} (pre-commit hook installed; memgit sync "
                f"pushes your commits)")
     return 0
