@@ -94,6 +94,20 @@ def test_no_format_holds_the_secret(drive: Drive, kind: str, tmp_path: Path) -> 
         assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
+def test_an_output_file_that_cannot_be_written_is_a_usage_error(drive: Drive,
+                                                                tmp_path: Path) -> None:
+    main, tip = bad_range(drive)
+    for option in ("--output", "--sarif"):
+        proc = run_memgit("check", f"{main}..{tip}", option, str(tmp_path / "no" / "r.json"),
+                          cwd=drive.client)
+        assert proc.returncode == 2, proc.stderr
+        assert "MG001" in proc.stderr and f"give {option} a file" in proc.stderr
+        assert SECRET not in proc.stdout + proc.stderr
+    written = tmp_path / "r.sarif"
+    proc = run_memgit("check", f"{main}..{tip}", "--sarif", str(written), cwd=drive.client)
+    assert proc.returncode == 1 and json.loads(written.read_text())["version"] == "2.1.0"
+
+
 def test_the_validators_are_not_vacuous(tmp_path: Path) -> None:
     """A report that breaks each schema fails it (so a pass above means something)."""
     bad_sarif = tmp_path / "bad.sarif"

@@ -119,3 +119,7 @@ def test_cli_metrics_for_several_drives_and_textfile_output(tmp_path: Path) -> N
     assert proc.returncode == 0
     assert set(parse_samples(proc.stdout.decode())) == {
         k for k in samples if k[1] == str(drives[0].resolve())}
+    # a folder that is not there is the user's error, said with the option, not a crash
+    proc = memgit("metrics", str(drives[0]), "-o", str(tmp_path / "missing" / "m.prom"))
+    assert proc.returncode == 2 and b"MG001" in proc.stderr and b"give -o a file" in proc.stderr
+    assert not (tmp_path / "missing").exists()

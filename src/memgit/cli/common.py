@@ -20,6 +20,38 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def write_output(path: str | os.PathLike[str], text: str, option: str,
+                 mode: int | None = None) -> None:
+    """Write a command's report to the file an option named (``-o``, ``--output``,
+    ``--sarif``): through a temporary file in the same folder and a rename, so a reader
+    (node_exporter's textfile collector, a CI step) never sees half a file; a folder that
+    does not exist or cannot be written is the user's error, said with the option."""
+    import tempfile
+    from pathlib import Path
+
+    from memgit.errors import UsageError
+
+    target = Path(path).absolute()
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=str(target.parent))
+    except OSError as exc:
+        raise UsageError(f"cannot write {target}: {exc.strerror or exc}",
+                         f"give {option} a file in a folder that exists and you may write "
+                         "to") from exc
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise UsageError(f"cannot write {target}: {exc.strerror or exc}",
+                             f"give {option} a writable file (not a folder)") from exc
+        raise
+
+
 def shared_options(command: str) -> Callable[[F], F]:
     """The click options of ``command`` built from cli.options.SHARED, the table the quick
     path parses with: one definition of each option for both paths."""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from memgit.cli.common import drive_from_ctx, policy_for, policy_option
+from memgit.cli.common import drive_from_ctx, policy_for, policy_option, write_output
 from memgit.errors import UsageError
 from memgit.forges.ci_env import CiRange, ci_range, explicit_range, upstream_range
 from memgit.forges.formats import FORMATS, github_summary, render
@@ -47,12 +47,11 @@ def command(ctx: click.Context, range_: str | None, kind: str, output: str | Non
                           PurgeRegistry.load(git_dir))
     text = render(kind, verdict, policy, chosen.source)
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        write_output(output, text, "--output")
     else:
         click.echo(text, nl=False)
     if sarif_file:
-        Path(sarif_file).write_text(render("sarif", verdict, policy, chosen.source),
-                                    encoding="utf-8")
+        write_output(sarif_file, render("sarif", verdict, policy, chosen.source), "--sarif")
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if kind == "github" and summary:
         with open(summary, "a", encoding="utf-8") as fh:

@@ -13,8 +13,8 @@ from memgit.cli.common import (
     drive_from_ctx,
     policy_for,
     policy_option,
+    write_output,
 )
-from memgit.errors import UsageError
 from memgit.importing import report
 from memgit.importing.apply import apply_plan
 from memgit.importing.plan import build_plan, load_plan
@@ -55,11 +55,7 @@ def plan_command(ctx: click.Context, source: Path, tool: str, output: Path | Non
     if output is None:
         click.echo(plan.to_json(), nl=False)
         return 0
-    try:
-        output.write_text(plan.to_json(), encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot write the plan to {output}: {exc.strerror or exc}",
-                         "choose a writable path for -o") from exc
+    write_output(output, plan.to_json(), "-o")
     if as_json:
         click.echo(json.dumps({"plan": str(output), **report.summary(plan)},
                               ensure_ascii=False))

@@ -2,28 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
-
 import click
 
-from memgit.cli.common import ctx_directory
+from memgit.cli.common import ctx_directory, write_output
 from memgit.drives.info import drive_metrics
 from memgit.state import events
-
-
-def write_atomically(target: Path, text: str) -> None:
-    """Write via a temporary file and rename, as the textfile collector requires."""
-    fd, tmp = tempfile.mkstemp(prefix=".memgit-metrics-", dir=str(target.parent))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 @click.command("metrics")
@@ -36,7 +19,8 @@ def command(ctx: click.Context, drives: tuple[str, ...], output: str | None) -> 
     paths: list[str | None] = list(drives) or [ctx_directory(ctx)]
     text = events.prometheus(drive_metrics(p) for p in paths)
     if output:
-        write_atomically(Path(output).absolute(), text)
+        # the textfile collector reads *.prom files as they are: never half of one
+        write_output(output, text, "-o", mode=0o644)
     else:
         click.echo(text, nl=False)
     return 0
