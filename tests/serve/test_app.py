@@ -265,6 +265,21 @@ def test_a_non_loopback_address_is_refused_without_tokens(tmp_path: Path) -> Non
     assert proc.returncode == 2 and "has no token" in proc.stderr  # a revoked one is none
 
 
+def test_a_port_in_use_is_a_usage_error_before_the_banner(tmp_path: Path) -> None:
+    import socket
+
+    server = ServeServer(tmp_path)
+    server.create("joe/notes")
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        proc = memgit_cli("serve", str(server.root), "--port", str(port), check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert f"MG001: cannot listen on 127.0.0.1 port {port}" in proc.stderr
+    assert "--port another number" in proc.stderr and "Ctrl-C" not in proc.stderr
+
+
 def test_serve_create_refuses_bad_names_and_existing_drives(tmp_path: Path) -> None:
     server = ServeServer(tmp_path)
     for bad in ("joe", "joe/../../etc", "../joe/x", "joe/x\x01y", ".hidden/x", "joe/x/y"):

@@ -130,6 +130,29 @@ def config(root: Path, host: str, port: int, *, idle: float = 30.0,
         h11_max_incomplete_event_size=MAX_HEAD, ws="none", interface="asgi3")
 
 
-def serve(cfg: uvicorn.Config) -> None:
-    """Run until interrupted (SIGINT or SIGTERM: uvicorn finishes the answers under way)."""
-    uvicorn.Server(cfg).run()
+def listen(host: str, port: int) -> socket.socket:
+    """The server's socket, bound before anything is printed: a port another process holds
+    is the user's error, said with the fix (uvicorn would log it after the banner and exit
+    without a code). ``SO_REUSEADDR`` as uvicorn sets it: a port left in TIME_WAIT by the
+    last run may be bound again at once; one a live process listens on may not."""
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {host}: {exc.strerror or exc}",
+                         "give --host an address of this machine (default 127.0.0.1)") from exc
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise UsageError(f"cannot listen on {host} port {port}: {exc.strerror or exc}",
+                         "stop the server that holds the port, or give --port another "
+                         "number (0: any free port)") from exc
+    return sock
+
+
+def serve(cfg: uvicorn.Config, sock: socket.socket) -> None:
+    """Run on ``sock`` (:func:`listen`'s) until interrupted (SIGINT or SIGTERM: uvicorn
+    finishes the answers under way)."""
+    uvicorn.Server(cfg).run(sockets=[sock])

@@ -88,9 +88,11 @@ def command(ctx: click.Context, root: str | None, host: str, port: int,
     for problem in _hook_problems(folder):
         click.echo(printable(f"memgit serve: warning: {problem} (memgit install-hooks "
                              "--server fixes it)"), err=True)
+    sock = server.listen(host, port)
+    port = sock.getsockname()[1]  # --port 0: the one the system chose
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"memgit serve: {len(drives)} drive{'s' * (len(drives) != 1)} under {folder} "
                f"at http://{shown}:{port}/ (clone: git clone http://{shown}:{port}/OWNER/"
                "DRIVE.git; Ctrl-C stops)", err=True)
-    server.serve(cfg)
+    server.serve(cfg, sock)
     return 0
