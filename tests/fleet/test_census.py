@@ -45,3 +45,13 @@ def test_census_lists_every_repository_with_its_standing(root: Path) -> None:
 def test_census_of_a_path_that_is_not_a_folder_is_a_usage_error(tmp_path: Path) -> None:
     status, _out, err = fleet("census", str(tmp_path / "missing"))
     assert status == 2 and "MG001" in err and "is not a folder" in err
+
+
+def test_a_drive_given_as_the_root_is_a_usage_error_and_stays_untouched(
+        tmp_path: Path) -> None:
+    drive = make_drive(tmp_path / "root", "people.git")
+    before = sorted(p.name for p in drive.iterdir())
+    for args in (("find", str(drive), "x"), ("census", str(drive))):
+        status, _out, err = fleet(*args)
+        assert status == 2 and "is a git repository, not a folder of drives" in err, err
+    assert sorted(p.name for p in drive.iterdir()) == before  # no .memgit-fleet inside

@@ -62,3 +62,12 @@ def test_check_root_names_what_is_wrong(tmp_path: Path) -> None:
         with pytest.raises(UsageError) as caught:
             check_root(bad)
         assert caught.value.code == "MG001" and f"{bad} is not a folder" in caught.value.message
+    bare = tmp_path / "people.git"
+    git("init", "-q", "--bare", str(bare))
+    work = tmp_path / "checkout"
+    git("init", "-q", str(work))
+    for repository in (bare, work):
+        with pytest.raises(UsageError) as caught:
+            check_root(repository)
+        assert "is a git repository, not a folder of drives" in caught.value.message
+        assert str(repository.parent) in caught.value.hint

@@ -34,11 +34,17 @@ class Repo:
 
 
 def check_root(root: str | os.PathLike[str]) -> Path:
-    """The root as an absolute path; a usage error when it is not a folder."""
+    """The root as an absolute path; a usage error when it is not a folder, or when it is
+    a drive itself (a root holds drives: given one, a fleet command would find nothing in
+    it and leave its own files inside the repository)."""
     path = Path(root).absolute()
     if not path.is_dir():
         raise UsageError(f"{path} is not a folder", "name the folder that holds the drives "
                          "(the bare repositories), e.g. /srv/git")
+    if is_bare_repository(str(path)) or (path / ".git").exists():
+        raise UsageError(f"{path} is a git repository, not a folder of drives",
+                         f"name the folder that holds it and the other drives, e.g. "
+                         f"{path.parent}")
     return path
 
 

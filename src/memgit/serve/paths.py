@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 
 from memgit.errors import UsageError
+from memgit.git import roots
 
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 SUFFIX = ".git"
@@ -65,11 +66,8 @@ def require_name(text: str) -> DriveName:
 
 
 def check_root(root: Path) -> Path:
-    """The root as an absolute, resolved folder; a UsageError when it is not one."""
-    if not root.is_dir():
-        raise UsageError(f"{root} is not a folder", "create it, or name the folder that "
-                         "holds OWNER/DRIVE.git drives")
-    return root.resolve()
+    """The root as an absolute, resolved folder (git.roots.check_root's checks)."""
+    return roots.check_root(root).resolve()
 
 
 def _inside(root: Path, path: str) -> bool:
