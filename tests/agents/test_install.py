@@ -166,6 +166,10 @@ def test_install_codex_replaces_only_its_own_table_and_block(new_drive, tmp_path
 
 def test_install_shell_copies_the_script(new_drive, tmp_path: Path) -> None:
     drive = new_drive({"people.md": "# People\n"})
+    mistyped = tmp_path / "p"
+    proc = memgit("-C", str(drive), "install-agent", "shell", "--project", str(mistyped))
+    assert proc.returncode == 2 and b"does not exist" in proc.stderr and not mistyped.exists()
+    mistyped.mkdir()
     proc = memgit("-C", str(drive), "install-agent", "shell", "--project", str(tmp_path / "p"))
     assert proc.returncode == 0, proc.stderr.decode()
     script = tmp_path / "p" / ".memgit" / "hooks" / agents.HOOK_SCRIPT

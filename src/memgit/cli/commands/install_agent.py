@@ -13,8 +13,9 @@ from memgit.cli.common import drive_from_ctx
 @click.command("install-agent")
 @click.argument("name", required=False)
 @click.option("--project", "project", default=".", show_default=True, metavar="DIR",
-              type=click.Path(file_okay=False, path_type=Path),
-              help="The project the agent works in (its configuration is written there).")
+              type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="The project the agent works in (its configuration is written there; "
+                   "the folder must exist: a mistyped path makes no new tree).")
 @click.option("--list", "list_them", is_flag=True, help="List the agent integrations.")
 @click.pass_context
 def command(ctx: click.Context, name: str | None, project: Path, list_them: bool) -> int:
@@ -27,7 +28,6 @@ def command(ctx: click.Context, name: str | None, project: Path, list_them: bool
         return 0
     integration = plugins.load("agent", name)
     drive = drive_from_ctx(ctx)
-    project.mkdir(parents=True, exist_ok=True)
     for path in integration.install(project.resolve(), drive.root):
         click.echo(f"wrote {path}")
     return 0
