@@ -86,3 +86,16 @@ def test_unknown_kind_is_refused() -> None:
     with pytest.raises(PluginError) as err:
         plugins.available("database")
     assert "unknown plugin kind 'database'" in err.value.message
+
+
+def test_install_command_names_where_this_memgit_came_from() -> None:
+    """Never ``pip install memgit``: that name on the package index is another project's.
+    In the tests memgit runs from a checkout (editable, or on PYTHONPATH): the command
+    names that folder, which holds memgit's pyproject.toml."""
+    from memgit.plugins import install_command
+
+    command = install_command("serve")
+    assert command.startswith("pip install '") and command.endswith("[serve]'"), command
+    folder = Path(command[len("pip install '"):-len("[serve]'")])
+    assert 'name = "memgit"' in (folder / "pyproject.toml").read_text()
+    assert install_command() == f"pip install '{folder}'"

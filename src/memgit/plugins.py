@@ -133,7 +133,7 @@ def load(kind: str, name: str, settings: Mapping[str, Any] | None = None) -> Any
         factory = _resolve(target)
     except ImportError as exc:
         raise PluginError(f"the {kind} plugin {name!r} cannot be loaded: {exc}",
-                          "install the extra it needs, e.g. pip install 'memgit[embed]'") from exc
+                          f"install the extra it needs, e.g. {install_command('embed')}") from exc
     except (AttributeError, TypeError) as exc:
         raise PluginError(f"the {kind} plugin {name!r} points at {target!r}, "
                           f"which is not a factory: {exc}",
@@ -143,3 +143,29 @@ def load(kind: str, name: str, settings: Mapping[str, Any] | None = None) -> Any
         raise PluginError(f"the {kind} plugin {name!r} does not provide what the {kind} kind needs",
                           f"see {PROTOCOLS[kind].__name__} in memgit/plugins.py")
     return plugin
+
+
+def install_command(extra: str = "") -> str:
+    """The pip command that installs this memgit (with the optional ``extra``) from where it
+    came: the source folder or repository pip recorded (PEP 610's ``direct_url.json``), or
+    the checkout it runs from. Never ``pip install memgit``: that name on the package index
+    is another project's."""
+    import importlib.metadata
+    import json
+    from urllib.parse import unquote, urlsplit
+
+    suffix = f"[{extra}]" if extra else ""
+    try:
+        recorded = importlib.metadata.distribution("memgit").read_text("direct_url.json")
+        origin = json.loads(recorded or "{}")
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        origin = {}
+    url = origin.get("url", "") if isinstance(origin, dict) else ""
+    if url.startswith("file://"):
+        return f"pip install '{unquote(urlsplit(url).path)}{suffix}'"
+    if url and isinstance(origin.get("vcs_info"), dict):
+        return f"pip install 'memgit{suffix} @ {origin['vcs_info'].get('vcs', 'git')}+{url}'"
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "pyproject.toml").is_file():
+        return f"pip install '{checkout}{suffix}'"
+    return f"pip install '.{suffix}' in memgit's source folder"

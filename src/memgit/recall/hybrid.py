@@ -33,6 +33,7 @@ from memgit.embeddings.vectors import (
 from memgit.errors import EmbedderError, PluginError, UsageError
 from memgit.index import search as recall_search
 from memgit.index.search import Hit
+from memgit.plugins import install_command
 from memgit.policy.embedding_settings import EmbedConfig
 from memgit.recall.defaults import MODES
 from memgit.state import search as search_rows
@@ -61,8 +62,8 @@ def choose_mode(requested: str | None, config: EmbedConfig | None) -> str:
     if requested != "lexical" and config is None:
         raise UsageError(f"--mode {requested} needs an embedder, and the drive's policy has "
                          "no embeddings: section",
-                         "add embeddings: {plugin: local} to memgit.yaml (pip install "
-                         "'memgit[embed]'), or use --mode lexical")
+                         "add embeddings: {plugin: local} to memgit.yaml "
+                         f"({install_command('embed')}), or use --mode lexical")
     return requested
 
 

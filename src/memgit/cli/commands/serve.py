@@ -9,6 +9,7 @@ import click
 
 from memgit.cli.common import ctx_directory
 from memgit.errors import UsageError
+from memgit.plugins import install_command
 from memgit.safe_text import printable
 from memgit.serve.paths import check_root, drive_dir, list_drives, new_drive_dir, require_name
 
@@ -81,7 +82,7 @@ def command(ctx: click.Context, root: str | None, host: str, port: int,
         from memgit.serve import server
     except ImportError as exc:
         raise UsageError(f"memgit serve needs its web server ({exc.name} is missing)",
-                         "pip install 'memgit[serve]'") from exc
+                         install_command("serve")) from exc
     cfg = server.config(folder, host, port, idle=timeout, max_body=max_body * 1024 * 1024,
                         log_file=Path(log_file).absolute() if log_file else None)
     drives = list_drives(folder)
