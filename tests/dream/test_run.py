@@ -252,6 +252,19 @@ def test_the_command_line(path: Path, server: ChatServer) -> None:
     assert 'event="dream_applied"} 1' in metrics and 'event="dream_failed"} 1' in metrics
 
 
+def test_model_names_the_plugin_as_the_spec_writes_it(path: Path) -> None:
+    """`memgit dream [--due] [--model PLUGIN]` (docs/spec.md section 3): --model picks the
+    plugin over dream.model; an unknown one, or --model with --no-model, is refused."""
+    unknown = memgit("dream", "--model", "nosuch", "--dry-run", cwd=path)
+    assert unknown.returncode == 2 and b"MG012" in unknown.stderr
+    assert b"installed model plugins: openai" in unknown.stderr
+    both = memgit("dream", "--model", "openai", "--no-model", cwd=path)
+    assert both.returncode == 2 and b"MG001" in both.stderr
+    # the openai plugin was chosen (not the rules): it asks for its endpoint
+    chosen = memgit("dream", "--model", "openai", "--dry-run", cwd=path)
+    assert chosen.returncode == 2 and b"dream.base_url is not set" in chosen.stderr
+
+
 def test_a_bad_dream_section_is_a_policy_error(path: Path) -> None:
     (path / ".git" / "memgit.yaml").write_text("dream:\n  window: '2-6'\n  promt: x\n")
     proc = memgit("dream", "--dry-run", cwd=path)

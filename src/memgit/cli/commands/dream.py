@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from typing import Any
@@ -11,6 +12,7 @@ import click
 from memgit.cli.common import drive_from_ctx, policy_for, policy_option
 from memgit.dream.run import Outcome, dream, status
 from memgit.dream.undo import undo
+from memgit.errors import UsageError
 from memgit.policy.judge import quote
 from memgit.policy.settings import Policy
 from memgit.safe_text import printable
@@ -85,6 +87,8 @@ def _print(outcome: Outcome, as_json: bool, dry_run: bool, policy: Policy) -> No
 @click.option("--dry-run", is_flag=True, help="Print the diff and the report; change nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the outcome as JSON.")
 @click.option("--no-model", is_flag=True, help="Use the rule-based proposer.")
+@click.option("--model", "model", default=None, metavar="PLUGIN",
+              help="The model plugin to ask (overrides dream.model; openai ships).")
 @click.option("--base-url", default=None, metavar="URL",
               help="OpenAI-compatible endpoint (overrides dream.base_url).")
 @click.option("--model-name", default=None, metavar="NAME",
@@ -92,7 +96,8 @@ def _print(outcome: Outcome, as_json: bool, dry_run: bool, policy: Policy) -> No
 @policy_option
 @click.pass_context
 def command(ctx: click.Context, due: bool, dry_run: bool, as_json: bool, no_model: bool,
-            base_url: str | None, model_name: str | None, policy_file: str | None) -> int:
+            model: str | None, base_url: str | None, model_name: str | None,
+            policy_file: str | None) -> int:
     """Consolidate the drive: merges, contradictions, lessons, prunes, checked in code
     and applied as one commit "Dream YYYY-MM-DD" (docs/dream.md)."""
     ctx.ensure_object(dict)
@@ -102,6 +107,11 @@ def command(ctx: click.Context, due: bool, dry_run: bool, as_json: bool, no_mode
     drive = drive_from_ctx(ctx)
     policy = policy_for(drive, policy_file)
     config = policy.dream()
+    if model is not None:
+        if no_model:
+            raise UsageError("--model and --no-model say opposite things",
+                             "give --model PLUGIN to ask a model, --no-model for the rules")
+        config = dataclasses.replace(config, model=model)
     outcome = dream(drive, policy, config, due=due, dry_run=dry_run, no_model=no_model,
                     base_url=base_url, model_name=model_name, progress=_progress(as_json))
     _print(outcome, as_json, dry_run, policy)
