@@ -70,6 +70,16 @@ def test_in_a_code_repository_writes_refuse_and_reads_fall_back(tmp_path: Path) 
     quick = memgit_ok("recall", "billing", cwd=code)
     full = subprocess_full("recall", "billing", cwd=code)
     assert quick.stdout == full.stdout and b"Ana owns billing" in quick.stdout
+    assert b"not a drive" not in quick.stderr  # a recall from a code project stays quiet
+    # a report on "the drive" says which one it is: its lines alone read as the folder's
+    note = f"memgit: {code} is not a drive; this is your personal drive at " \
+           f"{ch.personal_drive()}"
+    for proc in (memgit_ok("status", cwd=code, text=True),
+                 subprocess_full("status", "--json", cwd=code),
+                 memgit_ok("audit", cwd=code, text=True)):
+        err = proc.stderr.decode() if isinstance(proc.stderr, bytes) else proc.stderr
+        assert err.startswith(note), err
+    assert not memgit_ok("status", cwd=tmp_path, text=True).stderr  # outside git: no note
 
 
 def test_info_says_why_for_each_way_of_naming(new_drive, tmp_path: Path) -> None:

@@ -94,6 +94,10 @@ WRITES = frozenset({"remember", "forget", "edit", "ask", "answer", "resolve", "c
 # The commands that judge the folder they run in: never the personal drive, so that outside
 # any drive they say what the folder is (MG002) instead of judging another drive.
 JUDGES = frozenset({"check", "gate", "lint"})
+# The commands that report on "the drive" as a whole: falling back to the personal drive
+# inside a repository that is not one, they say which drive they report on (their output
+# alone would read as the repository's).
+REPORTS = frozenset({"status", "audit"})
 
 
 def command_name(ctx: click.Context) -> str:
@@ -111,6 +115,7 @@ def choose_drive(ctx: click.Context) -> Chosen:
         choose,
         created_line,
         ensure_personal,
+        fallback_note,
         refuse_write,
         repository_verdict,
     )
@@ -122,6 +127,8 @@ def choose_drive(ctx: click.Context) -> Chosen:
         refuse_write(chosen)
     if ensure_personal(chosen):
         click.echo(created_line(chosen.path), err=True)
+    if command_name(ctx) in REPORTS and fallback_note(chosen):
+        click.echo(fallback_note(chosen), err=True)
     (ctx.find_root().obj or {})["chosen"] = chosen
     return chosen
 

@@ -119,8 +119,12 @@ def run(call: Invocation) -> int:
     if call.command == "agent-hook":
         return _agent_hook(call)
     if call.command == "status":
-        info = quick_read.status(quick_read.chosen_path(call.directory, None),
-                                 opts["remote"])
+        from memgit.drives.choose import fallback_note
+
+        chosen = quick_read.chosen_drive(call.directory, None)
+        info = quick_read.status(chosen.path, opts["remote"])
+        if fallback_note(chosen):  # the full path's choose_drive says the same
+            _write(fallback_note(chosen) + "\n", err=True)
         if opts["as_json"]:
             import json
 

@@ -29,6 +29,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy rea
 if TYPE_CHECKING:
     from typing import Any
 
+    from memgit.drives.choose import Chosen
     from memgit.policy.settings import Policy
     from memgit.recall.context import Packet
 
@@ -126,16 +127,21 @@ def repository_verdict(folder: str) -> bool | None:
     return head is not None and _has_memory(location, head)
 
 
-def chosen_path(directory: str | None, cwd: str | None, *, made: bool = True) -> str:
-    """The path of the drive drives.choose picks for ``-C directory`` in ``cwd``;
-    NotQuick when it is the personal drive and (``made``) not created yet: the full
-    path creates it and says so."""
+def chosen_drive(directory: str | None, cwd: str | None, *, made: bool = True) -> Chosen:
+    """The drive drives.choose picks for ``-C directory`` in ``cwd``; NotQuick when it is
+    the personal drive and (``made``) not created yet: the full path creates it and says
+    so."""
     from memgit.drives.choose import choose
 
     chosen = choose(directory, cwd, repository_verdict)
     if made and chosen.personal and not os.path.exists(chosen.path):
         raise NotQuick("the personal drive is not created yet")
-    return chosen.path
+    return chosen
+
+
+def chosen_path(directory: str | None, cwd: str | None, *, made: bool = True) -> str:
+    """:func:`chosen_drive`'s path."""
+    return chosen_drive(directory, cwd, made=made).path
 
 
 def open_current(directory: str | None) -> Current:

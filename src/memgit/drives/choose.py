@@ -150,6 +150,15 @@ def repository_verdict(folder: str) -> bool | None:
     return True
 
 
+def fallback_note(chosen: Chosen) -> str:
+    """The line a report on "the drive" (status, audit) prints first when it fell back to
+    the personal drive inside a repository that is not one; "" otherwise."""
+    if not (chosen.personal and chosen.passed_over):
+        return ""
+    return (f"memgit: {chosen.passed_over} is not a drive; this is your personal drive at "
+            f"{chosen.path}")
+
+
 def refuse_write(chosen: Chosen) -> None:
     """Raise for a command that writes when the drive is the fallback but the folder is in
     a git repository that is not a drive: the user may have meant that repository."""
