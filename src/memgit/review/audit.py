@@ -300,11 +300,11 @@ def _secrets(drive: Drive, policy: Policy, head_blobs: set[str],
         where = "at the head and in history" if s.at_head else "in history"
         fix = f"memgit purge {s.entry_id}" if s.entry_id else \
             "remove the line, then purge it (docs/purge.md)"
+        path = _shown(s.path, policy) if rec.name_refused(s.path, policy) else s.path
         out.append(Finding("secret", ERROR, f"a possible credential ({s.kind}) in "
-                           f"{quote(s.path, policy)} {where}"
-                           + (f", entry {s.entry_id}" if s.entry_id else ""),
+                           f"{path} {where}" + (f", entry {s.entry_id}" if s.entry_id else ""),
                            fix + "; and rotate the credential", (s.entry_id,) if s.entry_id
-                           else (), quote(s.path, policy)))
+                           else (), path))
     return out
 
 

@@ -77,6 +77,11 @@ def _name_rules(found: list[Violation]) -> list[Violation]:
     return [v for v in found if v.code in NAME_RULES]
 
 
+def name_refused(path: str, policy: Policy) -> bool:
+    """Does the name rule (MG402) refuse ``path``: may it be shown only redacted?"""
+    return bool(_name_rules(check_path(path, MODE_FILE, policy)))
+
+
 def _ref_names(git_dir: Path, policy: Policy) -> list[Recorded]:
     """The violations of the refs' names (judged as a path's names are)."""
     proc = git_plumbing(git_dir, "for-each-ref", "--format=%(refname)")
