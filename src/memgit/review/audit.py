@@ -5,8 +5,10 @@ memgit.dream.rule_based; by meaning too when the drive has vectors), likely
 contradictions (same subject, another value: candidates, never changed), stale entries
 (never retrieved, older than ``review.stale_days``), entries without a usable source,
 files and the drive near their limits, proposals waiting longer than
-``review.proposal_days``, and credentials in history that today's secret gate refuses
-(review.history). Nothing is written. Pairs are found with a prefix filter on the rarest
+``review.proposal_days``, credentials in history that today's secret gate refuses
+(review.history), and what pre-receive's rules refuse in what history records besides
+the files' lines: commit and tag messages and people, names of paths and refs
+(review.records). Nothing is written. Pairs are found with a prefix filter on the rarest
 word bigrams (:func:`candidate_pairs`), so the audit stays near linear in the entries.
 """
 
@@ -27,8 +29,10 @@ from memgit.git.modes import MODE_EXEC, MODE_FILE
 from memgit.git.repository import Drive, commit_tree_id, require_drive, tree_files
 from memgit.policy import autonomy as au
 from memgit.policy.judge import quote, source_allowed
+from memgit.policy.registry import PurgeRegistry
 from memgit.policy.settings import Policy
-from memgit.review.history import history_secrets
+from memgit.review import records as rec
+from memgit.review.history import history_listing, history_secrets
 from memgit.review.proposals import listing
 from memgit.state import facts
 
@@ -47,11 +51,13 @@ class Finding:
     message: str  # quoted: no credential is ever shown
     fix: str  # the command (or the edit) that fixes it
     ids: tuple[str, ...] = ()
-    path: str = ""
+    path: str = ""  # quoted too when it may hold a credential
+    commit: str = ""  # the commit or tag a finding in history is about
 
     def as_dict(self) -> dict[str, Any]:
         return {"check": self.check, "level": self.level, "message": self.message,
-                "fix": self.fix, "ids": list(self.ids), "path": self.path}
+                "fix": self.fix, "ids": list(self.ids), "path": self.path,
+                "commit": self.commit}
 
 
 @dataclass
@@ -287,18 +293,68 @@ def _proposals(drive: Drive, policy: Policy, today: _dt.date) -> list[Finding]:
     return out
 
 
-def _secrets(drive: Drive, policy: Policy, head_blobs: set[str]) -> list[Finding]:
+def _secrets(drive: Drive, policy: Policy, head_blobs: set[str],
+             listing: dict[str, str]) -> list[Finding]:
     out = []
-    for s in history_secrets(drive.git_dir, policy, head_blobs):
+    for s in history_secrets(drive.git_dir, policy, head_blobs, listing):
         where = "at the head and in history" if s.at_head else "in history"
         fix = f"memgit purge {s.entry_id}" if s.entry_id else \
             "remove the line, then purge it (docs/purge.md)"
+        path = _shown(s.path, policy) if rec.name_refused(s.path, policy) else s.path
         out.append(Finding("secret", ERROR, f"a possible credential ({s.kind}) in "
-                           f"{quote(s.path, policy)} {where}"
-                           + (f", entry {s.entry_id}" if s.entry_id else ""),
+                           f"{path} {where}" + (f", entry {s.entry_id}" if s.entry_id else ""),
                            fix + "; and rotate the credential", (s.entry_id,) if s.entry_id
-                           else (), s.path))
+                           else (), path))
     return out
+
+
+# How each part of what history records is rewritten: no memgit command rewrites commit
+# or tag messages, people or names (memgit purge removes entries; from a message only a
+# purged entry's whole text), so the fix is git's (docs/review.md, "Audit").
+REWRITE = {
+    rec.MESSAGE: "no memgit command removes it (memgit purge rewrites a message only where "
+                 "it quotes a purged entry's whole text): rewrite the message with git in "
+                 "the drive, git filter-repo --force --replace-message FILE, FILE holding a "
+                 "line regex:PATTERN==>[redacted] whose PATTERN matches it (a commit not "
+                 "yet pushed: git rebase -i {oid}^ and reword it)",
+    rec.PEOPLE: "no memgit command removes it: rewrite the name or email with git in the "
+                "drive, git filter-repo --force --mailmap FILE, FILE mapping it to a clean "
+                "one",
+    rec.PATH: "no memgit command renames a path in history: rewrite it with git in the "
+              "drive, git filter-repo --force --path-rename OLD:NEW (or --invert-paths "
+              "--path OLD to drop the file)",
+    rec.REF: "delete the ref with git (git for-each-ref lists it; git update-ref -d REF), "
+             "then git reflog expire --expire=now --all && git gc --prune=now",
+}
+
+
+def _shown(name: str, policy: Policy) -> str:
+    """``name`` quoted; a name the quoting leaves as it is (a credential only the deep
+    scanner sees) is not shown at all."""
+    shown = quote(name, policy)
+    return shown if shown != name else "<redacted>"
+
+
+def _recorded_finding(r: rec.Recorded, policy: Policy) -> Finding:
+    credential = r.code != "MG607"
+    fix = REWRITE[r.part].format(oid=r.oid[:10])
+    fix += "; and rotate the credential" if credential else ""
+    if r.oid:
+        where, path = f"{r.object_type} {r.oid[:10]}", ""
+    else:
+        path = _shown(r.name, policy)
+        where = f"{'ref' if r.part == rec.REF else 'path'} {path}"
+    return Finding("secret" if credential else "purged", ERROR if r.severity == ERROR
+                   else WARNING, f"{where}: {r.code} {r.detail}", fix, (), path,
+                   r.oid)
+
+
+def _recorded(drive: Drive, policy: Policy, listing: dict[str, str]) -> list[Finding]:
+    """Findings in commit and tag messages and people, and in the names of paths and
+    refs (memgit.review.records: the rules pre-receive applies)."""
+    registry = PurgeRegistry.load(drive.git_dir)
+    return [_recorded_finding(r, policy)
+            for r in rec.recorded(drive.git_dir, policy, registry, listing)]
 
 
 def audit(drive: Drive, policy: Policy, *, today: _dt.date | None = None,
@@ -323,8 +379,11 @@ def audit(drive: Drive, policy: Policy, *, today: _dt.date | None = None,
     found += _limits(rows, policy)
     found += _proposals(drive, policy, today)
     if history:
-        found += _secrets(drive, policy, {oid for _p, _s, oid in rows})
+        objects = history_listing(drive.git_dir)
+        found += _secrets(drive, policy, {oid for _p, _s, oid in rows}, objects)
+        found += _recorded(drive, policy, objects)
     order = {ERROR: 0, WARNING: 1, INFO: 2}
-    report.findings = sorted(found, key=lambda f: (order[f.level], f.check, f.path, f.ids))
+    report.findings = sorted(found, key=lambda f: (order[f.level], f.check, f.path, f.ids,
+                                                      f.commit))
     report.seconds = time.perf_counter() - started
     return report

@@ -29,24 +29,28 @@ class HistorySecret:
     at_head: bool
 
 
-def _history_blobs(git_dir: Path) -> dict[str, str]:
-    """blob id -> a path it had, for every Markdown blob reachable from a ref."""
+def history_listing(git_dir: Path) -> dict[str, str]:
+    """object id -> the first name ``git rev-list --objects --all`` gives it, for every
+    object reachable from a ref: a path for trees and blobs, the ref's name for an
+    annotated tag, "" for a commit or a root tree."""
     listing = git_plumbing(git_dir, "rev-list", "--objects", "--all")
     if listing.returncode != 0:
         raise RepoError("git rev-list failed: " + listing.stderr.decode(errors="replace"),
                         "check the drive with git fsck")
-    paths: dict[str, str] = {}
+    names: dict[str, str] = {}
     for raw in listing.stdout.decode("utf-8", "surrogateescape").splitlines():
-        oid, _sp, path = raw.partition(" ")
-        if path.endswith(".md"):
-            paths.setdefault(oid, path)
-    return paths
+        oid, _sp, name = raw.partition(" ")
+        names.setdefault(oid, name)
+    return names
 
 
-def history_secrets(git_dir: Path, policy: Policy, head_blobs: set[str]) -> list[HistorySecret]:
+def history_secrets(git_dir: Path, policy: Policy, head_blobs: set[str],
+                    listing: dict[str, str] | None = None) -> list[HistorySecret]:
     """The lines of any commit's Markdown files the policy's scanner refuses today;
-    ``head_blobs``: the blob ids of the branch head (a finding there is marked)."""
-    blobs = _history_blobs(git_dir)
+    ``head_blobs``: the blob ids of the branch head (a finding there is marked);
+    ``listing``: :func:`history_listing`, when the caller has it already."""
+    names = history_listing(git_dir) if listing is None else listing
+    blobs = {oid: path for oid, path in names.items() if path.endswith(".md")}
     reader = ObjectReader(git_dir)
     seen: set[str] = set()
     out: list[HistorySecret] = []
