@@ -369,6 +369,19 @@ def test_cli_summary_and_quiet_without_a_terminal(history, tmp_path: Path) -> No
     assert events.counts(path)["purge"] == 1
 
 
+def test_ids_are_checked_before_confirmation_and_resume_asks_nothing(history,
+                                                                    tmp_path: Path) -> None:
+    path = fresh_copy(history, tmp_path, "drive.git")
+    before = snapshot(path)
+    none = memgit("purge", "--repo", str(path))  # no ids, no terminal
+    assert none.returncode == 2 and b"no entry ids given" in none.stderr
+    bad = memgit("purge", "not an id", "--repo", str(path))
+    assert bad.returncode == 2 and b"not an entry id" in bad.stderr
+    resumed = memgit("purge", "--resume", "--repo", str(path))  # nothing to finish
+    assert resumed.returncode == 0, resumed.stderr
+    assert snapshot(path) == before
+
+
 def test_progress_on_a_terminal_only_and_never_with_json(history, tmp_path: Path) -> None:
     def purge_on_terminal(name: str, *extra: str) -> tuple[bytes, bytes]:
         path = fresh_copy(history, tmp_path, name)

@@ -14,6 +14,7 @@ from memgit.errors import UsageError
 from memgit.git.repository import Drive, open_bare_drive
 from memgit.purge.resume import resume
 from memgit.purge.rewrite import PurgePlan, PurgeResult, apply_purge, plan_purge
+from memgit.purge.text import check_ids
 
 
 def _print_plan(plan: PurgePlan) -> None:
@@ -72,7 +73,10 @@ def _print_result(result: PurgeResult) -> None:
 def command(ctx: click.Context, ids: tuple[str, ...], repo_path: str | None, dry_run: bool,
             yes: bool, as_json: bool, registry: str | None, resume_only: bool) -> int:
     """Delete the entries with these ids from every commit of the drive, forever."""
-    if not dry_run and not yes and not sys.stdin.isatty():
+    if registry is None and not resume_only:
+        check_ids(ids)  # no ids, or a malformed one, is said before anything is asked
+    # --resume finishes a purge that was confirmed when it started: nothing to ask
+    if not dry_run and not yes and not resume_only and not sys.stdin.isatty():
         raise UsageError("memgit purge rewrites history and needs confirmation",
                          "pass --yes (no terminal to ask on), or --dry-run to look first")
     started = time.perf_counter()
