@@ -228,6 +228,8 @@ def test_metrics_parse_with_prometheus_client(served: ServeServer, tmp_path: Pat
 
 def test_tokens_cli(tmp_path: Path) -> None:
     server = ServeServer(tmp_path)
+    elsewhere = memgit_cli("token", "list", "--root", str(tmp_path))  # not the served root
+    assert "which holds no OWNER/DRIVE.git drive: is it the root" in elsewhere.stdout
     server.create("joe/notes")
     made = server.token("joe/notes", "write", "--expires", "30", "--name", "ci runner")
     assert made["token"].startswith(f"mgt_{made['id']}_") and made["expires"]

@@ -125,10 +125,10 @@ def git_upkeep(drive: Drive, policy: Policy, now: _dt.datetime) -> StepReport:
                 raise RepoError(f"git gc in {git_dir} failed: "
                                 f"{proc.stderr.decode(errors='replace').strip()}", "")
             collected += 1
+    ran = f"git gc ran in {collected} of them" if collected else "no git gc needed"
     return StepReport("git", f"{loose} loose objects, {packs} packs in {len(repos)} "
-                      f"repositor{'y' if len(repos) == 1 else 'ies'}; git gc ran in "
-                      f"{collected}", {"git_loose_objects": loose, "git_packs": packs,
-                                       "git_gc": collected})
+                      f"repositor{'y' if len(repos) == 1 else 'ies'}; {ran}",
+                      {"git_loose_objects": loose, "git_packs": packs, "git_gc": collected})
 
 
 def _object_counts(git_dir: Path) -> dict[str, int]:

@@ -11,7 +11,7 @@ from memgit.cli.common import ctx_directory
 from memgit.errors import UsageError
 from memgit.safe_text import printable
 from memgit.serve import tokens
-from memgit.serve.paths import check_root, drive_dir, require_name
+from memgit.serve.paths import check_root, drive_dir, list_drives, require_name
 
 root_option = click.option("--root", "root", metavar="ROOT", default=None,
                            help="The served root (default: -C PATH, else the current folder).")
@@ -82,7 +82,12 @@ def list_command(ctx: click.Context, as_json: bool, root: str | None) -> int:
         click.echo(json.dumps(found, indent=2))
         return 0
     if not found:
-        click.echo("no tokens (memgit token add OWNER/DRIVE --read|--write makes one)")
+        folder = _root(ctx, root)
+        served = list_drives(folder)
+        where = "" if served else (f" in {folder}, which holds no OWNER/DRIVE.git drive: is "
+                                   "it the root memgit serve serves? (--root ROOT)")
+        click.echo(f"no tokens{where} (memgit token add OWNER/DRIVE --read|--write makes "
+                   "one)")
     for t in found:
         click.echo(printable(
             f"{t['id']}  {t['state']:<8} {t['access']:<7} {t['drive'] or '(metrics)':<30} "
