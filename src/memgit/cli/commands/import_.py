@@ -103,14 +103,15 @@ def apply_command(ctx: click.Context, plan_file: Path, dry_run: bool, as_json: b
         click.echo(f"{len(result.proposed)} of them are proposals (the drive's autonomy rules): "
                    "a person approves them, memgit review")
     if result.plan is not None:
-        for line in report.lines(result.plan, verbose=verbose, created=f"{verb} entries"):
+        label = "entries it would create" if dry_run else "entries created"
+        for line in report.lines(result.plan, verbose=verbose, created=label):
             click.echo(line)
     for line in report.changed_lines(result.changed, verbose=verbose):
         click.echo(line)
     if result.kept:
         shown = ", ".join(result.kept[:5]) + (f" and {len(result.kept) - 5} more"
                                               if len(result.kept) > 5 else "")
-        click.echo(f"Verbatim blocks kept in {shown}")
+        click.echo(f"Verbatim blocks {'would be ' if dry_run else ''}kept in {shown}")
     for warning in result.warnings[:20 if not verbose else None]:
         click.echo(f"  warning: {warning}")
     if len(result.warnings) > 20 and not verbose:
