@@ -28,8 +28,6 @@ from memgit.errors import (
     NotADriveError,
     RefusedError,
     RepoError,
-    SyncAuthError,
-    SyncNetworkError,
     UsageError,
 )
 from memgit.format import entries as fmt
@@ -64,6 +62,7 @@ from memgit.policy.registry import PURGED_IDS_FILE, PURGED_REF
 from memgit.policy.settings import Policy, drive_policy
 from memgit.policy.working import WORKING_REF
 from memgit.sync import status as sync_state
+from memgit.sync.push import PushOutcome, network_error, parse_push
 from memgit.sync.replay import (
     CONFLICT_CHOICES,
     Conflict,
@@ -110,96 +109,7 @@ class SyncRefusedError(RefusedError):
         self.server_message = server_message
 
 
-# --- push and fetch outcomes ----------------------------------------------------------
-
-_AUTH_RE = re.compile(r"authentication failed|could not read (username|password)|"
-                      r"terminal prompts disabled|\b40[13]\b|permission denied|"
-                      r"access denied|not authorized", re.I)
 _MISSING_REF_RE = re.compile(r"couldn't find remote ref", re.I)
-
-
-@dataclass(frozen=True)
-class PushOutcome:
-    """What ``git push --porcelain`` said: ``ok``, ``race``, ``refused``, ``auth``, ``network``."""
-
-    status: str
-    summary: str
-    message: str  # the server's ``remote:`` lines, or git's error
-
-
-def parse_push(returncode: int, stdout: str, stderr: str) -> PushOutcome:
-    """Read the porcelain ref line (``<flag>\\t<from>:<to>\\t<summary>``) and stderr.
-
-    A refused push over smart HTTP still answers HTTP 200 with the refusal in
-    the pack protocol, so the ref line, not an exit or HTTP status, decides.
-    """
-    remote = "\n".join(line[len("remote:"):].strip() for line in stderr.splitlines()
-                       if line.startswith("remote:"))
-    remote = "\n".join(line for line in remote.splitlines() if line.strip()) or ""
-    for line in stdout.splitlines():
-        parts = line.split("\t")
-        if len(parts) < 3 or len(parts[0]) != 1:
-            continue
-        flag, summary = parts[0], parts[2]
-        if flag in " *=+":
-            return PushOutcome("ok", summary, remote)
-        if flag == "!":
-            if "remote rejected" in summary:
-                # Another push landed between the ref advertisement and our
-                # update: git's ref lock or the hook's non-fast-forward rule
-                # says so. That is a race, not a policy refusal.
-                if any(word in summary for word in ("failed to update ref", "failed to lock",
-                                                    "cannot lock ref")) or \
-                        ("MG604" in remote and "MG" not in remote.replace("MG604", "")):
-                    return PushOutcome("race", summary, remote)
-                return PushOutcome("refused", summary, remote or summary)
-            if any(word in summary for word in ("non-fast-forward", "fetch first", "stale info")):
-                return PushOutcome("race", summary, remote)
-            return PushOutcome("refused", summary, remote or summary)
-    err = stderr.strip()
-    if returncode == 0:
-        return PushOutcome("ok", "", remote)
-    if returncode < 0 and not err and -returncode == _sigpipe():
-        # git 2.39 refuses a push itself when the server's branch moved to a commit the
-        # checkout lacks ("fetch first"); with push options it still sends them after
-        # the empty command list, and a receive-pack that already ended on that list
-        # kills it with SIGPIPE, silently (write_or_die re-raises EPIPE as the signal).
-        # Seen 11 times in 1,200 such pushes under load: the branch moved, a lost race.
-        return PushOutcome("race", "[rejected] (killed by SIGPIPE)",
-                           silent_exit("git push", returncode))
-    if _AUTH_RE.search(err):
-        return PushOutcome("auth", "", err)
-    return PushOutcome("network", "", err or silent_exit("git push", returncode))
-
-
-def _sigpipe() -> int:
-    import signal  # only after a git was killed: the module builds its enums on import
-
-    return int(signal.SIGPIPE)
-
-
-def silent_exit(what: str, returncode: int) -> str:
-    """What to say of a git that failed without a word: its exit status, or the signal
-    that killed it (``subprocess`` gives a signal as a negative status)."""
-    if returncode < 0:
-        import signal
-
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        return f"{what} was killed by {name}, saying nothing"
-    return f"{what} exited with status {returncode}, saying nothing"
-
-
-def network_error(remote: str, err: str, action: str) -> MemgitError:
-    last = err.strip().splitlines()[-1] if err.strip() else f"git {action} failed"
-    if _AUTH_RE.search(err):
-        return SyncAuthError(f"cannot {action} {remote}: authentication failed ({last})",
-                             "check the remote's credentials (git credential helper, ssh key)")
-    return SyncNetworkError(f"cannot {action} {remote}: {last}",
-                            "check the remote URL and the network, then sync again; "
-                            "your local commits are kept")
 
 
 # --- the report -----------------------------------------------------------------------
