@@ -28,9 +28,8 @@ def parse_push(returncode: int, stdout: str, stderr: str) -> PushOutcome:
     A refused push over smart HTTP still answers HTTP 200 with the refusal in
     the pack protocol, so the ref line, not an exit or HTTP status, decides.
     """
-    remote = "\n".join(line[len("remote:"):].strip() for line in stderr.splitlines()
-                       if line.startswith("remote:"))
-    remote = "\n".join(line for line in remote.splitlines() if line.strip()) or ""
+    remote = "\n".join(_remote_line(line) for line in stderr.splitlines()
+                       if line.startswith("remote:") and line[len("remote:"):].strip())
     for line in stdout.splitlines():
         parts = line.split("\t")
         if len(parts) < 3 or len(parts[0]) != 1:
@@ -65,6 +64,12 @@ def parse_push(returncode: int, stdout: str, stderr: str) -> PushOutcome:
     if _AUTH_RE.search(err):
         return PushOutcome("auth", "", err)
     return PushOutcome("network", "", err or silent_exit("git push", returncode))
+
+
+def _remote_line(line: str) -> str:
+    """A ``remote:`` line of git's stderr as the server printed it (its indentation kept)."""
+    text = line[len("remote:"):]
+    return (text[1:] if text.startswith(" ") else text).rstrip()
 
 
 def _sigpipe() -> int:
