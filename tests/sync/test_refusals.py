@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import git, memgit, memgit_ok
+from tests.conftest import git, memgit, memgit_ok, memgit_on_terminal
 
 SOURCE = "--source=claude-code:session/42"
 # a Slack token's shape, built so this file holds none (tests/policy/test_judge.py)
@@ -55,3 +55,25 @@ def test_the_servers_refusal_prints_as_lines(tmp_path: Path) -> None:
     assert "  memgit: push refused by the drive policy" in lines
     assert any(line.startswith("    notes.md:3: MG109 source-required: ") for line in lines)
     assert lines[-1].startswith("  hint: ")
+
+
+# --- what sync prints as it goes ------------------------------------------------------------
+
+
+def test_progress_shows_on_a_terminal_only(tmp_path: Path) -> None:
+    bare = tmp_path / "drive.git"
+    memgit_ok("init", "--bare", str(bare))
+    work = tmp_path / "work"
+    memgit_ok("clone", bare.as_uri(), str(work))
+    remember(work, "First fact", SOURCE)
+    remember(work, "Second fact", SOURCE)
+    piped = memgit_ok("sync", cwd=work)
+    assert piped.stderr == b"" and b"pushed 2 commits" in piped.stdout
+    remember(work, "Third fact", SOURCE)
+    remember(work, "Fourth fact", SOURCE)
+    status, out, shown = memgit_on_terminal("sync", cwd=work)
+    assert status == 0 and b"pushed 2 commits" in out
+    assert b"[1/2] " in shown and b"[2/2] " in shown
+    remember(work, "Fifth fact", SOURCE)
+    status, out, shown = memgit_on_terminal("sync", "--json", cwd=work)
+    assert status == 0 and json.loads(out)["pushed"] and shown == b""

@@ -17,6 +17,7 @@ unreachable objects pruned, so a purged text survives in no object of the checko
 from __future__ import annotations
 
 import re
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -291,19 +292,25 @@ def waiting_commits(drive: Drive, remote: str = "origin") -> list[str]:
 
 
 def sync(drive: Drive, remote: str = "origin", on_conflict: str = "local",
-         progress: Callable[[str], None] | None = None, batch: int = 1) -> SyncReport:
+         progress: Callable[[str], None] | None = None, batch: int = 1,
+         step: Callable[[str], None] | None = None) -> SyncReport:
     """Replay local commits onto the server's branch; see the module docstring.
 
     ``batch`` > 1 pushes up to that many replayed commits per push (one round
     trip; still one server commit per local commit). A batch the server
     refuses is retried one commit at a time, so the commits before the
     refused one land and the refusal names it.
+
+    ``progress`` gets progress lines (``[2/5] COMMIT``) only when stderr is a terminal:
+    long work shows progress there and prints nothing to a pipe, a log or an agent's
+    tool call. ``step`` gets the same lines whatever stderr is (a hook for callers that
+    act between pushes).
     """
     if on_conflict not in CONFLICT_CHOICES:
         raise UsageError(f"--on-conflict must be one of {', '.join(CONFLICT_CHOICES)}", "")
     if not 1 <= batch <= MAX_BATCH:
         raise UsageError(f"--batch must be between 1 and {MAX_BATCH}", "")
-    say = progress or (lambda _msg: None)
+    say = _sayer(progress, step)
     repaired = recover_checkout(drive)
     local_head = check_checkout(drive, remote)
     report = SyncReport(remote, repaired=repaired)
@@ -345,6 +352,27 @@ def sync(drive: Drive, remote: str = "origin", on_conflict: str = "local",
     _timed(report, "finish", lambda: _finish(state, local_head, target))
     _vectors_later(drive)
     return report
+
+
+def _sayer(progress: Callable[[str], None] | None,
+           step: Callable[[str], None] | None) -> Callable[[str], None]:
+    """One callable for what sync says as it goes: ``progress`` on a terminal only."""
+    show = progress if progress is not None and _on_terminal() else None
+
+    def say(message: str) -> None:
+        if step is not None:
+            step(message)
+        if show is not None:
+            show(message)
+
+    return say
+
+
+def _on_terminal() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # no stderr, or a closed one
+        return False
 
 
 def _vectors_later(drive: Drive) -> None:
