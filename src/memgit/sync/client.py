@@ -8,7 +8,9 @@ push ``refs/memgit/last-synced`` and ``refs/memgit/sync-source`` name the server
 commits, so a killed sync resumes with the next commit and nothing is duplicated. A push
 that lost a race (the server moved) is replayed again on the new head with
 jittered exponential backoff until a time budget is spent (memgit.sync.retry). A push
-refused by the server's policy stops the sync with the local branch untouched. When the
+refused by the server's policy stops the sync with the local branch untouched, unless a
+later local commit changes what was refused: those changes are then held and land with
+it (memgit.sync.refusal). When the
 server's branch no longer contains ``last-synced`` (a purge rewrote it), operations on
 vanished or purged entries are dropped and the checkout's reflogs are expired and its
 unreachable objects pruned, so a purged text survives in no object of the checkout.
@@ -64,6 +66,7 @@ from memgit.policy.settings import Policy, drive_policy
 from memgit.policy.working import WORKING_REF
 from memgit.sync import status as sync_state
 from memgit.sync.push import PushOutcome, network_error, parse_push
+from memgit.sync.refusal import Hold, Refused, read_refusal, refusal_hint
 from memgit.sync.replay import (
     CONFLICT_CHOICES,
     Conflict,
@@ -99,15 +102,16 @@ def drive_branch(drive: Drive) -> str:
 
 
 class SyncRefusedError(RefusedError):
-    """The server's policy refused a pushed commit; carries its message."""
+    """The server's policy refused a pushed commit; carries its message (the server's
+    lines, which name rule, file and line and never a secret) and what it refused."""
 
-    def __init__(self, commit: str, server_message: str) -> None:
-        super().__init__(
-            f"the server refused commit {commit[:10]}:\n{server_message}",
-            hint="fix the entry (memgit edit / memgit forget) and run memgit sync again; "
-                 "your local commits are kept")
+    def __init__(self, commit: str, server_message: str,
+                 refused: Refused | None = None) -> None:
+        super().__init__(f"the server refused commit {commit[:10]}:\n{server_message}",
+                         hint=refusal_hint(commit, refused or Refused()))
         self.commit = commit
         self.server_message = server_message
+        self.refused = refused or Refused()
 
 
 _MISSING_REF_RE = re.compile(r"couldn't find remote ref", re.I)
@@ -131,6 +135,9 @@ class SyncReport:
     forgotten: int = 0  # recall index rows of entries the server purged, deleted here
     head: str | None = None
     repaired: list[str] = field(default_factory=list)  # what a killed memgit left, finished
+    # refused changes held back and landed with a later local commit that fixed them:
+    # (the refused local commit, the one they landed with, the ids and paths)
+    held: list[tuple[str, str, list[str]]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -146,6 +153,8 @@ class SyncReport:
             "forgotten": self.forgotten,
             "pulled": self.pulled,
             "head": self.head,
+            "held": [{"refused": a, "landed_with": b, "held": names}
+                     for a, b, names in self.held],
         }
 
 
@@ -164,6 +173,17 @@ class _State:
     server_base: str | None = None
     server_times: dict[str, dict[str, int]] = field(default_factory=dict)
     budget: float = 0.0  # seconds a push may keep losing races (memgit.sync.retry)
+    pending: list[str] = field(default_factory=list)  # the local commits being replayed
+    holds: list[Hold] = field(default_factory=list)  # refused changes waiting for their fix
+
+    def index(self, commit: str) -> int:
+        return self.pending.index(commit) if commit in self.pending else -1
+
+    def holding(self, commit: str) -> bool:
+        """Whether changes of ``commit`` or before it are held for a later commit: the
+        checkout's ``sync-source`` must not pass it yet (a killed sync replays them)."""
+        k = self.index(commit)
+        return any(h.first <= k < h.last for h in self.holds)
 
     def race_clock(self, what: str) -> RaceClock:
         url = remote_url(self.drive, self.remote) or ""
@@ -338,9 +358,10 @@ def sync(drive: Drive, remote: str = "origin", on_conflict: str = "local",
         state.server_base = last if last is not None and not report.rewritten \
             else merge_base(drive, local_head, server_head)
     target = server_head
+    state.pending = commits
     done = 0
     while done < len(commits):
-        chunk = commits[done:done + batch]
+        chunk = commits[done:done + (1 if state.holds else batch)]
         say(f"[{done + len(chunk)}/{len(commits)}] {chunk[-1][:10]}")
         pushed = _sync_batch(state, chunk, target) if len(chunk) > 1 else None
         if pushed is None:
@@ -429,7 +450,7 @@ def _sync_batch(state: _State, chunk: list[str], target: str | None) -> tuple[st
         for commit in chunk:
             info = commit_info(drive, commit)
             parent = info.parents[0] if info.parents else None
-            new = commit if parent == tip and not state.drop else \
+            new = commit if parent == tip and not state.drop and not state.holds else \
                 _timed(report, "replay", partial(_replay, state, commit, parent, tip))
             if new is None:
                 skipped.append(commit)
@@ -438,14 +459,14 @@ def _sync_batch(state: _State, chunk: list[str], target: str | None) -> tuple[st
             tip = new
         if not pairs:
             report.skipped.extend(skipped)
-            _mark(drive, target, chunk[-1])
+            _mark(state, target, chunk[-1])
             return (target,)
         assert tip is not None
         outcome = _push(state, tip, chunk[0])
         if outcome.status == "ok":
             report.pushed.extend(pairs)
             report.skipped.extend(skipped)
-            _mark(drive, tip, chunk[-1])
+            _mark(state, tip, chunk[-1])
             return (tip,)
         if outcome.status == "race":
             target = _lost_race(state, clock, outcome)
@@ -462,18 +483,21 @@ def _sync_commit(state: _State, commit: str, target: str | None) -> str | None:
     parent = info.parents[0] if info.parents else None
     clock = state.race_clock(commit[:10])
     while True:
-        if parent == target and not state.drop:
+        if parent == target and not state.drop and not state.holds:
             new: str | None = commit
         else:
             new = _timed(report, "replay", partial(_replay, state, commit, parent, target))
-        if new is None:
-            report.skipped.append(commit)
-            _mark(drive, target, commit)
+        if new is None:  # already on the server, or all its changes held (report.held)
+            if not any(h.covers(state.index(commit)) for h in state.holds):
+                report.skipped.append(commit)
+            _mark(state, target, commit)
+            _landed(state, commit)
             return target
         outcome = _push(state, new, commit)
         if outcome.status == "ok":
             report.pushed.append((commit, new))
-            _mark(drive, new, commit)
+            _mark(state, new, commit)
+            _landed(state, commit)
             return new
         if outcome.status == "race":
             target = _lost_race(state, clock, outcome)
@@ -484,8 +508,54 @@ def _sync_commit(state: _State, commit: str, target: str | None) -> str | None:
             if purged - state.drop:
                 state.drop |= purged
                 continue
-            raise SyncRefusedError(commit, outcome.message)
+            _hold(state, commit, parent, new, outcome.message)  # raises when nothing fixes it
+            continue
         raise network_error(state.remote, outcome.message, "push to")
+
+
+def _hold(state: _State, commit: str, parent: str | None, pushed: str, message: str) -> None:
+    """The server refused ``pushed`` (``commit`` replayed): when a later pending commit
+    changes or deletes what it refused (the fix the hint asks for), hold those changes
+    back until that commit (memgit.sync.refusal.Hold); else raise the refusal."""
+    refused = read_refusal(message, state.tree_of(pushed))
+    k = state.index(commit)
+    if not refused.fixable or k < 0:
+        raise SyncRefusedError(commit, message, refused)
+    ended = next((h for h in state.holds if h.last == k), None)  # its net effect refused
+    if ended is not None:
+        refused = refused.merged(ended.refused)
+    last = _last_touching(state, k, refused)
+    hold = Hold(refused, ended.first if ended else k, last or k,
+                ended.base if ended else parent)
+    if last is None or hold in state.holds:
+        raise SyncRefusedError(commit, message, refused)
+    if hold.base is not None and ended is None and not state.holding(commit):
+        # a sync killed from here on starts again with the refused commit (inside another
+        # hold, sync-source already stands before that one's first held change)
+        set_ref(state.drive, SYNC_SOURCE, hold.base, "memgit sync: holding refused changes")
+    if ended is not None:
+        state.holds.remove(ended)
+    state.holds.append(hold)
+
+
+def _last_touching(state: _State, k: int, refused: Refused) -> int | None:
+    """The index of the last pending commit after ``k`` that changes what was refused."""
+    last = None
+    for index in range(k + 1, len(state.pending)):
+        commit = state.pending[index]
+        info = commit_info(state.drive, commit)
+        parent = info.parents[0] if info.parents else None
+        if any(refused.touches(op) for op in _commit_ops(state, parent, commit)):
+            last = index
+    return last
+
+
+def _landed(state: _State, commit: str) -> None:
+    """Record the holds whose net effect just landed with ``commit``."""
+    k = state.index(commit)
+    for hold in state.holds:
+        if hold.last == k:
+            state.report.held.append((state.pending[hold.first], commit, hold.refused.names()))
 
 
 def race_budget(drive: Drive) -> float:
@@ -506,7 +576,7 @@ def _lost_race(state: _State, clock: RaceClock, outcome: PushOutcome) -> str | N
 def _replay(state: _State, commit: str, parent: str | None, target: str | None) -> str | None:
     """The commit's operations applied on ``target``; None when nothing changes."""
     drive = state.drive
-    ops: list[ReplayOp] = _commit_ops(state, parent, commit)
+    ops: list[ReplayOp] = _held(state, commit, _commit_ops(state, parent, commit))
     kept = [op for op in ops if op.id not in state.drop]
     state.report.dropped.extend(op.id for op in ops if op.id in state.drop)
     base = state.tree_of(target)
@@ -522,6 +592,20 @@ def _replay(state: _State, commit: str, parent: str | None, target: str | None) 
     base_tree = commit_tree_id(drive, target) if target is not None else None
     tree = tree_from_texts(drive, base_tree, base, applied.tree)
     return replay_commit(drive, commit, tree, [target] if target is not None else [])
+
+
+def _held(state: _State, commit: str, ops: list[ReplayOp]) -> list[ReplayOp]:
+    """``ops`` without the changes held back (memgit.sync.refusal.Hold); the commit a hold
+    ends with gets their net effect since the hold's base."""
+    k = state.index(commit)
+    for hold in state.holds:
+        if not hold.covers(k):
+            continue
+        ops = [op for op in ops if not hold.refused.touches(op)]
+        if k == hold.last:
+            net = compute_ops(state.tree_of(hold.base), state.tree_of(commit))
+            ops += [op for op in net if hold.refused.touches(op)]
+    return ops
 
 
 def replay_chain(drive: Drive, commits: list[str], onto: str | None,
@@ -591,11 +675,13 @@ def _purged_ids(state: _State, commit: str, message: str) -> set[str]:
     return found
 
 
-def _mark(drive: Drive, server: str | None, local: str) -> None:
-    """Record progress: the server commit reached and the local commit it stands for."""
+def _mark(state: _State, server: str | None, local: str) -> None:
+    """Record progress: the server commit reached and the local commit it stands for
+    (not while changes of ``local`` or before it are held for a later commit)."""
     if server is not None:
-        set_ref(drive, LAST_SYNCED, server, "memgit sync: pushed")
-    set_ref(drive, SYNC_SOURCE, local, "memgit sync: replayed")
+        set_ref(state.drive, LAST_SYNCED, server, "memgit sync: pushed")
+    if not state.holding(local):
+        set_ref(state.drive, SYNC_SOURCE, local, "memgit sync: replayed")
 
 
 def _finish(state: _State, local_head: str, target: str | None) -> None:
