@@ -1,5 +1,5 @@
 """A commit the server refuses, and the way out its hint names (docs/sync.md, "A refused
-commit"); what sync prints on a terminal and without one.
+commit"); what sync prints on a terminal and without one; a checkout purged alone.
 
 Real bare server drives made by ``memgit init --bare`` (memgit's pre-receive hook),
 checkouts made by ``memgit clone``, the real ``memgit`` command line; no mocks.
@@ -18,7 +18,7 @@ from memgit.git.repository import open_drive
 from memgit.sync.client import sync
 from memgit.sync.status import LAST_SYNCED, SYNC_SOURCE
 from tests.conftest import commit_all, git, head_entries, memgit, memgit_ok, memgit_on_terminal
-from tests.sync.test_client import add
+from tests.sync.test_client import add, objects_containing
 
 SOURCE = "--source=claude-code:session/42"
 # a Slack token's shape, built so this file holds none (tests/policy/test_judge.py)
@@ -212,6 +212,54 @@ def test_progress_shows_on_a_terminal_only(tmp_path: Path) -> None:
     remember(work, "Fifth fact", SOURCE)
     status, out, shown = memgit_on_terminal("sync", "--json", cwd=work)
     assert status == 0 and json.loads(out)["pushed"] and shown == b""
+
+
+# --- a checkout purged alone -----------------------------------------------------------------
+
+
+def test_a_purge_in_a_checkout_is_not_undone_by_sync(tmp_path: Path) -> None:
+    private = b"card PIN is 4321"
+    bare = tmp_path / "drive.git"
+    memgit_ok("init", "--bare", str(bare))
+    work = tmp_path / "work"
+    memgit_ok("clone", bare.as_uri(), str(work))
+    secret = remember(work, "My card PIN is 4321", SOURCE)
+    kept = remember(work, "Builds run on Fridays", SOURCE)
+    memgit_ok("sync", cwd=work)
+    memgit_ok("purge", secret, "--yes", "--repo", str(work))
+    later = remember(work, "Lunch is at noon", SOURCE)
+    proc = memgit("sync", cwd=work)
+    err = proc.stderr.decode()
+    assert proc.returncode == 1, err
+    assert "this checkout's history was purged" in err and "rewritten" not in err
+    assert f"memgit purge {secret} --repo SERVER_DRIVE" in err
+    # nothing came back: not the entry, not one object holding its text
+    assert secret not in head_entries(work)
+    assert not objects_containing(open_drive(work).git_dir, private)
+    assert memgit("lint", cwd=work).returncode == 0
+    assert set(head_entries(bare)) == {secret, kept}  # the server is as it was
+
+    # the way out the hint names: purge the server drive, sync again
+    memgit_ok("purge", secret, "--yes", "--repo", str(bare))
+    memgit_ok("sync", cwd=work)
+    assert set(head_entries(bare)) == {kept, later}
+    assert head_entries(work) == head_entries(bare)
+    assert not objects_containing(open_drive(work).git_dir, private)
+    assert memgit("lint", cwd=work).returncode == 0
+
+
+def test_a_purge_of_an_entry_the_server_never_had_needs_nothing_more(tmp_path: Path) -> None:
+    bare = tmp_path / "drive.git"
+    memgit_ok("init", "--bare", str(bare))
+    work = tmp_path / "work"
+    memgit_ok("clone", bare.as_uri(), str(work))
+    kept = remember(work, "Builds run on Fridays", SOURCE)
+    memgit_ok("sync", cwd=work)
+    secret = remember(work, "My card PIN is 4321", SOURCE)
+    memgit_ok("purge", secret, "--yes", "--repo", str(work))
+    memgit_ok("sync", cwd=work)
+    assert set(head_entries(bare)) == {kept}
+    assert memgit("lint", cwd=work).returncode == 0
 
 
 # --- reading a refusal -------------------------------------------------------------------------

@@ -10,7 +10,8 @@ that lost a race (the server moved) is replayed again on the new head with
 jittered exponential backoff until a time budget is spent (memgit.sync.retry). A push
 refused by the server's policy stops the sync with the local branch untouched, unless a
 later local commit changes what was refused: those changes are then held and land with
-it (memgit.sync.refusal). When the
+it (memgit.sync.refusal). A checkout purged of entries the server still holds is refused
+(memgit.sync.local_purge). When the
 server's branch no longer contains ``last-synced`` (a purge rewrote it), operations on
 vanished or purged entries are dropped and the checkout's reflogs are expired and its
 unreachable objects pruned, so a purged text survives in no object of the checkout.
@@ -65,6 +66,7 @@ from memgit.policy.registry import PURGED_IDS_FILE, PURGED_REF
 from memgit.policy.settings import Policy, drive_policy
 from memgit.policy.working import WORKING_REF
 from memgit.sync import status as sync_state
+from memgit.sync.local_purge import LocallyPurgedError, forget_fetch, locally_purged
 from memgit.sync.push import PushOutcome, network_error, parse_push
 from memgit.sync.refusal import Hold, Refused, read_refusal, refusal_hint
 from memgit.sync.replay import (
@@ -287,6 +289,27 @@ class DriveHistory:
         return first_parent_chain(self.drive, head, stop)
 
 
+def server_purged_ids(drive: Drive, remote: str) -> set[str]:
+    """The ids the server's ``refs/memgit/purged`` lists, as last fetched."""
+    head = ref_target(drive, PURGED_FROM + remote)
+    if head is None:
+        return set()
+    text = tree_texts(drive, commit_tree_id(drive, head)).get(PURGED_IDS_FILE, "")
+    return {line for line in text.split("\n") if ID_RE.match(line)}
+
+
+def _refuse_local_purge(state: _State, local_head: str, server_head: str,
+                        tracking: dict[str, str | None]) -> None:
+    """The server's branch no longer descends from ``last-synced``: when that is because
+    this checkout was purged of entries the server still holds (memgit.sync.local_purge),
+    forget the fetch and refuse; a purge on the server goes on as before."""
+    drive, remote = state.drive, state.remote
+    ids = locally_purged(drive, server_purged_ids(drive, remote), local_head, server_head)
+    if ids:
+        forget_fetch(drive, tracking)
+        raise LocallyPurgedError(remote, ids)
+
+
 def learn_purged(drive: Drive, remote: str) -> int:
     """Delete from this checkout's recall index the entries the server purged (the ids
     its ``refs/memgit/purged`` lists, fetched with the branch), with the scrubbing the
@@ -335,6 +358,8 @@ def sync(drive: Drive, remote: str = "origin", on_conflict: str = "local",
     local_head = check_checkout(drive, remote)
     report = SyncReport(remote, repaired=repaired)
     state = _State(drive, remote, on_conflict, report, budget=race_budget(drive))
+    tracking = {ref: ref_target(drive, ref) for ref in (
+        remote_head_ref(remote), f"refs/remotes/{remote}/{drive_branch(drive)}")}
     server_head = _timed(report, "fetch", lambda: fetch(drive, remote))
     report.forgotten = learn_purged(drive, remote)
     last = ref_target(drive, LAST_SYNCED)
@@ -344,6 +369,8 @@ def sync(drive: Drive, remote: str = "origin", on_conflict: str = "local",
                         "ask the drive's admin; nothing was pushed and nothing local changed")
     gone = purged_since(drive, last, server_head, state.tree_of)
     if gone is not None:
+        assert server_head is not None  # purged_since says None without one
+        _refuse_local_purge(state, local_head, server_head, tracking)
         report.rewritten = True
         say("the server's history was rewritten (a purge): replaying only unsynced work")
         state.drop = gone
