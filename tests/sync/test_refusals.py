@@ -192,6 +192,22 @@ def test_a_sync_killed_while_changes_are_held_loses_none_of_them(tmp_path: Path)
     assert report.held and report.held[0][2] == [anonymous]
 
 
+def test_held_changes_land_with_batched_pushes_too(tmp_path: Path) -> None:
+    bare, work = team_drive(tmp_path)
+    first = remember(work, "A good one", SOURCE)
+    anonymous = remember(work, "Releases ship on Thursdays")
+    facts = [remember(work, f"Fact {n}", SOURCE) for n in range(3)]
+    assert memgit("sync", "--batch", "10", cwd=work).returncode == 1
+    assert set(head_entries(bare)) == {first}  # the batch fell back to one at a time
+    memgit_ok("forget", anonymous, cwd=work)
+    last = remember(work, "Fact 3", SOURCE)
+    report = json.loads(memgit_ok("sync", "--batch", "10", "--json", cwd=work).stdout)
+    assert set(head_entries(bare)) == {first, *facts, last}
+    assert head_entries(work) == head_entries(bare)
+    assert len(report["pushed"]) == 4 and report["held"][0]["held"] == [anonymous]
+    assert len(server_subjects(bare)) == 6  # one server commit per commit that changed it
+
+
 # --- what sync prints as it goes ------------------------------------------------------------
 
 

@@ -184,6 +184,8 @@ class _State:
     def holding(self, commit: str) -> bool:
         """Whether changes of ``commit`` or before it are held for a later commit: the
         checkout's ``sync-source`` must not pass it yet (a killed sync replays them)."""
+        if not self.holds:
+            return False
         k = self.index(commit)
         return any(h.first <= k < h.last for h in self.holds)
 
@@ -515,7 +517,7 @@ def _sync_commit(state: _State, commit: str, target: str | None) -> str | None:
         else:
             new = _timed(report, "replay", partial(_replay, state, commit, parent, target))
         if new is None:  # already on the server, or all its changes held (report.held)
-            if not any(h.covers(state.index(commit)) for h in state.holds):
+            if not state.holds or not any(h.covers(state.index(commit)) for h in state.holds):
                 report.skipped.append(commit)
             _mark(state, target, commit)
             _landed(state, commit)
@@ -579,6 +581,8 @@ def _last_touching(state: _State, k: int, refused: Refused) -> int | None:
 
 def _landed(state: _State, commit: str) -> None:
     """Record the holds whose net effect just landed with ``commit``."""
+    if not state.holds:
+        return
     k = state.index(commit)
     for hold in state.holds:
         if hold.last == k:
@@ -624,6 +628,8 @@ def _replay(state: _State, commit: str, parent: str | None, target: str | None) 
 def _held(state: _State, commit: str, ops: list[ReplayOp]) -> list[ReplayOp]:
     """``ops`` without the changes held back (memgit.sync.refusal.Hold); the commit a hold
     ends with gets their net effect since the hold's base."""
+    if not state.holds:
+        return ops
     k = state.index(commit)
     for hold in state.holds:
         if not hold.covers(k):
