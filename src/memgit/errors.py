@@ -182,10 +182,14 @@ class ValueRefusedError(RefusedError):
 
 def error_lines(err: MemgitError) -> list[str]:
     """What a command prints for a MemgitError: its code and message, then its hint,
-    control characters escaped (the callers redact possible credentials: policy.quote)."""
+    control characters escaped (the callers redact possible credentials: policy.quote).
+    A message of several lines (a server's refusal) prints as lines, each indented under
+    the first, each escaped on its own."""
     from memgit.safe_text import printable
 
-    lines = [printable(f"memgit: error {err.code}: {err.message}")]
+    first, *rest = err.message.split("\n")  # a message of several lines (a server's)
+    lines = [printable(f"memgit: error {err.code}: {first}")]
+    lines.extend(printable(f"  {line}") for line in rest if line.strip())
     if err.hint:
         lines.append(printable(f"  hint: {err.hint}"))
     return lines

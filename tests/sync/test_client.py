@@ -259,7 +259,7 @@ def test_push_race_replays_once_on_the_new_head(tmp_path: Path) -> None:
             calls.append(msg)
             sync(open_drive(c))
 
-    report = sync(open_drive(a), progress=meanwhile)
+    report = sync(open_drive(a), step=meanwhile)
     assert report.races == 1 and len(report.pushed) == 1
     assert set(head_entries(bare)) == {mine, theirs}
     assert head_entries(a) == head_entries(bare)
@@ -285,7 +285,7 @@ def test_interrupted_sync_resumes_without_duplicates(tmp_path: Path, marks_lost:
             raise KeyboardInterrupt  # the process dies between the 2nd and 3rd push
 
     with pytest.raises(KeyboardInterrupt):
-        sync(open_drive(b), progress=killed)
+        sync(open_drive(b), step=killed)
     assert len(head_entries(bare)) == 3  # a's + two of b's
     if marks_lost:
         # Killed after a push but before the marks were written: the resumed

@@ -8,7 +8,10 @@ push ``refs/memgit/last-synced`` and ``refs/memgit/sync-source`` name the server
 commits, so a killed sync resumes with the next commit and nothing is duplicated. A push
 that lost a race (the server moved) is replayed again on the new head with
 jittered exponential backoff until a time budget is spent (memgit.sync.retry). A push
-refused by the server's policy stops the sync with the local branch untouched. When the
+refused by the server's policy stops the sync with the local branch untouched, unless a
+later local commit changes what was refused: those changes are then held and land with
+it (memgit.sync.refusal). A checkout purged of entries the server still holds is refused
+(memgit.sync.local_purge). When the
 server's branch no longer contains ``last-synced`` (a purge rewrote it), operations on
 vanished or purged entries are dropped and the checkout's reflogs are expired and its
 unreachable objects pruned, so a purged text survives in no object of the checkout.
@@ -17,6 +20,7 @@ unreachable objects pruned, so a purged text survives in no object of the checko
 from __future__ import annotations
 
 import re
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,8 +32,6 @@ from memgit.errors import (
     NotADriveError,
     RefusedError,
     RepoError,
-    SyncAuthError,
-    SyncNetworkError,
     UsageError,
 )
 from memgit.format import entries as fmt
@@ -64,6 +66,9 @@ from memgit.policy.registry import PURGED_IDS_FILE, PURGED_REF
 from memgit.policy.settings import Policy, drive_policy
 from memgit.policy.working import WORKING_REF
 from memgit.sync import status as sync_state
+from memgit.sync.local_purge import LocallyPurgedError, forget_fetch, locally_purged
+from memgit.sync.push import PushOutcome, network_error, parse_push
+from memgit.sync.refusal import Hold, Refused, read_refusal, refusal_hint
 from memgit.sync.replay import (
     CONFLICT_CHOICES,
     Conflict,
@@ -99,107 +104,19 @@ def drive_branch(drive: Drive) -> str:
 
 
 class SyncRefusedError(RefusedError):
-    """The server's policy refused a pushed commit; carries its message."""
+    """The server's policy refused a pushed commit; carries its message (the server's
+    lines, which name rule, file and line and never a secret) and what it refused."""
 
-    def __init__(self, commit: str, server_message: str) -> None:
-        super().__init__(
-            f"the server refused commit {commit[:10]}:\n{server_message}",
-            hint="fix the entry (memgit edit / memgit forget) and run memgit sync again; "
-                 "your local commits are kept")
+    def __init__(self, commit: str, server_message: str,
+                 refused: Refused | None = None) -> None:
+        super().__init__(f"the server refused commit {commit[:10]}:\n{server_message}",
+                         hint=refusal_hint(commit, refused or Refused()))
         self.commit = commit
         self.server_message = server_message
+        self.refused = refused or Refused()
 
 
-# --- push and fetch outcomes ----------------------------------------------------------
-
-_AUTH_RE = re.compile(r"authentication failed|could not read (username|password)|"
-                      r"terminal prompts disabled|\b40[13]\b|permission denied|"
-                      r"access denied|not authorized", re.I)
 _MISSING_REF_RE = re.compile(r"couldn't find remote ref", re.I)
-
-
-@dataclass(frozen=True)
-class PushOutcome:
-    """What ``git push --porcelain`` said: ``ok``, ``race``, ``refused``, ``auth``, ``network``."""
-
-    status: str
-    summary: str
-    message: str  # the server's ``remote:`` lines, or git's error
-
-
-def parse_push(returncode: int, stdout: str, stderr: str) -> PushOutcome:
-    """Read the porcelain ref line (``<flag>\\t<from>:<to>\\t<summary>``) and stderr.
-
-    A refused push over smart HTTP still answers HTTP 200 with the refusal in
-    the pack protocol, so the ref line, not an exit or HTTP status, decides.
-    """
-    remote = "\n".join(line[len("remote:"):].strip() for line in stderr.splitlines()
-                       if line.startswith("remote:"))
-    remote = "\n".join(line for line in remote.splitlines() if line.strip()) or ""
-    for line in stdout.splitlines():
-        parts = line.split("\t")
-        if len(parts) < 3 or len(parts[0]) != 1:
-            continue
-        flag, summary = parts[0], parts[2]
-        if flag in " *=+":
-            return PushOutcome("ok", summary, remote)
-        if flag == "!":
-            if "remote rejected" in summary:
-                # Another push landed between the ref advertisement and our
-                # update: git's ref lock or the hook's non-fast-forward rule
-                # says so. That is a race, not a policy refusal.
-                if any(word in summary for word in ("failed to update ref", "failed to lock",
-                                                    "cannot lock ref")) or \
-                        ("MG604" in remote and "MG" not in remote.replace("MG604", "")):
-                    return PushOutcome("race", summary, remote)
-                return PushOutcome("refused", summary, remote or summary)
-            if any(word in summary for word in ("non-fast-forward", "fetch first", "stale info")):
-                return PushOutcome("race", summary, remote)
-            return PushOutcome("refused", summary, remote or summary)
-    err = stderr.strip()
-    if returncode == 0:
-        return PushOutcome("ok", "", remote)
-    if returncode < 0 and not err and -returncode == _sigpipe():
-        # git 2.39 refuses a push itself when the server's branch moved to a commit the
-        # checkout lacks ("fetch first"); with push options it still sends them after
-        # the empty command list, and a receive-pack that already ended on that list
-        # kills it with SIGPIPE, silently (write_or_die re-raises EPIPE as the signal).
-        # Seen 11 times in 1,200 such pushes under load: the branch moved, a lost race.
-        return PushOutcome("race", "[rejected] (killed by SIGPIPE)",
-                           silent_exit("git push", returncode))
-    if _AUTH_RE.search(err):
-        return PushOutcome("auth", "", err)
-    return PushOutcome("network", "", err or silent_exit("git push", returncode))
-
-
-def _sigpipe() -> int:
-    import signal  # only after a git was killed: the module builds its enums on import
-
-    return int(signal.SIGPIPE)
-
-
-def silent_exit(what: str, returncode: int) -> str:
-    """What to say of a git that failed without a word: its exit status, or the signal
-    that killed it (``subprocess`` gives a signal as a negative status)."""
-    if returncode < 0:
-        import signal
-
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        return f"{what} was killed by {name}, saying nothing"
-    return f"{what} exited with status {returncode}, saying nothing"
-
-
-def network_error(remote: str, err: str, action: str) -> MemgitError:
-    last = err.strip().splitlines()[-1] if err.strip() else f"git {action} failed"
-    if _AUTH_RE.search(err):
-        return SyncAuthError(f"cannot {action} {remote}: authentication failed ({last})",
-                             "check the remote's credentials (git credential helper, ssh key)")
-    return SyncNetworkError(f"cannot {action} {remote}: {last}",
-                            "check the remote URL and the network, then sync again; "
-                            "your local commits are kept")
 
 
 # --- the report -----------------------------------------------------------------------
@@ -220,6 +137,9 @@ class SyncReport:
     forgotten: int = 0  # recall index rows of entries the server purged, deleted here
     head: str | None = None
     repaired: list[str] = field(default_factory=list)  # what a killed memgit left, finished
+    # refused changes held back and landed with a later local commit that fixed them:
+    # (the refused local commit, the one they landed with, the ids and paths)
+    held: list[tuple[str, str, list[str]]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -235,6 +155,8 @@ class SyncReport:
             "forgotten": self.forgotten,
             "pulled": self.pulled,
             "head": self.head,
+            "held": [{"refused": a, "landed_with": b, "held": names}
+                     for a, b, names in self.held],
         }
 
 
@@ -253,6 +175,19 @@ class _State:
     server_base: str | None = None
     server_times: dict[str, dict[str, int]] = field(default_factory=dict)
     budget: float = 0.0  # seconds a push may keep losing races (memgit.sync.retry)
+    pending: list[str] = field(default_factory=list)  # the local commits being replayed
+    holds: list[Hold] = field(default_factory=list)  # refused changes waiting for their fix
+
+    def index(self, commit: str) -> int:
+        return self.pending.index(commit) if commit in self.pending else -1
+
+    def holding(self, commit: str) -> bool:
+        """Whether changes of ``commit`` or before it are held for a later commit: the
+        checkout's ``sync-source`` must not pass it yet (a killed sync replays them)."""
+        if not self.holds:
+            return False
+        k = self.index(commit)
+        return any(h.first <= k < h.last for h in self.holds)
 
     def race_clock(self, what: str) -> RaceClock:
         url = remote_url(self.drive, self.remote) or ""
@@ -356,6 +291,27 @@ class DriveHistory:
         return first_parent_chain(self.drive, head, stop)
 
 
+def server_purged_ids(drive: Drive, remote: str) -> set[str]:
+    """The ids the server's ``refs/memgit/purged`` lists, as last fetched."""
+    head = ref_target(drive, PURGED_FROM + remote)
+    if head is None:
+        return set()
+    text = tree_texts(drive, commit_tree_id(drive, head)).get(PURGED_IDS_FILE, "")
+    return {line for line in text.split("\n") if ID_RE.match(line)}
+
+
+def _refuse_local_purge(state: _State, local_head: str, server_head: str,
+                        tracking: dict[str, str | None]) -> None:
+    """The server's branch no longer descends from ``last-synced``: when that is because
+    this checkout was purged of entries the server still holds (memgit.sync.local_purge),
+    forget the fetch and refuse; a purge on the server goes on as before."""
+    drive, remote = state.drive, state.remote
+    ids = locally_purged(drive, server_purged_ids(drive, remote), local_head, server_head)
+    if ids:
+        forget_fetch(drive, tracking)
+        raise LocallyPurgedError(remote, ids)
+
+
 def learn_purged(drive: Drive, remote: str) -> int:
     """Delete from this checkout's recall index the entries the server purged (the ids
     its ``refs/memgit/purged`` lists, fetched with the branch), with the scrubbing the
@@ -381,23 +337,31 @@ def waiting_commits(drive: Drive, remote: str = "origin") -> list[str]:
 
 
 def sync(drive: Drive, remote: str = "origin", on_conflict: str = "local",
-         progress: Callable[[str], None] | None = None, batch: int = 1) -> SyncReport:
+         progress: Callable[[str], None] | None = None, batch: int = 1,
+         step: Callable[[str], None] | None = None) -> SyncReport:
     """Replay local commits onto the server's branch; see the module docstring.
 
     ``batch`` > 1 pushes up to that many replayed commits per push (one round
     trip; still one server commit per local commit). A batch the server
     refuses is retried one commit at a time, so the commits before the
     refused one land and the refusal names it.
+
+    ``progress`` gets progress lines (``[2/5] COMMIT``) only when stderr is a terminal:
+    long work shows progress there and prints nothing to a pipe, a log or an agent's
+    tool call. ``step`` gets the same lines whatever stderr is (a hook for callers that
+    act between pushes).
     """
     if on_conflict not in CONFLICT_CHOICES:
         raise UsageError(f"--on-conflict must be one of {', '.join(CONFLICT_CHOICES)}", "")
     if not 1 <= batch <= MAX_BATCH:
         raise UsageError(f"--batch must be between 1 and {MAX_BATCH}", "")
-    say = progress or (lambda _msg: None)
+    say = _sayer(progress, step)
     repaired = recover_checkout(drive)
     local_head = check_checkout(drive, remote)
     report = SyncReport(remote, repaired=repaired)
     state = _State(drive, remote, on_conflict, report, budget=race_budget(drive))
+    tracking = {ref: ref_target(drive, ref) for ref in (
+        remote_head_ref(remote), f"refs/remotes/{remote}/{drive_branch(drive)}")}
     server_head = _timed(report, "fetch", lambda: fetch(drive, remote))
     report.forgotten = learn_purged(drive, remote)
     last = ref_target(drive, LAST_SYNCED)
@@ -407,6 +371,8 @@ def sync(drive: Drive, remote: str = "origin", on_conflict: str = "local",
                         "ask the drive's admin; nothing was pushed and nothing local changed")
     gone = purged_since(drive, last, server_head, state.tree_of)
     if gone is not None:
+        assert server_head is not None  # purged_since says None without one
+        _refuse_local_purge(state, local_head, server_head, tracking)
         report.rewritten = True
         say("the server's history was rewritten (a purge): replaying only unsynced work")
         state.drop = gone
@@ -421,9 +387,10 @@ def sync(drive: Drive, remote: str = "origin", on_conflict: str = "local",
         state.server_base = last if last is not None and not report.rewritten \
             else merge_base(drive, local_head, server_head)
     target = server_head
+    state.pending = commits
     done = 0
     while done < len(commits):
-        chunk = commits[done:done + batch]
+        chunk = commits[done:done + (1 if state.holds else batch)]
         say(f"[{done + len(chunk)}/{len(commits)}] {chunk[-1][:10]}")
         pushed = _sync_batch(state, chunk, target) if len(chunk) > 1 else None
         if pushed is None:
@@ -435,6 +402,27 @@ def sync(drive: Drive, remote: str = "origin", on_conflict: str = "local",
     _timed(report, "finish", lambda: _finish(state, local_head, target))
     _vectors_later(drive)
     return report
+
+
+def _sayer(progress: Callable[[str], None] | None,
+           step: Callable[[str], None] | None) -> Callable[[str], None]:
+    """One callable for what sync says as it goes: ``progress`` on a terminal only."""
+    show = progress if progress is not None and _on_terminal() else None
+
+    def say(message: str) -> None:
+        if step is not None:
+            step(message)
+        if show is not None:
+            show(message)
+
+    return say
+
+
+def _on_terminal() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # no stderr, or a closed one
+        return False
 
 
 def _vectors_later(drive: Drive) -> None:
@@ -491,7 +479,7 @@ def _sync_batch(state: _State, chunk: list[str], target: str | None) -> tuple[st
         for commit in chunk:
             info = commit_info(drive, commit)
             parent = info.parents[0] if info.parents else None
-            new = commit if parent == tip and not state.drop else \
+            new = commit if parent == tip and not state.drop and not state.holds else \
                 _timed(report, "replay", partial(_replay, state, commit, parent, tip))
             if new is None:
                 skipped.append(commit)
@@ -500,14 +488,14 @@ def _sync_batch(state: _State, chunk: list[str], target: str | None) -> tuple[st
             tip = new
         if not pairs:
             report.skipped.extend(skipped)
-            _mark(drive, target, chunk[-1])
+            _mark(state, target, chunk[-1])
             return (target,)
         assert tip is not None
         outcome = _push(state, tip, chunk[0])
         if outcome.status == "ok":
             report.pushed.extend(pairs)
             report.skipped.extend(skipped)
-            _mark(drive, tip, chunk[-1])
+            _mark(state, tip, chunk[-1])
             return (tip,)
         if outcome.status == "race":
             target = _lost_race(state, clock, outcome)
@@ -524,18 +512,21 @@ def _sync_commit(state: _State, commit: str, target: str | None) -> str | None:
     parent = info.parents[0] if info.parents else None
     clock = state.race_clock(commit[:10])
     while True:
-        if parent == target and not state.drop:
+        if parent == target and not state.drop and not state.holds:
             new: str | None = commit
         else:
             new = _timed(report, "replay", partial(_replay, state, commit, parent, target))
-        if new is None:
-            report.skipped.append(commit)
-            _mark(drive, target, commit)
+        if new is None:  # already on the server, or all its changes held (report.held)
+            if not state.holds or not any(h.covers(state.index(commit)) for h in state.holds):
+                report.skipped.append(commit)
+            _mark(state, target, commit)
+            _landed(state, commit)
             return target
         outcome = _push(state, new, commit)
         if outcome.status == "ok":
             report.pushed.append((commit, new))
-            _mark(drive, new, commit)
+            _mark(state, new, commit)
+            _landed(state, commit)
             return new
         if outcome.status == "race":
             target = _lost_race(state, clock, outcome)
@@ -546,8 +537,56 @@ def _sync_commit(state: _State, commit: str, target: str | None) -> str | None:
             if purged - state.drop:
                 state.drop |= purged
                 continue
-            raise SyncRefusedError(commit, outcome.message)
+            _hold(state, commit, parent, new, outcome.message)  # raises when nothing fixes it
+            continue
         raise network_error(state.remote, outcome.message, "push to")
+
+
+def _hold(state: _State, commit: str, parent: str | None, pushed: str, message: str) -> None:
+    """The server refused ``pushed`` (``commit`` replayed): when a later pending commit
+    changes or deletes what it refused (the fix the hint asks for), hold those changes
+    back until that commit (memgit.sync.refusal.Hold); else raise the refusal."""
+    refused = read_refusal(message, state.tree_of(pushed))
+    k = state.index(commit)
+    if not refused.fixable or k < 0:
+        raise SyncRefusedError(commit, message, refused)
+    ended = next((h for h in state.holds if h.last == k), None)  # its net effect refused
+    if ended is not None:
+        refused = refused.merged(ended.refused)
+    last = _last_touching(state, k, refused)
+    hold = Hold(refused, ended.first if ended else k, last or k,
+                ended.base if ended else parent)
+    if last is None or hold in state.holds:
+        raise SyncRefusedError(commit, message, refused)
+    if hold.base is not None and ended is None and not state.holding(commit):
+        # a sync killed from here on starts again with the refused commit (inside another
+        # hold, sync-source already stands before that one's first held change)
+        set_ref(state.drive, SYNC_SOURCE, hold.base, "memgit sync: holding refused changes")
+    if ended is not None:
+        state.holds.remove(ended)
+    state.holds.append(hold)
+
+
+def _last_touching(state: _State, k: int, refused: Refused) -> int | None:
+    """The index of the last pending commit after ``k`` that changes what was refused."""
+    last = None
+    for index in range(k + 1, len(state.pending)):
+        commit = state.pending[index]
+        info = commit_info(state.drive, commit)
+        parent = info.parents[0] if info.parents else None
+        if any(refused.touches(op) for op in _commit_ops(state, parent, commit)):
+            last = index
+    return last
+
+
+def _landed(state: _State, commit: str) -> None:
+    """Record the holds whose net effect just landed with ``commit``."""
+    if not state.holds:
+        return
+    k = state.index(commit)
+    for hold in state.holds:
+        if hold.last == k:
+            state.report.held.append((state.pending[hold.first], commit, hold.refused.names()))
 
 
 def race_budget(drive: Drive) -> float:
@@ -568,7 +607,7 @@ def _lost_race(state: _State, clock: RaceClock, outcome: PushOutcome) -> str | N
 def _replay(state: _State, commit: str, parent: str | None, target: str | None) -> str | None:
     """The commit's operations applied on ``target``; None when nothing changes."""
     drive = state.drive
-    ops: list[ReplayOp] = _commit_ops(state, parent, commit)
+    ops: list[ReplayOp] = _held(state, commit, _commit_ops(state, parent, commit))
     kept = [op for op in ops if op.id not in state.drop]
     state.report.dropped.extend(op.id for op in ops if op.id in state.drop)
     base = state.tree_of(target)
@@ -584,6 +623,22 @@ def _replay(state: _State, commit: str, parent: str | None, target: str | None) 
     base_tree = commit_tree_id(drive, target) if target is not None else None
     tree = tree_from_texts(drive, base_tree, base, applied.tree)
     return replay_commit(drive, commit, tree, [target] if target is not None else [])
+
+
+def _held(state: _State, commit: str, ops: list[ReplayOp]) -> list[ReplayOp]:
+    """``ops`` without the changes held back (memgit.sync.refusal.Hold); the commit a hold
+    ends with gets their net effect since the hold's base."""
+    if not state.holds:
+        return ops
+    k = state.index(commit)
+    for hold in state.holds:
+        if not hold.covers(k):
+            continue
+        ops = [op for op in ops if not hold.refused.touches(op)]
+        if k == hold.last:
+            net = compute_ops(state.tree_of(hold.base), state.tree_of(commit))
+            ops += [op for op in net if hold.refused.touches(op)]
+    return ops
 
 
 def replay_chain(drive: Drive, commits: list[str], onto: str | None,
@@ -653,11 +708,13 @@ def _purged_ids(state: _State, commit: str, message: str) -> set[str]:
     return found
 
 
-def _mark(drive: Drive, server: str | None, local: str) -> None:
-    """Record progress: the server commit reached and the local commit it stands for."""
+def _mark(state: _State, server: str | None, local: str) -> None:
+    """Record progress: the server commit reached and the local commit it stands for
+    (not while changes of ``local`` or before it are held for a later commit)."""
     if server is not None:
-        set_ref(drive, LAST_SYNCED, server, "memgit sync: pushed")
-    set_ref(drive, SYNC_SOURCE, local, "memgit sync: replayed")
+        set_ref(state.drive, LAST_SYNCED, server, "memgit sync: pushed")
+    if not state.holding(local):
+        set_ref(state.drive, SYNC_SOURCE, local, "memgit sync: replayed")
 
 
 def _finish(state: _State, local_head: str, target: str | None) -> None:
