@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from memgit.format import entries as fmt
-from memgit.safe_text import INVISIBLE_RANGES, display_url, is_invisible, printable
+from memgit.safe_text import (
+    INVISIBLE_RANGES,
+    display_url,
+    is_invisible,
+    printable,
+    scrub_url,
+)
 
 
 def test_printable_escapes_terminal_controls_and_invisible_characters() -> None:
@@ -62,3 +68,12 @@ def test_a_log_line_is_printable_private_and_never_written_through_a_symlink(
 ])
 def test_display_url_masks_what_carries_a_secret(url: str, shown: str) -> None:
     assert display_url(url) == shown
+
+
+def test_scrub_url_masks_the_url_and_its_secrets_wherever_they_appear() -> None:
+    url = "https://joe:hunter2pw@git.example.com/d.git?token=abc123"
+    said = f"fatal: unable to access '{url}': 403; retry with hunter2pw, token=abc123"
+    out = scrub_url(said, url)
+    assert "hunter2pw" not in out and "abc123" not in out
+    assert "https://joe:***@git.example.com/d.git?***" in out
+    assert scrub_url("nothing to hide", "") == "nothing to hide"

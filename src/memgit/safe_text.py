@@ -95,3 +95,20 @@ def display_url(url: str) -> str:
         user = userinfo.split(":", 1)[0]
         netloc = f"{user}:***@{host}" if ":" in userinfo else f"{user}@{host}"
     return urlunsplit((parts.scheme, netloc, parts.path, "***" if parts.query else "", ""))
+
+
+def scrub_url(text: str, url: str) -> str:
+    """``text`` (git's message about ``url``) with the URL shown by :func:`display_url`
+    and its password and query masked wherever else they appear."""
+    from urllib.parse import urlsplit
+
+    out = text.replace(url, display_url(url)) if url else text
+    try:
+        parts = urlsplit(url)
+        secrets = [parts.password or "", parts.query]
+    except ValueError:
+        secrets = []
+    for secret in secrets:
+        if len(secret) >= 3:
+            out = out.replace(secret, "***")
+    return out

@@ -402,6 +402,13 @@ def test_clone_refuses_non_drives_and_leaves_nothing(tmp_path: Path) -> None:
     proc = memgit("clone", (tmp_path / "missing.git").as_uri(), str(tmp_path / "x"))
     assert proc.returncode != 0 and not (tmp_path / "x").exists()
     assert "cannot clone" in refused(proc, "MG011")  # refused, not a crash
+    # an unreachable URL carrying a token: the message shows it masked, the hint is a clone's
+    token = "s3cretT0kenValue42"
+    proc = memgit("clone", f"http://writer:{token}@127.0.0.1:9/acme/team.git?sig={token}x",
+                  str(tmp_path / "z"))
+    said = refused(proc, "MG011")
+    assert token not in said and "writer:***@127.0.0.1:9" in said
+    assert "clone again" in said and not (tmp_path / "z").exists()
     bare = server(tmp_path)
     proc = memgit("clone", bare.as_uri(), str(tmp_path / "y"))
     assert proc.returncode == 0, proc.stderr

@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from memgit import state
 from memgit.errors import MemgitError, MountError, NotADriveError
@@ -40,7 +39,7 @@ from memgit.index.search import Hit, hit_json, merge_drives
 from memgit.policy.settings import Policy, find_policy
 from memgit.purge.text import Progress, no_progress
 from memgit.recall.read_path import recall
-from memgit.safe_text import display_url
+from memgit.safe_text import display_url, scrub_url
 from memgit.state import facts
 from memgit.sync.client import fetch, learn_purged, purged_since
 from memgit.sync.mount_dirs import MOUNTS_DIR, SELF, is_mount_name, mounted
@@ -101,20 +100,6 @@ def mount_path(drive: Drive, name: str) -> Path:
     return mounts_dir(drive) / f"{check_name(name)}.git"
 
 
-def scrub(text: str, url: str) -> str:
-    """``text`` (git's message) with ``url`` and its secret parts masked."""
-    out = text.replace(url, display_url(url))
-    try:
-        parts = urlsplit(url)
-        secrets = [parts.password or "", parts.query]
-    except ValueError:
-        secrets = []
-    for secret in secrets:
-        if len(secret) >= 3:
-            out = out.replace(secret, "***")
-    return out
-
-
 # --- add, list, remove ------------------------------------------------------------------------
 
 
@@ -145,7 +130,7 @@ def add_mount(drive: Drive, name: str, url: str, branch: str = "main", *,
     try:
         proc = clone_repository(url, tmp, branch, bare=True)
         if proc.returncode != 0:
-            err = scrub(proc.stderr.decode(errors="replace"), url).strip()
+            err = scrub_url(proc.stderr.decode(errors="replace"), url).strip()
             raise MountError(f"cannot mount {display_url(url)}: "
                              f"{err.splitlines()[-1] if err else 'git clone failed'}",
                              "check the URL, the branch and your access to the drive")
@@ -216,7 +201,7 @@ def sync_mount(drive: Drive, name: str, *, progress: Progress = no_progress) -> 
     try:
         new = fetch(mount, "origin")
     except MemgitError as exc:
-        raise type(exc)(scrub(exc.message, url), exc.hint) from None
+        raise type(exc)(scrub_url(exc.message, url), exc.hint) from None
     progress(f"fetching {name}", 1, 1)
     report = MountSync(name, old, new)
     if new is None:

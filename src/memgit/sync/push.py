@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 
 from memgit.errors import MemgitError, SyncAuthError, SyncNetworkError
+from memgit.safe_text import display_url, scrub_url
 
 _AUTH_RE = re.compile(r"authentication failed|could not read (username|password)|"
                       r"terminal prompts disabled|\b40[13]\b|permission denied|"
@@ -93,10 +94,14 @@ def silent_exit(what: str, returncode: int) -> str:
 
 
 def network_error(remote: str, err: str, action: str) -> MemgitError:
+    """What a failed fetch, push or clone of ``remote`` (a name or a URL) becomes: git's
+    last line, with a URL's password and query masked (a clone's URL may carry a token)."""
     last = err.strip().splitlines()[-1] if err.strip() else f"git {action} failed"
+    last, shown = scrub_url(last, remote), display_url(remote)
     if _AUTH_RE.search(err):
-        return SyncAuthError(f"cannot {action} {remote}: authentication failed ({last})",
+        return SyncAuthError(f"cannot {action} {shown}: authentication failed ({last})",
                              "check the remote's credentials (git credential helper, ssh key)")
-    return SyncNetworkError(f"cannot {action} {remote}: {last}",
-                            "check the remote URL and the network, then sync again; "
-                            "your local commits are kept")
+    again = ("then clone again (nothing was left behind)" if action == "clone" else
+             "then sync again; your local commits are kept")
+    return SyncNetworkError(f"cannot {action} {shown}: {last}",
+                            f"check the remote URL and the network, {again}")
