@@ -118,7 +118,8 @@ def test_a_forgotten_entry_lands_nothing_and_the_commit_it_came_in_lands_the_res
     assert first.returncode == 1 and "m-anonymous" in first.stderr.decode()
     assert set(head_entries(bare)) == set()  # nothing of the refused commit landed
     memgit_ok("forget", "m-anonymous", cwd=work)
-    memgit_ok("sync", cwd=work)
+    said = memgit_ok("sync", cwd=work).stdout.decode()
+    assert "the server had refused" in said and "landed with" in said  # the text says so
     assert set(head_entries(bare)) == {good, later}
     assert "two facts" in server_subjects(bare)  # its own commit, its own message
 

@@ -20,6 +20,10 @@ def _describe(report: SyncReport) -> list[str]:
                  f"to {report.remote} ({replayed} replayed on a newer server head)")
     if report.skipped:
         lines.append(f"skipped {len(report.skipped)} commit(s) already on the server")
+    for refused, landed, names in report.held:
+        lines.append(printable(f"the server had refused {refused[:10]}: its changes to "
+                               f"{', '.join(names)} landed with {landed[:10]}, which fixed "
+                               "them"))
     for c in report.conflicts:
         lines.append(f"conflict on {c.key} in {c.path} ({c.kind}): kept the {c.winner} version")
     if report.dropped:
