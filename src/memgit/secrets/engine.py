@@ -314,8 +314,8 @@ def _select(text: str, lowered: str, comp: Compiled) -> dict[_Entry, list[int] |
         if runs.find(_RUN) >= 0:
             for shape, es, need in comp.gated:
                 if need is None or (runs.find(need) >= 0 and shape.search(text) is not None):
-                    for e in es:
-                        selected.setdefault(e, None)
+                    for e in es:  # a rule located at runs gets the translation (_run_matches)
+                        selected.setdefault(e, runs if e.runs else None)  # type: ignore[arg-type]
     for shape, es, _need in comp.ungated:
         if shape.search(text) is not None:
             for e in es:
@@ -339,7 +339,7 @@ def _has_run(text: str) -> bool:
         _RUN_BYTES).find(_RUN) >= 0
 
 
-def _run_matches(e: _Entry, text: str) -> Any:
+def _run_matches(e: _Entry, text: str, runs: Any = None) -> Any:
     """``e.rx.finditer(text)`` for a rule located at runs, from its possible starts only.
 
     Such a regex matches only at a place with no run character before it and 20 run
@@ -348,10 +348,12 @@ def _run_matches(e: _Entry, text: str) -> Any:
     the run ends. One match at most a run, at its start: on an ASCII line (bytes and
     characters at the same offsets) the run starts come from the run test's translation
     (the first 20 run characters after a run's end start the next run), one ``match``
-    each, instead of the regex entering at every place of every word."""
+    each, instead of the regex entering at every place of every word. ``runs``: the run
+    test's translation of ``text`` if ``_select`` made it (the same bytes on an ASCII line)."""
     if not text.isascii():
         return e.rx.finditer(text)
-    runs = text.encode("ascii").translate(_RUN_BYTES)
+    if runs.__class__ is not bytes:
+        runs = text.encode("ascii").translate(_RUN_BYTES)
     match = e.rx.match
     out = []
     start = runs.find(_RUN)
@@ -446,7 +448,7 @@ def scan(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
         fn = e.fn
         where = selected[e]
         if e.runs:
-            found: Any = _run_matches(e, text)
+            found: Any = _run_matches(e, text, where)
         elif not e.placed or (where is None and e.trigger is None):
             found = e.rx.finditer(text)  # the common case, without a list
         else:
