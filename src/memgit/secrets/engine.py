@@ -42,8 +42,9 @@ SHAPE_TRIGGER_RUN = 34
 # character before), then needs 20 or more run characters and matches run characters only
 # (the generated-token rule: [A-Za-z0-9_+/.~-]{20,1024}={0,3}).
 RUN_LOOKBEHIND = r"(?<![A-Za-z0-9_+/=.~-])"
-# the keyword name around a hit: DB_PASSWORD, dbPassword, --password (64 characters back)
-_NAME_RUN = r"[A-Za-z0-9_.-]{1,64}"
+# the characters of a keyword name around a hit: DB_PASSWORD, dbPassword, --password (read
+# up to 64 characters back)
+_NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 
 
 class _Lazy:
@@ -368,22 +369,15 @@ def _run_matches(e: _Entry, text: str, runs: Any = None) -> Any:
     return out
 
 
-def _name_run(reversed_window: str) -> re.Match[str] | None:
-    """The keyword name's run at the start of ``reversed_window`` (compiled on first use,
-    then this function is replaced by the compiled pattern's ``match``)."""
-    match = re.compile(_NAME_RUN).match
-    globals()["_name_run"] = match
-    return match(reversed_window)
-
-
 def _name_starts(text: str, lowered: str, at: int) -> list[int]:
     """Where a keyword name containing the keyword found at `at` may begin:
     DB_PASSWORD, dbPassword, "api key", --password, or the keyword itself.
     ``lowered`` is ``text.lower()`` with the same offsets (the caller checks the lengths):
     the words before a name are compared on it, without lowercasing a slice each time."""
     if at:
-        m = _name_run(text[at - 64 if at > 64 else 0: at][::-1])
-        p = at - m.end() if m is not None else at
+        # the run of name characters that ends at ``at`` (64 at most): what rstrip removes
+        window = text[at - 64 if at > 64 else 0: at]
+        p = at - len(window) + len(window.rstrip(_NAME_CHARS))
     else:
         p = 0
     starts = [p]
