@@ -7,8 +7,8 @@ that a change of the engine (a speed-up) changes no result.
 
 ``--write`` records, for each line of each set, the findings of ``scan_text`` as
 (start, end, kind): kinds and spans only, never a line's text or a value. The sets: the
-dev corpus (both halves), the independent set, the foreign sets of rounds 5 and 6 (their
-tuning parts and held-out thirds), the regression set (positives/negatives.jsonl), every
+dev corpus (both halves), the independent set, the foreign sets of rounds 5, 6 and 9
+(their tuning parts and held-out thirds), the regression set (positives/negatives.jsonl), every
 string literal of tests/secrets/*.py (the documented forms, the identifiers, the
 parametrized cases, the pathological chunks repeated), and seeded synthetic variants of
 the corpus lines (cuts, joins, case changes, keyword fragments) so that a prefilter that
@@ -103,6 +103,8 @@ def sets(synthetic: int) -> dict[str, list[str]]:
         "foreign-heldout": _jsonl(DATA / "foreign" / "heldout.jsonl"),
         "r6-tuning": _jsonl(DATA / "foreign_r6" / "tuning.jsonl"),
         "r6-heldout": _jsonl(DATA / "foreign_r6" / "heldout.jsonl"),
+        "r9-tuning": _jsonl(DATA / "foreign_r9" / "tuning.jsonl"),
+        "r9-heldout": _jsonl(DATA / "foreign_r9" / "heldout.jsonl"),
         "test-literals": _literals(),
     }
     every = [x for v in out.values() for x in v]

@@ -309,8 +309,9 @@ def kw_kind(core: str, name: str) -> str:
 
 
 @lru_cache(maxsize=2048)
-def _name_info(name: str, core: str) -> tuple[bool, bool, str, frozenset[str]]:
-    """(skip, weak, kind, words) for a keyword name: DB_PASSWORD, next_page_token, api key.
+def _name_info(name: str, core: str) -> tuple[bool, bool, bool, str, frozenset[str]]:
+    """(skip, weak, weak_core, kind, words) for a keyword name: DB_PASSWORD,
+    next_page_token, api key (``weak_core``: the core alone is a weak name, ``key``).
     An environment object before the variable (``process.env.``, ``os.environ.``,
     ``import.meta.env.``) is where the name lives, not a word of it ("env" alone stops)."""
     name = V.rx(r"^(?:process\.env|import\.meta\.env|os\.environ|ENV|env)\.(?=.)").sub("", name)
@@ -320,14 +321,15 @@ def _name_info(name: str, core: str) -> tuple[bool, bool, str, frozenset[str]]:
     tail = parts[_last_index(parts, core_parts[-1]) + 1:] \
         if core_parts and core_parts[-1] in parts else []
     skip = bool(set(parts) & _KW_STOP_PARTS or set(tail) & _KW_STOP_TAILS)
-    weak = bool(_WEAK_CORES.match(core)) and not _STRONG_IN_NAME.search(name)
-    return skip, weak, kw_kind(core, name), frozenset(parts)
+    weak_core = _WEAK_CORES.match(core) is not None
+    weak = weak_core and not _STRONG_IN_NAME.search(name)
+    return skip, weak, weak_core, kw_kind(core, name), frozenset(parts)
 
 
 @check("keyword")
 def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     name, core, val, raw_op, gap = m.group("name", "core", "val", "op", "gap")
-    skip, weak, kind, name_words = _name_info(name, core)
+    skip, weak, weak_core, kind, name_words = _name_info(name, core)
     if skip:
         return None
     at = m.start("name")
@@ -380,12 +382,12 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     low = val.lower()
     if ok and _glued(name, core) and " " in val:
         return None  # a glued name (somepassword) takes no phrase
-    if ok and not weak and _WEAK_CORES.match(core):  # api_key, SECRET_KEY: a key's value
+    if ok and not weak and weak_core:  # api_key, SECRET_KEY: a key's value
         ok = (any(c.isdigit() for c in val) or V.token_like(val, 12)) \
             and _PREFIX_PLACEHOLDER.fullmatch(val) is None
     if not ok or V.is_placeholder(val) or low in name_words or V.self_describing(low):
         return None  # POSTGRES_PASSWORD=postgres, password: strong-password: no secret
-    key_named = weak or _WEAK_CORES.match(core) is not None  # key, SECRET_KEY, api_key
+    key_named = weak or weak_core  # key, SECRET_KEY, api_key
     if key_named and _ID_PATH.fullmatch(val):
         return None  # key: "metadata_options/[0]/http_tokens": a path of names
     if key_named and _encodes_prose(val):

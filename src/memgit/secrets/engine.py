@@ -42,8 +42,9 @@ SHAPE_TRIGGER_RUN = 34
 # character before), then needs 20 or more run characters and matches run characters only
 # (the generated-token rule: [A-Za-z0-9_+/.~-]{20,1024}={0,3}).
 RUN_LOOKBEHIND = r"(?<![A-Za-z0-9_+/=.~-])"
-# the keyword name around a hit: DB_PASSWORD, dbPassword, --password (64 characters back)
-_NAME_RUN = r"[A-Za-z0-9_.-]{1,64}"
+# the characters of a keyword name around a hit: DB_PASSWORD, dbPassword, --password (read
+# up to 64 characters back)
+_NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 
 
 class _Lazy:
@@ -314,8 +315,8 @@ def _select(text: str, lowered: str, comp: Compiled) -> dict[_Entry, list[int] |
         if runs.find(_RUN) >= 0:
             for shape, es, need in comp.gated:
                 if need is None or (runs.find(need) >= 0 and shape.search(text) is not None):
-                    for e in es:
-                        selected.setdefault(e, None)
+                    for e in es:  # a rule located at runs gets the translation (_run_matches)
+                        selected.setdefault(e, runs if e.runs else None)  # type: ignore[arg-type]
     for shape, es, _need in comp.ungated:
         if shape.search(text) is not None:
             for e in es:
@@ -339,7 +340,7 @@ def _has_run(text: str) -> bool:
         _RUN_BYTES).find(_RUN) >= 0
 
 
-def _run_matches(e: _Entry, text: str) -> Any:
+def _run_matches(e: _Entry, text: str, runs: Any = None) -> Any:
     """``e.rx.finditer(text)`` for a rule located at runs, from its possible starts only.
 
     Such a regex matches only at a place with no run character before it and 20 run
@@ -348,10 +349,12 @@ def _run_matches(e: _Entry, text: str) -> Any:
     the run ends. One match at most a run, at its start: on an ASCII line (bytes and
     characters at the same offsets) the run starts come from the run test's translation
     (the first 20 run characters after a run's end start the next run), one ``match``
-    each, instead of the regex entering at every place of every word."""
+    each, instead of the regex entering at every place of every word. ``runs``: the run
+    test's translation of ``text`` if ``_select`` made it (the same bytes on an ASCII line)."""
     if not text.isascii():
         return e.rx.finditer(text)
-    runs = text.encode("ascii").translate(_RUN_BYTES)
+    if runs.__class__ is not bytes:
+        runs = text.encode("ascii").translate(_RUN_BYTES)
     match = e.rx.match
     out = []
     start = runs.find(_RUN)
@@ -366,22 +369,15 @@ def _run_matches(e: _Entry, text: str) -> Any:
     return out
 
 
-def _name_run(reversed_window: str) -> re.Match[str] | None:
-    """The keyword name's run at the start of ``reversed_window`` (compiled on first use,
-    then this function is replaced by the compiled pattern's ``match``)."""
-    match = re.compile(_NAME_RUN).match
-    globals()["_name_run"] = match
-    return match(reversed_window)
-
-
 def _name_starts(text: str, lowered: str, at: int) -> list[int]:
     """Where a keyword name containing the keyword found at `at` may begin:
     DB_PASSWORD, dbPassword, "api key", --password, or the keyword itself.
     ``lowered`` is ``text.lower()`` with the same offsets (the caller checks the lengths):
     the words before a name are compared on it, without lowercasing a slice each time."""
     if at:
-        m = _name_run(text[at - 64 if at > 64 else 0: at][::-1])
-        p = at - m.end() if m is not None else at
+        # the run of name characters that ends at ``at`` (64 at most): what rstrip removes
+        window = text[at - 64 if at > 64 else 0: at]
+        p = at - len(window) + len(window.rstrip(_NAME_CHARS))
     else:
         p = 0
     starts = [p]
@@ -446,7 +442,7 @@ def scan(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
         fn = e.fn
         where = selected[e]
         if e.runs:
-            found: Any = _run_matches(e, text)
+            found: Any = _run_matches(e, text, where)
         elif not e.placed or (where is None and e.trigger is None):
             found = e.rx.finditer(text)  # the common case, without a list
         else:

@@ -397,8 +397,10 @@ STRUCTURAL: tuple[Rule, ...] = (
         r"|\s+(?i:pass(?:word)?|pw|pwd)(?:\s*[:=]\s*|\s+))"  # user admin pass X
         r"[`'\"]?(?P<s>[^\s`'\"|,/]{6,128})(?![^\s`'\"|,])",
         keywords=_PAIR_WORDS, group="s",
+        # the user's run is possessive: what follows it (a quote, a space, / , |) is no run
+        # character, so a shorter run never matches (the same answers, no backtracking)
         keyword_tails=tuple((k, r"[a-z]{0,4}[*_`]*(?:\s+(?:are|is))?\s*[:=]?\s*[`'\"]?"
-                                r"[\w.@+-]{1,64}[`'\"]?(?:\s*[/,|]|\s+(?:pass|pw))")
+                                r"[\w.@+-]{1,64}+[`'\"]?(?:\s*[/,|]|\s+(?:pass|pw))")
                             for k in _PAIR_WORDS),
         check="login_pair",
         priority=1, doc="notes that pair a login with its password: `admin` / `s3cret`",
@@ -647,7 +649,9 @@ STRUCTURAL: tuple[Rule, ...] = (
     Rule(
         "table-cell", "password in a table",
         r"\|[ \t]*`?(?P<s>[^\s|`]{10,64})`?[ \t]*(?=\|)",
-        keywords=("|",), keyword_tails=(("|", r"[ \t]*`?[^\s|`]{10,64}`?[ \t]*\|"),),
+        # possessive runs: each is followed by what it cannot hold (a cell's run by a
+        # backtick, a space or "|"), so giving characters back never matches
+        keywords=("|",), keyword_tails=(("|", r"[ \t]*+`?[^\s|`]{10,64}+`?[ \t]*+\|"),),
         locate="at", group="s", check="table_cell", priority=2,
         doc="a Markdown table row holding a generated password in one of its cells",
     ),

@@ -181,15 +181,19 @@ def _typed_run(low: str, b: bytes | None = None) -> bool:
     integers is 0 where they agree (a cheap gate; ``_mostly_typed`` decides). With
     ahocorasick_rs installed, the same answer comes from one search for the runs' four
     characters (``_typed_grams``; the XOR is kept for a string holding 0x01)."""
-    if b is None:
-        b = low.encode("ascii", "replace")
-    if len(b) < 5:
+    if len(low) < 5:  # b (low encoded with "replace") has one byte a character
         return False
     if not _TYPED_FINDER:
         _TYPED_FINDER.append(_ac_finder(_typed_grams()))
     find = _TYPED_FINDER[0]
-    if find is not None and b"\x01" not in b and b.isascii():  # the same test, as a search
-        return bool(find(b.decode("ascii")))
+    # the same test, as a search; b holds 0x01 where low does: the test reads the str
+    # (``in`` on bytes first tries the operand as an int, a raised and cleared TypeError:
+    # several times the cost of the search); an ASCII low (a value's core always is) is
+    # what b decodes to, so the search reads it without encoding or decoding
+    if find is not None and "\x01" not in low:
+        return bool(find(low if low.isascii() else low.encode("ascii", "replace").decode()))
+    if b is None:
+        b = low.encode("ascii", "replace")
     head = b[:-1]
     rest = b[1:]
     # the three steps and the character itself (a repeat), with separators that never agree
@@ -237,7 +241,9 @@ def _interleaved_or_periodic(low: str, b: bytes | None = None, distinct: int = 0
     if b is None:
         b = low.encode("ascii", "replace")
     shape = b.translate(_SHAPE)  # a letter as "a", a digit as "0"
-    if b"a0a0a0a" in shape and (b"a0a0a0a0" in shape or b"0a0a0a0a" in shape):  # one find mostly
+    # one find mostly (find, not ``in``: see _typed_run)
+    if shape.find(b"a0a0a0a") >= 0 and (
+            shape.find(b"a0a0a0a0") >= 0 or shape.find(b"0a0a0a0a") >= 0):
         letters = b.translate(None, b"0123456789").decode()
         digits = b.translate(None, _LOWER).decode()
         if (len(letters) >= 6 and len(digits) >= 4 and _typed_run(letters)
