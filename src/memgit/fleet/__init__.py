@@ -16,6 +16,6 @@ the fleet index by running ``memgit fleet index --drive`` in a process of its ow
 * :mod:`memgit.fleet.census`, :mod:`memgit.fleet.find`, :mod:`memgit.fleet.forget`,
   :mod:`memgit.fleet.schedule`: the commands' work (docs/fleet.md).
 
-PostgreSQL needs the ``fleet`` extra (``pip install 'memgit[fleet]'``); the embedded
+PostgreSQL needs the ``fleet`` extra (``pip install '.[fleet]'``); the embedded
 index does not.
 """

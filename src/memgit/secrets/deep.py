@@ -2,7 +2,7 @@
 
 Neither runs in the default path: importing detect-secrets costs about 100 ms
 (it pulls in ``requests``) and its ``scan_line`` about 1 ms a line; betterleaks
-(``pip install memgit[deep]``, the successor of gitleaks as a Go library) costs
+(``pip install '.[deep]'`` from memgit's folder, the successor of gitleaks as a Go library) costs
 about 40 ms to load and 70 us a line. A finding's kind is the engine's rule name, a
 fixed string, never the text. docs/security.md has what each adds, measured.
 """

@@ -19,6 +19,6 @@ through their own functions and writes nothing to them).
   its templates (Jinja2, every value escaped);
 * :mod:`memgit.serve.history`: an entry's versions along the branch.
 
-The web parts need the ``serve`` extra (``pip install 'memgit[serve]'``); paths and
+The web parts need the ``serve`` extra (``pip install '.[serve]'``); paths and
 tokens do not, so ``memgit token`` works without it.
 """

@@ -15,7 +15,7 @@ from memgit.cli.common import choose_drive
 def command(ctx: click.Context, agent_name: str) -> int:
     """Run an MCP server on stdin/stdout for the drive (-C PATH, else $MEMGIT_DRIVE, else
     the current folder's drive, else the project's .memgit/drive, else your personal
-    drive, created on first use). Needs pip install 'memgit[mcp]'."""
+    drive, created on first use). Needs the mcp extra (pip install '.[mcp]' in memgit's folder)."""
     from memgit.agents.mcp import serve
 
     serve(choose_drive(ctx).path, agent_name)
