@@ -27,7 +27,7 @@ class TeamForge:
     agent, whose own checkout lacks the team's policy (its writer lets an entry without
     --source through, as the agent of the sweep's report did)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, policy: str = "kind: team\n") -> None:
         self.root = root
         seed = root / "seed.git"
         memgit_ok("init", "--bare", str(seed))
@@ -36,7 +36,7 @@ class TeamForge:
         admin = root / "admin"
         git("clone", "-q", self.git_dir, admin)
         (admin / ".memgit").mkdir()
-        (admin / ".memgit" / "policy.yaml").write_text("kind: team\n")
+        (admin / ".memgit" / "policy.yaml").write_text(policy)
         git("add", "-A", cwd=admin)
         git("commit", "-q", "-m", "the team's policy", cwd=admin)
         git("push", "-q", "origin", "main", cwd=admin)
@@ -213,4 +213,28 @@ def test_a_credential_on_a_line_without_an_id_is_forgotten_by_the_id_the_hint_na
     assert forge.gate().returncode == 0
     assert set(head_entries(forge.git_dir)) == {good}
     assert SECRET not in git("log", "-p", "main", cwd=forge.git_dir).stdout.decode()
+    forge.settled()
+
+
+def test_a_refusal_of_the_whole_branch_names_a_squash_that_works(tmp_path: Path) -> None:
+    """Too many commits for one push (MG605, a finding on the whole branch, no commit):
+    no later commit can fix it and none is held; the hint's squash does."""
+    forge = TeamForge(tmp_path, "kind: team\nlimits: {push_commits: 2}\n")
+    work = forge.agent
+    facts = [remember(work, f"Fact {n}", SOURCE) for n in range(3)]
+    memgit_ok("sync", cwd=work)
+    gate = forge.gate()
+    assert gate.returncode == 1 and "MG605" in gate.stdout, gate.stdout + gate.stderr
+    err = refused_sync(work)
+    first = git("rev-parse", "HEAD~2", cwd=work).stdout.decode().strip()
+    assert "the gate refused the whole branch: 3 commits" in err
+    assert err.count("MG605 too-many-commits") == 1
+    assert f"git rebase -i {first[:10]}~1" in err.splitlines()[-1]
+    env = dict(os.environ, GIT_SEQUENCE_EDITOR="sed -i '2,$s/^pick/squash/'",
+               GIT_EDITOR="true")
+    subprocess.run(["git", "rebase", "-q", "-i", f"{first[:10]}~1"], cwd=work, env=env,
+                   check=True, capture_output=True)
+    memgit_ok("sync", cwd=work)
+    assert forge.gate().returncode == 0
+    assert set(head_entries(forge.git_dir)) == set(facts)
     forge.settled()

@@ -67,7 +67,7 @@ from memgit.sync.client import (
     purged_since,
     replay_chain,
 )
-from memgit.sync.refusal import Hold, Place, Refused, refusal_hint, refused_at
+from memgit.sync.refusal import RANGE, Hold, Place, Refused, refusal_hint, refused_at
 from memgit.sync.status import LAST_SYNC_CONFIG, LAST_SYNCED, since
 
 PUSH_CONFIG = "memgit.push"
@@ -155,22 +155,48 @@ def _refusals(drive: Drive, remote: str, waiting: list[str]) -> list[tuple[str, 
     return [(c, found[c]) for c in waiting if c in found]
 
 
-def _refusal_message(stuck: list[tuple[str, list[Place]]]) -> str:
+def _refusal_message(stuck: list[tuple[str, list[Place]]], branch: list[str]) -> str:
     """The gate's findings on each commit as lines, each with its rule's hint (the gate's
-    report holds codes and places, never a value)."""
-    lines = [f"the gate refused commit {stuck[0][0][:10]}:" if len(stuck) == 1 else
-             f"the gate refused {len(stuck)} commits:"]
-    for commit, places in stuck:
-        indent = "  " if len(stuck) == 1 else "    "
-        if len(stuck) > 1:
-            lines.append(f"  commit {commit[:10]}:")
+    report holds codes and places, never a value); ``branch``: the commits refused with
+    the whole branch (``(push)``, ``(replayed)``), shown once."""
+    lines: list[str] = []
+
+    def findings(places: list[Place], indent: str) -> None:
         for p in places:
             name, hint = RULES.get(p.code, ("", ""))
             where = p.where + (f":{p.line}" if p.line else "")
             lines.append(f"{indent}{where}: {p.code} {name}".rstrip())
-            if hint:
+            if hint and p.where not in RANGE:  # "push in smaller batches": see the hint
                 lines.append(f"{indent}  hint: {hint}")
+
+    own = [(c, p) for c, p in stuck if c not in branch]
+    if branch:
+        n = len(branch)
+        lines.append(f"the gate refused the whole branch: {n} commit{'s' if n != 1 else ''}"
+                     f" ({branch[0][:10]}" + (f" to {branch[-1][:10]})" if n > 1 else ")")
+                     + ":")
+        findings(list(dict.fromkeys(p for c, ps in stuck if c in branch for p in ps
+                                    if p.where in RANGE)), "  ")
+    if len(own) == 1 and not branch:
+        lines.append(f"the gate refused commit {own[0][0][:10]}:")
+        findings(own[0][1], "  ")
+    elif own:
+        lines.append(f"the gate refused {len(own)} commits:")
+        for commit, places in own:
+            lines.append(f"  commit {commit[:10]}:")
+            findings(places, "    ")
     return "\n".join(lines)
+
+
+def _branch_hint(first: str, codes: set[str]) -> str:
+    """The way past a refusal of the whole branch (too many commits, too many bytes):
+    fewer commits sent at once; gate-mode sync sends every waiting commit."""
+    hint = (f"the gate refused the whole branch ({', '.join(sorted(codes))}): squash the "
+            f"waiting commits into fewer (git rebase -i {first[:10]}~1, mark the later "
+            "ones 'squash'), then run memgit sync again")
+    if "MG611" in codes:
+        hint += "; or ask the drive's admin to raise limits.push_bytes"
+    return hint
 
 
 def _unfixed(state: _State, k: int, refused: Refused) -> Refused:
@@ -190,9 +216,14 @@ def _hold_refused(state: _State, refusals: list[tuple[str, list[Place]]]) -> lis
     direct sync makes them); raises the gate's refusal when one is fixed by none."""
     holds: list[Hold] = []
     stuck: list[tuple[str, list[Place], Refused]] = []
+    branch: list[str] = []  # commits refused with the whole branch
     for commit, places in refusals:
         k = state.index(commit)
         refused = refused_at(places, state.tree_of(commit))
+        if any(p.where in RANGE for p in places):  # with the whole branch: not held
+            branch.append(commit)
+            stuck.append((commit, places, refused))
+            continue
         unfixed = _unfixed(state, k, refused)
         if unfixed or not refused.fixable:
             stuck.append((commit, places, unfixed if unfixed else refused))
@@ -211,8 +242,12 @@ def _hold_refused(state: _State, refusals: list[tuple[str, list[Place]]]) -> lis
     if stuck:
         kept = "; your local commits are kept"
         hints = dict.fromkeys(refusal_hint(c, r, "the gate").removesuffix(kept)
-                              for c, _p, r in stuck)  # one hint per fix, in order
-        raise GateRefusedError(_refusal_message([(c, p) for c, p, _r in stuck]),
+                              for c, _p, r in stuck if c not in branch)  # one per fix
+        if branch:
+            codes = {p.code for c, ps, _r in stuck if c in branch for p in ps
+                     if p.where in RANGE}
+            hints[_branch_hint(branch[0], codes)] = None
+        raise GateRefusedError(_refusal_message([(c, p) for c, p, _r in stuck], branch),
                                hint="; ".join(hints) + kept)
     return holds
 
