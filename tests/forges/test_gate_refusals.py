@@ -238,3 +238,35 @@ def test_a_refusal_of_the_whole_branch_names_a_squash_that_works(tmp_path: Path)
     assert forge.gate().returncode == 0
     assert set(head_entries(forge.git_dir)) == set(facts)
     forge.settled()
+
+
+def test_a_sync_killed_after_sending_held_changes_loses_nothing(tmp_path: Path) -> None:
+    """Killed after its push to the incoming branch, before the checkout moved (the
+    checkout's branch and sync refs put back as they were): the gate lands what was
+    sent; the old refused commit goes once more, is refused once more, and is held by
+    the sync after that. A round longer; nothing lost, nothing refused on main."""
+    forge = TeamForge(tmp_path)
+    work = forge.agent
+    anonymous = remember(work, "Releases ship on Thursdays")
+    named = remember(work, "Builds run on Fridays", SOURCE)
+    memgit_ok("sync", cwd=work)
+    assert forge.gate().returncode == 1
+    memgit_ok("forget", anonymous, cwd=work)
+    fixed = remember(work, "Releases ship on Thursdays at noon", SOURCE)
+    refs = ("refs/heads/main", "refs/memgit/last-synced", "refs/remotes/origin/main",
+            "refs/memgit/remotes/origin")
+    before = {ref: git("rev-parse", ref, cwd=work).stdout.decode().strip() for ref in refs}
+    assert json.loads(memgit_ok("sync", "--json", cwd=work).stdout)["held"]
+    for ref, value in before.items():  # as if killed before the checkout moved
+        git("update-ref", ref, value, cwd=work)
+    git("reset", "-q", "--hard", before["refs/heads/main"], cwd=work)
+    assert forge.gate().returncode == 0
+    assert set(head_entries(forge.git_dir)) == {named, fixed}
+    memgit_ok("sync", cwd=work)  # the old refused commit once more
+    assert forge.gate().returncode == 1  # ... refused once more
+    out = json.loads(memgit_ok("sync", "--json", cwd=work).stdout)
+    assert [h["held"] for h in out["held"]] == [[anonymous]] and out["sent"] == []
+    assert forge.gate().returncode == 0
+    assert set(head_entries(forge.git_dir)) == {named, fixed}
+    forge.settled()
+    assert set(head_entries(work)) == {named, fixed}
