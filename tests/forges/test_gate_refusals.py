@@ -270,3 +270,30 @@ def test_a_sync_killed_after_sending_held_changes_loses_nothing(tmp_path: Path) 
     assert set(head_entries(forge.git_dir)) == {named, fixed}
     forge.settled()
     assert set(head_entries(work)) == {named, fixed}
+
+
+def test_a_protected_file_is_put_back_with_the_command_the_hint_names(
+        tmp_path: Path) -> None:
+    """A change to the forge's CI files (MG601): removing the file would change it too;
+    the hint's git restore puts it back and the rest lands."""
+    forge = TeamForge(tmp_path)
+    work = forge.agent
+    good = remember(work, "Fact one", SOURCE)
+    with (work / ".memgit" / "policy.yaml").open("a") as policy:
+        policy.write("require_source: false\n")
+    git("commit", "-q", "-a", "--no-verify", "-m", "loosen the policy", cwd=work)
+    bad = git("rev-parse", "HEAD", cwd=work).stdout.decode().strip()
+    memgit_ok("sync", cwd=work)
+    assert forge.gate().returncode == 1
+    err = refused_sync(work)
+    assert "MG601" in err and "(.memgit/policy.yaml)" in err
+    command = f"git restore --source={bad[:10]}~1 PATH"
+    assert command in err.splitlines()[-1]
+    git(*command.split()[1:-1], "--", ".memgit/policy.yaml", cwd=work)
+    git("commit", "-q", "-a", "-m", "put the policy back", cwd=work)
+    out = json.loads(memgit_ok("sync", "--json", cwd=work).stdout)
+    assert [h["held"] for h in out["held"]] == [[".memgit/policy.yaml"]]
+    assert forge.gate().returncode == 0
+    assert set(head_entries(forge.git_dir)) == {good}
+    assert git("show", "main:.memgit/policy.yaml", cwd=forge.git_dir).stdout == b"kind: team\n"
+    forge.settled()

@@ -176,8 +176,10 @@ def refusal_hint(commit: str, refused: Refused, judge: str = "the server") -> st
                      "commit")
     if refused.paths:
         shown = ", ".join(sorted(refused.paths)[:5]) + (" ..." if len(refused.paths) > 5 else "")
-        parts.append(f"fix or remove the refused files ({shown}): edit them, or git rm "
-                     "PATH, then git commit and run memgit sync again")
+        parts.append(f"fix or remove the refused files ({shown}): edit them, put one back "
+                     f"as it was before that commit (git restore --source={short}~1 PATH; "
+                     "a protected file) or remove one it added (git rm PATH), then git "
+                     "commit and run memgit sync again")
     if refused.whole:
         parts.append(f"bring the drive within the limit {judge} names (memgit forget ID, "
                      "git rm PATH; then git commit), then run memgit sync again")
