@@ -136,8 +136,10 @@ def test_a_fix_made_before_the_gate_ran_lands_the_rest(tmp_path: Path) -> None:
     memgit_ok("sync", cwd=work)  # the gate has not run: both commits wait for it
     assert forge.gate().returncode == 1  # "two facts" refused whole
     assert set(head_entries(forge.git_dir)) == {later}
+    said = memgit_ok("sync", cwd=work).stdout.decode()
+    assert "the gate had refused" in said and "which fixed them" in said  # the text says so
     out = json.loads(memgit_ok("sync", "--json", cwd=work).stdout)
-    assert [h["held"] for h in out["held"]] == [["m-anonymous"]] and len(out["sent"]) == 1
+    assert out["held"] == [] and len(out["sent"]) == 1  # held by the sync before
     assert forge.gate().returncode == 0
     assert set(head_entries(forge.git_dir)) == {good, later}
     assert "two facts" in forge.subjects()  # its own commit, its own message

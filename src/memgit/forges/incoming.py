@@ -52,6 +52,7 @@ from memgit.git.rewrite import expire_reflogs_and_prune
 from memgit.policy.codes import RULES
 from memgit.policy.judge import ID_RE
 from memgit.policy.registry import PURGED_IDS_FILE
+from memgit.safe_text import printable
 from memgit.sync.client import (
     PURGED_FROM,
     DriveHistory,
@@ -345,9 +346,9 @@ def describe(report: IncomingReport) -> list[str]:
     else:
         lines.append("nothing waiting for the gate")
     for refused, sent_with, names in report.held:
-        lines.append(f"held what the gate refused in {refused[:10]} ({', '.join(names)}) "
-                     f"until {sent_with[:10]}, which changes it: their net effect goes "
-                     "with it")
+        lines.append(printable(f"the gate had refused {refused[:10]}: its changes to "
+                               f"{', '.join(names)} were held and go with {sent_with[:10]}, "
+                               "which fixed them"))
     if report.head:
         lines.append(f"now at {report.head[:10]}")
     return lines
