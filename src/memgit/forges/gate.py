@@ -34,12 +34,19 @@ from typing import Any
 from memgit.errors import RepoError, UsageError
 from memgit.forges.judge import judge_range, merge_base
 from memgit.git.plumbing import git
-from memgit.git.repository import Drive, first_parent_chain, ref_target
+from memgit.git.repository import (
+    Drive,
+    commit_tree_id,
+    first_parent_chain,
+    ref_target,
+    tree_texts,
+)
 from memgit.githooks.verdict import SHORT, Finding, shown
 from memgit.policy.judge import ERROR
 from memgit.policy.registry import PurgeRegistry
 from memgit.policy.settings import Policy
 from memgit.sync.client import network_error, replay_chain
+from memgit.sync.refusal import entry_on
 
 INCOMING = "refs/heads/memgit/incoming/"
 REPORTS = "refs/memgit/gate/"
@@ -51,13 +58,23 @@ AGENT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 @dataclass
 class Refusal:
-    """One refused commit: its id and each finding as (code, name, where)."""
+    """One refused commit: its id and each finding as (code, name, where); ``entries``
+    maps a finding's ``where`` (``PATH:LINE``) to the id of the entry on that line of the
+    tree that was judged (gate-mode sync holds that entry's changes until a later commit
+    fixes them, memgit.forges.incoming)."""
 
     commit: str
     findings: list[tuple[str, str, str]]
+    entries: dict[str, str] = field(default_factory=dict)
 
     def codes(self) -> list[str]:
         return sorted({code for code, _n, _w in self.findings})
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"commit": self.commit, "codes": self.codes(),
+                "findings": [{"code": c, "name": n, "where": w}
+                             | ({"entry": self.entries[w]} if w in self.entries else {})
+                             for c, n, w in self.findings]}
 
 
 @dataclass
@@ -75,9 +92,7 @@ class BranchResult:
         return {"agent": self.agent, "tip": self.tip,
                 "landed": [{"incoming": a, "main": b} for a, b in self.landed],
                 "already_on_main": self.already,
-                "refused": [{"commit": r.commit, "codes": r.codes(),
-                             "findings": [{"code": c, "name": n, "where": w}
-                                          for c, n, w in r.findings]} for r in self.refused],
+                "refused": [r.as_dict() for r in self.refused],
                 "main": self.main, "rounds": self.rounds, "error": self.error}
 
 
@@ -128,19 +143,38 @@ def _where(finding: Finding, policy: Policy) -> str:
     return shown(v.path, policy) + (f":{v.line}" if v.line else "")
 
 
-def _bad_commits(findings: list[Finding], policy: Policy, chain: list[str],
+def _entry_at(drive: Drive, finding: Finding, policy: Policy,
+              trees: dict[str, dict[str, str]]) -> str | None:
+    """The id of the entry on the finding's line of the commit it was found in (None:
+    no entry there); only an id that prints as it is (no credential in it)."""
+    v = finding.violation
+    if not v.path or not v.line or not v.path.endswith(".md") or finding.commit is None:
+        return None
+    if finding.commit not in trees:
+        trees[finding.commit] = tree_texts(drive, commit_tree_id(drive, finding.commit))
+    text = trees[finding.commit].get(v.path)
+    entry = entry_on(v.path, text, v.line) if text is not None else None
+    return entry if entry is not None and shown(entry, policy) == entry else None
+
+
+def _bad_commits(drive: Drive, findings: list[Finding], policy: Policy, chain: list[str],
                  source: dict[str, str]) -> dict[str, Refusal] | None:
     """Refusals by source commit; None when an error names no commit (the whole range
     is refused: too many commits, too many bytes, a ref problem)."""
     out: dict[str, Refusal] = {}
+    trees: dict[str, dict[str, str]] = {}
     for f in findings:
         if f.violation.severity != ERROR:
             continue
         if not f.commit or f.commit not in source:
             return None
         src = source[f.commit]
-        out.setdefault(src, Refusal(src, [])).findings.append(
-            (f.violation.code, f.violation.name, _where(f, policy)))
+        refusal = out.setdefault(src, Refusal(src, []))
+        where = _where(f, policy)
+        refusal.findings.append((f.violation.code, f.violation.name, where))
+        entry = _entry_at(drive, f, policy, trees)
+        if entry is not None:
+            refusal.entries[where] = entry
     return dict(sorted(out.items(), key=lambda kv: chain.index(kv[0])))
 
 
@@ -158,7 +192,7 @@ def land_branch(drive: Drive, ref: str, main: str, policy: Policy,
     if not chain:
         return result
     first = judge_range(drive.git_dir, base, tip, policy, registry).verdict
-    refused = _bad_commits(first.findings, policy, chain, {c: c for c in chain})
+    refused = _bad_commits(drive, first.findings, policy, chain, {c: c for c in chain})
     if refused is None:
         codes = sorted({f.violation.code for f in first.errors})
         result.refused = [Refusal(c, [(code, "", "(push)") for code in codes]) for c in chain]
@@ -171,7 +205,7 @@ def land_branch(drive: Drive, ref: str, main: str, policy: Policy,
             break
         replayed = {n: c for c, n in pairs if n is not None}
         again = judge_range(drive.git_dir, main, new_tip, policy, registry).verdict
-        more = _bad_commits(again.findings, policy, chain, replayed)
+        more = _bad_commits(drive, again.findings, policy, chain, replayed)
         if more is None:
             codes = sorted({f.violation.code for f in again.errors})
             refused.update({c: Refusal(c, [(code, "", "(replayed)") for code in codes])

@@ -17,7 +17,7 @@ commits in between lands as its own commit.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from memgit.format import entries as fmt
@@ -31,6 +31,9 @@ COMMIT_CODES = frozenset({"MG403", "MG607"})  # under (drive): the message or th
 # about the push, not its content (a purge running, objects missing, the server's setup):
 # no edit of an entry is the fix; the server's own hint says what is
 PUSH_CODES = frozenset({"MG602", "MG603", "MG605", "MG608", "MG609", "MG610"})
+# memgit gate's report: a finding on the whole range it judged, naming no commit (too many
+# commits, too many bytes, ...): about the push too
+RANGE = frozenset({"(push)", "(replayed)"})
 
 
 @dataclass(frozen=True)
@@ -67,30 +70,55 @@ class Refused:
         return sorted(self.ids) + sorted(self.paths) + (["the whole drive"] if self.whole else [])
 
 
+@dataclass(frozen=True)
+class Place:
+    """Where one error finding is: ``(drive)``, a path, or a path and a line; ``entry``
+    when the judge named the entry on that line itself (memgit gate's report does)."""
+
+    where: str
+    line: int | None
+    code: str
+    entry: str | None = None
+
+
 def read_refusal(message: str, tree: Mapping[str, str]) -> Refused:
     """The findings of the server's ``message`` (errors only), mapped onto ``tree``, the
     tree of the commit it refused."""
+    places = []
+    for line in message.splitlines():
+        found = _FINDING_RE.match(line)
+        if found is None or found["warning"]:
+            continue
+        number = int(found["line"]) if found["line"] else None
+        places.append(Place(found["where"], number, found["code"]))
+    return refused_at(places, tree)
+
+
+def refused_at(places: Iterable[Place], tree: Mapping[str, str]) -> Refused:
+    """What the error findings at ``places`` refuse in the commit whose tree is ``tree``:
+    the entries on their lines, the files they name whole, the drive, the commit's message
+    or author, the push. The server's message (:func:`read_refusal`) and memgit gate's
+    report (memgit.forges.incoming) are both read here."""
     ids: set[str] = set()
     paths: set[str] = set()
     whole = False
     commit: set[str] = set()
     push: set[str] = set()
-    for line in message.splitlines():
-        found = _FINDING_RE.match(line)
-        if found is None or found["warning"]:
-            continue
-        where, number, code = found["where"], found["line"], found["code"]
-        if code in PUSH_CODES:
+    for place in places:
+        where, number, code = place.where, place.line, place.code
+        if code in PUSH_CODES or where in RANGE:
             push.add(code)
         elif where == DRIVE:
             if code in COMMIT_CODES:
                 commit.add(code)
             else:
                 whole = True
+        elif place.entry is not None:
+            ids.add(place.entry)
         elif where not in tree:
             whole = True  # a path we cannot place (escaped when printed): anything may fix it
         else:
-            entry = _entry_on(where, tree[where], int(number)) if number else None
+            entry = entry_on(where, tree[where], number) if number else None
             if entry is not None:
                 ids.add(entry)
             else:
@@ -99,7 +127,7 @@ def read_refusal(message: str, tree: Mapping[str, str]) -> Refused:
                    tuple(sorted(push)))
 
 
-def _entry_on(path: str, text: str, number: int) -> str | None:
+def entry_on(path: str, text: str, number: int) -> str | None:
     """The id of the entry on line ``number`` of ``path``, None when the line is no entry."""
     if not path.endswith(".md"):
         return None
@@ -125,13 +153,14 @@ class Hold:
         return self.first <= index <= self.last
 
 
-def refusal_hint(commit: str, refused: Refused) -> str:
-    """What the user runs to get a commit the server refused past it; every part names a
-    command that works on that kind of finding (tests/sync/test_refusals.py)."""
+def refusal_hint(commit: str, refused: Refused, judge: str = "the server") -> str:
+    """What the user runs to get a commit ``judge`` refused past it; every part names a
+    command that works on that kind of finding (tests/sync/test_refusals.py, and through
+    memgit gate tests/forges/test_gate_refusals.py)."""
     short = commit[:10]
     parts: list[str] = []
     if refused.push:
-        parts.append(f"the server refused the push itself ({', '.join(refused.push)}): do "
+        parts.append(f"{judge} refused the push itself ({', '.join(refused.push)}): do "
                      "what its hint above says, then run memgit sync again")
     if refused.commit:
         parts.append(f"memgit edit and forget cannot change a commit's message or author: "
@@ -147,13 +176,15 @@ def refusal_hint(commit: str, refused: Refused) -> str:
                      "commit")
     if refused.paths:
         shown = ", ".join(sorted(refused.paths)[:5]) + (" ..." if len(refused.paths) > 5 else "")
-        parts.append(f"fix or remove the refused files ({shown}): edit them, or git rm "
-                     "PATH, then git commit and run memgit sync again")
+        parts.append(f"fix or remove the refused files ({shown}): edit them, put one back "
+                     f"as it was before that commit (git restore --source={short}~1 PATH; "
+                     "a protected file) or remove one it added (git rm PATH), then git "
+                     "commit and run memgit sync again")
     if refused.whole:
-        parts.append("bring the drive within the limit the server names (memgit forget ID, "
+        parts.append(f"bring the drive within the limit {judge} names (memgit forget ID, "
                      "git rm PATH; then git commit), then run memgit sync again")
     if not parts:
-        parts.append("fix what the server names (memgit edit ID TEXT or memgit forget ID "
+        parts.append(f"fix what {judge} names (memgit edit ID TEXT or memgit forget ID "
                      "for an entry; edit or git rm a file and git commit), then run memgit "
                      "sync again")
     return "; ".join(parts) + "; your local commits are kept"
