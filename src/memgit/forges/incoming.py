@@ -21,7 +21,7 @@ branch ``memgit/incoming/NAME`` (default: the ``user.name`` made safe). Then a s
    local branch onto it: local = main + the waiting commits;
 5. with nothing waiting, takes main like a plain sync.
 
-The holds are the sync client's own (``_State``, ``_replay``, ``_last_touching`` of
+The holds are the sync client's own (``SyncState``, ``replay_pending``, ``last_touching`` of
 memgit.sync.client): one implementation of holding refused changes, here fed by the
 gate's report instead of the server's answer to a push.
 """
@@ -40,33 +40,30 @@ from memgit.git.recovery import switch_branch_to
 from memgit.git.repository import (
     Drive,
     commit_info,
-    commit_tree_id,
     delete_ref,
     first_parent_chain,
     is_ancestor,
     ref_target,
     set_ref,
-    tree_texts,
 )
 from memgit.git.rewrite import expire_reflogs_and_prune
 from memgit.policy.codes import RULES
 from memgit.policy.judge import ID_RE
-from memgit.policy.registry import PURGED_IDS_FILE
 from memgit.safe_text import printable
 from memgit.sync.client import (
-    PURGED_FROM,
     DriveHistory,
     SyncReport,
-    _last_touching,
-    _replay,
-    _State,
+    SyncState,
     check_checkout,
     drive_branch,
     fetch,
+    last_touching,
     learn_purged,
     network_error,
     purged_since,
     replay_chain,
+    replay_pending,
+    server_purged_ids,
 )
 from memgit.sync.refusal import RANGE, Hold, Place, Refused, refusal_hint, refused_at
 from memgit.sync.status import LAST_SYNC_CONFIG, LAST_SYNCED, since
@@ -200,10 +197,10 @@ def _branch_hint(first: str, codes: set[str]) -> str:
     return hint
 
 
-def _unfixed(state: _State, k: int, refused: Refused) -> Refused:
+def _unfixed(state: SyncState, k: int, refused: Refused) -> Refused:
     """What of ``refused`` (in pending commit ``k``) no later pending commit changes."""
     def later(part: Refused) -> bool:
-        return _last_touching(state, k, part) is not None
+        return last_touching(state, k, part) is not None
 
     return Refused(frozenset(i for i in refused.ids if not later(Refused(ids=frozenset({i})))),
                    frozenset(p for p in refused.paths
@@ -212,7 +209,7 @@ def _unfixed(state: _State, k: int, refused: Refused) -> Refused:
                    refused.push)
 
 
-def _hold_refused(state: _State, refusals: list[tuple[str, list[Place]]]) -> list[Hold]:
+def _hold_refused(state: SyncState, refusals: list[tuple[str, list[Place]]]) -> list[Hold]:
     """Holds for the refused commits a later commit fixes (memgit.sync.refusal.Hold, as a
     direct sync makes them); raises the gate's refusal when one is fixed by none."""
     holds: list[Hold] = []
@@ -232,11 +229,11 @@ def _hold_refused(state: _State, refusals: list[tuple[str, list[Place]]]) -> lis
         covering = next((h for h in holds if h.covers(k)), None)
         if covering is not None:  # a later commit of the same hold: hold its part too
             merged = covering.refused.merged(refused)
-            last = _last_touching(state, covering.first, merged)
+            last = last_touching(state, covering.first, merged)
             assert last is not None  # covering.last changes part of it
             holds[holds.index(covering)] = Hold(merged, covering.first, last, covering.base)
             continue
-        last = _last_touching(state, k, refused)
+        last = last_touching(state, k, refused)
         assert last is not None  # nothing unfixed: a later commit changes each part
         parents = commit_info(state.drive, commit).parents
         holds.append(Hold(refused, k, last, parents[0] if parents else None))
@@ -253,7 +250,7 @@ def _hold_refused(state: _State, refusals: list[tuple[str, list[Place]]]) -> lis
     return holds
 
 
-def _replay_holding(state: _State, onto: str) -> list[tuple[str, str | None]]:
+def _replay_holding(state: SyncState, onto: str) -> list[tuple[str, str | None]]:
     """``state.pending`` replayed onto ``onto`` by the sync client's replay, without the
     changes ``state.holds`` hold and with their net effect where each hold ends (what
     ``replay_chain`` does, with holds)."""
@@ -261,7 +258,7 @@ def _replay_holding(state: _State, onto: str) -> list[tuple[str, str | None]]:
     out: list[tuple[str, str | None]] = []
     for commit in state.pending:
         parents = commit_info(state.drive, commit).parents
-        new = _replay(state, commit, parents[0] if parents else None, tip)
+        new = replay_pending(state, commit, parents[0] if parents else None, tip)
         out.append((commit, new))
         tip = new or tip
     return out
@@ -282,7 +279,7 @@ def sync_incoming(drive: Drive, agent: str, remote: str = "origin",
     commits = first_parent_chain(drive, local_head, start)
     # entries the server purged (its refs/memgit/purged, and ids gone from a rewritten
     # history) are never sent again; their text is pruned from this checkout below
-    drop = frozenset(_purged_ids(drive, remote)
+    drop = frozenset(server_purged_ids(drive, remote)
                      | (purged_since(drive, ref_target(drive, LAST_SYNCED), server_head)
                         or set()))
     if is_ancestor(drive, local_head, server_head):  # the gate landed them as they were
@@ -292,7 +289,7 @@ def sync_incoming(drive: Drive, agent: str, remote: str = "origin",
     refusals = _refusals(drive, remote, [c for c, new in pairs if new is not None])
     covered: set[str] = set()  # commits whose refused changes are held for a later one
     if refusals:  # raises unless a later commit changes each refused thing
-        state = _State(drive, "", on_conflict, SyncReport(""), drop=set(drop),
+        state = SyncState(drive, "", on_conflict, SyncReport(""), drop=set(drop),
                        pending=commits)
         state.holds = _hold_refused(state, refusals)
         pairs = _replay_holding(state, server_head)
@@ -322,15 +319,6 @@ def sync_incoming(drive: Drive, agent: str, remote: str = "origin",
         delete_ref(drive, "ORIG_HEAD")
         expire_reflogs_and_prune(drive.git_dir)
     return report
-
-
-def _purged_ids(drive: Drive, remote: str) -> set[str]:
-    """The ids the server's ``refs/memgit/purged`` lists (fetched by every sync)."""
-    head = ref_target(drive, PURGED_FROM + remote)
-    if head is None:
-        return set()
-    text = tree_texts(drive, commit_tree_id(drive, head)).get(PURGED_IDS_FILE, "")
-    return {line for line in text.split("\n") if ID_RE.match(line)}
 
 
 def describe(report: IncomingReport) -> list[str]:

@@ -164,7 +164,11 @@ class SyncReport:
 
 
 @dataclass
-class _State:
+class SyncState:
+    """One sync's working state: the pending local commits, what was replayed, the holds
+    of refused changes (sync.refusal) and the report; forges.incoming drives the same
+    replay from the gate's report."""
+
     drive: Drive
     remote: str
     on_conflict: str
@@ -300,7 +304,7 @@ def server_purged_ids(drive: Drive, remote: str) -> set[str]:
     return {line for line in text.split("\n") if ID_RE.match(line)}
 
 
-def _refuse_local_purge(state: _State, local_head: str, server_head: str,
+def _refuse_local_purge(state: SyncState, local_head: str, server_head: str,
                         tracking: dict[str, str | None]) -> None:
     """The server's branch no longer descends from ``last-synced``: when that is because
     this checkout was purged of entries the server still holds (memgit.sync.local_purge),
@@ -359,7 +363,7 @@ def sync(drive: Drive, remote: str = "origin", on_conflict: str = "local",
     repaired = recover_checkout(drive)
     local_head = check_checkout(drive, remote)
     report = SyncReport(remote, repaired=repaired)
-    state = _State(drive, remote, on_conflict, report, budget=race_budget(drive))
+    state = SyncState(drive, remote, on_conflict, report, budget=race_budget(drive))
     tracking = {ref: ref_target(drive, ref) for ref in (
         remote_head_ref(remote), f"refs/remotes/{remote}/{drive_branch(drive)}")}
     server_head = _timed(report, "fetch", lambda: fetch(drive, remote))
@@ -456,7 +460,7 @@ def _timed(report: SyncReport, phase: str, work: Callable[[], T]) -> T:
         report.seconds[phase] += time.perf_counter() - started
 
 
-def _push(state: _State, oid: str, local: str) -> PushOutcome:
+def _push(state: SyncState, oid: str, local: str) -> PushOutcome:
     """Push ``oid``, naming the local commit it replays (``memgit-work``, a push option):
     memgit's push queue knows the work by it when it comes back after a lost race."""
     proc = _timed(state.report, "push", lambda: push_commit(
@@ -466,7 +470,7 @@ def _push(state: _State, oid: str, local: str) -> PushOutcome:
                       proc.stderr.decode(errors="replace"))
 
 
-def _sync_batch(state: _State, chunk: list[str], target: str | None) -> tuple[str | None] | None:
+def _sync_batch(state: SyncState, chunk: list[str], target: str | None) -> tuple[str | None] | None:
     """Replay ``chunk`` as a chain on ``target`` and push its tip at once.
 
     Returns ``(new server head,)``, or None when the server refused the batch
@@ -480,7 +484,7 @@ def _sync_batch(state: _State, chunk: list[str], target: str | None) -> tuple[st
             info = commit_info(drive, commit)
             parent = info.parents[0] if info.parents else None
             new = commit if parent == tip and not state.drop and not state.holds else \
-                _timed(report, "replay", partial(_replay, state, commit, parent, tip))
+                _timed(report, "replay", partial(replay_pending, state, commit, parent, tip))
             if new is None:
                 skipped.append(commit)
                 continue
@@ -505,7 +509,7 @@ def _sync_batch(state: _State, chunk: list[str], target: str | None) -> tuple[st
         raise network_error(state.remote, outcome.message, "push to")
 
 
-def _sync_commit(state: _State, commit: str, target: str | None) -> str | None:
+def _sync_commit(state: SyncState, commit: str, target: str | None) -> str | None:
     """Push one local commit (replayed if needed); returns the new server head."""
     drive, report = state.drive, state.report
     info = commit_info(drive, commit)
@@ -515,7 +519,7 @@ def _sync_commit(state: _State, commit: str, target: str | None) -> str | None:
         if parent == target and not state.drop and not state.holds:
             new: str | None = commit
         else:
-            new = _timed(report, "replay", partial(_replay, state, commit, parent, target))
+            new = _timed(report, "replay", partial(replay_pending, state, commit, parent, target))
         if new is None:  # already on the server, or all its changes held (report.held)
             if not state.holds or not any(h.covers(state.index(commit)) for h in state.holds):
                 report.skipped.append(commit)
@@ -542,7 +546,7 @@ def _sync_commit(state: _State, commit: str, target: str | None) -> str | None:
         raise network_error(state.remote, outcome.message, "push to")
 
 
-def _hold(state: _State, commit: str, parent: str | None, pushed: str, message: str) -> None:
+def _hold(state: SyncState, commit: str, parent: str | None, pushed: str, message: str) -> None:
     """The server refused ``pushed`` (``commit`` replayed): when a later pending commit
     changes or deletes what it refused (the fix the hint asks for), hold those changes
     back until that commit (memgit.sync.refusal.Hold); else raise the refusal."""
@@ -553,7 +557,7 @@ def _hold(state: _State, commit: str, parent: str | None, pushed: str, message: 
     ended = next((h for h in state.holds if h.last == k), None)  # its net effect refused
     if ended is not None:
         refused = refused.merged(ended.refused)
-    last = _last_touching(state, k, refused)
+    last = last_touching(state, k, refused)
     hold = Hold(refused, ended.first if ended else k, last or k,
                 ended.base if ended else parent)
     if last is None or hold in state.holds:
@@ -567,7 +571,7 @@ def _hold(state: _State, commit: str, parent: str | None, pushed: str, message: 
     state.holds.append(hold)
 
 
-def _last_touching(state: _State, k: int, refused: Refused) -> int | None:
+def last_touching(state: SyncState, k: int, refused: Refused) -> int | None:
     """The index of the last pending commit after ``k`` that changes what was refused."""
     last = None
     for index in range(k + 1, len(state.pending)):
@@ -579,7 +583,7 @@ def _last_touching(state: _State, k: int, refused: Refused) -> int | None:
     return last
 
 
-def _landed(state: _State, commit: str) -> None:
+def _landed(state: SyncState, commit: str) -> None:
     """Record the holds whose net effect just landed with ``commit``."""
     if not state.holds:
         return
@@ -595,7 +599,7 @@ def race_budget(drive: Drive) -> float:
                          dict(_policy(drive).setting("sync", ())).get("retry_seconds"))
 
 
-def _lost_race(state: _State, clock: RaceClock, outcome: PushOutcome) -> str | None:
+def _lost_race(state: SyncState, clock: RaceClock, outcome: PushOutcome) -> str | None:
     """Another push landed first (or held the branch): wait the clock's backoff (it raises
     once the budget is spent), then fetch the server's new head to replay on."""
     state.report.races += 1
@@ -604,7 +608,8 @@ def _lost_race(state: _State, clock: RaceClock, outcome: PushOutcome) -> str | N
     return _timed(state.report, "fetch", lambda: fetch(state.drive, state.remote))
 
 
-def _replay(state: _State, commit: str, parent: str | None, target: str | None) -> str | None:
+def replay_pending(state: SyncState, commit: str, parent: str | None,
+                   target: str | None) -> str | None:
     """The commit's operations applied on ``target``; None when nothing changes."""
     drive = state.drive
     ops: list[ReplayOp] = _held(state, commit, _commit_ops(state, parent, commit))
@@ -625,7 +630,7 @@ def _replay(state: _State, commit: str, parent: str | None, target: str | None) 
     return replay_commit(drive, commit, tree, [target] if target is not None else [])
 
 
-def _held(state: _State, commit: str, ops: list[ReplayOp]) -> list[ReplayOp]:
+def _held(state: SyncState, commit: str, ops: list[ReplayOp]) -> list[ReplayOp]:
     """``ops`` without the changes held back (memgit.sync.refusal.Hold); the commit a hold
     ends with gets their net effect since the hold's base."""
     if not state.holds:
@@ -649,19 +654,19 @@ def replay_chain(drive: Drive, commits: list[str], onto: str | None,
     became, or None when its operations are already there). A commit whose parent is
     the current tip is kept as it is, unless operations on the ids in ``drop`` (purged
     entries) must be left out. memgit gate and gate-mode sync use it."""
-    state = _State(drive, "", on_conflict, SyncReport(""), drop=set(drop))
+    state = SyncState(drive, "", on_conflict, SyncReport(""), drop=set(drop))
     tip: str | None = onto
     out: list[tuple[str, str | None]] = []
     for commit in commits:
         info = commit_info(drive, commit)
         parent = info.parents[0] if info.parents else None
-        new = commit if parent == tip and not drop else _replay(state, commit, parent, tip)
+        new = commit if parent == tip and not drop else replay_pending(state, commit, parent, tip)
         out.append((commit, new))
         tip = new or tip
     return out
 
 
-def _commit_ops(state: _State, parent: str | None, commit: str) -> list[ReplayOp]:
+def _commit_ops(state: SyncState, parent: str | None, commit: str) -> list[ReplayOp]:
     """The entry operations ``commit`` made against ``parent``."""
     changed = None
     if parent is not None:
@@ -670,7 +675,7 @@ def _commit_ops(state: _State, parent: str | None, commit: str) -> list[ReplayOp
     return compute_ops(state.tree_of(parent), state.tree_of(commit), changed)
 
 
-def _theirs_when(state: _State, target: str | None) -> Callable[[str], int | None]:
+def _theirs_when(state: SyncState, target: str | None) -> Callable[[str], int | None]:
     """When the server last changed an entry id (or ``file:PATH``) since the last sync."""
 
     def lookup(key: str) -> int | None:
@@ -694,7 +699,7 @@ _PURGED_ID_RE = re.compile(r"MG606 [a-z-]+: entry (\S+) was purged")
 _PURGED_LINE_RE = re.compile(r"^\s*(\S+?):(\d+): MG607 ", re.M)
 
 
-def _purged_ids(state: _State, commit: str, message: str) -> set[str]:
+def _purged_ids(state: SyncState, commit: str, message: str) -> set[str]:
     """Entry ids the server refused as purged (MG606 by id, MG607 by file and line)."""
     found = set(_PURGED_ID_RE.findall(message))
     tree = state.tree_of(commit)
@@ -708,7 +713,7 @@ def _purged_ids(state: _State, commit: str, message: str) -> set[str]:
     return found
 
 
-def _mark(state: _State, server: str | None, local: str) -> None:
+def _mark(state: SyncState, server: str | None, local: str) -> None:
     """Record progress: the server commit reached and the local commit it stands for
     (not while changes of ``local`` or before it are held for a later commit)."""
     if server is not None:
@@ -717,7 +722,7 @@ def _mark(state: _State, server: str | None, local: str) -> None:
         set_ref(state.drive, SYNC_SOURCE, local, "memgit sync: replayed")
 
 
-def _finish(state: _State, local_head: str, target: str | None) -> None:
+def _finish(state: SyncState, local_head: str, target: str | None) -> None:
     drive, report = state.drive, state.report
     branch = f"refs/heads/{drive_branch(drive)}"
     if target is not None and target != local_head:
