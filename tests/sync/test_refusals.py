@@ -136,6 +136,7 @@ def test_a_refused_file_lands_once_it_is_removed(tmp_path: Path) -> None:
     err = proc.stderr.decode()
     assert proc.returncode == 1 and "MG201" in err
     assert "git rm PATH" in err and "(notes.txt)" in err
+    assert "git restore --source=" in err  # the other way out, for a file that must stay
     git("rm", "-q", "notes.txt", cwd=work)
     git("commit", "-q", "-m", "remove the text file", cwd=work)
     memgit_ok("sync", cwd=work)
