@@ -121,7 +121,7 @@ def approve(drive: Drive, ids: Sequence[str], *, text: str | None = None,
             ops.append(WriteOp("set", p.id, key=key, value="", ref=n))
         ops.extend(WriteOp("retire", old, ref=n) for old in p.replaces)
     subject = f"Approve {len(chosen)} proposal{'s' if len(chosen) != 1 else ''}"
-    return _once(apply_write_ops(drive, ops, subject, policy=policy, actor=PERSON))
+    return apply_write_ops(drive, ops, subject, policy=policy, actor=PERSON)
 
 
 def reject(drive: Drive, ids: Sequence[str], *, reason: str, policy: Policy) -> WriteResult:
@@ -143,19 +143,7 @@ def reject(drive: Drive, ids: Sequence[str], *, reason: str, policy: Policy) -> 
         ops.extend(WriteOp("set", p.id, key=k, value=v, ref=n) for k, v in (
             (au.STATUS, au.REJECTED), (au.REASON, reason), (au.REJECTED_ON, day)))
     subject = f"Reject {len(chosen)} proposal{'s' if len(chosen) != 1 else ''}"
-    return _once(apply_write_ops(drive, ops, subject, policy=policy, actor=PERSON))
-
-
-def _once(result: WriteResult) -> WriteResult:
-    """``result`` with each entry counted once, under what happened to it: the writer
-    lists an id per operation, and approving or rejecting one proposal is several (a new
-    text and the keys it loses; three keys set); an entry edited or retired is not also
-    updated."""
-    result.edited = list(dict.fromkeys(result.edited))
-    result.retired = list(dict.fromkeys(result.retired))
-    done = set(result.edited) | set(result.retired)
-    result.updated = [i for i in dict.fromkeys(result.updated) if i not in done]
-    return result
+    return apply_write_ops(drive, ops, subject, policy=policy, actor=PERSON)
 
 
 def expired(drive: Drive, policy: Policy, day: _dt.date) -> list[Proposal]:

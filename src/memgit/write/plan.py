@@ -390,7 +390,19 @@ def _plan(drive: Drive, conn: state.Connection, base_tree: str, ops: list[WriteO
                 files[fmt.MEMORY_FILE] = _reparse(memory, regenerated)
     changes = {path: None if f.removed else f.text()
                for path, f in files.items() if f.changed()}
+    _count_once(result)
     return Plan(result, changes, base_oids, files)
+
+
+def _count_once(result: WriteResult) -> None:
+    """Each entry listed once, under what happened to it: one request may hold several
+    operations on one entry (approving a proposal with a new text edits it and drops its
+    keys; rejecting one sets three keys), and an entry edited or retired is not also
+    "updated"."""
+    result.edited = list(dict.fromkeys(result.edited))
+    result.retired = list(dict.fromkeys(result.retired))
+    done = set(result.edited) | set(result.retired)
+    result.updated = [i for i in dict.fromkeys(result.updated) if i not in done]
 
 
 def _file_refusal(ops: Sequence[WriteOp], blocked: Mapping[int, Violation],
