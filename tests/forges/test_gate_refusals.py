@@ -81,6 +81,16 @@ def refused_sync(work: Path) -> str:
     return err
 
 
+
+def rebase_headless(work: Path, onto: str, todo_sed: str, message_editor: str) -> None:
+    """``git rebase -i ONTO`` as the hint writes it, with sed editing the todo list and
+    ``message_editor`` the messages (no terminal in a test)."""
+    env = dict(os.environ, GIT_SEQUENCE_EDITOR=f"sed -i '{todo_sed}'",
+               GIT_EDITOR=message_editor)
+    subprocess.run(["git", "rebase", "-q", "-i", onto], cwd=work, env=env, check=True,
+                   capture_output=True)
+
+
 def test_a_refused_entry_lands_once_it_is_forgotten(tmp_path: Path) -> None:
     forge = TeamForge(tmp_path)
     work = forge.agent
@@ -181,10 +191,7 @@ def test_a_refused_message_names_a_rebase_that_works(tmp_path: Path) -> None:
     assert f"git rebase -i {bad[:10]}~1" in err and "memgit edit and forget cannot" in err
     memgit_ok("forget", entry, cwd=work)  # cannot help: the message was refused
     refused_sync(work)
-    env = dict(os.environ, GIT_SEQUENCE_EDITOR="sed -i '1s/^pick/reword/'",
-               GIT_EDITOR="sed -i '1s/.*/notes/'")
-    subprocess.run(["git", "rebase", "-q", "-i", f"{bad[:10]}~1"], cwd=work, env=env,
-                   check=True, capture_output=True)
+    rebase_headless(work, f"{bad[:10]}~1", "1s/^pick/reword/", "sed -i '1s/.*/notes/'")
     memgit_ok("sync", cwd=work)
     assert forge.gate().returncode == 0
     assert set(head_entries(forge.git_dir)) == {after}
@@ -232,10 +239,7 @@ def test_a_refusal_of_the_whole_branch_names_a_squash_that_works(tmp_path: Path)
     assert "the gate refused the whole branch: 3 commits" in err
     assert err.count("MG605 too-many-commits") == 1
     assert f"git rebase -i {first[:10]}~1" in err.splitlines()[-1]
-    env = dict(os.environ, GIT_SEQUENCE_EDITOR="sed -i '2,$s/^pick/squash/'",
-               GIT_EDITOR="true")
-    subprocess.run(["git", "rebase", "-q", "-i", f"{first[:10]}~1"], cwd=work, env=env,
-                   check=True, capture_output=True)
+    rebase_headless(work, f"{first[:10]}~1", "2,$s/^pick/squash/", "true")
     memgit_ok("sync", cwd=work)
     assert forge.gate().returncode == 0
     assert set(head_entries(forge.git_dir)) == set(facts)

@@ -49,6 +49,15 @@ def server_subjects(bare: Path) -> list[str]:
 # --- the refusal as the server said it ---------------------------------------------------
 
 
+
+def plain_drive(tmp_path: Path) -> tuple[Path, Path]:
+    """A server drive with memgit's hooks (``memgit init --bare``) and a clone of it."""
+    bare, work = tmp_path / "drive.git", tmp_path / "work"
+    memgit_ok("init", "--bare", str(bare))
+    memgit_ok("clone", bare.as_uri(), str(work))
+    return bare, work
+
+
 def test_the_servers_refusal_prints_as_lines(tmp_path: Path) -> None:
     _bare, work = team_drive(tmp_path)
     remember(work, "Releases ship on Thursdays")
@@ -125,10 +134,7 @@ def test_a_forgotten_entry_lands_nothing_and_the_commit_it_came_in_lands_the_res
 
 
 def test_a_refused_file_lands_once_it_is_removed(tmp_path: Path) -> None:
-    bare = tmp_path / "drive.git"
-    memgit_ok("init", "--bare", str(bare))
-    work = tmp_path / "work"
-    memgit_ok("clone", bare.as_uri(), str(work))
+    bare, work = plain_drive(tmp_path)
     kept = add(work, "The office opens at eight", "notes.md")
     (work / "notes.txt").write_text("plain text\n")
     commit_all(work, "a fact and a text file")
@@ -146,10 +152,7 @@ def test_a_refused_file_lands_once_it_is_removed(tmp_path: Path) -> None:
 
 
 def test_a_refused_message_names_a_rebase_that_works(tmp_path: Path) -> None:
-    bare = tmp_path / "drive.git"
-    memgit_ok("init", "--bare", str(bare))
-    work = tmp_path / "work"
-    memgit_ok("clone", bare.as_uri(), str(work))
+    bare, work = plain_drive(tmp_path)
     entry = add(work, "The office closes at six", "notes.md")
     bad = commit_all(work, f"notes, token {TOKEN}")
     after = remember(work, "Lunch is at noon", SOURCE)
@@ -214,10 +217,7 @@ def test_held_changes_land_with_batched_pushes_too(tmp_path: Path) -> None:
 
 
 def test_progress_shows_on_a_terminal_only(tmp_path: Path) -> None:
-    bare = tmp_path / "drive.git"
-    memgit_ok("init", "--bare", str(bare))
-    work = tmp_path / "work"
-    memgit_ok("clone", bare.as_uri(), str(work))
+    bare, work = plain_drive(tmp_path)
     remember(work, "First fact", SOURCE)
     remember(work, "Second fact", SOURCE)
     piped = memgit_ok("sync", cwd=work)
@@ -237,10 +237,7 @@ def test_progress_shows_on_a_terminal_only(tmp_path: Path) -> None:
 
 def test_a_purge_in_a_checkout_is_not_undone_by_sync(tmp_path: Path) -> None:
     private = b"card PIN is 4321"
-    bare = tmp_path / "drive.git"
-    memgit_ok("init", "--bare", str(bare))
-    work = tmp_path / "work"
-    memgit_ok("clone", bare.as_uri(), str(work))
+    bare, work = plain_drive(tmp_path)
     secret = remember(work, "My card PIN is 4321", SOURCE)
     kept = remember(work, "Builds run on Fridays", SOURCE)
     memgit_ok("sync", cwd=work)
@@ -267,10 +264,7 @@ def test_a_purge_in_a_checkout_is_not_undone_by_sync(tmp_path: Path) -> None:
 
 
 def test_a_purge_of_an_entry_the_server_never_had_needs_nothing_more(tmp_path: Path) -> None:
-    bare = tmp_path / "drive.git"
-    memgit_ok("init", "--bare", str(bare))
-    work = tmp_path / "work"
-    memgit_ok("clone", bare.as_uri(), str(work))
+    bare, work = plain_drive(tmp_path)
     kept = remember(work, "Builds run on Fridays", SOURCE)
     memgit_ok("sync", cwd=work)
     secret = remember(work, "My card PIN is 4321", SOURCE)
