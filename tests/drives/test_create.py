@@ -132,3 +132,22 @@ def test_what_cannot_be_adopted_is_refused_and_left_alone(tmp_path: Path) -> Non
     assert memgit("init", "--adopt", "--bare", str(outer)).returncode == 2
     bare = memgit("init", "--adopt", "--bare", str(outer))
     assert "--adopt takes the repository as it is" in refused(bare, "MG001")
+
+
+def test_two_new_drives_never_share_a_drive_id(tmp_path: Path) -> None:
+    """The drive id is the first commit's id; one identity creating two drives in one
+    second would make the same commit but for the first commit's nonce."""
+    from memgit.index.reindex import drive_id
+
+    ids, messages = [], []
+    for name, bare in (("a", False), ("b", False), ("c.git", True)):
+        memgit("init", *(["--bare"] if bare else []), str(tmp_path / name))
+        drive = open_drive(tmp_path / name)
+        ids.append(drive_id(drive))
+        messages.append(git("log", "-1", "--format=%B", "main", cwd=tmp_path / name).stdout)
+    assert len(set(ids)) == 3
+    assert len(set(messages)) == 3
+    assert all(m.startswith(b"Create drive\n\nDrive-Nonce: ") for m in messages)
+    clone = tmp_path / "clone"
+    memgit("clone", str(tmp_path / "c.git"), str(clone))
+    assert drive_id(open_drive(clone)) == ids[2]

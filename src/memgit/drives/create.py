@@ -5,6 +5,7 @@ server drive ready for ``memgit sync`` (``memgit clone``)."""
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import sys
 from dataclasses import dataclass
@@ -62,7 +63,7 @@ def create_drive(target: Path, *, bare: bool, title: str = "Memory",
                          f"choose an empty or new folder, or make a drive of it in place: "
                          f"memgit init --adopt {target}")
     files = {fmt.MEMORY_FILE: fmt.initial_memory(title).encode()}
-    message = "Create drive"
+    message = first_commit_message()
     if bare:
         drive = init_bare(target, None if empty else files, message)
         from memgit.githooks.install import configure_server, install_server_hooks
@@ -72,6 +73,15 @@ def create_drive(target: Path, *, bare: bool, title: str = "Memory",
     else:
         init_checkout(target, files, message)
     return target
+
+
+def first_commit_message() -> str:
+    """The message of a new drive's first commit: "Create drive" and a random
+    ``Drive-Nonce`` trailer. The drive id is that commit's id (``index.reindex.drive_id``),
+    and a commit's id is a hash of its tree, author, committer, dates and message, so
+    without the nonce two drives made by one identity in the same second (dates have
+    one-second resolution) would be one commit, hence one drive id."""
+    return f"Create drive\n\nDrive-Nonce: {secrets.token_hex(8)}\n"
 
 
 @dataclass
