@@ -240,16 +240,23 @@ def test_the_command_line(path: Path, server: ChatServer) -> None:
     assert again.returncode == 0 and b"not run: already dreamed" in again.stdout
     server.script.append(Reply(500, error_body("boom", "server_error", None)))
     failed = memgit("dream", "--base-url", server.url, "--model-name", "m", cwd=path)
-    assert failed.returncode == 2 and b"FAILED" in failed.stderr and b"HTTP 500" in failed.stderr
-    assert failed.stderr.startswith(b"Dream ") and b" FAILED: http://127.0.0.1:" in failed.stderr
+    assert failed.returncode == 2 and b"HTTP 500" in failed.stderr
+    first, hint = failed.stderr.decode().splitlines()
+    assert first.startswith("memgit: error MG030: dream ") and " failed: http://127.0.0.1:" in first
+    assert hint.startswith("  hint: ") and "dream.base_url" in hint
+    unreachable = "http://127.0.0.1:9/v1"  # port 9 (discard): nothing listens here
+    as_json = memgit("dream", "--json", "--base-url", unreachable, "--model-name", "m", cwd=path)
+    shown = json.loads(as_json.stdout)
+    assert as_json.returncode == 2 and shown["status"] == "failed" and shown["code"] == "MG030"
+    assert "cannot reach" in shown["reason"] and shown["hint"] and not as_json.stderr
     status = memgit_ok("dream", "status", "--json", cwd=path)
     runs = json.loads(status.stdout)
-    assert [r["status"] for r in runs] == ["failed", "applied"]
+    assert [r["status"] for r in runs] == ["failed", "failed", "applied"]
     assert runs[0]["proposer"] == "openai:m"
     text = memgit_ok("dream", "status", cwd=path).stdout.decode()
     assert "applied" in text and "failed" in text
     metrics = memgit_ok("metrics", cwd=path).stdout.decode()
-    assert 'event="dream_applied"} 1' in metrics and 'event="dream_failed"} 1' in metrics
+    assert 'event="dream_applied"} 1' in metrics and 'event="dream_failed"} 2' in metrics
 
 
 def test_model_names_the_plugin_as_the_spec_writes_it(path: Path) -> None:

@@ -41,11 +41,15 @@ class Outcome:
     diff: str = ""
     run_id: int | None = None
     report: dict[str, Any] = field(default_factory=dict)
+    error: MemgitError | None = None  # a failed run: what failed it (its code and hint)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"status": self.status, "day": self.day, "reason": self.reason,
-                "commit": self.commit, "run_id": self.run_id, "diff": self.diff,
-                "report": self.report}
+        shown: dict[str, Any] = {"status": self.status, "day": self.day, "reason": self.reason,
+                                 "commit": self.commit, "run_id": self.run_id,
+                                 "diff": self.diff, "report": self.report}
+        if self.error is not None:
+            shown["code"], shown["hint"] = self.error.code, self.error.hint
+        return shown
 
 
 def proposer_for(config: DreamConfig, *, no_model: bool, base_url: str | None,
@@ -111,7 +115,7 @@ def dream(drive: Drive, policy: Policy, config: DreamConfig, *, due: bool = Fals
     except MemgitError as exc:
         runs.finish(conn, lease, "failed", proposer=proposer_label(proposer),
                     error=exc.message)
-        return Outcome("failed", day, exc.message, run_id=lease.run_id)
+        return Outcome("failed", day, exc.message, run_id=lease.run_id, error=exc)
     except BaseException as exc:
         if isinstance(exc, Exception):
             runs.finish(conn, lease, "failed", proposer=proposer_label(proposer),

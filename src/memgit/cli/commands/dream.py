@@ -12,7 +12,7 @@ import click
 from memgit.cli.common import drive_from_ctx, policy_for, policy_option
 from memgit.dream.run import Outcome, dream, status
 from memgit.dream.undo import undo
-from memgit.errors import UsageError
+from memgit.errors import MemgitError, UsageError, error_lines
 from memgit.policy.judge import quote
 from memgit.policy.settings import Policy
 from memgit.safe_text import printable
@@ -70,10 +70,14 @@ def _print(outcome: Outcome, as_json: bool, dry_run: bool, policy: Policy) -> No
         _say(f"Dream {outcome.day} (dry run: nothing was changed)")
         _print_report(outcome.report, policy)
         return
-    if outcome.status in ("skipped", "failed"):
-        label = "not run" if outcome.status == "skipped" else "FAILED"
-        _say(f"Dream {outcome.day} {label}: {outcome.reason}",
-             err=outcome.status == "failed")
+    if outcome.error is not None:  # a failed run: reported as every memgit error is
+        failed = MemgitError(f"dream {outcome.day} failed: {outcome.reason}",
+                             outcome.error.hint or "the drive was not changed")
+        failed.code = outcome.error.code
+        _say("\n".join(error_lines(failed)), policy, err=True)
+        return
+    if outcome.status == "skipped":
+        _say(f"Dream {outcome.day} not run: {outcome.reason}")
         return
     commit = f" as {outcome.commit[:12]}" if outcome.commit else ""
     _say(f"Dream {outcome.day}: {outcome.status.replace('_', ' ')}{commit}"
