@@ -12,7 +12,7 @@ be correct, with memgit's own pieces wherever the purge has one. Two variants:
 
 ``pb`` (scan, then filter):
 
-* start: the purge command's imports (``memgit.cli.commands.purge``), the bare drive
+* start: the purge command's imports (through the CLI's lazy group), the bare drive
   opened without pygit2, an interrupted purge resumed, the purge lock taken, the refs;
 * scan, beside the export (two cores): ``cat-file --batch-all-objects --unordered
   --batch=%(objectname)`` into a memfd and ``--batch-check`` of the same objects (the
@@ -438,8 +438,11 @@ def _streamed(git_dir: Path, ids: list[str], work: Path, stamp, steady: dict) ->
 
 def one(repo: Path, ids: list[str], streamed: bool = False) -> dict:
     """One purge of ``ids`` from the bare drive ``repo`` by the pipeline; its phases."""
-    # the purge command's imports, as `memgit purge` has them
-    import memgit.cli.commands.purge  # noqa: F401
+    # the purge command's imports, loaded as `memgit purge` loads them (the CLI's lazy group)
+    import click
+
+    from memgit.cli.main import cli
+    cli.get_command(click.Context(cli), "purge")
     from memgit.git.plumbing import git_plumbing, refs_snapshot
     from memgit.git.repository import open_bare_drive
     from memgit.git.rewrite import drop_transient_heads, expire_reflogs_and_prune
