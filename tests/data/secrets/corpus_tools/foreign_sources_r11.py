@@ -104,6 +104,12 @@ _HASH = re.compile(r"(?<![\w$])(?P<v>(?P<scheme>\$(?:1|2[abxy]?|5|6|apr1|y|gy|7|
                    r"[A-Za-z0-9+/=.$]{8,})")
 _NETRC = re.compile(r"(?:^|\s)(?:machine\s+\S+\s+)?(?:login\s+\S+\s+)?password\s+(?P<v>\S{3,})\s*$")
 _XML_ATTR = re.compile(r"<(?P<n>[\w.:-]{1,60})\s[^<>]*>(?P<v>[^<\s]{4,200})</(?P=n)>")
+# AWS's documented access key id (an IAM user's AKIA, a session's ASIA): "AWS access key ID
+# alone: flagged"; AWS's own EXAMPLE ids pass
+_AWS_KEY_ID = re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])")
+# the last word of a name that names a password or a secret (userPassword, sshUserPassword,
+# adminpwd, Pw): round 5's labeller skips every name holding "user"
+_CRED_TAIL = re.compile(r"(?i)(?:password|passwd|passphrase|pwd|pw|pass|secret|token)$")
 
 
 def _hash_positive(line: str, m: re.Match[str], common: dict, family: str) -> Iterator[dict]:
@@ -129,6 +135,21 @@ def _pgpass_value(line: str) -> tuple[str, int] | None:
     return (value, len(head)) if value and r5._literal_value(value, "password") else None
 
 
+def _cred_tail_value(line: str) -> tuple[str, int] | None:
+    """A literal assigned to a name whose last word names a password or a secret, with
+    backticks read as quotes (Go's raw strings, JS template literals)."""
+    plain = line.replace("`", '"')
+    for m in r5._ASSIGN.finditer(plain):
+        name, value = m.group("name"), m.group("v")
+        if m.group("op") == "," or not _CRED_TAIL.search(name.rsplit(".", 1)[-1]):
+            continue
+        if re.search(r"(?i)(?:by|com|sur|over|tres)pass$", name):
+            continue  # bypass, compass: no credential
+        if r5._literal_value(value, name) and not value.endswith((")", "(")):
+            return value, m.start("v")
+    return None
+
+
 def label11(line: str, common: dict, family: str, path: str = "") -> Iterator[dict]:
     """The written policy's label for a line (``label6`` and the cases above)."""
     pw = _pgpass_value(line) if path.endswith(".pgpass") else None
@@ -141,6 +162,12 @@ def label11(line: str, common: dict, family: str, path: str = "") -> Iterator[di
         netrc = _NETRC.search(line)
         if netrc and r5._literal_value(netrc.group("v"), "password"):
             found = netrc.group("v"), netrc.start("v")
+    if found is None:
+        aws = _AWS_KEY_ID.search(line)
+        if aws and "EXAMPLE" not in aws.group(0):
+            found = aws.group(0), aws.start()
+    if found is None:
+        found = _cred_tail_value(line)
     if found is None:
         xml = _XML_ATTR.search(line)
         if xml and r5.CRED_NAME.search(xml.group("n")) and \
