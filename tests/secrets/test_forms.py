@@ -306,6 +306,22 @@ FORMS = [
     'AZURE_OPENAI_API_KEY=u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8dKLzdocJ2isAjIhKtJQQJ99JC0RlgLKOmxgJTeKdNAnFRIBXu',
     'FLY_API_TOKEN="FlyV1 fm2_lJPECAAAAAAAAs7kxBBw9Rq2Xv,fm2_lJPEtR4kZ8mWq3Lx7NvB2cYp9HdJ"',
     'db_password: !!str wqzTR864mb',
+    # round 11: break escapes in a literal, unzip -P, --passphrase, hydra/medusa -p, schtasks
+    # /rp and /p, rclone config create KEY VALUE, Oracle Easy Connect, stated and colon pairs
+    'content := []byte("host=db\\npassword=Kx81mQz02p")',
+    'log: "user=app\\tpassword=Vq37pLm2Xc\\n"',
+    'unzip -P Hq4mZ81xTw backup.zip',
+    'iwctl --passphrase Rt5kW92mQx station wlan0 connect HomeNet',
+    'hydra -l admin -p Pz83nKq1Lm ssh://10.0.0.5',
+    'medusa -h 10.0.0.5 -u admin -p Bn27xQw9Kd -M ssh',
+    'schtasks /create /tn backup /tr backup.bat /sc daily /ru svc /rp Gw5mPy7qQz',
+    'schtasks /query /s web01 /u CORP\\admin /p Lm83xQw2Zt',
+    'rclone config create s3remote s3 access_key_id AKIA0000 secret_access_key Jk29dLq8Wm3xPz',
+    'app/Nt2j9IHrKF6@//db01:1521/ORCLPDB1',
+    'The Grafana login is admin/Fq8LzW3mXk',
+    'Default creds admin/Rm1ZeEgb9W',
+    'admin:KmGLvZWq2r works on the router',
+    'sa:Passw0rd!2024 on the dev db',
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers
@@ -484,6 +500,22 @@ NOT_CREDENTIALS = [
     'const port = process.env.PORT || "8080"',
     'Check the environment variables before deploying',
     'tag: !!str release-candidate',
+    # round 11: image tags of accounts' namesakes, escapes without a name, option values
+    # that are references or files, paths after a login word
+    'image: postgres:16-alpine',
+    'FROM tomcat:9.0-jdk17-temurin',
+    'image: jenkins:lts-jdk17',
+    'the login page is admin/login.html',
+    'print("a\\tb\\n")',
+    'C:\\tools\\new\\token.txt',
+    'schtasks /query /fo LIST /v',
+    'unzip -P "$ZIP_PASSWORD" backup.zip',
+    'hydra -L users.txt -P passwords.txt ssh://10.0.0.5',
+    'rclone config create gdrive drive scope drive',
+    'jdbc:oracle:thin:@//db01:1521/ORCL',
+    'the docs are under user/guide and admin/settings',
+    'log in as admin with the password from the vault',
+    'admin:read and admin:write are the scopes',
 ]
 
 

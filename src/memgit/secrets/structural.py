@@ -125,12 +125,29 @@ def _login_pair(m: re.Match[str], text: str) -> bool:
     val = m.group("s")
     cut = m.start("s") - m.start()
     head = whole[:cut]
-    if V.rx(r"\S/\S").search(head[-3:] + val[:1]) and not V.rx(r"^[A-Za-z]+\s*[:=]").match(
-            whole.lstrip("`'\"")):
+    if V.rx(r"\S/\S").search(head[-3:] + val[:1]) and not _stated_pair(whole, head):
         return False
     if val.endswith("=") or "#" in val or "=" in val and val.split("=")[0].isidentifier():
         return False
     return bool(_pair_value(m, text))
+
+
+@check("colon_pair")
+def _colon_pair(m: re.Match[str], text: str) -> bool:
+    """``admin:X``: X must look generated and hold a capital or a symbol other than ``.-_``;
+    a tag of the images named like these accounts (``postgres:16-alpine``,
+    ``tomcat:9.0-jdk17``) is lowercase letters, digits and those three."""
+    val = m.group("s").rstrip(".,;:)")
+    return V.rx(r"[a-z0-9._-]+").fullmatch(val) is None and _pair_value(m, text)
+
+
+def _stated_pair(whole: str, head: str) -> bool:
+    """``user/X`` without spaces is a pair, not a path, where a label states it (``creds:
+    u/X``, ``the login is u/X``) or the user is a conventional account (``creds admin/X``)."""
+    if V.rx(r"^[A-Za-z]+(?:\s*[:=]|\s+(?i:is|are)\s)").match(whole.lstrip("`'\"")):
+        return True
+    user = V.rx(r"[\w.@+-]{1,64}(?=[`'\"]?\s*/\s*$)").search(head)
+    return user is not None and V.rx(r"(?i:" + _ADMIN_USERS + r")").fullmatch(user.group(0)) is not None
 
 
 @check("value_first")
@@ -427,6 +444,15 @@ STRUCTURAL: tuple[Rule, ...] = (
             "Jenkins: admin / s3cret, MySQL root / s3cret",
     ),
     Rule(
+        "conventional-colon-pair", "password assignment",
+        r"(?<![\w/.@:$-])(?i:" + _ADMIN_USERS + r"):(?P<s>[^\s`'\"@/:<>{}\[\]()|]{6,128})"
+        r"(?=$|[\s,;)]|\.(?:\s|$))",
+        keywords=tuple(u + ":" for u in _ADMIN_USERS.split("|")), group="s",
+        check="colon_pair", priority=1,
+        doc="notes that join a conventional account and its password with a colon, as "
+            "curl -u, chpasswd(8) and HTTP Basic do: admin:s3cret works on the router",
+    ),
+    Rule(
         "password-changed-to", "password assignment",
         r"(?i:\b(?:set|change[ds]?|changing|reset(?:s|ting)?|update[ds]?|rotated?)\s+"
         r"(?:(?:the|my|our|his|her|its|their|your|a|new)\s+)?(?:[\w-]+\s+){0,2}"
@@ -642,9 +668,9 @@ STRUCTURAL: tuple[Rule, ...] = (
     GENERATED_TOKEN,
     Rule(
         "escaped-quotes", "password assignment", r"(?!)",
-        keywords=('\\"',), locate="unescaped", priority=1,
+        keywords=('\\"', "\\n", "\\r", "\\t"), locate="unescaped", priority=1,
         doc="JSON quoted inside a string: curl -d \"{\\\"password\\\": \\\"X\\\"}\", "
-            "a log's payload",
+            "a log's payload; lines joined by \\\\n in one literal: \"host=db\\\\npassword=X\"",
     ),
     Rule(
         "table-cell", "password in a table",
