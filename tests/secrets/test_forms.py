@@ -322,6 +322,11 @@ FORMS = [
     'Default creds admin/Rm1ZeEgb9W',
     'admin:KmGLvZWq2r works on the router',
     'sa:Passw0rd!2024 on the dev db',
+    # Doppler's service token names its config; hashcat's formats of protected files' passwords
+    'DOPPLER_TOKEN=dp.st.prd.Xk9fQ2mLp0Zr7Tb4Wq1eZq8tW3mBHk2pL9xVn4R8',
+    '$keepass$*2*60000*0*11e1d3f681208ee4df7c7d12471fc0c2ce367fa3a907dc68128e6bd6eda60d92',
+    '$bitcoin$64$efecc2797ed6972ac0dbd82c7c96d1f16c2abf88d504a08afa5ff9d431eee09b',
+    '$office$*2013*100000*256*16*7dd611d7eb4c899f74816d1dec817b3b*948dc0b2c2c6c32f14b5995a543ad037',
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers
@@ -516,6 +521,8 @@ NOT_CREDENTIALS = [
     'the docs are under user/guide and admin/settings',
     'log in as admin with the password from the vault',
     'admin:read and admin:write are the scopes',
+    'dp.st.dev.short',
+    'the $7z$ and $pdf$ formats of hashcat',
 ]
 
 

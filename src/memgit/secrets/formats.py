@@ -191,7 +191,9 @@ FORMATS: list[dict[str, Any]] = [
     {
         "id": 'doppler-token',
         "kind": 'Doppler token',
-        "regex": '(?<![A-Za-z0-9_.])dp\\.(?:pt|st|sa|ct|scim|audit)\\.[A-Za-z0-9]{40,44}(?![A-Za-z0-9])',
+        # a service token names its config: dp.st.prd.X (https://docs.doppler.com/reference/
+        # auth-token-formats)
+        "regex": '(?<![A-Za-z0-9_.])dp\\.(?:pt|st(?:\\.[a-z0-9_-]{2,35})?|sa|ct|scim|audit)\\.[A-Za-z0-9]{40,44}(?![A-Za-z0-9])',
         "keywords": ['dp.'],
         "check": 'varied',
         "doc": _GL + 'doppler-api-token',

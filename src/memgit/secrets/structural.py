@@ -250,8 +250,11 @@ _HASH_RE = (
     # 0x0200 (2012 and after: salt, SHA-512)
     r"|(?<![A-Za-z0-9])0x0(?:100[0-9A-Fa-f]{88}|200[0-9A-Fa-f]{136})(?![A-Za-z0-9])"
     # hashcat's formats of captured credentials: Kerberos tickets and pre-authentication
-    # ($krb5tgs$, $krb5asrep$, $krb5pa$), macOS ($ml$), NetNTLMv1/v2 (user::domain:...)
-    r"|\$(?:krb5tgs|krb5asrep|krb5pa|ml)\$[^\s]{16,}"
+    # ($krb5tgs$, $krb5asrep$, $krb5pa$), macOS ($ml$), NetNTLMv1/v2 (user::domain:...); and
+    # its formats of protected files' passwords, as its example hashes write them (KeePass,
+    # wallets, Office, PDF, archives, BitLocker, SSH keys, Ansible Vault)
+    r"|\$(?:krb5tgs|krb5asrep|krb5pa|ml|keepass|bitcoin|ethereum|electrum|blockchain|office"
+    r"|oldoffice|pdf|zip2|7z|rar5|RAR3|pkzip2?|bitlocker|sshng|ansible|axcrypt|dmg)\$[^\s]{16,}"
     r"|(?<![\w.$-])[\w.$-]{1,64}::[\w.-]{0,64}:[0-9A-Fa-f]{16,48}:[0-9A-Fa-f]{32,48}:[0-9A-Fa-f]{16,}"
     r")"
 )
