@@ -54,6 +54,7 @@ sys.path.insert(0, str(HERE))
 import foreign_sources as r5  # noqa: E402
 import foreign_sources_r6 as r6  # noqa: E402
 import foreign_sources_r9 as r9  # noqa: E402
+import late_sources  # noqa: E402
 import synth  # noqa: E402
 
 OUT = HERE.parent / "foreign_r11"
@@ -78,6 +79,19 @@ FIXTURES: tuple[tuple[str, str, str, re.Pattern[str]], ...] = (
     ("deepfence/SecretScanner", "secretscanner", "SecretScanner tests",
      re.compile(r"^test/keys\.txt$")),
 )
+# Late units (found after the split was stored): tuning only, as every round's late units
+# (``the_split`` gives a unit missing from units.json to tuning): OWASP's deliberately
+# vulnerable WrongSecrets (its Dockerfiles, Kubernetes manifests, Terraform, properties),
+# ggshield's test configuration (``conftest.py``: secrets its tests scan), earlybird's Go tests
+LATE: tuple[tuple[str, str, str, re.Pattern[str]], ...] = (
+    ("OWASP/wrongsecrets", "wrongsecrets", "WrongSecrets",
+     re.compile(r"^(?:Dockerfile[^/]*|(?:okteto/)?k8s/[^/]+\.ya?ml|[a-z]+/secrets\.tf"
+                r"|src/main/resources/application\.properties|js/index\.js)$")),
+    ("GitGuardian/ggshield", "ggshield", "ggshield test data",
+     re.compile(r"^tests/(?:unit/)?conftest\.py$")),
+    ("americanexpress/earlybird", "earlybird", "earlybird tests",
+     re.compile(r"^pkg/(?:scan|postprocess)/[^/]+_test\.go$")),
+)
 NOTES = ("0xPier/challonge-clone", "0-sayed/dispatch", "0-CYBERDYNE-SYSTEMS-0/FFT_nano",
          "0xCosmicTofu/ui-mapper", "1amageek/app-mcp")
 
@@ -85,7 +99,7 @@ NOTES = ("0xPier/challonge-clone", "0-sayed/dispatch", "0-CYBERDYNE-SYSTEMS-0/FF
 def unit_files() -> dict[str, tuple[str, list[str]]]:
     """unit -> (repository, its files): names (and whether a file is text) only."""
     units: dict[str, tuple[str, list[str]]] = {}
-    for repo, prefix, _, wanted in FIXTURES:
+    for repo, prefix, _, wanted in FIXTURES + LATE:
         for path in r5._files(repo):
             if wanted.match(path) and r9._is_text(repo, path):
                 units[f"{prefix}:{path}"] = (repo, [path])
@@ -150,8 +164,38 @@ def _cred_tail_value(line: str) -> tuple[str, int] | None:
     return None
 
 
+# the policy's sentence test ("this-is-probably-a-test": a sentence, not a secret)
+_SENTENCE_WORDS = frozenset("this is a an the it not no probably test please do if you see use".split())
+
+
+def _not_a_value(line: str) -> str | None:
+    """What the policy makes of the value the labeller would take, where the labeller reads
+    it wrong (fixed after the late units were read, for both parts): a sentence of words
+    joined by ``_`` or ``-`` passes ("neg"), so do a call (``f(x, y)``) and a path of names
+    (a Vault path: references); a Swift or TypeScript type annotation (``let pw: T = v``)
+    is no value at all ("drop": the value is what follows ``=``)."""
+    found = r5.policy_value(line) or _cred_tail_value(line)
+    if found is None:
+        return None
+    value, col = found
+    words = re.split(r"[_-]", value.strip("\"'`").lower())
+    if len(words) >= 3 and all(w.isalnum() for w in words) and _SENTENCE_WORDS & set(words):
+        return "neg"
+    if re.match(r"[\w.]+\(", value) or re.fullmatch(r"[\w.-]+(?:/[\w.-]+)+/?", value):
+        return "neg"
+    if re.match(r"\s*=(?!=)", line[col + len(value):]) and line[:col].rstrip().endswith(":"):
+        return "drop"
+    return None
+
+
 def label11(line: str, common: dict, family: str, path: str = "") -> Iterator[dict]:
     """The written policy's label for a line (``label6`` and the cases above)."""
+    verdict = _not_a_value(line) if not _HASH.search(line) else None
+    if verdict == "drop":
+        return
+    if verdict == "neg":
+        yield from late_sources._negative(line, family=family, **common)
+        return
     pw = _pgpass_value(line) if path.endswith(".pgpass") else None
     m_hash = _HASH.search(line)
     if m_hash:
@@ -201,7 +245,7 @@ def records_of(unit: str, repo: str, paths: list[str]) -> Iterator[dict]:
         for rec in r5.notes(repo, unit, paths):
             yield {**rec, "source": "agent notes (round 11)"}
         return
-    source = next(name for _, p, name, _ in FIXTURES if p == prefix)
+    source = next(name for _, p, name, _ in FIXTURES + LATE if p == prefix)
     yield from fixture_lines(repo, unit, paths[0], source)
 
 
