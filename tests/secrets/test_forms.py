@@ -327,6 +327,15 @@ FORMS = [
     '$keepass$*2*60000*0*11e1d3f681208ee4df7c7d12471fc0c2ce367fa3a907dc68128e6bd6eda60d92',
     '$bitcoin$64$efecc2797ed6972ac0dbd82c7c96d1f16c2abf88d504a08afa5ff9d431eee09b',
     '$office$*2013*100000*256*16*7dd611d7eb4c899f74816d1dec817b3b*948dc0b2c2c6c32f14b5995a543ad037',
+    # a password word qualified by what it opens; a read's default argument; a configuration
+    # line quoted in code; a name holding 'vault'
+    'PASSWORD_DB: Zq8ySg7kMGxu4Yq4',
+    'password_couchbase: Wqkg7Aizjxx860#',
+    'passwordMysql=Rk29xLq8Wm3',
+    'password = os.environ.get("DB_PASSWORD", "Hq4mZ81xTw")',
+    'API_TOKEN = os.getenv("API_TOKEN", "tok-v-8k2m9q7xz4")',
+    'matchValue: "PASSWORD_DB : Zq8ySg7kMGxu4Yq4",',
+    'spring.cloud.vault.token=pildan9473Xq',
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers
@@ -523,6 +532,21 @@ NOT_CREDENTIALS = [
     'admin:read and admin:write are the scopes',
     'dp.st.dev.short',
     'the $7z$ and $pdf$ formats of hashcat',
+    # variables named after the credential, the Fetch standard's credentials modes, an element
+    # holding its own name, a Vault path, a call's arguments, sentences joined by _ or -
+    'secret = apiAppSecret',
+    'password: dbPassword',
+    "fetch(url, { credentials: 'include' })",
+    "'credentials' : 'same-origin'",
+    '<passphrase>passphrase</passphrase>',
+    '{{ with secret "secret/data/app" }}',
+    'monkeypatch.setenv("GG_USER_HOME_DIR", str(tmp_path / "home"))',
+    'SEALED_SECRET_ANSWER=if_you_see_this_please_use_k8s',
+    'client-secret: do_not_use_this_in_production',
+    'port = os.getenv("PORT", "8080")',
+    'PASSWORD_MIN_LENGTH=12',
+    'password_hint: remember the dog',
+    'matchValue: "PASSWORD_DB : ${DB_PASSWORD}",',
 ]
 
 

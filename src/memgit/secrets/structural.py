@@ -110,9 +110,15 @@ def _pem_header(m: re.Match[str], text: str) -> bool:
     return not (sep and " " in body.strip())
 
 
+# a path of lowercase names (a Vault secret's path, a resource's)
+_NAME_PATH = re.compile(r"[a-z_][a-z0-9_-]*(?:/[a-z_][a-z0-9_-]*)+/?")
+
+
 @check("pair_value")
 def _pair_value(m: re.Match[str], text: str) -> bool:
     val = m.group("s").rstrip(".,;:)")
+    if _NAME_PATH.fullmatch(val):
+        return False  # secret "secret/data/app": a path of names (a Vault path), no value
     return V.looks_random(val) and not V.is_reference(val)
 
 
@@ -129,6 +135,8 @@ def _login_pair(m: re.Match[str], text: str) -> bool:
         return False
     if val.endswith("=") or "#" in val or "=" in val and val.split("=")[0].isidentifier():
         return False
+    if "(" in val:
+        return False  # user HOME_DIR", str(path: a call's arguments, not a pair
     return bool(_pair_value(m, text))
 
 
@@ -183,6 +191,8 @@ def _xml_value(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
         names = m.groupdict()
         label = names.get("tag") or names.get("name") or ""
         strong = V.rx(r"(?i)pass|pwd|secret|token").search(label)
+        if val.lower() == label.lower():
+            return None  # <passphrase>passphrase</passphrase>: the element's name again
         if not V.literal_ok(val) or " " in val or not (
                 V.looks_random(val) or (strong and val.isalnum() and len(val) >= 8)):
             return None
@@ -279,7 +289,8 @@ _BARE_PROSE = (r"(?<![A-Za-z0-9_-])(?i:password|passphrase|passcode|passwd|pwd|p
 # variable's name, then a fallback operator (most reads in notes have none)
 _ENV_FALLBACK = r"\s*(?:\|\||\?\?|\?:|or\s)"
 _ENV_ATTRIBUTE = r"[a-z0-9_]{1,60}" + _ENV_FALLBACK  # process.env.NAME ||
-_ENV_CALL = r"\s*\(\s*[\"'][a-z0-9_]{1,60}[\"']\s*\)" + _ENV_FALLBACK  # getenv("NAME") or
+# getenv("NAME") or "v", and the call's own default: os.getenv("NAME", "v"), environ.get
+_ENV_CALL = r"\s*\(\s*[\"'][a-z0-9_]{1,60}[\"']\s*(?:\)" + _ENV_FALLBACK + r"|,)"
 _ENV_INDEX = r"\s*[\"'][a-z0-9_]{1,60}[\"']\s*\]" + _ENV_FALLBACK  # ENV["NAME"] ||
 _ENV_READS = {"process.env.": _ENV_ATTRIBUTE, "meta.env.": _ENV_ATTRIBUTE,
               "environ.get": _ENV_CALL, "getenv": _ENV_CALL,
@@ -654,11 +665,13 @@ STRUCTURAL: tuple[Rule, ...] = (
         "env-default", "password assignment",
         r"(?:\bprocess\.env\.|\bimport\.meta\.env\.|\benviron(?:\.get)?\s*[(\[]\s*[\"']"
         r"|\b[Gg]et[Ee]nv\s*\(\s*[\"']|\bENV\s*\[\s*[\"'])(?P<name>[A-Za-z_][A-Za-z0-9_]{0,60})"
-        r"[\"']?\s*[)\]]?\s*(?:\|\||\?\?|\?:|\bor\b)\s*(?P<s>\"[^\"\n]{4,256}\"|'[^'\n]{4,256}')",
+        r"(?:[\"']?\s*[)\]]?\s*(?:\|\||\?\?|\?:|\bor\b)|(?<=[(\w])[\"']\s*,)\s*"
+        r"(?P<s>\"[^\"\n]{4,256}\"|'[^'\n]{4,256}')",
         keywords=tuple(_ENV_READS), keyword_tails=tuple(_ENV_READS.items()),
         check="named_default", priority=1,
         doc="a literal after an environment variable's read as its fallback: "
-            "process.env.X || 'v', os.environ.get('X') or 'v', System.getenv(\"X\") ?: \"v\"",
+            "process.env.X || 'v', os.environ.get('X') or 'v', System.getenv(\"X\") ?: \"v\", "
+            "and the read's default argument: os.getenv('X', 'v'), os.environ.get('X', 'v')",
     ),
     Rule(
         "rpm-define", "password assignment",
