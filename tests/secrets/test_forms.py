@@ -336,6 +336,9 @@ FORMS = [
     'API_TOKEN = os.getenv("API_TOKEN", "tok-v-8k2m9q7xz4")',
     'matchValue: "PASSWORD_DB : Zq8ySg7kMGxu4Yq4",',
     'spring.cloud.vault.token=pildan9473Xq',
+    # providers' documented formats: Firecrawl, Sidekiq Enterprise
+    'FIRECRAWL_API_KEY=fc-3f2a9c1e7b4d4e8a9c2f1a3b5c7d9e0f',
+    'export BUNDLE_ENTERPRISE__CONTRIBSYS__COM="3f2a9c1e:7b4d0e8a"',
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers
@@ -547,6 +550,8 @@ NOT_CREDENTIALS = [
     'PASSWORD_MIN_LENGTH=12',
     'password_hint: remember the dog',
     'matchValue: "PASSWORD_DB : ${DB_PASSWORD}",',
+    '<div class="fc-daygrid-day-frame fc-scrollgrid-sync-inner">',
+    'BUNDLE_ENTERPRISE__CONTRIBSYS__COM=${SIDEKIQ_CREDENTIALS}',
 ]
 
 
