@@ -390,8 +390,6 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
         else:
             ok = V.looks_random(val) or V.token_like(val)
     low = val.lower()
-    if _sentence(low):
-        return None  # "this-is-probably-a-test", if_you_see_this_please_use_k8s: a sentence
     if ok and _glued(name, core) and " " in val:
         return None  # a glued name (somepassword) takes no phrase
     if ok and not weak and weak_core:  # api_key, SECRET_KEY: a key's value
@@ -399,9 +397,9 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
             and _PREFIX_PLACEHOLDER.fullmatch(val) is None
     if not ok or V.is_placeholder(val) or low in name_words or V.self_describing(low):
         return None  # POSTGRES_PASSWORD=postgres, password: strong-password: no secret
-    if _names_a_variable(val, name_words) or (kind == "credential assignment"
-                                              and low in _FETCH_CREDENTIALS):
-        return None  # secret = apiAppSecret; fetch(url, {credentials: 'include'})
+    if _sentence(low) or _names_a_variable(val, name_words) or (
+            kind == "credential assignment" and low in _FETCH_CREDENTIALS):
+        return None  # this-is-probably-a-test; secret = apiAppSecret; credentials: 'include'
     key_named = weak or weak_core  # key, SECRET_KEY, api_key
     if key_named and _ID_PATH.fullmatch(val):
         return None  # key: "metadata_options/[0]/http_tokens": a path of names

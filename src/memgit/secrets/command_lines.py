@@ -79,16 +79,14 @@ _CLI_EXTRA = (
     r"(?P<y>\"[^\"\n]{8,63}\"|'[^'\n]{8,63}'|[^\s\"']{8,63})"
     # hydra(1) and medusa(1) -p PASS; schtasks /rp (the task's user) and /p (the remote
     # system's); rclone config create|update NAME [TYPE] KEY VALUE... (the backends' secret
-    # keys: pass, password, secret_access_key, client_secret, account key, token, SAS URL);
-    # Oracle's Easy Connect with credentials, user/password@//host:port/service
+    # keys: pass, password, secret_access_key, client_secret, account key, token, SAS URL)
     r"|(?:hydra|medusa)\b[^\n|;&]{0,120}?\s-p\s+(?P<ab>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'"
     r"|[^\s\"'-][^\s\"']{0,127})"
     r"|schtasks(?:\.exe)?\b[^\n]{0,200}?\s/r?p\s+(?P<ac>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'"
     r"|[^\s\"'/*][^\s\"']{0,127})"
     r"|rclone\s+config\s+(?:create|update)\b[^\n|;&]{0,200}?\s(?:pass|password|secret_access_key"
     r"|client_secret|key|account_key|token|sas_url|api_key)[ =](?P<ad>\"[^\"\n]{1,256}\""
-    r"|'[^'\n]{1,256}'|[^\s\"'-][^\s\"']{0,255})"
-    r"|[\w$#.]{1,64}/(?P<ae>[^\s@/\\\"']{1,128})@//[\w.-])"
+    r"|'[^'\n]{1,256}'|[^\s\"'-][^\s\"']{0,255}))"
     # a user name option, then -P: where a -u can start, no \b alternative above can
     # (a space or the line's start before a '-', against a word's first letter), so it
     # comes last, and the alternatives above share one \b (tested once a place)
@@ -108,7 +106,7 @@ _CLI_EXTRA_KEYWORDS = ("redis-cli", "--password-stdin", "--stdin", "chpasswd", "
                        "mc config host", "vault login", "| sudo", "|sudo",
                        "set-initial-password", "doctl", "unrar", "rar ", "plink", "pscp", "psftp",
                        "freerdp", "snmp", "wpa_passphrase", " -d", " -p", "hydra", "medusa",
-                       "schtasks", "rclone config", "@//")
+                       "schtasks", "rclone config")
 
 
 @check("cli_extra")
@@ -186,8 +184,14 @@ COMMAND_LINES: tuple[Rule, ...] = (
             "lftp -u user,pass, net use /user:, sqlplus user/pass@db, sqlcmd/mosquitto -P, "
             "neo4j-admin set-initial-password, doctl auth init -t, unrar -p, plink/pscp -pw, "
             "xfreerdp /p:, snmpwalk -A/-X, wpa_passphrase, java -D/gradle -P properties, "
-            "hydra/medusa -p, schtasks /rp, rclone config create KEY VALUE, Oracle Easy "
-            "Connect user/password@//host",
+            "hydra/medusa -p, schtasks /rp, rclone config create KEY VALUE",
+    ),
+    Rule(
+        "oracle-easy-connect", "command-line credential",
+        r"(?<![\w$#./])[\w$#.]{1,64}/(?P<s>[^\s@/\\\"']{1,128})@//[\w.-]",
+        keywords=("@//",), check="cli_value", priority=1,
+        doc="Oracle's Easy Connect with credentials: user/password@//host:port/service "
+            "(sqlplus, SQLcl, connect strings in scripts)",
     ),
     Rule(
         "cli-config-set", "secret assignment",

@@ -462,6 +462,8 @@ STRUCTURAL: tuple[Rule, ...] = (
         r"(?<![\w/.@:$-])(?i:" + _ADMIN_USERS + r"):(?P<s>[^\s`'\"@/:<>{}\[\]()|]{6,128})"
         r"(?=$|[\s,;)]|\.(?:\s|$))",
         keywords=tuple(u + ":" for u in _ADMIN_USERS.split("|")), group="s",
+        keyword_tails=tuple((u + ":", r"[^\s`'\"@/:<>{}\[\]()|]{6}")
+                            for u in _ADMIN_USERS.split("|")),
         check="colon_pair", priority=1,
         doc="notes that join a conventional account and its password with a colon, as "
             "curl -u, chpasswd(8) and HTTP Basic do: admin:s3cret works on the router",
