@@ -328,14 +328,13 @@ FORMS = [
     '$bitcoin$64$efecc2797ed6972ac0dbd82c7c96d1f16c2abf88d504a08afa5ff9d431eee09b',
     '$office$*2013*100000*256*16*7dd611d7eb4c899f74816d1dec817b3b*948dc0b2c2c6c32f14b5995a543ad037',
     # a password word qualified by what it opens; a read's default argument; a configuration
-    # line quoted in code; a name holding 'vault'
+    # line quoted in code
     'PASSWORD_DB: Zq8ySg7kMGxu4Yq4',
     'password_couchbase: Wqkg7Aizjxx860#',
     'passwordMysql=Rk29xLq8Wm3',
     'password = os.environ.get("DB_PASSWORD", "Hq4mZ81xTw")',
     'API_TOKEN = os.getenv("API_TOKEN", "tok-v-8k2m9q7xz4")',
     'matchValue: "PASSWORD_DB : Zq8ySg7kMGxu4Yq4",',
-    'spring.cloud.vault.token=pildan9473Xq',
     # providers' documented formats: Firecrawl, Sidekiq Enterprise
     'FIRECRAWL_API_KEY=fc-3f2a9c1e7b4d4e8a9c2f1a3b5c7d9e0f',
     'export BUNDLE_ENTERPRISE__CONTRIBSYS__COM="3f2a9c1e:7b4d0e8a"',

@@ -64,14 +64,15 @@ _TYPE_GAP = (r"|(?:\s*,\s*[A-Za-z_]\w{0,40}){0,4}(?:\s*:\s*|\s+)"
              r"(?-i:string|String|str|&str|&'static\s+str|\[\]byte|char\s*\*)(?=\s*=)")
 # A password word qualified after it by what it opens (PASSWORD_DB, password_couchbase,
 # passwordMysql, password-admin): a database, a service or protocol, an account or an
-# environment, in snake, kebab, dotted or camel case
+# environment, in snake, kebab, dotted or camel case (the lookahead first: most names end
+# at the password word, and one character then tells)
 _QUALIFIERS = (r"db|database|mysql|mariadb|postgres|postgresql|pg|psql|redis|mongo|mongodb|couchbase"
                r"|couchdb|cassandra|oracle|mssql|sql|elastic|elasticsearch|neo4j|influx|influxdb"
                r"|rabbit|rabbitmq|amqp|kafka|ldap|smtp|imap|pop3|mail|email|ftp|sftp|ssh|vpn|wifi"
                r"|proxy|keystore|truststore|jks|pfx|p12|cert|admin|root|user|app|api|service|svc"
                r"|system|sys|master|default|local|remote|server|client|stage|stg|uat|qa|prd")
 _PASSWORD_QUALIFIER = (
-    r"(?:(?:(?<=password)|(?<=passwd)|(?<=passphrase)|(?<=pwd))"
+    r"(?:(?=(?-i:[-_.A-Z]))(?:(?<=password)|(?<=passwd)|(?<=passphrase)|(?<=pwd))"
     r"(?:[_.-]|(?=(?-i:[A-Z])))(?:" + _QUALIFIERS + r"))?"
 )
 _KW_SUFFIX = (
@@ -280,7 +281,7 @@ _KW_STOP_PARTS = frozenset(
     whiskey jockey hockey donkey lookup dict map object field column row index secret_name
     policy length rotation expiry expires expiration ttl type kind format mode name names id ids
     label labels file path dir url uri endpoint location env header prefix suffix version
-    algorithm algo size timeout manager store ref reference usage status valid validation
+    algorithm algo size timeout manager store vault ref reference usage status valid validation
     required enabled strength reset forgot change confirm confirmation hint strategy provider
     service_name role scope scopes event events state""".split()
 )
@@ -420,6 +421,8 @@ _STOP_SENTENCE = frozenset("this is a an the it not no probably test".split())
 def _sentence(low: str) -> bool:
     """Three or more words joined by ``-`` or ``_``, one of them a sentence's word
     (``this-is-probably-a-test``, ``if_you_see_this_please_use_k8s``): a text, not a secret."""
+    if "-" not in low and "_" not in low:
+        return False
     words = _JOINERS.split(low)
     return len(words) >= 3 and not _STOP_SENTENCE.isdisjoint(words) and all(
         w.isalnum() for w in words)
@@ -489,6 +492,8 @@ _CAMEL_NAME = re.compile(r"[A-Za-z][a-z0-9]*(?:[A-Z][a-z0-9]*)*(?P<last>[A-Z][a-
 
 def _names_a_variable(val: str, name_words: frozenset[str]) -> bool:
     """A camelCase identifier whose last word is a word of the name: a variable, not a value."""
+    if not val.isalnum() or val.islower() or val.isupper():
+        return False
     m = _CAMEL_NAME.fullmatch(val)
     return m is not None and m.group("last").lower() in name_words
 
