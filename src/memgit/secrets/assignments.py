@@ -398,9 +398,13 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
             and _PREFIX_PLACEHOLDER.fullmatch(val) is None
     if not ok or V.is_placeholder(val) or low in name_words or V.self_describing(low):
         return None  # POSTGRES_PASSWORD=postgres, password: strong-password: no secret
-    if _sentence(low) or _names_a_variable(val, name_words) or (
-            kind == "credential assignment" and low in _FETCH_CREDENTIALS):
-        return None  # this-is-probably-a-test; secret = apiAppSecret; credentials: 'include'
+    # (the one-character tests inline: a call for every value reported costs 1% a line)
+    if ("-" in low or "_" in low) and _sentence(low):
+        return None  # this-is-probably-a-test, if_you_see_this_please_use_k8s: a sentence
+    if val.isalnum() and val != low and not val.isupper() and _names_a_variable(val, name_words):
+        return None  # secret = apiAppSecret: a variable named after what it holds
+    if low in _FETCH_CREDENTIALS and kind == "credential assignment":
+        return None  # fetch(url, {credentials: 'include'}): the Fetch standard's modes
     key_named = weak or weak_core  # key, SECRET_KEY, api_key
     if key_named and _ID_PATH.fullmatch(val):
         return None  # key: "metadata_options/[0]/http_tokens": a path of names
@@ -421,8 +425,6 @@ _STOP_SENTENCE = frozenset("this is a an the it not no probably test".split())
 def _sentence(low: str) -> bool:
     """Three or more words joined by ``-`` or ``_``, one of them a sentence's word
     (``this-is-probably-a-test``, ``if_you_see_this_please_use_k8s``): a text, not a secret."""
-    if "-" not in low and "_" not in low:
-        return False
     words = _JOINERS.split(low)
     return len(words) >= 3 and not _STOP_SENTENCE.isdisjoint(words) and all(
         w.isalnum() for w in words)
@@ -492,8 +494,6 @@ _CAMEL_NAME = re.compile(r"[A-Za-z][a-z0-9]*(?:[A-Z][a-z0-9]*)*(?P<last>[A-Z][a-
 
 def _names_a_variable(val: str, name_words: frozenset[str]) -> bool:
     """A camelCase identifier whose last word is a word of the name: a variable, not a value."""
-    if not val.isalnum() or val.islower() or val.isupper():
-        return False
     m = _CAMEL_NAME.fullmatch(val)
     return m is not None and m.group("last").lower() in name_words
 
