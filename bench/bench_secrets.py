@@ -250,8 +250,8 @@ def main() -> None:
     head = ["engine", "eval recall", "eval FP", "tuning recall", "tuning FP",
             "indep. recall", "indep. FP", "foreign-t recall", "foreign-t FP", "held-out recall",
             "held-out FP", "r6-t recall", "r6-t FP", "r6 held-out recall", "r6 held-out FP",
-            "r9-t recall", "r9-t FP", "r9 held-out recall", "r9 held-out FP", "r11-t recall", "r11-t FP",
-            "r11 held-out recall", "r11 held-out FP", "us/line",
+            "r9-t recall", "r9-t FP", "r9 held-out recall", "r9 held-out FP", "r11-t recall",
+            "r11-t FP", "r11 held-out recall", "r11 held-out FP", "us/line",
             "x memgit", "us/note", "x memgit"]
     rows = [head]
     for name in eng:

@@ -66,8 +66,8 @@ _TYPE_GAP = (r"|(?:\s*,\s*[A-Za-z_]\w{0,40}){0,4}(?:\s*:\s*|\s+)"
 # passwordMysql, password-admin): a database, a service or protocol, an account or an
 # environment, in snake, kebab, dotted or camel case (the lookahead first: most names end
 # at the password word, and one character then tells)
-_QUALIFIERS = (r"db|database|mysql|mariadb|postgres|postgresql|pg|psql|redis|mongo|mongodb|couchbase"
-               r"|couchdb|cassandra|oracle|mssql|sql|elastic|elasticsearch|neo4j|influx|influxdb"
+_QUALIFIERS = (r"db|database|mysql|mariadb|postgres|postgresql|pg|psql|redis|mongo|mongodb"
+               r"|couchbase|couchdb|cassandra|oracle|mssql|sql|elastic|elasticsearch|neo4j|influx|influxdb"
                r"|rabbit|rabbitmq|amqp|kafka|ldap|smtp|imap|pop3|mail|email|ftp|sftp|ssh|vpn|wifi"
                r"|proxy|keystore|truststore|jks|pfx|p12|cert|admin|root|user|app|api|service|svc"
                r"|system|sys|master|default|local|remote|server|client|stage|stg|uat|qa|prd")

@@ -146,7 +146,7 @@ def _colon_pair(m: re.Match[str], text: str) -> bool:
     a tag of the images named like these accounts (``postgres:16-alpine``,
     ``tomcat:9.0-jdk17``) is lowercase letters, digits and those three."""
     val = m.group("s").rstrip(".,;:)")
-    return V.rx(r"[a-z0-9._-]+").fullmatch(val) is None and _pair_value(m, text)
+    return V.rx(r"[a-z0-9._-]+").fullmatch(val) is None and bool(_pair_value(m, text))
 
 
 def _stated_pair(whole: str, head: str) -> bool:
@@ -155,7 +155,8 @@ def _stated_pair(whole: str, head: str) -> bool:
     if V.rx(r"^[A-Za-z]+(?:\s*[:=]|\s+(?i:is|are)\s)").match(whole.lstrip("`'\"")):
         return True
     user = V.rx(r"[\w.@+-]{1,64}(?=[`'\"]?\s*/\s*$)").search(head)
-    return user is not None and V.rx(r"(?i:" + _ADMIN_USERS + r")").fullmatch(user.group(0)) is not None
+    return user is not None and \
+        V.rx(r"(?i:" + _ADMIN_USERS + r")").fullmatch(user.group(0)) is not None
 
 
 @check("value_first")
