@@ -7,7 +7,7 @@ that a change of the engine (a speed-up) changes no result.
 
 ``--write`` records, for each line of each set, the findings of ``scan_text`` as
 (start, end, kind): kinds and spans only, never a line's text or a value. The sets: the
-dev corpus (both halves), the independent set, the foreign sets of rounds 5, 6 and 9
+dev corpus (both halves), the independent set, the foreign sets of rounds 5, 6, 9 and 11
 (their tuning parts and held-out thirds), the regression set (positives/negatives.jsonl), every
 string literal of tests/secrets/*.py (the documented forms, the identifiers, the
 parametrized cases, the pathological chunks repeated), and seeded synthetic variants of
@@ -105,6 +105,8 @@ def sets(synthetic: int) -> dict[str, list[str]]:
         "r6-heldout": _jsonl(DATA / "foreign_r6" / "heldout.jsonl"),
         "r9-tuning": _jsonl(DATA / "foreign_r9" / "tuning.jsonl"),
         "r9-heldout": _jsonl(DATA / "foreign_r9" / "heldout.jsonl"),
+        "r11-tuning": _jsonl(DATA / "foreign_r11" / "tuning.jsonl"),
+        "r11-heldout": _jsonl(DATA / "foreign_r11" / "heldout.jsonl"),
         "test-literals": _literals(),
     }
     every = [x for v in out.values() for x in v]

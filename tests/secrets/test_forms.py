@@ -306,6 +306,38 @@ FORMS = [
     'AZURE_OPENAI_API_KEY=u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8dKLzdocJ2isAjIhKtJQQJ99JC0RlgLKOmxgJTeKdNAnFRIBXu',
     'FLY_API_TOKEN="FlyV1 fm2_lJPECAAAAAAAAs7kxBBw9Rq2Xv,fm2_lJPEtR4kZ8mWq3Lx7NvB2cYp9HdJ"',
     'db_password: !!str wqzTR864mb',
+    # round 11: break escapes in a literal, unzip -P, --passphrase, hydra/medusa -p, schtasks
+    # /rp and /p, rclone config create KEY VALUE, Oracle Easy Connect, stated and colon pairs
+    'content := []byte("host=db\\npassword=Kx81mQz02p")',
+    'log: "user=app\\tpassword=Vq37pLm2Xc\\n"',
+    'unzip -P Hq4mZ81xTw backup.zip',
+    'iwctl --passphrase Rt5kW92mQx station wlan0 connect HomeNet',
+    'hydra -l admin -p Pz83nKq1Lm ssh://10.0.0.5',
+    'medusa -h 10.0.0.5 -u admin -p Bn27xQw9Kd -M ssh',
+    'schtasks /create /tn backup /tr backup.bat /sc daily /ru svc /rp Gw5mPy7qQz',
+    'schtasks /query /s web01 /u CORP\\admin /p Lm83xQw2Zt',
+    'rclone config create s3remote s3 access_key_id AKIA0000 secret_access_key Jk29dLq8Wm3xPz',
+    'app/Nt2j9IHrKF6@//db01:1521/ORCLPDB1',
+    'The Grafana login is admin/Fq8LzW3mXk',
+    'Default creds admin/Rm1ZeEgb9W',
+    'admin:KmGLvZWq2r works on the router',
+    'sa:Passw0rd!2024 on the dev db',
+    # Doppler's service token names its config; hashcat's formats of protected files' passwords
+    'DOPPLER_TOKEN=dp.st.prd.Xk9fQ2mLp0Zr7Tb4Wq1eZq8tW3mBHk2pL9xVn4R8',
+    '$keepass$*2*60000*0*11e1d3f681208ee4df7c7d12471fc0c2ce367fa3a907dc68128e6bd6eda60d92',
+    '$bitcoin$64$efecc2797ed6972ac0dbd82c7c96d1f16c2abf88d504a08afa5ff9d431eee09b',
+    '$office$*2013*100000*256*16*7dd611d7eb4c899f74816d1dec817b3b*948dc0b2c2c6c32f14b5995a543ad037',
+    # a password word qualified by what it opens; a read's default argument; a configuration
+    # line quoted in code
+    'PASSWORD_DB: Zq8ySg7kMGxu4Yq4',
+    'password_couchbase: Wqkg7Aizjxx860#',
+    'passwordMysql=Rk29xLq8Wm3',
+    'password = os.environ.get("DB_PASSWORD", "Hq4mZ81xTw")',
+    'API_TOKEN = os.getenv("API_TOKEN", "tok-v-8k2m9q7xz4")',
+    'matchValue: "PASSWORD_DB : Zq8ySg7kMGxu4Yq4",',
+    # providers' documented formats: Firecrawl, Sidekiq Enterprise
+    'FIRECRAWL_API_KEY=fc-3f2a9c1e7b4d4e8a9c2f1a3b5c7d9e0f',
+    'export BUNDLE_ENTERPRISE__CONTRIBSYS__COM="3f2a9c1e:7b4d0e8a"',
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers
@@ -484,6 +516,41 @@ NOT_CREDENTIALS = [
     'const port = process.env.PORT || "8080"',
     'Check the environment variables before deploying',
     'tag: !!str release-candidate',
+    # round 11: image tags of accounts' namesakes, escapes without a name, option values
+    # that are references or files, paths after a login word
+    'image: postgres:16-alpine',
+    'FROM tomcat:9.0-jdk17-temurin',
+    'image: jenkins:lts-jdk17',
+    'the login page is admin/login.html',
+    'print("a\\tb\\n")',
+    'C:\\tools\\new\\token.txt',
+    'schtasks /query /fo LIST /v',
+    'unzip -P "$ZIP_PASSWORD" backup.zip',
+    'hydra -L users.txt -P passwords.txt ssh://10.0.0.5',
+    'rclone config create gdrive drive scope drive',
+    'jdbc:oracle:thin:@//db01:1521/ORCL',
+    'the docs are under user/guide and admin/settings',
+    'log in as admin with the password from the vault',
+    'admin:read and admin:write are the scopes',
+    'dp.st.dev.short',
+    'the $7z$ and $pdf$ formats of hashcat',
+    # variables named after the credential, the Fetch standard's credentials modes, an element
+    # holding its own name, a Vault path, a call's arguments, sentences joined by _ or -
+    'secret = apiAppSecret',
+    'password: dbPassword',
+    "fetch(url, { credentials: 'include' })",
+    "'credentials' : 'same-origin'",
+    '<passphrase>passphrase</passphrase>',
+    '{{ with secret "secret/data/app" }}',
+    'monkeypatch.setenv("GG_USER_HOME_DIR", str(tmp_path / "home"))',
+    'SEALED_SECRET_ANSWER=if_you_see_this_please_use_k8s',
+    'client-secret: do_not_use_this_in_production',
+    'port = os.getenv("PORT", "8080")',
+    'PASSWORD_MIN_LENGTH=12',
+    'password_hint: remember the dog',
+    'matchValue: "PASSWORD_DB : ${DB_PASSWORD}",',
+    '<div class="fc-daygrid-day-frame fc-scrollgrid-sync-inner">',
+    'BUNDLE_ENTERPRISE__CONTRIBSYS__COM=${SIDEKIQ_CREDENTIALS}',
 ]
 
 

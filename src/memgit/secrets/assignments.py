@@ -62,10 +62,23 @@ _KW_WEAK = (r"s?keys?|sid|auth|licen[cs]e[ _.-]?keys?|licen[cs]e|hash|salt|signa
 # Go's several names declared at once: ``a, b string = "x", "y"``
 _TYPE_GAP = (r"|(?:\s*,\s*[A-Za-z_]\w{0,40}){0,4}(?:\s*:\s*|\s+)"
              r"(?-i:string|String|str|&str|&'static\s+str|\[\]byte|char\s*\*)(?=\s*=)")
+# A password word qualified after it by what it opens (PASSWORD_DB, password_couchbase,
+# passwordMysql, password-admin): a database, a service or protocol, an account or an
+# environment, in snake, kebab, dotted or camel case (the lookahead first: most names end
+# at the password word, and one character then tells)
+_QUALIFIERS = (r"db|database|mysql|mariadb|postgres|postgresql|pg|psql|redis|mongo|mongodb"
+               r"|couchbase|couchdb|cassandra|oracle|mssql|sql|elastic|elasticsearch|neo4j|influx|influxdb"
+               r"|rabbit|rabbitmq|amqp|kafka|ldap|smtp|imap|pop3|mail|email|ftp|sftp|ssh|vpn|wifi"
+               r"|proxy|keystore|truststore|jks|pfx|p12|cert|admin|root|user|app|api|service|svc"
+               r"|system|sys|master|default|local|remote|server|client|stage|stg|uat|qa|prd")
+_PASSWORD_QUALIFIER = (
+    r"(?:(?=(?-i:[-_.A-Z]))(?:(?<=password)|(?<=passwd)|(?<=passphrase)|(?<=pwd))"
+    r"(?:[_.-]|(?=(?-i:[A-Z])))(?:" + _QUALIFIERS + r"))?"
+)
 _KW_SUFFIX = (
     r"\d*(?:[_.-](?:value|base|b64|base64|hex|str|string|raw|plain|plaintext|text|prod|production"
     r"|in|out|new|old"
-    r"|live|dev|staging|test|secure|\d))*"
+    r"|live|dev|staging|test|secure|\d))*" + _PASSWORD_QUALIFIER
 )
 # The core's alternatives as the regex runs them: _KW_CORE_READABLE factored by leading
 # letters (``factoring.factor_alternation``: a trie, the same matches in the same order).
@@ -355,8 +368,6 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
             if len(words) > 8 or any(w in SEED_STOPWORDS or w in _PROSE_WORDS for w in words):
                 return None
         val = inner
-        if V.R.joined.match(val) and not _STOP_SENTENCE.isdisjoint(V.R.segments.split(val.lower())):
-            return None  # "this-is-probably-a-test": a sentence, not a secret
         ok = (V.token_like(val, 12) and not _bare_uuid(val, kind)) if weak else V.literal_ok(val)
     else:
         whole = val
@@ -387,6 +398,13 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
             and _PREFIX_PLACEHOLDER.fullmatch(val) is None
     if not ok or V.is_placeholder(val) or low in name_words or V.self_describing(low):
         return None  # POSTGRES_PASSWORD=postgres, password: strong-password: no secret
+    # (the one-character tests inline: a call for every value reported costs 1% a line)
+    if ("-" in low or "_" in low) and _sentence(low):
+        return None  # this-is-probably-a-test, if_you_see_this_please_use_k8s: a sentence
+    if val.isalnum() and val != low and not val.isupper() and _names_a_variable(val, name_words):
+        return None  # secret = apiAppSecret: a variable named after what it holds
+    if low in _FETCH_CREDENTIALS and kind == "credential assignment":
+        return None  # fetch(url, {credentials: 'include'}): the Fetch standard's modes
     key_named = weak or weak_core  # key, SECRET_KEY, api_key
     if key_named and _ID_PATH.fullmatch(val):
         return None  # key: "metadata_options/[0]/http_tokens": a path of names
@@ -402,6 +420,17 @@ _ID_PATH = re.compile(r"[a-z_]+[a-z0-9_]*(?:/(?:\[\d+\]|[a-z_]+[a-z0-9_]*))+")
 # a provider's prefix before a placeholder body: sk-xx, sk-..., pk_***
 _PREFIX_PLACEHOLDER = re.compile(r"(?i)[a-z]{1,8}[-_](?:x+|\.+|\*+|0+)")
 _STOP_SENTENCE = frozenset("this is a an the it not no probably test".split())
+
+
+def _sentence(low: str) -> bool:
+    """Three or more words joined by ``-`` or ``_``, one of them a sentence's word
+    (``this-is-probably-a-test``, ``if_you_see_this_please_use_k8s``): a text, not a secret."""
+    words = _JOINERS.split(low)
+    return len(words) >= 3 and not _STOP_SENTENCE.isdisjoint(words) and all(
+        w.isalnum() for w in words)
+
+
+_JOINERS = re.compile(r"[-_]")
 
 
 def _glued(name: str, core: str) -> bool:
@@ -430,7 +459,9 @@ def _config_line(m: re.Match[str], text: str, name: str, end: int) -> bool:
     ``MYSQL_ROOT_PASSWORD: x``. The name is written as code (a separator, a digit, camel
     or upper case, or quoted) and the value ends the line (a comment aside). ``Password:
     hunter`` (a plain word before a colon) stays prose."""
-    if text[end:].strip() and not text[end:].lstrip().startswith(("#", "//", ",")):
+    rest = text[end:]
+    if rest.strip() and not rest.lstrip().startswith(("#", "//", ",")) \
+            and not _ends_quoted_line(text, m.start("name"), rest):
         return False
     if m.group("gap") or m.group("op").strip() not in (":", "=", "\uff1a", ":=", "=>"):
         return False  # prose: "LOGFIRE_TOKEN is present"
@@ -440,6 +471,31 @@ def _config_line(m: re.Match[str], text: str, name: str, end: int) -> bool:
     if quoted or name.isupper() or any(c in name for c in "_.-0123456789"):
         return True
     return name[:1].islower() and any(c.isupper() for c in name)
+
+
+# the end of a string literal that holds a whole configuration line ("DB_PASSWORD: X",): its
+# closing quote, then what closes an argument, an element or a statement
+_QUOTED_LINE_END = re.compile(r"[\"'`]\s*[,;)\]}]*\s*(?:(?://|#).*)?$")
+
+
+def _ends_quoted_line(text: str, at: int, rest: str) -> bool:
+    """The value ends a string literal that opened just before the name: a configuration line
+    quoted in code or in a test's table (``matchValue: "PASSWORD_DB : X",``)."""
+    quote = rest[:1]
+    return (quote in "\"'`" and _QUOTED_LINE_END.match(rest) is not None
+            and text[:at].rstrip().endswith(quote))
+
+
+# what the Fetch standard's ``credentials`` option takes (RequestCredentials): no secret
+_FETCH_CREDENTIALS = frozenset(("omit", "same-origin", "include"))
+# a variable named after the credential it holds (secret = apiAppSecret, password = dbPassword)
+_CAMEL_NAME = re.compile(r"[A-Za-z][a-z0-9]*(?:[A-Z][a-z0-9]*)*(?P<last>[A-Z][a-z0-9]+)")
+
+
+def _names_a_variable(val: str, name_words: frozenset[str]) -> bool:
+    """A camelCase identifier whose last word is a word of the name: a variable, not a value."""
+    m = _CAMEL_NAME.fullmatch(val)
+    return m is not None and m.group("last").lower() in name_words
 
 
 def _encodes_secret(val: str) -> bool:

@@ -76,7 +76,17 @@ _CLI_EXTRA = (
     r"|snmp(?:walk|get|set|bulkwalk|bulkget|getnext|trap|inform|table|status|df|netstat|usm"
     r"|delta)\b[^\n]{0,200}?\s-[AX]\s+(?P<x>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"']{1,128})"
     r"|wpa_passphrase\s+(?:\"[^\"\n]+\"|'[^'\n]+'|\S+)\s+"
-    r"(?P<y>\"[^\"\n]{8,63}\"|'[^'\n]{8,63}'|[^\s\"']{8,63}))"
+    r"(?P<y>\"[^\"\n]{8,63}\"|'[^'\n]{8,63}'|[^\s\"']{8,63})"
+    # hydra(1) and medusa(1) -p PASS; schtasks /rp (the task's user) and /p (the remote
+    # system's); rclone config create|update NAME [TYPE] KEY VALUE... (the backends' secret
+    # keys: pass, password, secret_access_key, client_secret, account key, token, SAS URL)
+    r"|(?:hydra|medusa)\b[^\n|;&]{0,120}?\s-p\s+(?P<ab>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'"
+    r"|[^\s\"'-][^\s\"']{0,127})"
+    r"|schtasks(?:\.exe)?\b[^\n]{0,200}?\s/r?p\s+(?P<ac>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'"
+    r"|[^\s\"'/*][^\s\"']{0,127})"
+    r"|rclone\s+config\s+(?:create|update)\b[^\n|;&]{0,200}?\s(?:pass|password|secret_access_key"
+    r"|client_secret|key|account_key|token|sas_url|api_key)[ =](?P<ad>\"[^\"\n]{1,256}\""
+    r"|'[^'\n]{1,256}'|[^\s\"'-][^\s\"']{0,255}))"
     # a user name option, then -P: where a -u can start, no \b alternative above can
     # (a space or the line's start before a '-', against a word's first letter), so it
     # comes last, and the alternatives above share one \b (tested once a place)
@@ -95,7 +105,8 @@ _CLI_EXTRA_KEYWORDS = ("redis-cli", "--password-stdin", "--stdin", "chpasswd", "
                        "expdp", "impdp", "rman", "dgmgrl", "jdbc:oracle:", " -p ", "mc alias",
                        "mc config host", "vault login", "| sudo", "|sudo",
                        "set-initial-password", "doctl", "unrar", "rar ", "plink", "pscp", "psftp",
-                       "freerdp", "snmp", "wpa_passphrase", " -d", " -p")
+                       "freerdp", "snmp", "wpa_passphrase", " -d", " -p", "hydra", "medusa",
+                       "schtasks", "rclone config")
 
 
 @check("cli_extra")
@@ -129,7 +140,7 @@ COMMAND_LINES: tuple[Rule, ...] = (
     ),
     Rule(
         "cli-password-option", "command-line credential",
-        r"(?:\s|^)(?:--?(?i:password|passwd|pass|pwd|token|api-key|apikey|secret|auth-token"
+        r"(?:\s|^)(?:--?(?i:password|passwd|passphrase|pass|pwd|token|api-key|apikey|secret|auth-token"
         r"|client-secret|storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass"
         r"|access-token|with-token\s*<<<)"
         r"|--(?!no-)(?:[a-z0-9]+[-_]){1,3}(?:password|passwd|pass|pwd|token|secret|key|bearer)"
@@ -145,7 +156,7 @@ COMMAND_LINES: tuple[Rule, ...] = (
         check="cli_value", priority=1,
         doc="mysql(1), keytool, sshpass(1), gh, vault CLI options; --db-password X, "
             "--secret-key X, s3cmd --secret_key=X, curl(1) --oauth2-bearer X, PowerShell's "
-            "-Password X (parameter names ignore case)",
+            "-Password X (parameter names ignore case), iwctl/gpg --passphrase X",
     ),
     Rule(
         "cli-user-then-p", "command-line credential",
@@ -172,7 +183,15 @@ COMMAND_LINES: tuple[Rule, ...] = (
             "htpasswd(1) -b, ldapsearch(1) -w, smbclient(1) -U user%pass, rabbitmqctl, "
             "lftp -u user,pass, net use /user:, sqlplus user/pass@db, sqlcmd/mosquitto -P, "
             "neo4j-admin set-initial-password, doctl auth init -t, unrar -p, plink/pscp -pw, "
-            "xfreerdp /p:, snmpwalk -A/-X, wpa_passphrase, java -D/gradle -P properties",
+            "xfreerdp /p:, snmpwalk -A/-X, wpa_passphrase, java -D/gradle -P properties, "
+            "hydra/medusa -p, schtasks /rp, rclone config create KEY VALUE",
+    ),
+    Rule(
+        "oracle-easy-connect", "command-line credential",
+        r"(?<![\w$#./])[\w$#.]{1,64}/(?P<s>[^\s@/\\\"']{1,128})@//[\w.-]",
+        keywords=("@//",), check="cli_value", priority=1,
+        doc="Oracle's Easy Connect with credentials: user/password@//host:port/service "
+            "(sqlplus, SQLcl, connect strings in scripts)",
     ),
     Rule(
         "cli-config-set", "secret assignment",
@@ -194,10 +213,11 @@ COMMAND_LINES: tuple[Rule, ...] = (
     Rule(
         "cli-passphrase", "command-line credential",
         r"(?:(?<![\w-])ssh-keygen\b[^|;&\n]{0,80}?\s-[NP]\s+|(?<![\w-])gpg2?\b[^|;&\n]{0,80}?\s"
-        r"--passphrase[ =]|(?<![\w-])zip\b[^|;&\n]{0,60}?\s-P\s+"
+        r"--passphrase[ =]|(?<![\w-])(?:un)?zip\b[^|;&\n]{0,60}?\s-P\s+"
         r"|(?<![\w-])7za?\s[^|;&\n]{0,60}?\s-p(?=[^\s-]))(?P<s>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"'-][^\s\"']{0,127})",
         keywords=("ssh-keygen", "gpg", "zip", "7z"), check="cli_value", priority=1,
-        doc="ssh-keygen(1) -N/-P passphrase, gpg(1) --passphrase, zip(1) -P, 7z -pPASSWORD",
+        doc="ssh-keygen(1) -N/-P passphrase, gpg(1) --passphrase, zip(1)/unzip(1) -P, "
+            "7z -pPASSWORD",
     ),
     Rule(
         "powershell-plain-secure-string", "password assignment",

@@ -477,14 +477,28 @@ def scan(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
     return _resolve(candidates)
 
 
+# a string literal's escapes for a line break or a tab (C, Java, JS, Python, Go, JSON): the
+# text after one starts a line of its own ("...\\npassword=X"), each read as two spaces
+_BREAK_ESCAPES = ("\\n", "\\r", "\\t")
+
+
 def scan_unescaped(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
     """A line that quotes with ``\\"`` (JSON inside a string: a ``curl -d`` body, a log's
-    escaped payload, ``"{\\"password\\": \\"X\\"}"``) read once more with those backslashes
-    removed, its spans mapped back onto the line. ``scan`` calls it where nothing was found
-    and the prefilter marked the line (a rule with ``locate="unescaped"``, whose keyword is
-    ``\\"``)."""
-    plain = text.replace('\\"', '"')
-    found = scan(plain, comp)  # plain is shorter than text: the recursion ends
+    escaped payload, ``"{\\"password\\": \\"X\\"}"``) or breaks its lines with ``\\n``
+    (a multi-line text in one literal: ``"host=db\\npassword=X"``) read once more with those
+    escapes undone (a break escape becomes two spaces, so offsets stay), its spans mapped
+    back onto the line. ``scan`` calls it where nothing was found and the prefilter marked
+    the line (a rule with ``locate="unescaped"``, whose keywords are ``\\"`` and the
+    break escapes)."""
+    plain = text
+    for escape in _BREAK_ESCAPES:
+        if escape in plain:
+            plain = plain.replace(escape, "  ")
+    plain = plain.replace('\\"', '"')
+    if plain == text:
+        return []
+    # plain is shorter than text, or as long and without a break escape: the recursion ends
+    found = scan(plain, comp)
     if not found:
         return []
     removed: list[int] = []  # where, in ``plain``, each quote that lost its backslash is

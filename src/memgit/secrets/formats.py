@@ -191,7 +191,9 @@ FORMATS: list[dict[str, Any]] = [
     {
         "id": 'doppler-token',
         "kind": 'Doppler token',
-        "regex": '(?<![A-Za-z0-9_.])dp\\.(?:pt|st|sa|ct|scim|audit)\\.[A-Za-z0-9]{40,44}(?![A-Za-z0-9])',
+        # a service token names its config: dp.st.prd.X (https://docs.doppler.com/reference/
+        # auth-token-formats)
+        "regex": '(?<![A-Za-z0-9_.])dp\\.(?:pt|st(?:\\.[a-z0-9_-]{2,35})?|sa|ct|scim|audit)\\.[A-Za-z0-9]{40,44}(?![A-Za-z0-9])',
         "keywords": ['dp.'],
         "check": 'varied',
         "doc": _GL + 'doppler-api-token',
@@ -773,6 +775,13 @@ _PREFIXED += [
     ("kubernetes-token-base64", "JSON Web Token",
      _LA + r"ZXlK[A-Za-z0-9+/]{100,}={0,2}" + _RA, ["zxlk"],
      "base64 of a JWT (eyJ...): a service account token in a Kubernetes Secret's data"),
+    # round 11: Firecrawl's keys (fc- + 32 hex), Sidekiq Enterprise's gem credentials
+    ("firecrawl-key", "Firecrawl API key", _L + r"fc-[a-f0-9]{32}" + _R, ["fc-"],
+     "https://docs.firecrawl.dev/introduction#api-key"),
+    ("sidekiq-enterprise", "Sidekiq Enterprise credentials",
+     r"(?i:BUNDLE_(?:ENTERPRISE|GEMS)__CONTRIBSYS__COM)[\"']?\s*[=:]\s*[\"']?"
+     r"(?P<s>[0-9a-f]{8}:[0-9a-f]{8})" + _RA, ["contribsys__com"],
+     "https://github.com/sidekiq/sidekiq/wiki/Sidekiq-Enterprise (bundle config)"),
 ]
 
 # Formats whose prefix is too common to speak for every token that starts with it (sk_,
@@ -787,6 +796,7 @@ _PREFIXED_TAILS: dict[str, dict[str, str]] = {
     "asana-pat": {"1/": r"[0-9]{13}", "2/": r"[0-9]{13}"},
     "airtable-pat": {"pat": r"[a-z0-9]{14}\."},
     "infisical-token": {"st.": r"[a-f0-9-]{36}\."},
+    "firecrawl-key": {"fc-": r"[a-f0-9]{32}"},
 }
 
 for _id, _kind, _regex, _kw, _doc in _PREFIXED:

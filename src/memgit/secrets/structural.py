@@ -110,9 +110,15 @@ def _pem_header(m: re.Match[str], text: str) -> bool:
     return not (sep and " " in body.strip())
 
 
+# a path of lowercase names (a Vault secret's path, a resource's)
+_NAME_PATH = re.compile(r"[a-z_][a-z0-9_-]*(?:/[a-z_][a-z0-9_-]*)+/?")
+
+
 @check("pair_value")
 def _pair_value(m: re.Match[str], text: str) -> bool:
     val = m.group("s").rstrip(".,;:)")
+    if _NAME_PATH.fullmatch(val):
+        return False  # secret "secret/data/app": a path of names (a Vault path), no value
     return V.looks_random(val) and not V.is_reference(val)
 
 
@@ -125,12 +131,32 @@ def _login_pair(m: re.Match[str], text: str) -> bool:
     val = m.group("s")
     cut = m.start("s") - m.start()
     head = whole[:cut]
-    if V.rx(r"\S/\S").search(head[-3:] + val[:1]) and not V.rx(r"^[A-Za-z]+\s*[:=]").match(
-            whole.lstrip("`'\"")):
+    if V.rx(r"\S/\S").search(head[-3:] + val[:1]) and not _stated_pair(whole, head):
         return False
     if val.endswith("=") or "#" in val or "=" in val and val.split("=")[0].isidentifier():
         return False
+    if "(" in val:
+        return False  # user HOME_DIR", str(path: a call's arguments, not a pair
     return bool(_pair_value(m, text))
+
+
+@check("colon_pair")
+def _colon_pair(m: re.Match[str], text: str) -> bool:
+    """``admin:X``: X must look generated and hold a capital or a symbol other than ``.-_``;
+    a tag of the images named like these accounts (``postgres:16-alpine``,
+    ``tomcat:9.0-jdk17``) is lowercase letters, digits and those three."""
+    val = m.group("s").rstrip(".,;:)")
+    return V.rx(r"[a-z0-9._-]+").fullmatch(val) is None and bool(_pair_value(m, text))
+
+
+def _stated_pair(whole: str, head: str) -> bool:
+    """``user/X`` without spaces is a pair, not a path, where a label states it (``creds:
+    u/X``, ``the login is u/X``) or the user is a conventional account (``creds admin/X``)."""
+    if V.rx(r"^[A-Za-z]+(?:\s*[:=]|\s+(?i:is|are)\s)").match(whole.lstrip("`'\"")):
+        return True
+    user = V.rx(r"[\w.@+-]{1,64}(?=[`'\"]?\s*/\s*$)").search(head)
+    return user is not None and \
+        V.rx(r"(?i:" + _ADMIN_USERS + r")").fullmatch(user.group(0)) is not None
 
 
 @check("value_first")
@@ -166,6 +192,8 @@ def _xml_value(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
         names = m.groupdict()
         label = names.get("tag") or names.get("name") or ""
         strong = V.rx(r"(?i)pass|pwd|secret|token").search(label)
+        if val.lower() == label.lower():
+            return None  # <passphrase>passphrase</passphrase>: the element's name again
         if not V.literal_ok(val) or " " in val or not (
                 V.looks_random(val) or (strong and val.isalnum() and len(val) >= 8)):
             return None
@@ -233,8 +261,11 @@ _HASH_RE = (
     # 0x0200 (2012 and after: salt, SHA-512)
     r"|(?<![A-Za-z0-9])0x0(?:100[0-9A-Fa-f]{88}|200[0-9A-Fa-f]{136})(?![A-Za-z0-9])"
     # hashcat's formats of captured credentials: Kerberos tickets and pre-authentication
-    # ($krb5tgs$, $krb5asrep$, $krb5pa$), macOS ($ml$), NetNTLMv1/v2 (user::domain:...)
-    r"|\$(?:krb5tgs|krb5asrep|krb5pa|ml)\$[^\s]{16,}"
+    # ($krb5tgs$, $krb5asrep$, $krb5pa$), macOS ($ml$), NetNTLMv1/v2 (user::domain:...); and
+    # its formats of protected files' passwords, as its example hashes write them (KeePass,
+    # wallets, Office, PDF, archives, BitLocker, SSH keys, Ansible Vault)
+    r"|\$(?:krb5tgs|krb5asrep|krb5pa|ml|keepass|bitcoin|ethereum|electrum|blockchain|office"
+    r"|oldoffice|pdf|zip2|7z|rar5|RAR3|pkzip2?|bitlocker|sshng|ansible|axcrypt|dmg)\$[^\s]{16,}"
     r"|(?<![\w.$-])[\w.$-]{1,64}::[\w.-]{0,64}:[0-9A-Fa-f]{16,48}:[0-9A-Fa-f]{32,48}:[0-9A-Fa-f]{16,}"
     r")"
 )
@@ -259,7 +290,8 @@ _BARE_PROSE = (r"(?<![A-Za-z0-9_-])(?i:password|passphrase|passcode|passwd|pwd|p
 # variable's name, then a fallback operator (most reads in notes have none)
 _ENV_FALLBACK = r"\s*(?:\|\||\?\?|\?:|or\s)"
 _ENV_ATTRIBUTE = r"[a-z0-9_]{1,60}" + _ENV_FALLBACK  # process.env.NAME ||
-_ENV_CALL = r"\s*\(\s*[\"'][a-z0-9_]{1,60}[\"']\s*\)" + _ENV_FALLBACK  # getenv("NAME") or
+# getenv("NAME") or "v", and the call's own default: os.getenv("NAME", "v"), environ.get
+_ENV_CALL = r"\s*\(\s*[\"'][a-z0-9_]{1,60}[\"']\s*(?:\)" + _ENV_FALLBACK + r"|,)"
 _ENV_INDEX = r"\s*[\"'][a-z0-9_]{1,60}[\"']\s*\]" + _ENV_FALLBACK  # ENV["NAME"] ||
 _ENV_READS = {"process.env.": _ENV_ATTRIBUTE, "meta.env.": _ENV_ATTRIBUTE,
               "environ.get": _ENV_CALL, "getenv": _ENV_CALL,
@@ -425,6 +457,17 @@ STRUCTURAL: tuple[Rule, ...] = (
         check="login_pair", priority=1,
         doc="notes that pair a conventional account with its password, spaced as no path is: "
             "Jenkins: admin / s3cret, MySQL root / s3cret",
+    ),
+    Rule(
+        "conventional-colon-pair", "password assignment",
+        r"(?<![\w/.@:$-])(?i:" + _ADMIN_USERS + r"):(?P<s>[^\s`'\"@/:<>{}\[\]()|]{6,128})"
+        r"(?=$|[\s,;)]|\.(?:\s|$))",
+        keywords=tuple(u + ":" for u in _ADMIN_USERS.split("|")), group="s",
+        keyword_tails=tuple((u + ":", r"[^\s`'\"@/:<>{}\[\]()|]{6}")
+                            for u in _ADMIN_USERS.split("|")),
+        check="colon_pair", priority=1,
+        doc="notes that join a conventional account and its password with a colon, as "
+            "curl -u, chpasswd(8) and HTTP Basic do: admin:s3cret works on the router",
     ),
     Rule(
         "password-changed-to", "password assignment",
@@ -625,11 +668,13 @@ STRUCTURAL: tuple[Rule, ...] = (
         "env-default", "password assignment",
         r"(?:\bprocess\.env\.|\bimport\.meta\.env\.|\benviron(?:\.get)?\s*[(\[]\s*[\"']"
         r"|\b[Gg]et[Ee]nv\s*\(\s*[\"']|\bENV\s*\[\s*[\"'])(?P<name>[A-Za-z_][A-Za-z0-9_]{0,60})"
-        r"[\"']?\s*[)\]]?\s*(?:\|\||\?\?|\?:|\bor\b)\s*(?P<s>\"[^\"\n]{4,256}\"|'[^'\n]{4,256}')",
+        r"(?:[\"']?\s*[)\]]?\s*(?:\|\||\?\?|\?:|\bor\b)|(?<=[(\w])[\"']\s*,)\s*"
+        r"(?P<s>\"[^\"\n]{4,256}\"|'[^'\n]{4,256}')",
         keywords=tuple(_ENV_READS), keyword_tails=tuple(_ENV_READS.items()),
         check="named_default", priority=1,
         doc="a literal after an environment variable's read as its fallback: "
-            "process.env.X || 'v', os.environ.get('X') or 'v', System.getenv(\"X\") ?: \"v\"",
+            "process.env.X || 'v', os.environ.get('X') or 'v', System.getenv(\"X\") ?: \"v\", "
+            "and the read's default argument: os.getenv('X', 'v'), os.environ.get('X', 'v')",
     ),
     Rule(
         "rpm-define", "password assignment",
@@ -642,9 +687,9 @@ STRUCTURAL: tuple[Rule, ...] = (
     GENERATED_TOKEN,
     Rule(
         "escaped-quotes", "password assignment", r"(?!)",
-        keywords=('\\"',), locate="unescaped", priority=1,
+        keywords=('\\"', "\\n", "\\r", "\\t"), locate="unescaped", priority=1,
         doc="JSON quoted inside a string: curl -d \"{\\\"password\\\": \\\"X\\\"}\", "
-            "a log's payload",
+            "a log's payload; lines joined by \\\\n in one literal: \"host=db\\\\npassword=X\"",
     ),
     Rule(
         "table-cell", "password in a table",

@@ -33,6 +33,7 @@ def sets() -> dict[str, list[dict]]:
     foreign = DATA / "foreign"
     r6 = DATA / "foreign_r6"
     r9 = DATA / "foreign_r9"
+    r11 = DATA / "foreign_r11"
     return {
         "tuning": [r for r in dev if r["split"] == "tune"],
         "evaluation": [r for r in dev if r["split"] == "eval"],
@@ -47,6 +48,9 @@ def sets() -> dict[str, list[dict]]:
         "foreign-r9-tuning": [json.loads(x) for x in
                               (r9 / "tuning.jsonl").read_text().splitlines()],
         "heldout-r9": [json.loads(x) for x in (r9 / "heldout.jsonl").read_text().splitlines()],
+        "foreign-r11-tuning": [json.loads(x) for x in
+                               (r11 / "tuning.jsonl").read_text().splitlines()],
+        "heldout-r11": [json.loads(x) for x in (r11 / "heldout.jsonl").read_text().splitlines()],
     }
 
 
@@ -65,7 +69,7 @@ def measure(recs: list[dict]) -> dict:
     }
 
 
-HELD_OUT = ("heldout", "heldout-r6", "heldout-r9")  # counts only, never their lines
+HELD_OUT = ("heldout", "heldout-r6", "heldout-r9", "heldout-r11")  # counts only, never their lines
 
 
 def counts_only(measured: dict) -> dict:
