@@ -20,7 +20,9 @@ SRC = ROOT / "src"
 PACKAGE = SRC / "memgit"
 MAX_LINES = 800
 # Modules allowed over MAX_LINES, each with its reason (data tables only).
-LONG_MODULES: set[str] = set()
+LONG_MODULES: set[str] = {
+    "secrets/formats.py",  # records of documented token formats, one per shape: no code
+}
 LEAN_FORBIDDEN = ("pygit2", "click", "memgit.plugins")
 
 
