@@ -103,6 +103,7 @@ class Ctx:
     author: tuple[str, str] | None = None
     committer: tuple[str, str] | None = None
     skip_commit: bool = False
+    skip_add: bool = False  # the case staged index entries no file backs (`add -A` drops them)
 
     def git(self, *args: str, input: bytes | None = None, env: dict | None = None) -> str:
         e = dict(self.env, **(env or {}))
@@ -373,8 +374,9 @@ def nul_byte(c: Ctx) -> None:
 
 def invalid_utf8_name(c: Ctx) -> None:
     blob = c.git("hash-object", "-w", "--stdin", input=entry("a fact").encode())
-    c.git("update-index", "--add", "--cacheinfo", f"100644,{blob},topics/b\xe9d.md")
-    c.skip_commit = False
+    c.git("-c", "core.precomposeunicode=false", "update-index", "--add", "--cacheinfo",
+          f"100644,{blob},topics/b\udce9d.md".encode("utf-8", "surrogateescape").decode("latin-1"))
+    c.skip_add = True
 
 
 def crlf(c: Ctx) -> None:  # harmless
@@ -400,6 +402,7 @@ def symlink_md_rel(c: Ctx) -> None:
 def gitlink(c: Ctx) -> None:
     head = c.git("rev-parse", "HEAD")
     c.git("update-index", "--add", "--cacheinfo", f"160000,{head},topics/sub")
+    c.skip_add = True
 
 
 def gitmodules(c: Ctx) -> None:
@@ -582,8 +585,9 @@ def sweep_drive(base: Path, env: dict[str, str], only: list[str]) -> tuple[list[
         c = Ctx(work, env)
         case.stage(c)
         if not c.skip_commit:
-            run(MEMGIT + ["lint", "--fix"], work, env)
-            c.git("add", "-A")
+            if not c.skip_add:
+                run(MEMGIT + ["lint", "--fix"], work, env)
+                c.git("add", "-A")
             e = {}
             if c.author:
                 e.update(GIT_AUTHOR_NAME=c.author[0], GIT_AUTHOR_EMAIL=c.author[1])
@@ -734,6 +738,9 @@ def main() -> int:
     ap.add_argument("--no-serve", action="store_true")
     args = ap.parse_args()
     base = Path(tempfile.mkdtemp(prefix="hostile_sweep."))
+    if os.environ.get("PYTHONPATH"):  # the hooks run in the server's git directory
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            str(Path(p).resolve()) for p in os.environ["PYTHONPATH"].split(os.pathsep))
     env = dict(os.environ, XDG_DATA_HOME=str(base / "xdg"), GIT_TERMINAL_PROMPT="0",
                GIT_CONFIG_NOSYSTEM="1", HOME=str(base), GIT_NO_REPLACE_OBJECTS="1")
     env.pop("GIT_DIR", None)

@@ -409,12 +409,24 @@ def _check_entry(path: str, number: int, entry: fmt.Entry, facts: BlobFacts,
     facts.texts.append((entry.text, number))
 
 
+def _scan_visible(scanner: Callable[..., list[Any]], line: str, policy: Policy) -> list[Any]:
+    """The line's findings; when it has none and holds invisible characters (Unicode Cf
+    and the other default-ignorables), those of the line without them. A soft hyphen or
+    a zero-width space every few characters splits a token into pieces no rule matches,
+    while every reader (a browser, an agent that strips them, a copy and paste) sees
+    the token whole (hostile sweep, branch hostile42)."""
+    found = scanner(line, policy.secret_rules)
+    if not found and fmt.INVISIBLE_RE.search(line):
+        found = scanner(fmt.INVISIBLE_RE.sub("", line), policy.secret_rules)
+    return list(found)
+
+
 def secret_kinds(line: str, policy: Policy) -> list[str]:
     """The kinds of possible credentials in one line (never the secret itself)."""
     from memgit.secrets import scan_text, scan_text_deep
 
     scanner = scan_text_deep if policy.deep_secrets else scan_text
-    return [f.kind for f in scanner(line, policy.secret_rules)]
+    return [f.kind for f in _scan_visible(scanner, line, policy)]
 
 
 def _check_secrets(path: str, text: str, facts: BlobFacts, scan: SecretFilter | None,
@@ -425,7 +437,7 @@ def _check_secrets(path: str, text: str, facts: BlobFacts, scan: SecretFilter | 
     for number, (content, _eol) in enumerate(fmt.split_lines(text), start=1):
         if scan is not None and not scan(number, content):
             continue
-        for finding in scanner(content, policy.secret_rules):
+        for finding in _scan_visible(scanner, content, policy):
             facts.violations.append(Violation(
                 "MG401", path, number, f"possible credential: {finding.kind}"))
             break
