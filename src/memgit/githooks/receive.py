@@ -36,7 +36,7 @@ from memgit.git.plumbing import (
     start_new_commits,
     start_plumbing,
 )
-from memgit.git.raw import LaterRead, ObjectReader, TreeCache, commit_text, is_tree
+from memgit.git.raw import LaterRead, ObjectReader, TreeCache, commit_headers, commit_text, is_tree
 from memgit.githooks import old_files
 from memgit.githooks.hook_io import (
     RefUpdate,
@@ -584,7 +584,9 @@ class PushJudge:
         raw = self._commit_raw.get(commit.oid)
         if raw is not None:
             message, people = commit_text(raw)
-            out.extend(check_commit(message, people, self.policy, self.registry))
+            # every other header too (gpgsig, mergetag, unknown ones): clones carry them
+            out.extend(check_commit(message, people + commit_headers(raw), self.policy,
+                                    self.registry))
         items: list[TreeItem] = []
         changed: list[TreeFile] = []
         for row in rows:

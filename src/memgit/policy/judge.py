@@ -605,9 +605,13 @@ def check_commit(message: str, people: Sequence[tuple[str, str]], policy: Policy
     ((field, value) such as ("author name", "Ann")), scanned with the drive's secret
     rules. Violations name the field and the message line, never the value."""
     out: list[Violation] = []
+    said: set[str] = set()
     for label, value in people:
+        if label in said:  # one per field: a header's lines share their label
+            continue
         kinds = secret_kinds(value, policy)
         if kinds:
+            said.add(label)
             out.append(Violation("MG403", "", 0, f"the {label} holds a possible credential: "
                                  f"{kinds[0]}"))
     for number, (content, _eol) in enumerate(fmt.split_lines(message), start=1):
