@@ -741,3 +741,23 @@ def test_a_percent_encoded_password_refuses_the_push(tmp_path: Path) -> None:
     assert result.refused_by_hook and "MG401" in result.codes(), result.stderr
     assert "%51v7G%46fW" not in result.stderr
     assert drive.main() == before
+
+
+def test_a_memgit_serve_token_refuses_the_push(tmp_path: Path) -> None:
+    """memgit's own tokens (mgt_<id>_<secret>, docs/serve.md) were no credential to the
+    scanner: one in prose, or as MEMGIT_TOKEN=..., landed (hostile sweep)."""
+    import secrets as random_secrets
+
+    from memgit.serve.tokens import PREFIX
+    from tests.receive_support import Drive, base_files, entry, people_text, ulid_like
+
+    token = f"{PREFIX}{random_secrets.token_hex(6)}_{random_secrets.token_urlsafe(32)}"
+    assert [f.kind for f in scan_text(f"MEMGIT_TOKEN={token}")] == ["memgit serve token"]
+    drive = Drive(tmp_path, files=base_files())
+    before = drive.main()
+    drive.build(({"people.md": people_text(entry(f"CI clones with {token}", ulid_like(93)))},
+                 "add"))
+    result = drive.push("refs/heads/work")
+    assert result.refused_by_hook and "MG401" in result.codes(), result.stderr
+    assert token[17:29] not in result.stderr
+    assert drive.main() == before
