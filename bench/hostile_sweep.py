@@ -688,7 +688,13 @@ def sweep_serve(base: Path, env: dict[str, str]) -> list[Row]:
         g.git("config", "user.name", "A")
         g.git("config", "user.email", "a@example.com")
         g.git("config", "core.hooksPath", "/dev/null")
-        for case in SERVE_CASES:
+        own = [Case("serve: its own write token in an entry",
+                    lambda c: c.append("topics/build.md", entry(f"CI clones with {token}")),
+                    [token.split("_", 2)[2]]),
+               Case("serve: its own token as MEMGIT_TOKEN=",
+                    lambda c: c.append("topics/build.md", f"\n```\nMEMGIT_TOKEN={token}\n```\n"),
+                    [token.split("_", 2)[2]])]
+        for case in SERVE_CASES + own:
             g.git("fetch", "-q", "origin")
             g.git("reset", "-q", "--hard", "origin/main")
             g.git("clean", "-qfdx")
@@ -707,7 +713,7 @@ def sweep_serve(base: Path, env: dict[str, str]) -> list[Row]:
         needles = [GH, GH2, PW, token.split("_")[-1]]
         pages = {}
         for path in ["/", "/joe/notes", "/joe/notes?q=token", "/joe/notes?q=" + GH2,
-                     "/metrics", "/joe/notes/" + GH2]:
+                     "/metrics", "/joe/notes/" + GH2, f"/{token}/notes.git/info/refs"]:
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as r:
                     pages[path] = r.read().decode(errors="replace")
