@@ -468,6 +468,33 @@ def replace_ref(c: Ctx) -> None:
     c.extra_refspecs = [f"refs/replace/{tip}:refs/replace/{tip}"]
 
 
+def wikilink(c: Ctx) -> None:
+    c.append("topics/build.md", entry(f"see [[{GH}]]"))
+
+
+def backslash_escape(c: Ctx) -> None:  # Markdown renders ghp\_... as ghp_...
+    c.append("topics/build.md", entry("CI uses " + GH.replace("_", "\\_")))
+
+
+def html_entity(c: Ctx) -> None:  # and ghp&#95;... too
+    c.append("topics/build.md", entry("CI uses " + GH.replace("_", "&#95;")))
+
+
+def html_entity_all(c: Ctx) -> None:
+    c.append("topics/build.md", entry("CI uses " + "".join(f"&#{ord(ch)};" for ch in GH)))
+
+
+def push_option(c: Ctx) -> None:
+    good_commit(c)
+    c.skip_commit = True
+    c.extra_refspecs = ["-o", f"token={GH}", "HEAD:refs/heads/main"]
+
+
+def memory_title(c: Ctx) -> None:
+    text = (c.work / "MEMORY.md").read_text()
+    c.write("MEMORY.md", text.replace("# Memory", f"# Memory {GH}", 1))
+
+
 def harmless(c: Ctx) -> None:
     c.append("topics/build.md", entry("the build uses make and takes four minutes"))
 
@@ -511,6 +538,12 @@ CASES: list[Case] = [
     Case("1 MB line with a ghp inside", long_line_secret, [GH]),
     Case("ghp in a side branch's commit", side_branch_secret, [GH]),
     Case("refs/replace/<tip> -> secret commit", replace_ref, [GH]),
+    Case("[[wikilink]] target (ghp)", wikilink, [GH]),
+    Case("backslash-escaped ghp\\_ (Markdown renders _)", backslash_escape, [GH]),
+    Case("HTML entity ghp&#95; (rendered _)", html_entity, [GH]),
+    Case("every character an HTML entity", html_entity_all, [GH], expect="either"),
+    Case("push option -o token=ghp", push_option, [GH], expect="either"),
+    Case("MEMORY.md title (ghp)", memory_title, [GH]),
     Case("RTL override in an entry", rtl_override, expect="either"),
     Case("Hebrew/Arabic text (harmless)", rtl_text, expect="accepted"),
     Case("homoglyph (Cyrillic) in an id", homoglyph_id),

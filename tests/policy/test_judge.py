@@ -529,3 +529,30 @@ def test_invisible_characters_without_a_token_still_land(tmp_path: Path) -> None
     result = drive.push("refs/heads/work")
     assert result.returncode == 0, result.stderr
     assert drive.main() == pushed[-1]
+
+
+@pytest.mark.parametrize("form", ["decimal", "hex", "prefix-only"])
+def test_a_token_written_as_html_references_refuses_the_push(tmp_path: Path,
+                                                              form: str) -> None:
+    """Every character of a token as an HTML character reference: a Markdown viewer shows
+    the token, no rule saw it. The line is scanned again as it renders."""
+    from tests.receive_support import Drive, base_files, entry, people_text, ulid_like
+
+    written = {"decimal": "".join(f"&#{ord(c)};" for c in SPLIT_TOKEN),
+               "hex": "".join(f"&#x{ord(c):x};" for c in SPLIT_TOKEN),
+               "prefix-only": "".join(f"&#{ord(c)};" for c in SPLIT_TOKEN[:4])
+               + SPLIT_TOKEN[4:]}[form]
+    drive = Drive(tmp_path, files=base_files())
+    before = drive.main()
+    drive.build(({"people.md": people_text(entry(f"ci uses {written}", ulid_like(94)))},
+                 "add"))
+    result = drive.push("refs/heads/work")
+    assert result.refused_by_hook and "MG401" in result.codes(), result.stderr
+    assert SPLIT_TOKEN[4:12] not in result.stderr
+    assert drive.main() == before
+
+
+def test_as_rendered_reads_what_a_viewer_shows() -> None:
+    from memgit.policy.judge import as_rendered
+
+    assert as_rendered("a &#103;&#x68;p\\_x \\\\ y co\u00adop &amp; z") == "a ghp_x \\ y coop & z"

@@ -409,15 +409,34 @@ def _check_entry(path: str, number: int, entry: fmt.Entry, facts: BlobFacts,
     facts.texts.append((entry.text, number))
 
 
+_MD_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark: a backslash before ASCII punctuation
+
+
+def as_rendered(line: str) -> str:
+    """The line as a reader of the rendered Markdown sees it: invisible characters (Unicode
+    Cf and the other default-ignorables) dropped, HTML character references decoded
+    (``&#103;&#104;...``), backslash escapes of punctuation undone (``ghp\\_``)."""
+    seen = fmt.INVISIBLE_RE.sub("", line)
+    if "&" in seen:
+        import html
+
+        seen = fmt.INVISIBLE_RE.sub("", html.unescape(seen))
+    if "\\" in seen:
+        seen = _MD_ESCAPE.sub(r"\1", seen)
+    return seen
+
+
 def _scan_visible(scanner: Callable[..., list[Any]], line: str, policy: Policy) -> list[Any]:
-    """The line's findings; when it has none and holds invisible characters (Unicode Cf
-    and the other default-ignorables), those of the line without them. A soft hyphen or
-    a zero-width space every few characters splits a token into pieces no rule matches,
-    while every reader (a browser, an agent that strips them, a copy and paste) sees
-    the token whole (hostile sweep, branch hostile42)."""
+    """The line's findings; when it has none, those of the line as it renders
+    (:func:`as_rendered`). A soft hyphen or a zero-width space every few characters, or
+    a token written as HTML character references, hides it from every rule while every
+    reader (a browser, a Markdown viewer, an agent that strips them, a copy and paste)
+    sees it whole (hostile sweep, branch hostile42)."""
     found = scanner(line, policy.secret_rules)
-    if not found and fmt.INVISIBLE_RE.search(line):
-        found = scanner(fmt.INVISIBLE_RE.sub("", line), policy.secret_rules)
+    if not found and ("&" in line or "\\" in line or fmt.INVISIBLE_RE.search(line)):
+        seen = as_rendered(line)
+        if seen != line:
+            found = scanner(seen, policy.secret_rules)
     return list(found)
 
 
