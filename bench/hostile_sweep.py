@@ -38,9 +38,9 @@ import time
 import urllib.parse
 import urllib.request
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 RNG = random.Random(42)
 ALNUM = string.ascii_letters + string.digits
@@ -70,8 +70,9 @@ PW_URL = f"postgres://deploy:{PW}@db.internal.example.com:5432/app"
 
 
 def pem_key() -> str:
-    out = subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["openssl", "genpkey", "-algorithm", "ed25519"], capture_output=True, text=True, check=True
+    ).stdout
     return out.strip()
 
 
@@ -86,7 +87,7 @@ def entry(text: str, n: int = 1) -> str:
 @dataclass
 class Case:
     name: str
-    stage: Callable[["Ctx"], None]
+    stage: Callable[[Ctx], None]
     needles: list[str] = field(default_factory=list)  # secret forms; empty: harmless
     expect: str = "refused"  # or "accepted", or "either"
     refspecs: list[str] = field(default_factory=lambda: ["HEAD:refs/heads/main"])
@@ -107,8 +108,7 @@ class Ctx:
 
     def git(self, *args: str, input: bytes | None = None, env: dict | None = None) -> str:
         e = dict(self.env, **(env or {}))
-        r = subprocess.run(["git", *args], cwd=self.work, env=e, input=input,
-                           capture_output=True)
+        r = subprocess.run(["git", *args], cwd=self.work, env=e, input=input, capture_output=True)
         if r.returncode:
             raise RuntimeError(f"git {args}: {r.stderr.decode(errors='replace')}")
         return r.stdout.decode(errors="replace").strip()
@@ -125,15 +125,16 @@ class Ctx:
             f.write(data.encode())
 
 
-def run(cmd: list[str], cwd: Path, env: dict[str, str], input: bytes | None = None,
-        timeout: float = 600) -> tuple[int, str]:
-    r = subprocess.run(cmd, cwd=cwd, env=env, input=input, capture_output=True,
-                       timeout=timeout)
+def run(
+    cmd: list[str], cwd: Path, env: dict[str, str], input: bytes | None = None, timeout: float = 600
+) -> tuple[int, str]:
+    r = subprocess.run(cmd, cwd=cwd, env=env, input=input, capture_output=True, timeout=timeout)
     return r.returncode, (r.stdout + r.stderr).decode("utf-8", errors="replace")
 
 
-INVISIBLE_ESCAPES = re.compile(r"\\u(?:200[b-f]|00ad|2060|feff|202[a-e]|206[6-9])|\\xad",
-                               re.IGNORECASE)
+INVISIBLE_ESCAPES = re.compile(
+    r"\\u(?:200[b-f]|00ad|2060|feff|202[a-e]|206[6-9])|\\xad", re.IGNORECASE
+)
 INVISIBLE = re.compile("[\u200b-\u200f\u00ad\u2060\ufeff\u202a-\u202e\u2066-\u2069]")
 
 
@@ -149,7 +150,7 @@ def echoes(text: str, needles: list[str]) -> list[str]:
     hits = []
     for n in needles:
         for i in range(0, max(1, len(n) - 7)):
-            piece = n[i:i + 8]
+            piece = n[i : i + 8]
             if len(piece) == 8 and any(piece in h for h in hay):
                 hits.append(piece)
                 break
@@ -157,6 +158,7 @@ def echoes(text: str, needles: list[str]) -> list[str]:
 
 
 # ---------------------------------------------------------------- the cases
+
 
 def good_commit(c: Ctx) -> str:
     """A harmless commit on top of origin/main, returns its id."""
@@ -176,8 +178,13 @@ def tag_name(c: Ctx) -> None:
 
 def tag_message(c: Ctx) -> None:
     good_commit(c)
-    c.git("tag", "-a", "v1", "-m", f"release\n\naws_access_key_id={AWS_ID}\n"
-          f"aws_secret_access_key={AWS_SECRET}\n")
+    c.git(
+        "tag",
+        "-a",
+        "v1",
+        "-m",
+        f"release\n\naws_access_key_id={AWS_ID}\naws_secret_access_key={AWS_SECRET}\n",
+    )
     c.skip_commit = True
     c.extra_refspecs = ["refs/tags/v1:refs/tags/v1"]
 
@@ -232,8 +239,7 @@ def extra_header(c: Ctx) -> None:
     raw = c.git("cat-file", "commit", head)
     hdr, _, msg = raw.partition("\n\n")
     obj = f"{hdr}\nx-deploy-token {GH}\n\n{msg}\n"
-    new = c.git("hash-object", "-t", "commit", "-w", "--stdin", "--literally",
-                input=obj.encode())
+    new = c.git("hash-object", "-t", "commit", "-w", "--stdin", "--literally", input=obj.encode())
     c.git("reset", "-q", "--hard", new)
     c.skip_commit = True
 
@@ -242,9 +248,14 @@ def gpgsig_header(c: Ctx) -> None:
     head = good_commit(c)
     raw = c.git("cat-file", "commit", head)
     hdr, _, msg = raw.partition("\n\n")
-    sig = "gpgsig -----BEGIN PGP SIGNATURE-----\n \n " + f"{AWS_ID} {AWS_SECRET}" + \
-        "\n -----END PGP SIGNATURE-----"
-    new = c.git("hash-object", "-t", "commit", "-w", "--stdin", input=f"{hdr}\n{sig}\n\n{msg}\n".encode())
+    sig = (
+        "gpgsig -----BEGIN PGP SIGNATURE-----\n \n "
+        + f"{AWS_ID} {AWS_SECRET}"
+        + "\n -----END PGP SIGNATURE-----"
+    )
+    new = c.git(
+        "hash-object", "-t", "commit", "-w", "--stdin", input=f"{hdr}\n{sig}\n\n{msg}\n".encode()
+    )
     c.git("reset", "-q", "--hard", new)
     c.skip_commit = True
 
@@ -254,7 +265,9 @@ def emphasis(c: Ctx) -> None:
 
 
 def link_target(c: Ctx) -> None:
-    c.append("topics/build.md", entry(f"see [the dashboard](https://ci.example.com/?access_token={GH})"))
+    c.append(
+        "topics/build.md", entry(f"see [the dashboard](https://ci.example.com/?access_token={GH})")
+    )
 
 
 def html_comment(c: Ctx) -> None:
@@ -262,7 +275,9 @@ def html_comment(c: Ctx) -> None:
 
 
 def footnote(c: Ctx) -> None:
-    c.append("topics/build.md", entry("the deploy token is in the footnote[^1]") + f"\n[^1]: {GH}\n")
+    c.append(
+        "topics/build.md", entry("the deploy token is in the footnote[^1]") + f"\n[^1]: {GH}\n"
+    )
 
 
 def ref_definition(c: Ctx) -> None:
@@ -270,16 +285,19 @@ def ref_definition(c: Ctx) -> None:
 
 
 def front_matter(c: Ctx) -> None:
-    c.write("topics/fm.md", f"---\ntitle: build\naws_secret_access_key: {AWS_SECRET}\n---\n" + entry("front matter"))
+    c.write(
+        "topics/fm.md",
+        f"---\ntitle: build\naws_secret_access_key: {AWS_SECRET}\n---\n" + entry("front matter"),
+    )
 
 
 def zero_width(c: Ctx) -> None:
-    split = "\u200b".join(GH[i:i + 6] for i in range(0, len(GH), 6))
+    split = "\u200b".join(GH[i : i + 6] for i in range(0, len(GH), 6))
     c.append("topics/build.md", entry(f"the token is {split}"))
 
 
 def soft_hyphen(c: Ctx) -> None:
-    split = "\u00ad".join(GH[i:i + 5] for i in range(0, len(GH), 5))
+    split = "\u00ad".join(GH[i : i + 5] for i in range(0, len(GH), 5))
     c.append("topics/build.md", entry(f"token {split}"))
 
 
@@ -287,7 +305,10 @@ PW_ENC = "".join(f"%{ord(ch):02X}" if i % 3 == 0 else ch for i, ch in enumerate(
 
 
 def url_encoded(c: Ctx) -> None:
-    c.append("topics/build.md", entry(f"connect to postgres://deploy:{PW_ENC}@db.internal.example.com/app"))
+    c.append(
+        "topics/build.md",
+        entry(f"connect to postgres://deploy:{PW_ENC}@db.internal.example.com/app"),
+    )
 
 
 GH_URLENC = urllib.parse.quote(GH, safe="").replace("_", "%5F")
@@ -313,8 +334,11 @@ def table_cell(c: Ctx) -> None:
 
 
 def code_fence(c: Ctx) -> None:
-    c.append("topics/build.md", f"\n```ini\n[default]\naws_access_key_id = {AWS_ID}\n"
-             f"aws_secret_access_key = {AWS_SECRET}\n```\n")
+    c.append(
+        "topics/build.md",
+        f"\n```ini\n[default]\naws_access_key_id = {AWS_ID}\n"
+        f"aws_secret_access_key = {AWS_SECRET}\n```\n",
+    )
 
 
 def pem_fenced(c: Ctx) -> None:
@@ -326,7 +350,10 @@ def pem_bare(c: Ctx) -> None:
 
 
 def html_attribute(c: Ctx) -> None:
-    c.append("topics/build.md", f'<img alt="status" src="https://deploy:{PW}@ci.example.com/badge.svg">\n')
+    c.append(
+        "topics/build.md",
+        f'<img alt="status" src="https://deploy:{PW}@ci.example.com/badge.svg">\n',
+    )
 
 
 def heading(c: Ctx) -> None:
@@ -334,11 +361,17 @@ def heading(c: Ctx) -> None:
 
 
 def source_meta(c: Ctx) -> None:
-    c.append("topics/build.md", f"- a fact [source: https://ci.example.com/?token={GH}; added: 2026-12-01]\n")
+    c.append(
+        "topics/build.md",
+        f"- a fact [source: https://ci.example.com/?token={GH}; added: 2026-12-01]\n",
+    )
 
 
 def id_meta(c: Ctx) -> None:
-    c.append("topics/build.md", f"- a fact [source: https://example.com/s/1; added: 2026-12-01; id: {GH}]\n")
+    c.append(
+        "topics/build.md",
+        f"- a fact [source: https://example.com/s/1; added: 2026-12-01; id: {GH}]\n",
+    )
 
 
 def index_description(c: Ctx) -> None:
@@ -364,8 +397,11 @@ def rtl_text(c: Ctx) -> None:  # harmless: Hebrew and Arabic text
 
 
 def homoglyph_id(c: Ctx) -> None:
-    c.append("topics/build.md", "- a fact [source: https://example.com/s/1; added: 2026-12-01; "
-             "id: m-01jd3xk8q7c9v2n4r6t8w0y1z\u04301]\n")
+    c.append(
+        "topics/build.md",
+        "- a fact [source: https://example.com/s/1; added: 2026-12-01; "
+        "id: m-01jd3xk8q7c9v2n4r6t8w0y1z\u04301]\n",
+    )
 
 
 def nul_byte(c: Ctx) -> None:
@@ -374,8 +410,14 @@ def nul_byte(c: Ctx) -> None:
 
 def invalid_utf8_name(c: Ctx) -> None:
     blob = c.git("hash-object", "-w", "--stdin", input=entry("a fact").encode())
-    c.git("-c", "core.precomposeunicode=false", "update-index", "--add", "--cacheinfo",
-          f"100644,{blob},topics/b\udce9d.md".encode("utf-8", "surrogateescape").decode("latin-1"))
+    c.git(
+        "-c",
+        "core.precomposeunicode=false",
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        f"100644,{blob},topics/b\udce9d.md".encode("utf-8", "surrogateescape").decode("latin-1"),
+    )
     c.skip_add = True
 
 
@@ -423,8 +465,11 @@ def gitattributes_md(c: Ctx) -> None:
 
 
 def lfs_pointer(c: Ctx) -> None:
-    c.write("topics/lfs.md", "version https://git-lfs.github.com/spec/v1\n"
-            "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 12345\n")
+    c.write(
+        "topics/lfs.md",
+        "version https://git-lfs.github.com/spec/v1\n"
+        "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 12345\n",
+    )
 
 
 def many_files(c: Ctx) -> None:
@@ -452,6 +497,7 @@ def protected_ref(ref: str) -> Callable[[Ctx], None]:
         good_commit(c)
         c.skip_commit = True
         c.extra_refspecs = [f"HEAD:{ref}"]
+
     return stage
 
 
@@ -581,8 +627,11 @@ class Row:
 
 def server_dump(srv: Path, env: dict[str, str]) -> str:
     """Every object of the server drive, decompressed, and its plain files."""
-    r = subprocess.run(["git", "-C", str(srv), "cat-file", "--batch-all-objects", "--batch",
-                        "--unordered"], capture_output=True, env=env)
+    r = subprocess.run(
+        ["git", "-C", str(srv), "cat-file", "--batch-all-objects", "--batch", "--unordered"],
+        capture_output=True,
+        env=env,
+    )
     text = r.stdout.decode("utf-8", errors="replace")
     for p in srv.rglob("*"):
         if p.is_file() and "objects" not in p.parts:
@@ -609,8 +658,9 @@ def sweep_drive(base: Path, env: dict[str, str], only: list[str]) -> tuple[list[
     for case in CASES:
         if only and not any(o.lower() in case.name.lower() for o in only):
             continue
-        for ref in g.git("for-each-ref", "--format=%(refname)", "refs/tags", "refs/notes",
-                         "refs/replace").splitlines():
+        for ref in g.git(
+            "for-each-ref", "--format=%(refname)", "refs/tags", "refs/notes", "refs/replace"
+        ).splitlines():
             g.git("update-ref", "-d", ref)
         g.git("fetch", "-q", "origin")
         g.git("reset", "-q", "--hard", "origin/main")
@@ -626,9 +676,21 @@ def sweep_drive(base: Path, env: dict[str, str], only: list[str]) -> tuple[list[
                 e.update(GIT_AUTHOR_NAME=c.author[0], GIT_AUTHOR_EMAIL=c.author[1])
             if c.committer:
                 e.update(GIT_COMMITTER_NAME=c.committer[0], GIT_COMMITTER_EMAIL=c.committer[1])
-            c.git("commit", "-q", "--no-verify", "--allow-empty", "-m", c.message or case.message, env=e)
+            c.git(
+                "commit",
+                "-q",
+                "--no-verify",
+                "--allow-empty",
+                "-m",
+                c.message or case.message,
+                env=e,
+            )
         refspecs = c.extra_refspecs or case.refspecs
-        cmd = ["git", "push", "--porcelain"] + (["--force"] if case.force else []) + ["origin", *refspecs]
+        cmd = (
+            ["git", "push", "--porcelain"]
+            + (["--force"] if case.force else [])
+            + ["origin", *refspecs]
+        )
         rc, out = run(cmd, work, env)
         outputs[case.name] = out
         codes = " ".join(sorted(set(re.findall(r"MG\d{3}", out))))
@@ -648,8 +710,9 @@ def judge(case: Case, accepted: bool, codes: str, hits: list[str], out: str) -> 
         note = "echo: " + ",".join(hits)
     elif case.expect not in (outcome, "either"):
         note = f"expected {case.expect}"
-    return Row(case.name, outcome, codes or "-", "yes" if hits else "no",
-               "ok" if ok else "PROBLEM", note)
+    return Row(
+        case.name, outcome, codes or "-", "yes" if hits else "no", "ok" if ok else "PROBLEM", note
+    )
 
 
 def after_checks(base: Path, env: dict[str, str], srv: Path) -> list[Row]:
@@ -668,17 +731,32 @@ def after_checks(base: Path, env: dict[str, str], srv: Path) -> list[Row]:
     ]:
         rc, out = run(cmd, cwd, env)
         hits = echoes(out, needles)
-        rows.append(Row(label, f"rc={rc}", " ".join(sorted(set(re.findall(r"MG\d{3}", out)))) or "-",
-                        "yes" if hits else "no",
-                        "ok" if not hits and "MG000" not in out else "PROBLEM",
-                        ",".join(hits)))
+        rows.append(
+            Row(
+                label,
+                f"rc={rc}",
+                " ".join(sorted(set(re.findall(r"MG\d{3}", out)))) or "-",
+                "yes" if hits else "no",
+                "ok" if not hits and "MG000" not in out else "PROBLEM",
+                ",".join(hits),
+            )
+        )
     hits = echoes(server_dump(srv, env), needles)
-    rows.append(Row("server objects and files", "-", "-", "yes" if hits else "no",
-                    "ok" if not hits else "PROBLEM", ",".join(hits)))
+    rows.append(
+        Row(
+            "server objects and files",
+            "-",
+            "-",
+            "yes" if hits else "no",
+            "ok" if not hits else "PROBLEM",
+            ",".join(hits),
+        )
+    )
     return rows
 
 
 # ---------------------------------------------------------------- memgit serve
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -700,12 +778,19 @@ def sweep_serve(base: Path, env: dict[str, str]) -> list[Row]:
     root = base / "root"
     root.mkdir()
     run(MEMGIT + ["serve", str(root), "--create", "joe/notes"], base, env)
-    rc, out = run(MEMGIT + ["token", "add", "joe/notes", "--write", "--root", str(root), "--json"], base, env)
-    token = json.loads(out[out.index("{"):])["token"]
+    rc, out = run(
+        MEMGIT + ["token", "add", "joe/notes", "--write", "--root", str(root), "--json"], base, env
+    )
+    token = json.loads(out[out.index("{") :])["token"]
     port = free_port()
     log = base / "serve.log"
-    proc = subprocess.Popen(MEMGIT + ["serve", str(root), "--port", str(port), "--log", str(log)],
-                            cwd=base, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        MEMGIT + ["serve", str(root), "--port", str(port), "--log", str(log)],
+        cwd=base,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     rows: list[Row] = []
     try:
         for _ in range(100):
@@ -721,12 +806,18 @@ def sweep_serve(base: Path, env: dict[str, str]) -> list[Row]:
         g.git("config", "user.name", "A")
         g.git("config", "user.email", "a@example.com")
         g.git("config", "core.hooksPath", "/dev/null")
-        own = [Case("serve: its own write token in an entry",
-                    lambda c: c.append("topics/build.md", entry(f"CI clones with {token}")),
-                    [token.split("_", 2)[2]]),
-               Case("serve: its own token as MEMGIT_TOKEN=",
-                    lambda c: c.append("topics/build.md", f"\n```\nMEMGIT_TOKEN={token}\n```\n"),
-                    [token.split("_", 2)[2]])]
+        own = [
+            Case(
+                "serve: its own write token in an entry",
+                lambda c: c.append("topics/build.md", entry(f"CI clones with {token}")),
+                [token.split("_", 2)[2]],
+            ),
+            Case(
+                "serve: its own token as MEMGIT_TOKEN=",
+                lambda c: c.append("topics/build.md", f"\n```\nMEMGIT_TOKEN={token}\n```\n"),
+                [token.split("_", 2)[2]],
+            ),
+        ]
         for case in SERVE_CASES + own:
             g.git("fetch", "-q", "origin")
             g.git("reset", "-q", "--hard", "origin/main")
@@ -739,14 +830,25 @@ def sweep_serve(base: Path, env: dict[str, str]) -> list[Row]:
                 run(MEMGIT + ["lint", "--fix"], work, env)
                 c.git("add", "-A")
                 c.git("commit", "-q", "--no-verify", "-m", c.message or case.message)
-            rc, out = run(["git", "push", "--porcelain", "origin", *(c.extra_refspecs or case.refspecs)], work, env)
+            rc, out = run(
+                ["git", "push", "--porcelain", "origin", *(c.extra_refspecs or case.refspecs)],
+                work,
+                env,
+            )
             accepted = rc == 0 and "[rejected]" not in out and "remote rejected" not in out
             codes = " ".join(sorted(set(re.findall(r"MG\d{3}", out))))
             rows.append(judge(case, accepted, codes, echoes(remote_lines(out), case.needles), out))
         needles = [GH, GH2, PW, token.split("_")[-1]]
         pages = {}
-        for path in ["/", "/joe/notes", "/joe/notes?q=token", "/joe/notes?q=" + GH2,
-                     "/metrics", "/joe/notes/" + GH2, f"/{token}/notes.git/info/refs"]:
+        for path in [
+            "/",
+            "/joe/notes",
+            "/joe/notes?q=token",
+            "/joe/notes?q=" + GH2,
+            "/metrics",
+            "/joe/notes/" + GH2,
+            f"/{token}/notes.git/info/refs",
+        ]:
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as r:
                     pages[path] = r.read().decode(errors="replace")
@@ -754,8 +856,16 @@ def sweep_serve(base: Path, env: dict[str, str]) -> list[Row]:
                 pages[path] = f"HTTP {e.code} " + e.read().decode(errors="replace")
         for path, body in pages.items():
             hits = echoes(body, [n for n in needles if n not in path])
-            rows.append(Row(f"serve page {path[:40]}", body[:8] if body.startswith("HTTP") else "200", "-",
-                            "yes" if hits else "no", "ok" if not hits else "PROBLEM", ",".join(hits)))
+            rows.append(
+                Row(
+                    f"serve page {path[:40]}",
+                    body[:8] if body.startswith("HTTP") else "200",
+                    "-",
+                    "yes" if hits else "no",
+                    "ok" if not hits else "PROBLEM",
+                    ",".join(hits),
+                )
+            )
     finally:
         proc.terminate()
         try:
@@ -765,23 +875,42 @@ def sweep_serve(base: Path, env: dict[str, str]) -> list[Row]:
             console = proc.communicate()[0].decode(errors="replace")
     logtext = log.read_text(errors="replace") if log.exists() else ""
     hits = echoes(logtext + console, [GH, GH2, PW, token.split("_")[-1]])
-    rows.append(Row("serve log + console", "-", "-", "yes" if hits else "no",
-                    "ok" if not hits else "PROBLEM", ",".join(hits)))
+    rows.append(
+        Row(
+            "serve log + console",
+            "-",
+            "-",
+            "yes" if hits else "no",
+            "ok" if not hits else "PROBLEM",
+            ",".join(hits),
+        )
+    )
     return rows
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
-    ap.add_argument("--only", nargs="*", default=[], help="run the cases whose name holds one of these")
+    ap.add_argument(
+        "--only", nargs="*", default=[], help="run the cases whose name holds one of these"
+    )
     ap.add_argument("--no-serve", action="store_true")
     args = ap.parse_args()
     base = Path(tempfile.mkdtemp(prefix="hostile_sweep."))
     if os.environ.get("PYTHONPATH"):  # the hooks run in the server's git directory
         os.environ["PYTHONPATH"] = os.pathsep.join(
-            str(Path(p).resolve()) for p in os.environ["PYTHONPATH"].split(os.pathsep))
-    env = dict(os.environ, XDG_DATA_HOME=str(base / "xdg"), GIT_TERMINAL_PROMPT="0",
-               GIT_CONFIG_NOSYSTEM="1", HOME=str(base), GIT_NO_REPLACE_OBJECTS="1")
+            str(Path(p).resolve()) for p in os.environ["PYTHONPATH"].split(os.pathsep)
+        )
+    env = dict(
+        os.environ,
+        XDG_DATA_HOME=str(base / "xdg"),
+        GIT_TERMINAL_PROMPT="0",
+        GIT_CONFIG_NOSYSTEM="1",
+        HOME=str(base),
+        GIT_NO_REPLACE_OBJECTS="1",
+    )
     env.pop("GIT_DIR", None)
     rows, st = sweep_drive(base, env, args.only)
     if not args.only:
