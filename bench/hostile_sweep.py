@@ -66,6 +66,7 @@ GH2 = github_token()
 AWS_ID = "AKIA" + "".join(RNG.choice(string.ascii_uppercase + "234567") for _ in range(16))
 AWS_SECRET = "".join(RNG.choice(ALNUM + "/+") for _ in range(40))
 PW = "Qv7" + "".join(RNG.choice(ALNUM) for _ in range(13))  # 16 characters
+PW_NAME = "Zr4" + "".join(RNG.choice(ALNUM) for _ in range(13))  # the known miss's own
 PW_URL = f"postgres://deploy:{PW}@db.internal.example.com:5432/app"
 
 
@@ -93,6 +94,7 @@ class Case:
     refspecs: list[str] = field(default_factory=lambda: ["HEAD:refs/heads/main"])
     force: bool = False
     message: str = "add a fact"
+    known: str = ""  # a documented known miss: accepted is the expected outcome
 
 
 @dataclass
@@ -385,7 +387,7 @@ def dir_name_aws(c: Ctx) -> None:
 
 
 def file_name_url(c: Ctx) -> None:
-    c.write(f"topics/deploy:{PW}@db.md", entry("a fact"))
+    c.write(f"topics/deploy:{PW_NAME}@db.md", entry("a fact"))
 
 
 def rtl_override(c: Ctx) -> None:
@@ -580,7 +582,12 @@ CASES: list[Case] = [
     Case("id metadata (ghp)", id_meta, [GH]),
     Case("Index description in MEMORY.md (ghp)", index_description, [GH]),
     Case("directory name (AWS id)", dir_name_aws, [AWS_ID]),
-    Case("file name user:pw@host", file_name_url, [PW]),
+    Case(
+        "file name user:pw@host (known miss)",
+        file_name_url,
+        [PW_NAME],
+        known="user:password@host without a scheme: docs/security.md",
+    ),
     Case("1 MB line with a ghp inside", long_line_secret, [GH]),
     Case("ghp in a side branch's commit", side_branch_secret, [GH]),
     Case("refs/replace/<tip> -> secret commit", replace_ref, [GH]),
@@ -708,6 +715,8 @@ def judge(case: Case, accepted: bool, codes: str, hits: list[str], out: str) -> 
         note = "internal error"
     elif hits:
         note = "echo: " + ",".join(hits)
+    elif case.known and outcome == "accepted":
+        ok, note = True, "known miss: " + case.known
     elif case.expect not in (outcome, "either"):
         note = f"expected {case.expect}"
     return Row(
