@@ -411,15 +411,23 @@ def nul_byte(c: Ctx) -> None:
 
 
 def invalid_utf8_name(c: Ctx) -> None:
-    blob = c.git("hash-object", "-w", "--stdin", input=entry("a fact").encode())
-    c.git(
-        "-c",
-        "core.precomposeunicode=false",
-        "update-index",
-        "--add",
-        "--cacheinfo",
-        f"100644,{blob},topics/b\udce9d.md".encode("utf-8", "surrogateescape").decode("latin-1"),
+    """A name with the byte 0xE9 (Latin-1 e acute), not UTF-8; the Index lists it."""
+    blob = c.git("hash-object", "-w", "--stdin", input=entry("a fact about bed").encode())
+    subprocess.run(
+        [
+            b"git",
+            b"update-index",
+            b"--add",
+            b"--cacheinfo",
+            b"100644," + blob.encode() + b",topics/b\xe9d.md",
+        ],
+        cwd=c.work,
+        env=c.env,
+        check=True,
     )
+    memory = (c.work / "MEMORY.md").read_bytes().rstrip(b"\n") + b"\n- [[topics/b\xe9d]]\n"
+    c.write("MEMORY.md", memory)
+    c.git("add", "MEMORY.md")
     c.skip_add = True
 
 
