@@ -193,3 +193,34 @@ def test_signed_commits_still_land(tmp_path: Path, fmt: str) -> None:
     result = drive.push("refs/heads/work")
     assert result.returncode == 0, result.stderr
     assert drive.main() == tip
+
+
+def test_a_merge_of_a_signed_tag_still_lands(tmp_path: Path) -> None:
+    """``git merge`` of a signed tag copies the tag, its signature armor included, into
+    the merge's mergetag header: read as the tag's lines, the armor decoded."""
+    if shutil.which("gpg") is None:
+        pytest.skip("no gpg")
+    drive = Drive(tmp_path, files=base_files())
+    home = tmp_path / "gnupg"
+    home.mkdir(mode=0o700)
+    env = {"GNUPGHOME": str(home)}
+    subprocess.run(["gpg", "-q", "--batch", "--passphrase", "", "--quick-gen-key",
+                    "Test <t@example.com>", "rsa2048", "sign", "never"],
+                   check=True, env={**os.environ, **env}, capture_output=True)
+    work = tmp_path / "work"
+    git("clone", "-q", drive.git_dir, work)
+    git("config", "user.signingkey", "t@example.com", cwd=work)
+    side = people_text(entry("Mia joined the platform team", ulid_like(80)))
+    git("checkout", "-q", "-b", "side", cwd=work)
+    (work / "people.md").write_text(side)
+    git("commit", "-q", "--no-verify", "-am", "side", cwd=work)
+    git("tag", "-s", "v1", "-m", "release v1", cwd=work, env=env)
+    git("checkout", "-q", "main", cwd=work)
+    (work / "projects" / "payments.md").write_text(
+        str(base_files()["projects/payments.md"]) + entry("Launch moved to April", ulid_like(81))
+        + "\n")
+    git("commit", "-q", "--no-verify", "-am", "main", cwd=work)
+    git("merge", "-q", "--no-ff", "--no-verify", "-m", "merge v1", "v1", cwd=work, env=env)
+    assert "mergetag" in git("cat-file", "commit", "HEAD", cwd=work).stdout.decode()
+    proc = git("push", "origin", "HEAD:main", cwd=work, check=False)
+    assert proc.returncode == 0, proc.stderr.decode()
