@@ -119,3 +119,20 @@ def test_an_old_file_is_judged_with_the_push_only_when_it_holds_one_of_its_new_i
 def test_only_markdown_other_than_memory_md_is_recorded() -> None:
     assert old_files.recordable("a/b.md") and not old_files.recordable("MEMORY.md")
     assert not old_files.recordable("notes.txt")
+
+
+def test_a_refused_blob_is_not_recorded(tmp_path: Path, runtime: Path) -> None:
+    """A refused push left its blob's ids in state.sqlite, and an id is the pusher's text:
+    ``id: ghp_...`` was refused (MG401) and stayed on the server (hostile sweep, branch
+    hostile42). Blobs the policy refuses are not recorded."""
+    drive = warmed(tmp_path, runtime, "r")
+    token = "ghp_" + "OhbVrpoiVgRV5IfLBcbfnoGMbJmTPS2gjNut"
+    line = f"- a fact [source: https://example.com/s/1; added: 2026-12-01; id: {token}]"
+    ok, codes, err = push(drive, {"people.md": people_text(line)})
+    assert not ok and "MG401" in codes, err
+    assert not any(token in i for ids in recorded(drive).values() for i in ids)
+    assert token.encode() not in (drive.git_dir / "memgit" / "state.sqlite").read_bytes()
+    # an accepted push still records what it judged
+    ok, _codes, err = push(drive, {"people.md": people_text(entry("second", ulid_like(52)))})
+    assert ok, err
+    assert ulid_like(52) in recorded(drive)[blob(drive, "people.md")]

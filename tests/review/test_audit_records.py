@@ -123,3 +123,19 @@ def test_the_same_rules_as_memgit_check(new_drive: Any) -> None:
     (found,) = _secret_findings(report)
     assert status == 1 and found["commit"] == bad
     assert "line 3 of the commit message" in found["message"]
+
+
+def test_a_token_in_another_commit_header_is_found(new_drive: Any) -> None:
+    """A header git does not know (and a gpgsig block) is carried by every clone: audit
+    judges a commit's other headers as pre-receive does (hostile sweep, branch hostile42)."""
+    token = _token()
+    path = new_drive({"notes.md": "# Notes\n"})
+    raw = git("cat-file", "commit", "HEAD", cwd=path).stdout.decode()
+    head, _sep, message = raw.partition("\n\n")
+    new = git("hash-object", "-t", "commit", "-w", "--stdin", "--literally", cwd=path,
+              input=f"{head}\nx-deploy {token}\n\n{message}".encode()).stdout.decode().strip()
+    git("update-ref", "refs/heads/main", new, cwd=path)
+    status, report = _audit(path, token)
+    found = _secret_findings(report)
+    assert status == 1
+    assert any("the unknown header holds a possible credential" in f["message"] for f in found)

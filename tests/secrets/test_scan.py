@@ -713,3 +713,51 @@ def test_json_escaped_inside_a_string_is_read_and_its_span_is_the_lines(line, se
 @pytest.mark.parametrize("line", [r'say \"hi\" to \"bob\"', r'x = "a\\\\\"b"', '\\"' * 40])
 def test_escaped_quotes_alone_are_no_credential(line):
     assert scan_text(line) == []
+
+
+# a password percent-encoded from its first character (found by the hostile sweep,
+# bench/hostile_sweep.py): "%" at the start had meant a template, "%s" or "%PASSWORD%"
+@pytest.mark.parametrize("password", ["%51v7G%46fW%640a%33k%4Cm%5Ap", "%70%40ss%21Zq8vR2mX"])
+def test_a_percent_encoded_password_in_a_url_is_found(password: str) -> None:
+    line = f"- connect to postgres://deploy:{password}@db.internal.example.com/app"
+    assert [f.kind for f in scan_text(line)] == ["password in URL"]
+
+
+@pytest.mark.parametrize("template", ["%s", "%(password)s", "%PASSWORD%", "%DB_PASS%",
+                                      "%70assword", "%24%7BDB_PASSWORD%7D"])
+def test_percent_templates_in_a_url_are_not_passwords(template: str) -> None:
+    assert scan_text(f"- url: postgres://deploy:{template}@db.example.com/app") == []
+
+
+def test_a_percent_encoded_password_refuses_the_push(tmp_path: Path) -> None:
+    from tests.receive_support import Drive, base_files, entry, people_text, ulid_like
+
+    drive = Drive(tmp_path, files=base_files())
+    before = drive.main()
+    url = "postgres://deploy:%51v7G%46fW%640a%33k%4Cm%5Ap@db.internal.example.com/app"
+    drive.build(({"people.md": people_text(entry(f"the app uses {url}", ulid_like(92)))},
+                 "add"))
+    result = drive.push("refs/heads/work")
+    assert result.refused_by_hook and "MG401" in result.codes(), result.stderr
+    assert "%51v7G%46fW" not in result.stderr
+    assert drive.main() == before
+
+
+def test_a_memgit_serve_token_refuses_the_push(tmp_path: Path) -> None:
+    """memgit's own tokens (mgt_<id>_<secret>, docs/serve.md) were no credential to the
+    scanner: one in prose, or as MEMGIT_TOKEN=..., landed (hostile sweep)."""
+    import secrets as random_secrets
+
+    from memgit.serve.tokens import PREFIX
+    from tests.receive_support import Drive, base_files, entry, people_text, ulid_like
+
+    token = f"{PREFIX}{random_secrets.token_hex(6)}_{random_secrets.token_urlsafe(32)}"
+    assert [f.kind for f in scan_text(f"MEMGIT_TOKEN={token}")] == ["memgit serve token"]
+    drive = Drive(tmp_path, files=base_files())
+    before = drive.main()
+    drive.build(({"people.md": people_text(entry(f"CI clones with {token}", ulid_like(93)))},
+                 "add"))
+    result = drive.push("refs/heads/work")
+    assert result.refused_by_hook and "MG401" in result.codes(), result.stderr
+    assert token[17:29] not in result.stderr
+    assert drive.main() == before

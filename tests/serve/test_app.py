@@ -450,3 +450,19 @@ def test_beyond_loopback_the_dashboard_and_metrics_need_a_token(tmp_path: Path) 
         running.should_exit = True
         thread.join(10)
     assert all(joe not in line and scraper not in line for line in lines) and lines
+
+
+def test_a_token_in_a_requested_path_is_not_logged(served: ServeServer) -> None:
+    """The access log wrote the path a client asked for as it came: a GitHub or memgit
+    token pasted into a remote URL's path landed in the log (hostile sweep, branch
+    hostile42). It is redacted now."""
+    made = served.token("joe/notes", "read")
+    github = "ghp_" + "IAoCLrZ3aWZkSBvrjn9Wvgfygw2wMq4He73R"
+    for path in (f"/joe/notes/{github}", f"/{made['token']}/notes.git/info/refs",
+                 f"/joe/{github}.git/info/refs?service=git-upload-pack"):
+        assert served.request(path)[0] in (401, 403, 404)
+    time.sleep(0.2)
+    log = served.log.read_text() + served.out.read_text()
+    secret = made["token"].split("_", 2)[2]
+    assert github[4:16] not in log and secret[:12] not in log
+    assert "<redacted: GitHub token>" in log and "<redacted: memgit serve token>" in log

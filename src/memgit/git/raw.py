@@ -121,6 +121,91 @@ def commit_text(raw: bytes) -> tuple[str, list[tuple[str, str]]]:
     return message.decode("utf-8", "replace"), people
 
 
+_PERSON_HEADERS = (b"tree ", b"parent ", b"author ", b"committer ")
+_KNOWN_HEADERS = frozenset({"gpgsig", "gpgsig-sha256", "mergetag", "encoding"})
+_ARMOR_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*(?:SIGNATURE|SIGNED MESSAGE)-----\Z")
+_ARMOR_END = re.compile(r"-----END [A-Z0-9 ]*-----\Z")
+_BASE64_LINE = re.compile(r"[A-Za-z0-9+/]+={0,2}\Z")
+_PRINTABLE_RUN = re.compile(rb"[\x20-\x7e]{16,}")
+
+
+def _is_signature(data: bytes) -> bool:
+    """Does decoded armor start like a signature: SSH's SSHSIG, an OpenPGP signature
+    packet (tag 2, old or new format) or a CMS/X.509 DER sequence?"""
+    if data.startswith(b"SSHSIG") or data[:1] == b"\x30":
+        return True
+    if not data or not data[0] & 0x80:
+        return False
+    tag = data[0] & 0x3F if data[0] & 0x40 else (data[0] >> 2) & 0x0F
+    return tag == 2
+
+
+def _unarmor(lines: list[str]) -> list[str]:
+    """The lines of a header value to scan for credentials: a signature's armor body is
+    replaced by the printable runs of what it decodes to. A real signature's base64
+    looks like a generated token to the scanner (about one armor line in eight), so it
+    cannot be scanned as text; a block whose body is not base64 of a signature is
+    scanned line by line like any other."""
+    import base64
+    import binascii
+
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if not _ARMOR_BEGIN.match(line.strip()):
+            out.append(line)
+            i += 1
+            continue
+        end = next((j for j in range(i + 1, len(lines)) if _ARMOR_END.match(lines[j].strip())),
+                   None)
+        if end is None:
+            out.extend(lines[i:])
+            break
+        block = [b.strip() for b in lines[i + 1:end]]
+        heads = [b for b in block if ":" in b]  # PGP armor headers (Version:, Comment:)
+        # the body, without OpenPGP's checksum line ("=XXXX", the CRC-24 of the body)
+        body = [b for b in block if b and ":" not in b
+                and not (b.startswith("=") and len(b) == 5 and b is block[-1])]
+        data = b""
+        if body and all(_BASE64_LINE.match(b) for b in body):
+            text = "".join(body)
+            try:
+                data = base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
+            except (binascii.Error, ValueError):
+                data = b""
+        if data and _is_signature(data):
+            out.extend(heads)
+            out.extend(m.group().decode("ascii") for m in _PRINTABLE_RUN.finditer(data))
+        else:
+            out.extend(lines[i + 1:end])
+        i = end + 1
+    return out
+
+
+def commit_headers(raw: bytes) -> list[tuple[str, str]]:
+    """The lines of a raw commit's other headers (gpgsig, mergetag, encoding and any
+    header git does not know), as (label, line) to scan for credentials, decoded as UTF-8
+    (bad bytes replaced). git keeps unknown headers and carries them to every clone, so
+    they are bytes that enter the drive like the message (hostile sweep: a token in an
+    ``x-token`` header and an AWS key pair in a ``gpgsig`` body landed). An unknown
+    header's name is attacker-chosen and is scanned with its value, never shown: its
+    label is "unknown header"."""
+    headers, _message = split_object(raw)
+    out: list[tuple[str, str]] = []
+    for header in headers:
+        if header.startswith(_PERSON_HEADERS) or not header:
+            continue
+        text = header.decode("utf-8", "replace")
+        name, _sep, value = text.partition(" ")
+        known = name in _KNOWN_HEADERS
+        lines = value.split("\n") if known else text.split("\n")
+        lines = [lines[0]] + [line[1:] if line.startswith(" ") else line for line in lines[1:]]
+        label = f"{name} header" if known else "unknown header"
+        out.extend((label, line) for line in _unarmor(lines) if line.strip())
+    return out
+
+
 def join_object(headers: list[bytes], message: bytes) -> bytes:
     return b"\n".join(headers) + b"\n\n" + message
 

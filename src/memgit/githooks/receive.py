@@ -36,7 +36,7 @@ from memgit.git.plumbing import (
     start_new_commits,
     start_plumbing,
 )
-from memgit.git.raw import LaterRead, ObjectReader, TreeCache, commit_text, is_tree
+from memgit.git.raw import LaterRead, ObjectReader, TreeCache, commit_headers, commit_text, is_tree
 from memgit.githooks import old_files
 from memgit.githooks.hook_io import (
     RefUpdate,
@@ -525,9 +525,13 @@ class PushJudge:
     def _record_ids(self, unknown: list[TreeFile]) -> None:
         """Have the ids of the blobs this push judged or read recorded for the next push
         (a child of the warm judge does it once the push has its answer)."""
+        # a blob the policy refuses is not recorded: its ids are the pusher's text and
+        # may hold what it was refused for (an "id: ghp_..." stayed in state.sqlite after
+        # its push was refused: hostile sweep, branch hostile42)
         learned = {oid: [entry_id for entry_id, _line in facts.ids]
                    for (oid, path), facts in self._facts.items()
-                   if old_files.recordable(path) and oid not in self._known}
+                   if old_files.recordable(path) and oid not in self._known
+                   and not any(v.severity == ERROR for v in facts.violations)}
         unparsed = [(r.oid, r.path, self._raw[r.oid]) for r in unknown
                     if r.oid not in learned and r.oid in self._raw]
         old_files.record_after_answer(self.git_dir, learned, unparsed)
@@ -584,7 +588,9 @@ class PushJudge:
         raw = self._commit_raw.get(commit.oid)
         if raw is not None:
             message, people = commit_text(raw)
-            out.extend(check_commit(message, people, self.policy, self.registry))
+            # every other header too (gpgsig, mergetag, unknown ones): clones carry them
+            out.extend(check_commit(message, people + commit_headers(raw), self.policy,
+                                    self.registry))
         items: list[TreeItem] = []
         changed: list[TreeFile] = []
         for row in rows:

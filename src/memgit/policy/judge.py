@@ -409,12 +409,43 @@ def _check_entry(path: str, number: int, entry: fmt.Entry, facts: BlobFacts,
     facts.texts.append((entry.text, number))
 
 
+_MD_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark: a backslash before ASCII punctuation
+
+
+def as_rendered(line: str) -> str:
+    """The line as a reader of the rendered Markdown sees it: invisible characters (Unicode
+    Cf and the other default-ignorables) dropped, HTML character references decoded
+    (``&#103;&#104;...``), backslash escapes of punctuation undone (``ghp\\_``)."""
+    seen = fmt.INVISIBLE_RE.sub("", line)
+    if "&" in seen:
+        import html
+
+        seen = fmt.INVISIBLE_RE.sub("", html.unescape(seen))
+    if "\\" in seen:
+        seen = _MD_ESCAPE.sub(r"\1", seen)
+    return seen
+
+
+def _scan_visible(scanner: Callable[..., list[Any]], line: str, policy: Policy) -> list[Any]:
+    """The line's findings; when it has none, those of the line as it renders
+    (:func:`as_rendered`). A soft hyphen or a zero-width space every few characters, or
+    a token written as HTML character references, hides it from every rule while every
+    reader (a browser, a Markdown viewer, an agent that strips them, a copy and paste)
+    sees it whole (hostile sweep, branch hostile42)."""
+    found = scanner(line, policy.secret_rules)
+    if not found and ("&" in line or "\\" in line or fmt.INVISIBLE_RE.search(line)):
+        seen = as_rendered(line)
+        if seen != line:
+            found = scanner(seen, policy.secret_rules)
+    return list(found)
+
+
 def secret_kinds(line: str, policy: Policy) -> list[str]:
     """The kinds of possible credentials in one line (never the secret itself)."""
     from memgit.secrets import scan_text, scan_text_deep
 
     scanner = scan_text_deep if policy.deep_secrets else scan_text
-    return [f.kind for f in scanner(line, policy.secret_rules)]
+    return [f.kind for f in _scan_visible(scanner, line, policy)]
 
 
 def _check_secrets(path: str, text: str, facts: BlobFacts, scan: SecretFilter | None,
@@ -425,7 +456,7 @@ def _check_secrets(path: str, text: str, facts: BlobFacts, scan: SecretFilter | 
     for number, (content, _eol) in enumerate(fmt.split_lines(text), start=1):
         if scan is not None and not scan(number, content):
             continue
-        for finding in scanner(content, policy.secret_rules):
+        for finding in _scan_visible(scanner, content, policy):
             facts.violations.append(Violation(
                 "MG401", path, number, f"possible credential: {finding.kind}"))
             break
@@ -593,9 +624,13 @@ def check_commit(message: str, people: Sequence[tuple[str, str]], policy: Policy
     ((field, value) such as ("author name", "Ann")), scanned with the drive's secret
     rules. Violations name the field and the message line, never the value."""
     out: list[Violation] = []
+    said: set[str] = set()
     for label, value in people:
+        if label in said:  # one per field: a header's lines share their label
+            continue
         kinds = secret_kinds(value, policy)
         if kinds:
+            said.add(label)
             out.append(Violation("MG403", "", 0, f"the {label} holds a possible credential: "
                                  f"{kinds[0]}"))
     for number, (content, _eol) in enumerate(fmt.split_lines(message), start=1):

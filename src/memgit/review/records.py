@@ -20,7 +20,7 @@ from pathlib import Path
 from memgit.errors import RepoError
 from memgit.git.modes import MODE_FILE
 from memgit.git.plumbing import git_plumbing
-from memgit.git.raw import ObjectReader, commit_text, split_object, tree_entries
+from memgit.git.raw import ObjectReader, commit_headers, commit_text, split_object, tree_entries
 from memgit.policy.judge import Violation, check_commit, check_path
 from memgit.policy.registry import PurgeRegistry
 from memgit.policy.settings import Policy
@@ -54,6 +54,8 @@ def _said(oid: str, kind: str, raw: bytes, policy: Policy,
           registry: PurgeRegistry) -> Iterator[Recorded]:
     """The violations of one commit's or tag's message and people."""
     message, people = commit_text(raw) if kind == "commit" else _tag_text(raw)
+    if kind == "commit":  # and its other headers, as pre-receive judges them
+        people += commit_headers(raw)
     for part, found in ((MESSAGE, check_commit(message, [], policy, registry)),
                         (PEOPLE, check_commit("", people, policy))):
         for v in found:

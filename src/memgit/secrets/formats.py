@@ -523,6 +523,17 @@ FORMATS: list[dict[str, Any]] = [
         "keywords": ['age-secret-key-1'],
         "doc": _GL + 'age-secret-key',
     },
+    {
+        # memgit serve's own tokens (serve/tokens.py: mgt_ + 12 hex digits + _ + 43
+        # characters of token_urlsafe(32)): the hostile sweep (branch hostile42) found no
+        # rule knew them, so a drive took one written in prose or as MEMGIT_TOKEN=...
+        "id": 'memgit-serve-token',
+        "kind": 'memgit serve token',
+        "regex": '(?<![A-Za-z0-9_-])mgt_[0-9a-f]{12}_[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])',
+        "keywords": ['mgt_'],
+        "check": 'varied',
+        "doc": 'docs/serve.md#tokens',
+    },
 ]
 
 # Prefixed formats documented by their providers (prefix, alphabet, length).

@@ -13,6 +13,7 @@ it (``- **Password:** X``).
 from __future__ import annotations
 
 import re
+import urllib.parse
 
 from . import values as V
 from .assignments import (
@@ -40,7 +41,19 @@ def _url_password(m: re.Match[str], text: str) -> bool:
     opening = text[m.start() - 1: m.start()]
     if opening in ("\"", "'", "`") and opening in pw:
         return False  # "https://host:8000";@x: the quoted URL ended before the @
+    if pw.startswith("%") and _PERCENT_ENCODED.fullmatch(pw) and not pw.endswith("%"):
+        # percent-encoded from its first character (postgres://u:%51v7G...@h, what a URL
+        # encoder writes for any character): the decoded value is judged. "%s",
+        # "%(pw)s" and "%PASSWORD%" are templates and stay out (hostile sweep,
+        # branch hostile42: such a password landed)
+        pw = urllib.parse.unquote(pw)
+        if V.is_placeholder(pw) or pw.lower() == "password" or len(pw) < 6:
+            return False
+        return not (pw.startswith("$") or "{{" in pw or "${" in pw)
     return not (pw.startswith("$") or "{{" in pw or "${" in pw or pw.startswith("%"))
+
+
+_PERCENT_ENCODED = re.compile(r"(?:%[0-9A-Fa-f]{2}|[^%])+")
 
 
 @check("basic")

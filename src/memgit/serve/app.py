@@ -37,6 +37,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from memgit.safe_text import printable
+from memgit.secrets import redact
 from memgit.serve import backend
 from memgit.serve.metrics import ServeMetrics, drive_row
 from memgit.serve.paths import DriveName, drive_dir, list_drives, parse_name
@@ -321,6 +322,10 @@ class App:
             path += f"?service={service}"
         client = (scope.get("client") or ("-", 0))[0]
         token = grant.id if isinstance(grant, Grant) else "-"
+        # the path and service are the client's bytes: a token in them (a remote URL with
+        # a GitHub or memgit token pasted into its path) is redacted, never logged
+        # (hostile sweep, branch hostile42)
+        path = redact(path, as_words=True)
         self.settings.log(printable(f"{client} {scope.get('method', '-')} {path} {status} "
                                     f"{size}B {seconds * 1000:.1f}ms token={token}", 600))
 
