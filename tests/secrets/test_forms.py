@@ -338,6 +338,11 @@ FORMS = [
     # providers' documented formats: Firecrawl, Sidekiq Enterprise
     'FIRECRAWL_API_KEY=fc-3f2a9c1e7b4d4e8a9c2f1a3b5c7d9e0f',
     'export BUNDLE_ENTERPRISE__CONTRIBSYS__COM="3f2a9c1e:7b4d0e8a"',
+    # a proxy's user:password@host:port without a scheme (pip --proxy, curl -x, http_proxy)
+    'export http_proxy=deploy:Qv7GfW2x9p@proxy.corp.example:3128',
+    'pip install --proxy alice:T7g#kP2qLz@10.0.0.5:8080 requests',
+    'curl -x svc:Zk82hQ1pwE4r@gateway.internal:3128 https://example.org',
+    'HTTPS_PROXY=bob:N3wPass!2024@localhost:8888',
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers
@@ -551,6 +556,13 @@ NOT_CREDENTIALS = [
     'matchValue: "PASSWORD_DB : ${DB_PASSWORD}",',
     '<div class="fc-daygrid-day-frame fc-scrollgrid-sync-inner">',
     'BUNDLE_ENTERPRISE__CONTRIBSYS__COM=${SIDEKIQ_CREDENTIALS}',
+    # image digests, e-mail addresses, scp-style remotes, placeholders by a proxy
+    'image: nginx:1.25.3@sha256:0d17b565c37bcbd895e9d92315a05c1c3c9a29f762b011a10c54a66cd53c9b31',
+    'Contact:John.Smith@example.com',
+    'git@github.com:org/repo.git',
+    'at 10:30@office.example.com',
+    'http_proxy=user:password@proxy.example.com:3128',
+    'proxy: ${USER}:${PASS}@proxy:3128',
 ]
 
 

@@ -483,6 +483,18 @@ STRUCTURAL: tuple[Rule, ...] = (
             "curl -u, chpasswd(8) and HTTP Basic do: admin:s3cret works on the router",
     ),
     Rule(
+        "schemeless-url-password", "password in URL",
+        r"(?<![\w/@:.%+$-])[A-Za-z_][\w.-]{0,63}:(?P<s>[^\s`'\"@/:<>{}\[\]()|]{6,128})@"
+        r"(?=(?:[A-Za-z0-9-]+\.)*[A-Za-z0-9-]+:[0-9]{2,5}(?![\w.-])|localhost(?![\w.-])"
+        r"|[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?![\w.-]))",
+        keywords=("@",), keyword_tails=(("@", r"(?:[a-z0-9-]+\.)*[a-z0-9-]+:[0-9]|localhost"
+                                                r"|[0-9]{1,3}\."),),
+        group="s", check="colon_pair", priority=1,
+        doc="user:password@host:port without a scheme, as proxies take it (http_proxy, curl "
+            "-x, pip --proxy: [user:passwd@]proxy.server:port); the host needs its port (or "
+            "is an address or localhost): an e-mail address is user@host.tld, no port",
+    ),
+    Rule(
         "password-changed-to", "password assignment",
         r"(?i:\b(?:set|change[ds]?|changing|reset(?:s|ting)?|update[ds]?|rotated?)\s+"
         r"(?:(?:the|my|our|his|her|its|their|your|a|new)\s+)?(?:[\w-]+\s+){0,2}"
