@@ -1,6 +1,6 @@
 """Crash sweep: memgit commands SIGKILLed at random moments, then the next command's repair.
 
-Run: python bench/crash_sweep.py [--trials N] [--seed S] [--only NAME ...] [--keep]
+Run: python bench/crash_sweep.py [--trials N] [--seed S] [--only NAME ...] [--keep] [--src DIR]
 
 For every command below, on real drives (a ``memgit init --bare`` server with its hooks
 and ``memgit clone``d checkouts, entries made of real-looking sentences), each trial starts
@@ -45,8 +45,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "src"  # --src: another checkout's src (the figures before a fix)
 PY = sys.executable
 
 PEOPLE = ["Priya", "Tomasz", "Amara", "Lucía", "Kenji", "Oluwaseun", "Greta", "Mateo"]
@@ -126,12 +128,13 @@ def make_world(base: Path, name: str) -> World:
     if base.exists():
         shutil.rmtree(base)
     base.mkdir(parents=True)
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), XDG_DATA_HOME=str(base / "xdg"),
+    env = dict(os.environ, PYTHONPATH=str(SRC), XDG_DATA_HOME=str(base / "xdg"),
                PYTHONDONTWRITEBYTECODE="1", MEMGIT_DEBUG="1")
     world = World(base, base / "server.git", base / "a", base / "b", env)
     ok(world, ["init", "--bare", str(world.server)], base)
     # room for the imports' topic files
-    (world.server / "memgit.yaml").write_text("limits: {files: 4000, drive_bytes: 50000000, push_commits: 2000}\n")
+    (world.server / "memgit.yaml").write_text(
+        "limits: {files: 4000, drive_bytes: 50000000, file_bytes: 1000000, push_commits: 2000}\n")
     ok(world, ["clone", world.server.as_uri(), str(world.a)], base)
     ok(world, ["clone", world.server.as_uri(), str(world.b)], base)
     for checkout in (world.a, world.b):
@@ -169,16 +172,18 @@ def leftovers(*roots: Path) -> list[str]:
     ``*.lock`` but memgit's ``flock`` files (``memgit/*.lock``, kept on purpose)."""
     found = []
     for root in roots:
-        for path in root.rglob("*"):
-            rel = path.relative_to(root)
-            name = path.name
-            if name.endswith(".lock") and "memgit" in rel.parts[:-1] and \
-                    name != "memgit-purge.lock":
-                continue
-            if (name.endswith(".lock") or name.endswith(".memgit-tmp")
-                    or name in ("memgit-checkout.json", "memgit-purge.json")
-                    or name.startswith("tmp_object") or name.startswith("tmp_pack")):
-                found.append(f"{root.name}/{rel}")
+        # os.walk, not rglob: a receive-pack the killed sync started may still be moving
+        # its quarantine folder away meanwhile
+        for folder, _dirs, files in os.walk(root):
+            for name in files:
+                rel = (Path(folder) / name).relative_to(root)
+                if name.endswith(".lock") and "memgit" in rel.parts[:-1] and \
+                        name != "memgit-purge.lock":
+                    continue
+                if (name.endswith(".lock") or name.endswith(".memgit-tmp")
+                        or name in ("memgit-checkout.json", "memgit-purge.json")
+                        or name.startswith("tmp_object") or name.startswith("tmp_pack")):
+                    found.append(f"{root.name}/{rel}")
     return found
 
 
@@ -187,7 +192,8 @@ def check(world: World, rng: random.Random) -> None:
     for path in (world.a, world.server):
         fsck = git(["fsck", "--full", "--no-dangling"], path)
         if fsck.returncode != 0 or "error" in fsck.stderr or "missing" in fsck.stdout:
-            raise Failure(f"git fsck --full in {path.name}: {fsck.stdout[-300:]}{fsck.stderr[-300:]}")
+            raise Failure(f"git fsck --full in {path.name}: "
+                          f"{fsck.stdout[-300:]}{fsck.stderr[-300:]}")
     # the next write and the next sync succeed
     newest = remember(world, world.a, rng)
     ok(world, ["sync"], world.a)
@@ -236,7 +242,7 @@ def check(world: World, rng: random.Random) -> None:
     ok(world, ["lint", "--rev", "main"], world.server)
 
 
-def acknowledgement(stdout: str) -> dict[str, object] | None:
+def acknowledgement(stdout: str) -> dict[str, Any] | None:
     """The --json result if it was printed whole (before the kill)."""
     try:
         out = json.loads(stdout)
@@ -296,10 +302,13 @@ def trial_remember(world: World, rng: random.Random, tally: Tally, first: bool,
     ack = acknowledgement(out)
     if ack and ack.get("status") in ("committed", "queued"):
         tally.acknowledged += proc.returncode == -signal.SIGKILL
-        for added in ack.get("added", []) or []:  # type: ignore[union-attr]
+        for added in ack.get("added") or []:
             world.present[added["id"]] = added["text"]
     if where == "server":
-        ok(world, ["sync"], world.a)  # the server's new entry comes to the checkout
+        # the next ordinary command on the drive the kill hit: a write there (it removes
+        # the half-written loose object a writer killed while it wrote a blob leaves)
+        remember(world, world.server, rng)
+        ok(world, ["sync"], world.a)  # the server's new entries come to the checkout
 
 
 def trial_remember_bare(world: World, rng: random.Random, tally: Tally, first: bool) -> None:
@@ -379,7 +388,7 @@ def make_notes(folder: Path, rng: random.Random, count: int, tag: int) -> None:
             lines.append(f"- {sentence(rng, tag * 100_000 + k * 10 + j)}")
         lines.append("")
         lines.append(f"Context: written after the {rng.choice(DAYS)} review with "
-                     f"{rng.choice(PEOPLE)}.")
+                     f"{rng.choice(PEOPLE)} (note {tag}-{k}).")
         (area / f"note-{tag}-{k:03}.md").write_text("\n".join(lines) + "\n")
 
 
@@ -452,9 +461,9 @@ def trial_dream(world: World, rng: random.Random, tally: Tally, first: bool) -> 
     for _ in range(3):
         entry_id = remember(world, world.a, rng)
         world.n += 1
-        base = world.present[entry_id].rsplit(" (note", 1)[0]
-        out = json.loads(ok(world, ["remember", "--json", f"{base}.", "--topic",
-                                    f"area{rng.randint(0, 2)}.md"], world.a).stdout)
+        out = json.loads(ok(world, ["remember", "--json", f"{world.present[entry_id]} indeed",
+                                    "--topic", f"area{rng.randint(0, 2)}.md"],
+                            world.a).stdout)
         for added in out["added"]:
             world.present[added["id"]] = added["text"]
     if first:
@@ -546,12 +555,16 @@ def sweep(name: str, trials: int, seed: int, root: Path) -> Tally:
 
 
 def main() -> int:
+    global SRC
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=20, help="trials per command")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--only", nargs="*", choices=sorted(COMMANDS), default=None)
     parser.add_argument("--keep", action="store_true", help="keep the drives (and print where)")
+    parser.add_argument("--src", type=Path, default=SRC,
+                        help="the memgit sources to run (default: this checkout's src)")
     args = parser.parse_args()
+    SRC = args.src.resolve()
     root = Path(tempfile.mkdtemp(prefix="memgit-crash-"))
     total = 0
     print("| command | trials | killed | ended first | left something | acknowledged "
