@@ -134,7 +134,7 @@ def make_world(base: Path, name: str) -> World:
     ok(world, ["init", "--bare", str(world.server)], base)
     # room for the imports' topic files
     (world.server / "memgit.yaml").write_text(
-        "limits: {files: 4000, drive_bytes: 50000000, file_bytes: 1000000, push_commits: 2000}\n")
+        "limits: {files: 20000, drive_bytes: 50000000, file_bytes: 1000000, push_commits: 2000}\n")
     ok(world, ["clone", world.server.as_uri(), str(world.a)], base)
     ok(world, ["clone", world.server.as_uri(), str(world.b)], base)
     for checkout in (world.a, world.b):
