@@ -1,6 +1,7 @@
 """Crash sweep: memgit commands SIGKILLed at random moments, then the next command's repair.
 
-Run: python bench/crash_sweep.py [--trials N] [--seed S] [--only NAME ...] [--keep] [--src DIR]
+Run: python bench/crash_sweep.py [--trials N] [--seed S] [--only NAME ...] [--keep]
+                                 [--src DIR] [--at-move SHARE]
 
 For every command below, on real drives (a ``memgit init --bare`` server with its hooks
 and ``memgit clone``d checkouts, entries made of real-looking sentences), each trial starts
@@ -251,17 +252,42 @@ def acknowledgement(stdout: str) -> dict[str, Any] | None:
     return out if isinstance(out, dict) else None
 
 
+AT_MOVE = 0.0  # --at-move
+
+
+def stamp(path: Path) -> bytes:
+    """A loose ref's content (b"" without one), polled without starting a process."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return b""
+
+
 def kill_run(world: World, args: list[str], cwd: Path, rng: random.Random, tally: Tally
              ) -> tuple[subprocess.Popen[str], str, str]:
-    """Start ``args``, SIGKILL it after a random share of the longest run seen."""
+    """Start ``args``, SIGKILL it after a random share of the longest run seen, or (a
+    share ``AT_MOVE`` of the runs, --at-move) within 3 ms of a branch moving, in the
+    checkout or on the server: the window between the branch and what follows it, which
+    a random moment rarely hits."""
+    watched = [world.a / ".git" / "refs" / "heads" / "main",
+               world.server / "refs" / "heads" / "main"]
+    before = [stamp(path) for path in watched]
     proc = subprocess.Popen([PY, "-m", "memgit", *args], cwd=cwd, env=world.env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     started = time.monotonic()
-    delay = rng.uniform(0.0, tally.longest * 1.05)
-    try:
-        proc.wait(timeout=delay)
-    except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGKILL)
+    if rng.random() < AT_MOVE:
+        pause = rng.uniform(0.0, 0.003)
+        while proc.poll() is None and [stamp(path) for path in watched] == before:
+            time.sleep(0.0002)
+        time.sleep(pause)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+    else:
+        delay = rng.uniform(0.0, tally.longest * 1.05)
+        try:
+            proc.wait(timeout=delay)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGKILL)
     out, err = proc.communicate()
     if proc.returncode == -signal.SIGKILL:
         tally.killed += 1
@@ -555,7 +581,7 @@ def sweep(name: str, trials: int, seed: int, root: Path) -> Tally:
 
 
 def main() -> int:
-    global SRC
+    global SRC, AT_MOVE
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=20, help="trials per command")
     parser.add_argument("--seed", type=int, default=42)
@@ -563,7 +589,10 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the drives (and print where)")
     parser.add_argument("--src", type=Path, default=SRC,
                         help="the memgit sources to run (default: this checkout's src)")
+    parser.add_argument("--at-move", type=float, default=0.0, metavar="SHARE",
+                        help="the share of the kills made within 3 ms of a branch moving")
     args = parser.parse_args()
+    AT_MOVE = args.at_move
     SRC = args.src.resolve()
     root = Path(tempfile.mkdtemp(prefix="memgit-crash-"))
     total = 0
