@@ -180,3 +180,27 @@ def test_a_half_written_loose_object_is_removed_and_a_young_one_waited_for(
     assert placed.read_bytes() == b"a write in progress"
     placed.unlink()
     assert git("fsck", "--no-dangling", cwd=work).returncode == 0
+
+
+def test_a_branch_lock_a_killed_sync_left_is_broken_by_the_next_sync(tmp_path: Path) -> None:
+    """A sync killed while it moved the checked-out branch to the server's head
+    (``switch_branch_to``) leaves ``refs/heads/main.lock``: every later sync that had to
+    take the server's head failed with MG004 "locked by another process" (bench/
+    crash_sweep.py found it). The branch's lock is now waited on and, once older than any
+    write holds one, broken, as for every other ref memgit writes."""
+    work = checkout(tmp_path)
+    memgit_ok("sync", cwd=work)
+    other = tmp_path / "b"
+    memgit_ok("clone", (tmp_path / "server.git").as_uri(), str(other))
+    theirs = remembered(other, "the kingfisher nests in the clay bank")
+    memgit_ok("sync", cwd=other)
+    mine = remembered(work, "the heron returns each March")
+    lock = work / ".git" / "refs" / "heads" / "main.lock"
+    lock.write_bytes(b"")
+    os.utime(lock, (1, 1))  # left by a process killed long ago
+    proc = memgit("sync", cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    assert not lock.exists()
+    ids = git("show", "main:notes.md", cwd=work).stdout.decode()
+    assert theirs in ids and mine in ids
+    assert_clean(work)

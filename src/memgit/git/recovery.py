@@ -24,6 +24,7 @@ from memgit.git import TMP_SUFFIX  # the suffix of memgit's temporary files
 from memgit.git.plumbing import git
 from memgit.git.repository import (
     Drive,
+    RefLockedError,
     cas_ref,
     changed_files,
     commit_tree_id,
@@ -33,6 +34,7 @@ from memgit.git.repository import (
     head_branch,
     read_blob,
     ref_target,
+    waiting_on_ref_lock,
 )
 from memgit.git.worktree import (
     checkout_state,
@@ -347,9 +349,19 @@ def switch_branch_to(drive: Drive, ref: str, old: str, new: str, message: str) -
     a process killed in between leaves a journal the next command finishes from the
     branch. Should ``read-tree`` refuse (a path it must touch has local edits, which it
     then leaves alone), the same repair runs at once and keeps those edits on top.
+
+    The branch's ``.lock`` is waited on, and broken once stale, as every other ref write
+    does (:func:`waiting_on_ref_lock`): a sync killed while it moved the branch left
+    ``refs/heads/main.lock``, and every later sync failed with MG004 ("locked by another
+    process") until someone deleted it by hand (bench/crash_sweep.py found it).
     """
     begin(drive, ref, old, new)
-    if not cas_ref(drive, ref, old, new, message):
+    try:
+        moved = waiting_on_ref_lock(drive, ref, lambda: cas_ref(drive, ref, old, new, message))
+    except RefLockedError:
+        end(drive)  # nothing moved: no checkout to bring along
+        raise
+    if not moved:
         end(drive)
         raise RepoError(f"{ref} moved while memgit was switching it",
                         "run the command again")
