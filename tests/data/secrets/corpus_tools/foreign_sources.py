@@ -555,6 +555,20 @@ def write_sets(units: dict, split: dict[str, str], records_of: Callable, known: 
               f"{len(recs) - pos} negatives")
 
 
+def build_round(units: dict, records_of: Callable, out_dir: Path, seed: int,
+                earlier: tuple[str, ...]) -> None:
+    """A later round's builder: its split (this round's rule, the round's seed; with
+    ``--split-only`` only the split is made and counted), then its sets, the lines of the
+    corpus, the independent set and the ``earlier`` rounds' sets left out."""
+    split = the_split(list(units), out_dir, seed)
+    if "--split-only" in sys.argv:
+        held = sum(v == "heldout" for v in split.values())
+        print(f"{len(split)} units, {held} held out")
+        return
+    known = known_lines("dev/lines.jsonl", "independent/lines.jsonl", *earlier)
+    write_sets(units, split, records_of, known, out_dir)
+
+
 def main() -> None:
     units = unit_files()
     write_sets(units, the_split(list(units)), records_of,

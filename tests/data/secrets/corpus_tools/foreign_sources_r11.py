@@ -253,17 +253,10 @@ def records_of(unit: str, repo: str, paths: list[str]) -> Iterator[dict]:
 
 
 def main() -> None:
-    units = unit_files()
-    split = r5.the_split(list(units), OUT, SEED)  # round 5's rule, this round's seed
-    if "--split-only" in sys.argv:
-        held = sum(v == "heldout" for v in split.values())
-        print(f"{len(split)} units, {held} held out")
-        return
-    known = r5.known_lines("dev/lines.jsonl", "independent/lines.jsonl",
-                           "foreign/tuning.jsonl", "foreign/heldout.jsonl",
-                           "foreign_r6/tuning.jsonl", "foreign_r6/heldout.jsonl",
-                           "foreign_r9/tuning.jsonl", "foreign_r9/heldout.jsonl")
-    r5.write_sets(units, split, records_of, known, OUT)
+    r5.build_round(unit_files(), records_of, OUT, SEED,
+                   ("foreign/tuning.jsonl", "foreign/heldout.jsonl",
+                    "foreign_r6/tuning.jsonl", "foreign_r6/heldout.jsonl",
+                    "foreign_r9/tuning.jsonl", "foreign_r9/heldout.jsonl"))
 
 
 if __name__ == "__main__":
