@@ -156,6 +156,17 @@ def test_a_token_in_another_commit_header_refuses_the_push(tmp_path: Path, case:
     assert drive.main() == before and not drive.has_object(new)
 
 
+def _gpg_home(tmp_path: Path) -> dict[str, str]:
+    """A GnuPG home with one signing key for t@example.com (no passphrase): its env."""
+    home = tmp_path / "gnupg"
+    home.mkdir(mode=0o700)
+    env = {"GNUPGHOME": str(home)}
+    subprocess.run(["gpg", "-q", "--batch", "--passphrase", "", "--quick-gen-key",
+                    "Test <t@example.com>", "rsa2048", "sign", "never"],
+                   check=True, env={**os.environ, **env}, capture_output=True)
+    return env
+
+
 def _signed_chain(drive: Drive, tmp_path: Path, fmt: str, count: int) -> str:
     """``count`` commits on main, each signed (``fmt``: ssh or openpgp) by git itself."""
     env: dict[str, str] = {}
@@ -165,12 +176,7 @@ def _signed_chain(drive: Drive, tmp_path: Path, fmt: str, count: int) -> str:
                        check=True)
         config = ["-c", "gpg.format=ssh", "-c", f"user.signingkey={key}"]
     else:
-        home = tmp_path / "gnupg"
-        home.mkdir(mode=0o700)
-        env = {"GNUPGHOME": str(home)}
-        subprocess.run(["gpg", "-q", "--batch", "--passphrase", "", "--quick-gen-key",
-                        "Test <t@example.com>", "rsa2048", "sign", "never"],
-                       check=True, env={**os.environ, **env}, capture_output=True)
+        env = _gpg_home(tmp_path)
         config = ["-c", "user.signingkey=t@example.com"]
     tip = drive.sync_client()
     tree = git("rev-parse", f"{tip}^{{tree}}", cwd=drive.client).stdout.decode().strip()
@@ -201,12 +207,7 @@ def test_a_merge_of_a_signed_tag_still_lands(tmp_path: Path) -> None:
     if shutil.which("gpg") is None:
         pytest.skip("no gpg")
     drive = Drive(tmp_path, files=base_files())
-    home = tmp_path / "gnupg"
-    home.mkdir(mode=0o700)
-    env = {"GNUPGHOME": str(home)}
-    subprocess.run(["gpg", "-q", "--batch", "--passphrase", "", "--quick-gen-key",
-                    "Test <t@example.com>", "rsa2048", "sign", "never"],
-                   check=True, env={**os.environ, **env}, capture_output=True)
+    env = _gpg_home(tmp_path)
     work = tmp_path / "work"
     git("clone", "-q", drive.git_dir, work)
     git("config", "user.signingkey", "t@example.com", cwd=work)
