@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -502,33 +503,34 @@ def test_amr_scans_an_undecodable_file() -> None:
 SPLIT_TOKEN = "ghp_" + "OhbVrpoiVgRV5IfLBcbfnoGMbJmTPS2gjNut"
 
 
+def _push_entry(tmp_path: Path, text: str, n: int) -> tuple[Any, str, str, Any]:
+    """A hooked server drive and its client; one entry of ``text`` committed and pushed
+    to work: (the drive, main before the push, the commit pushed, the push's result)."""
+    from tests.receive_support import Drive, base_files, entry, people_text, ulid_like
+
+    drive = Drive(tmp_path, files=base_files())
+    before = drive.main()
+    pushed = drive.build(({"people.md": people_text(entry(text, ulid_like(n)))}, "add"))[-1]
+    return drive, before, pushed, drive.push("refs/heads/work")
+
+
 @pytest.mark.parametrize("sep", ["\u00ad", "\u200b", "\u2060", "\ufeff", "\u200c"])
 def test_a_token_split_by_invisible_characters_refuses_the_push(tmp_path: Path,
                                                                   sep: str) -> None:
     """A soft hyphen every five characters hid a GitHub token from every rule (no keyword
     before it): the line is scanned again without its invisible characters."""
-    from tests.receive_support import Drive, base_files, entry, people_text, ulid_like
-
     split = sep.join(SPLIT_TOKEN[i:i + 5] for i in range(0, len(SPLIT_TOKEN), 5))
-    drive = Drive(tmp_path, files=base_files())
-    before = drive.main()
-    drive.build(({"people.md": people_text(entry(f"ci uses {split}", ulid_like(90)))},
-                 "add"))
-    result = drive.push("refs/heads/work")
+    drive, before, pushed, result = _push_entry(tmp_path, f"ci uses {split}", 90)
     assert result.refused_by_hook and "MG401" in result.codes(), result.stderr
     assert SPLIT_TOKEN[4:12] not in result.stderr.replace(sep, "")
     assert drive.main() == before
 
 
 def test_invisible_characters_without_a_token_still_land(tmp_path: Path) -> None:
-    from tests.receive_support import Drive, base_files, entry, people_text, ulid_like
-
-    drive = Drive(tmp_path, files=base_files())
     text = "the co\u00adoperative uses zero\u200bwidth joins in the family emoji"
-    pushed = drive.build(({"people.md": people_text(entry(text, ulid_like(91)))}, "add"))
-    result = drive.push("refs/heads/work")
+    drive, before, pushed, result = _push_entry(tmp_path, text, 91)
     assert result.returncode == 0, result.stderr
-    assert drive.main() == pushed[-1]
+    assert drive.main() == pushed != before
 
 
 @pytest.mark.parametrize("form", ["decimal", "hex", "prefix-only"])
@@ -536,17 +538,11 @@ def test_a_token_written_as_html_references_refuses_the_push(tmp_path: Path,
                                                               form: str) -> None:
     """Every character of a token as an HTML character reference: a Markdown viewer shows
     the token, no rule saw it. The line is scanned again as it renders."""
-    from tests.receive_support import Drive, base_files, entry, people_text, ulid_like
-
     written = {"decimal": "".join(f"&#{ord(c)};" for c in SPLIT_TOKEN),
                "hex": "".join(f"&#x{ord(c):x};" for c in SPLIT_TOKEN),
                "prefix-only": "".join(f"&#{ord(c)};" for c in SPLIT_TOKEN[:4])
                + SPLIT_TOKEN[4:]}[form]
-    drive = Drive(tmp_path, files=base_files())
-    before = drive.main()
-    drive.build(({"people.md": people_text(entry(f"ci uses {written}", ulid_like(94)))},
-                 "add"))
-    result = drive.push("refs/heads/work")
+    drive, before, pushed, result = _push_entry(tmp_path, f"ci uses {written}", 94)
     assert result.refused_by_hook and "MG401" in result.codes(), result.stderr
     assert SPLIT_TOKEN[4:12] not in result.stderr
     assert drive.main() == before
