@@ -510,13 +510,7 @@ def trial_dream(world: World, rng: random.Random, tally: Tally, first: bool) -> 
 
 def trial_index(world: World, rng: random.Random, tally: Tally, first: bool) -> None:
     if len(world.present) < 200:  # something to index: a few hundred entries
-        world.n += 1
-        folder = world.base / f"notes{world.n}"
-        make_notes(folder, rng, 120, world.n)
-        plan = world.base / f"plan{world.n}.json"
-        ok(world, ["import", "plan", str(folder), "-o", str(plan)], world.a)
-        ok(world, ["import", "apply", str(plan)], world.a)
-        world.present.update(head_entries(world.a))
+        trial_index_setup(world, rng)
     if first:
         measure(world, ["index", "--rebuild"], world.a, tally)
     remember(world, world.a, rng)

@@ -640,6 +640,12 @@ class Row:
     note: str = ""
 
 
+def echo_row(name: str, hits: list[str]) -> Row:
+    """The row of a place searched for echoes (no push of its own): PROBLEM if any."""
+    return Row(name, "-", "-", "yes" if hits else "no", "ok" if not hits else "PROBLEM",
+               ",".join(hits))
+
+
 def server_dump(srv: Path, env: dict[str, str]) -> str:
     """Every object of the server drive, decompressed, and its plain files."""
     r = subprocess.run(
@@ -759,16 +765,7 @@ def after_checks(base: Path, env: dict[str, str], srv: Path) -> list[Row]:
             )
         )
     hits = echoes(server_dump(srv, env), needles)
-    rows.append(
-        Row(
-            "server objects and files",
-            "-",
-            "-",
-            "yes" if hits else "no",
-            "ok" if not hits else "PROBLEM",
-            ",".join(hits),
-        )
-    )
+    rows.append(echo_row("server objects and files", hits))
     return rows
 
 
@@ -892,16 +889,7 @@ def sweep_serve(base: Path, env: dict[str, str]) -> list[Row]:
             console = proc.communicate()[0].decode(errors="replace")
     logtext = log.read_text(errors="replace") if log.exists() else ""
     hits = echoes(logtext + console, [GH, GH2, PW, token.split("_")[-1]])
-    rows.append(
-        Row(
-            "serve log + console",
-            "-",
-            "-",
-            "yes" if hits else "no",
-            "ok" if not hits else "PROBLEM",
-            ",".join(hits),
-        )
-    )
+    rows.append(echo_row("serve log + console", hits))
     return rows
 
 
