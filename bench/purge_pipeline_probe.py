@@ -4,6 +4,9 @@ Run: python bench/purge_pipeline_probe.py [--runs N] [--shape small|spread|one-f
                                           [--size 10000] [--keep DIR]
      python bench/purge_pipeline_probe.py --one REPO ID... [--streamed]   (one purge, JSON)
 
+memgit must be importable from any folder (installed, or an absolute PYTHONPATH): the
+filter-repo reference runs its callbacks from inside the copied repository.
+
 docs/performance.md ("Why filter-repo's time on small has two modes") costed, without
 building it, a purge made of ``git fast-export --all --no-data`` -> a Python filter ->
 ``git fast-import`` with the steady-heap tunables. This script builds it far enough to
