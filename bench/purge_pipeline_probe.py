@@ -145,6 +145,21 @@ class _Feeder:
         self.thread.join()
 
 
+def _scrubbed(message: bytes, scrubbed_as: dict, sorted_texts: list, registry: object,
+              new_messages: set) -> bytes:
+    """A message scrubbed as the purge scrubs it (purged texts, then the registry's), each
+    distinct message once; a message that changed is added to ``new_messages``."""
+    from memgit.purge.text import scrub_message, scrub_registered
+
+    new = scrubbed_as.get(message)
+    if new is None:
+        new = scrub_registered(scrub_message(message, sorted_texts), registry)
+        scrubbed_as[message] = new
+        if new != message:
+            new_messages.add(new)
+    return new
+
+
 def filter_stream(stream, blob_new: dict[bytes, bytes], sorted_texts: list[bytes], registry,
                   out, new_messages: set[bytes], scrub_message, scrub_registered) -> None:
     """The export stream with purged texts scrubbed from every message (each distinct
@@ -167,12 +182,7 @@ def filter_stream(stream, blob_new: dict[bytes, bytes], sorted_texts: list[bytes
             size = int(m.group(1))
             body_at = m.end()
             message = stream[body_at:body_at + size]
-            new = scrubbed_as.get(message)
-            if new is None:
-                new = scrub_registered(scrub_message(message, sorted_texts), registry)
-                scrubbed_as[message] = new
-                if new != message:
-                    new_messages.add(new)
+            new = _scrubbed(message, scrubbed_as, sorted_texts, registry, new_messages)
             if new != message:
                 pieces.append(stream[copied:m.start(1) - 5])
                 pieces.append(b"data %d\n" % len(new) + new)
@@ -217,7 +227,6 @@ def _streamed(git_dir: Path, ids: list[str], work: Path, stamp, steady: dict) ->
         no_progress,
         remove_entry_lines,
         scrub_message,
-        scrub_registered,
     )
 
     wanted = frozenset(ids)
@@ -364,12 +373,7 @@ def _streamed(git_dir: Path, ids: list[str], work: Path, stamp, steady: dict) ->
                 sorted_texts = longest_first(list(removed_texts))
                 scrubbed_as.clear()
             message = buf[body_at:body_at + size]
-            new = scrubbed_as.get(message)
-            if new is None:
-                new = scrub_registered(scrub_message(message, sorted_texts), registry)
-                scrubbed_as[message] = new
-                if new != message:
-                    new_messages.add(new)
+            new = _scrubbed(message, scrubbed_as, sorted_texts, registry, new_messages)
             if new != message:
                 feed.write(buf[copied:m.start(1) - 5] + b"data %d\n" % len(new) + new)
                 copied = body_at + size
