@@ -138,3 +138,41 @@ def test_spelled_pattern_on_other_languages(word):
     (Cyrillic о also matches ᲂ), match spelled exactly as under re.IGNORECASE."""
     for variant in {word, word.upper(), word.capitalize(), word.replace("о", "\u1c82")}:
         _same_at_every_start(variant + ": Zq8Lm3Nx7R")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a UUID after a name that says what the key opens is the key itself (round 12)
+        "hmac_key = 'dd4b516b-10db-418e-b306-48b5a69dc2e2'",
+        "jwt_key: 4b066962-a52c-4e0e-9c57-851c62ca30a9",
+        '"license_key": "d90bfefa-27b9-4d5e-9b53-6a9e92b04240"',
+        "bearer=ec11f3cc-607c-4d20-8ca0-a41088905c08",
+        # a weak key name holding what only a password generator writes
+        "hmac_key=uMBOa%NN*e5+L3j!",
+        "jwt_key = '0BE$3+7zQ)7Tp+3C'",
+        "- license_key: `h9#Vq2!mT4$kLw`",
+    ],
+)
+def test_key_names_that_say_what_they_open(text):
+    from memgit.secrets import scan_text
+
+    assert scan_text(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "key: 3f2b8c1e-9a4d-4e21-b7c5-0d8e6f1a2b3c",  # a record's id
+        "session: 7c9e6679-7425-40de-944b-e07fc1f90ae7",
+        "sid = '0f8fad5b-d9cb-469f-a165-70867728950e'",
+        "hotkey: Ctrl+Shift+K",
+        "key = 'F12+Alt+Shift'",
+        "sig: (a*b)+(c*d)",
+        "pin: v1.2.3-rc+build.45",
+    ],
+)
+def test_key_names_that_only_name_a_record(text):
+    from memgit.secrets import scan_text
+
+    assert scan_text(text) == [], text

@@ -368,7 +368,8 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
             if len(words) > 8 or any(w in SEED_STOPWORDS or w in _PROSE_WORDS for w in words):
                 return None
         val = inner
-        ok = (V.token_like(val, 12) and not _bare_uuid(val, kind)) if weak else V.literal_ok(val)
+        ok = ((V.token_like(val, 12) and not _bare_uuid(val, kind, name_words)) or _symbol_mix(val)
+              if weak else V.literal_ok(val))
     else:
         whole = val
         if val.startswith("{") and raw_op.strip() == "=" and _ODBC_BRACED.match(val):
@@ -382,8 +383,8 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
         code_style = code_style and not gap
         val = val.rstrip(".,") if code_style else val.rstrip(".,;:")
         if weak:
-            ok = V.token_like(val, 16 if not code_style else 12) and not _bare_uuid(val, kind)
-            ok = ok or _encodes_secret(val)
+            ok = V.token_like(val, 16 if not code_style else 12) and not _bare_uuid(val, kind, name_words)
+            ok = ok or _encodes_secret(val) or _symbol_mix(val)
         elif code_style or _config_line(m, text, name, end):
             ok = V.literal_ok(val) and (len(val) >= 6 or any(c.isdigit() for c in val))
             if ok and not code_style and not any(c.isdigit() for c in val):
@@ -498,6 +499,18 @@ def _names_a_variable(val: str, name_words: frozenset[str]) -> bool:
     return m is not None and m.group("last").lower() in name_words
 
 
+def _symbol_mix(val: str) -> bool:
+    """A value only a password generator writes (``*uMBOa)NN*eQ+L3j``, ``0BE$3+7zQ)7Tp+3C``):
+    twelve or more characters with letters, two digits and two symbols other than the
+    separators names use, at high entropy: what a key name holds, not a name or a path."""
+    if len(val) < 12 or " " in val or "/" in val or not val.isascii():
+        return False
+    upper, lower, digits = V.classes(val)
+    symbols = len(val) - upper - lower - digits - sum(map(val.count, "-_.:"))
+    return (symbols >= 2 and digits >= 2 and upper + lower >= 4 and V.entropy(val) >= 3.5
+            and not V.is_placeholder(val))
+
+
 def _encodes_secret(val: str) -> bool:
     """Base64 of a short printable secret (a Kubernetes Secret's data, an encoded
     password): letters and digits or symbols, no spaces, not a word alone."""
@@ -518,10 +531,17 @@ def _encodes_prose(val: str) -> bool:
     return decoded is not None and decoded.isprintable() and " " in decoded
 
 
-def _bare_uuid(val: str, kind: str) -> bool:
-    """A UUID after a name that says only "key" (``key: '9df2...'``) is an identifier;
-    after ``api_key`` or a provider's name it may be a key (Heroku's are UUIDs)."""
-    return kind == "key assignment" and V.R.uuid.fullmatch(val) is not None
+# Words that make a key name say what the key opens: a UUID they name is the key itself
+# (license keys, HMAC and JWT signing keys, bearer tokens are issued as UUIDs too).
+_UUID_KEY_WORDS = frozenset("hmac jwt bearer license licence cookie".split())
+
+
+def _bare_uuid(val: str, kind: str, name_words: frozenset[str]) -> bool:
+    """A UUID after a name that says only "key" (``key: '9df2...'``, ``session``) is an
+    identifier; after ``api_key``, ``hmac_key``, ``license`` or a provider's name it may be
+    a key (Heroku's are UUIDs)."""
+    return (kind == "key assignment" and not name_words & _UUID_KEY_WORDS
+            and V.R.uuid.fullmatch(val) is not None)
 
 
 def _last_index(parts: list[str], item: str) -> int:
