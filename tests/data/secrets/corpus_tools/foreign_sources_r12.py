@@ -200,9 +200,9 @@ def _sonar_examples(text: str) -> Iterator[tuple[dict, int]]:
         return
     node = dict((k.value, v) for k, v in root.value)["provider"]
     rules_node = dict((k.value, v) for k, v in node.value).get("rules")
-    for rule, rule_node in zip(data["provider"].get("rules") or [], rules_node.value if rules_node else []):
+    for rule, rule_node in zip(data["provider"].get("rules") or [], rules_node.value if rules_node else [], strict=False):
         ex_node = dict((k.value, v) for k, v in rule_node.value).get("examples")
-        for ex, n in zip(rule.get("examples") or [], ex_node.value if ex_node else []):
+        for ex, n in zip(rule.get("examples") or [], ex_node.value if ex_node else [], strict=False):
             yield ex, n.start_mark.line
 
 
