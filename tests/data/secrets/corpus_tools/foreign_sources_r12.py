@@ -153,6 +153,29 @@ _ENV_DEFAULT = re.compile(
     r"(?:default\s*=\s*)?[\"'](?P<v>[^\"'\s]{4,})[\"'])")
 
 
+def _resynth(rec: dict, original: str) -> dict:
+    """A positive whose secret the shared synthesis left as the source wrote it
+    (``_reshape`` keeps a segment that does not look live:
+    ``mysql_cr3dential_padded_for_security``): reshaped here, position by position, so no
+    value of the source lands here; the same value again on the line gets the same synthetic
+    one. A key header (the record's secret when it is one) stays."""
+    at, old = rec["start"], rec["secret"]
+    if r6._PEM_HEADER.search(old) or rec["line"][at:at + len(old)] != old:
+        return rec
+    if old == original:
+        new = synth.reshape(old, 0)
+        rec = {**rec, "line": rec["line"][:at] + new + rec["line"][at + len(old):], "secret": new}
+    if len(original) >= 8 and original in rec["line"]:  # the same value again on the line
+        rec = {**rec, "line": rec["line"].replace(original, rec["secret"])}
+    return rec
+
+
+def _synth(line: str, secret: str, col: int, common: dict) -> Iterator[dict]:
+    """``foreign_sources._synth_positive``, the value always replaced (``_resynth``)."""
+    for rec in r5._synth_positive(line, secret, col, common):
+        yield _resynth(rec, secret)
+
+
 def _policy(line: str, common: dict, path: str, why: str) -> Iterator[dict]:
     """``label11``'s records for a line the source does not report (with the fixes of
     ``_not_judged_here``); a positive among them carries its reason (``why``: what the
@@ -165,7 +188,7 @@ def _policy(line: str, common: dict, path: str, why: str) -> Iterator[dict]:
             not r5._NOT_CRED_NAME.search(default.group("n")) and \
             r5._literal_value(default.group("v"), default.group("n")) and \
             not _value_passes(default.group("v"), ""):
-        for rec in r5._synth_positive(line, default.group("v"), default.start("v"),
+        for rec in _synth(line, default.group("v"), default.start("v"),
                                       {**common, "family": "scanner fixture"}):
             yield {**rec, "relabel": f"{why}; a read of the environment with a literal "
                                      "default holds the value (os.getenv(\"X\", \"v\"))"}
@@ -179,7 +202,7 @@ def _policy(line: str, common: dict, path: str, why: str) -> Iterator[dict]:
             if rec["kind"] != "private key" and _value_passes(value, rest):
                 yield from late_sources._negative(line, family="scanner fixture", **common)
                 continue
-            rec = {**rec, "relabel": f"{why}; {_reason(line, path)}"}
+            rec = {**_resynth(rec, value), "relabel": f"{why}; {_reason(line, path)}"}
         yield rec
 
 
@@ -207,6 +230,25 @@ def _sonar_examples(text: str) -> Iterator[tuple[dict, int]]:
 
 
 def sonar(unit: str, path: str) -> Iterator[dict]:
+    """A provider file's examples, every source secret left on a positive's line (another
+    example's, or one the policy's value is narrower than) reshaped position by position."""
+    text = r5._text(SONAR, path) or ""
+    secrets = sorted({part.strip() for ex, _ in _sonar_examples(text)
+                      if ex.get("containsSecret") and ex.get("match")
+                      for part in str(ex["match"]).split("\n")
+                      if len(part.strip()) >= 8 and not r6._PEM_HEADER.search(part)},
+                     key=len, reverse=True)
+    for rec in _sonar(unit, path):
+        if rec["label"] == "pos":
+            for value in secrets:
+                if value in rec["line"]:
+                    new = synth.reshape(value, 0)
+                    rec = {**rec, "line": rec["line"].replace(value, new),
+                           "secret": rec["secret"].replace(value, new)}
+        yield rec
+
+
+def _sonar(unit: str, path: str) -> Iterator[dict]:
     commit = r5._commit(SONAR)
     text = r5._text(SONAR, path)
     if text is None:
@@ -246,7 +288,7 @@ def sonar(unit: str, path: str) -> Iterator[dict]:
                 else:
                     url = r5._URL_PW.search(line)  # the password, not a user of that name
                     col = url.start(1) if url and url.group(1) == first else line.index(first)
-                    yield from r5._synth_positive(line, first, col,
+                    yield from _synth(line, first, col,
                                                   {**common, "kind": unit,
                                                    "family": "scanner fixture"})
                 continue
@@ -293,7 +335,7 @@ def msu(unit: str, path: str) -> Iterator[dict]:
                     continue  # a typed placeholder the source uses as a match: not judged
                 valued = [r for r in runs if not r.group(0).isalpha()] or runs
                 run = max(valued, key=lambda x: len(x.group(0)))
-                yield from r5._synth_positive(line, run.group(0), run.start(),
+                yield from _synth(line, run.group(0), run.start(),
                                               {**common, "kind": unit,
                                                "family": "scanner fixture"})
                 continue
