@@ -17,7 +17,8 @@ test files, agent notes) the sixth and seventh, the same way; round 9's
 (tests/data/secrets/foreign_r9/: CredSweeper's samples, agent notes) the eighth and ninth;
 round 11's (tests/data/secrets/foreign_r11/: leaky-repo, GitGuardian's samples, ggshield,
 pre-commit-hooks, repo-supervisor, talisman, git-secrets and SecretScanner fixtures, agent
-notes) the tenth and eleventh.
+notes) the tenth and eleventh; round 12's (tests/data/secrets/foreign_r12/: sonar-text's rule
+examples, security-utilities' literal examples) the twelfth and thirteenth.
 A line counts as detected when
 the engine reports anything on it; the false-positive rate is over negative lines.
 
@@ -210,7 +211,9 @@ def main() -> None:
               "r9 tuning": load(DATA / "foreign_r9" / "tuning.jsonl"),
               "r9 held-out": load(DATA / "foreign_r9" / "heldout.jsonl"),
               "r11 tuning": load(DATA / "foreign_r11" / "tuning.jsonl"),
-              "r11 held-out": load(DATA / "foreign_r11" / "heldout.jsonl")}
+              "r11 held-out": load(DATA / "foreign_r11" / "heldout.jsonl"),
+              "r12 tuning": load(DATA / "foreign_r12" / "tuning.jsonl"),
+              "r12 held-out": load(DATA / "foreign_r12" / "heldout.jsonl")}
     eng = engines(all_ds=not args.quick)
     figures: dict[str, dict] = {name: {} for name in eng}
     eval_lines = [r["line"] for r in halves["evaluation"]]
@@ -251,7 +254,8 @@ def main() -> None:
             "indep. recall", "indep. FP", "foreign-t recall", "foreign-t FP", "held-out recall",
             "held-out FP", "r6-t recall", "r6-t FP", "r6 held-out recall", "r6 held-out FP",
             "r9-t recall", "r9-t FP", "r9 held-out recall", "r9 held-out FP", "r11-t recall",
-            "r11-t FP", "r11 held-out recall", "r11 held-out FP", "us/line",
+            "r11-t FP", "r11 held-out recall", "r11 held-out FP", "r12-t recall", "r12-t FP",
+            "r12 held-out recall", "r12 held-out FP", "us/line",
             "x memgit", "us/note", "x memgit"]
     rows = [head]
     for name in eng:
@@ -260,7 +264,8 @@ def main() -> None:
                                                          "foreign tuning", "held-out",
                                                          "r6 tuning", "r6 held-out",
                                                          "r9 tuning", "r9 held-out",
-                                                         "r11 tuning", "r11 held-out")
+                                                         "r11 tuning", "r11 held-out",
+                                                         "r12 tuning", "r12 held-out")
                               for k in ("recall", "fp_rate")]
                     + [f"{f['us_per_line']:.1f}", f"{f['us_per_line'] / base:.1f}",
                        f"{f['us_per_note']:.1f}", f"{f['us_per_note'] / base_note:.1f}"])

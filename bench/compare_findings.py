@@ -107,6 +107,8 @@ def sets(synthetic: int) -> dict[str, list[str]]:
         "r9-heldout": _jsonl(DATA / "foreign_r9" / "heldout.jsonl"),
         "r11-tuning": _jsonl(DATA / "foreign_r11" / "tuning.jsonl"),
         "r11-heldout": _jsonl(DATA / "foreign_r11" / "heldout.jsonl"),
+        "r12-tuning": _jsonl(DATA / "foreign_r12" / "tuning.jsonl"),
+        "r12-heldout": _jsonl(DATA / "foreign_r12" / "heldout.jsonl"),
         "test-literals": _literals(),
     }
     every = [x for v in out.values() for x in v]
