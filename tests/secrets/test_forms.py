@@ -343,6 +343,18 @@ FORMS = [
     'pip install --proxy alice:T7g#kP2qLz@10.0.0.5:8080 requests',
     'curl -x svc:Zk82hQ1pwE4r@gateway.internal:3128 https://example.org',
     'HTTPS_PROXY=bob:N3wPass!2024@localhost:8888',
+    # round 12: an environment read's default named as a keyword (django-environ) or named
+    # only as a key but generated; a PEM body whose joined lines kept their spaces; node
+    # providers' keys in an endpoint's path; .NET's XML private key
+    'SECRET_KEY = env("SECRET_KEY", default="k7#vz9slv0*h+lq)=d-!=2pa3s5#9jq")',
+    'SECRET_KEY = os.getenv("SECRET_KEY", default="Tq8!mZ2#pL0vW4xR7yN")',
+    'const accountKey = process.env.ACCOUNT_KEY || "3tQr+h1Y9Ar+KtaN33cSQo+yHbpeYjK2tbBUOXnq8/Hg9nhfXLPK==";',
+    '-----BEGIN PRIVATE KEY-----\\nGY8MJGSxMsDBYqDQoa7PQWFLDxDFou4QZFPSPHZDTiXJDIdPpL4P jXpcM8kQs7M2sG4sBFDeNYVuyRJw/kU4xJkYQLX+ZsQJllk9Mh -----END PRIVATE KEY-----',
+    'RPC_URL=https://mainnet.infura.io/v3/0ea0db223e345db6a2f5ccce47ee79fa',
+    'rpc: wss://sepolia.infura.io/ws/v3/c08564567b68776276654e8bd0b4d3eb',
+    'ALCHEMY_URL=https://eth-mainnet.g.alchemy.com/v2/Xk9fQ2mLp0Zr7Tb4Wq1eZq8tW3mBHk2p',
+    'endpoint: https://frosty-smart-wave.quiknode.pro/3c6f1e0c4b8a9d2e7f5a1b3c9d8e7f6a5b4c3d2e/',
+    '<RSAKeyValue><Modulus>r2Xv9vSGWkaepsOR</Modulus><Exponent>AQAB</Exponent><P>6T6DLbUsZoYlD81Aq3</P><InverseQ>T7zoLE0f2E6iCNx9Qw</InverseQ></RSAKeyValue>',
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers
@@ -563,6 +575,16 @@ NOT_CREDENTIALS = [
     'at 10:30@office.example.com',
     'http_proxy=user:password@proxy.example.com:3128',
     'proxy: ${USER}:${PASS}@proxy:3128',
+    # round 12's negatives: defaults that are not credentials, a public XML key, elided
+    # endpoints and a PEM header with words between it and its footer
+    'DEBUG = env("DEBUG", default="False")',
+    'region = env("AWS_REGION", default="eu-west-1")',
+    'cache = process.env.CACHE_KEY || "user-profile-v2"',
+    'key = process.env.SORT_KEY || "createdAt"',
+    '<RSAKeyValue><Modulus>r2Xv9vSGWkaepsOR</Modulus><Exponent>AQAB</Exponent></RSAKeyValue>',
+    'RPC_URL=https://eth-mainnet.g.alchemy.com/v2/YOUR_API_KEY',
+    'RPC_URL=https://mainnet.infura.io/v3/<PROJECT_ID>',
+    '-----BEGIN PRIVATE KEY----- this is not a key, only its header -----END PRIVATE KEY-----',
 ]
 
 

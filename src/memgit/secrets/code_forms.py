@@ -65,10 +65,26 @@ def _named_default(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     digit, or a token's shape): ``process.env.API_KEY || 'sk-anything'`` is a proxy's
     placeholder, a password's default is a password."""
     found = _config_value(m)
-    if found is None or "pass" in found[2]:
+    if found is None:
+        return _generated_key_default(m)
+    if "pass" in found[2]:
         return found
     val = text[found[0]:found[1]]
     return found if any(c.isdigit() for c in val) or V.token_like(val, 12) else None
+
+
+def _generated_key_default(m: re.Match[str]) -> tuple[int, int, str] | None:
+    """The default of a variable named only as a key (``ACCOUNT_KEY``, ``storageKey``) when
+    the literal is what a generator writes (an account key's base64): the name alone says
+    too little for a word or a path to count."""
+    name, raw = m.group("name"), m.group("s")
+    if raw[:1] not in "\"'" or not V.rx(r"(?i)(?:^|[_.-]|[a-z])key$").search(name):
+        return None
+    val = raw[1:-1]
+    if not V.token_like(val, 16) or V.is_placeholder(val):
+        return None
+    start = m.start("s") + 1
+    return start, start + len(val), "key assignment"
 
 
 def _config_value(m: re.Match[str]) -> tuple[int, int, str] | None:

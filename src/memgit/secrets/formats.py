@@ -789,6 +789,17 @@ _PREFIXED += [
     # round 11: Firecrawl's keys (fc- + 32 hex), Sidekiq Enterprise's gem credentials
     ("firecrawl-key", "Firecrawl API key", _L + r"fc-[a-f0-9]{32}" + _R, ["fc-"],
      "https://docs.firecrawl.dev/introduction#api-key"),
+    # round 12: blockchain node providers put the project's key in the endpoint's path
+    ("infura-project-key", "Infura API key",
+     r"(?i:infura\.io)/(?:ws/)?v3/(?P<s>[0-9a-f]{32})" + _RA, ["infura.io/"],
+     "https://docs.metamask.io/services/get-started/endpoints/ (https://NETWORK.infura.io/v3/KEY)"),
+    ("alchemy-api-key", "Alchemy API key",
+     r"(?i:\.g\.alchemy\.com|alchemyapi\.io)/v2/(?P<s>[A-Za-z0-9_-]{32})" + _R,
+     [".g.alchemy.com/v2/", "alchemyapi.io/v2/"],
+     "https://docs.alchemy.com/reference/api-overview (https://NETWORK.g.alchemy.com/v2/KEY)"),
+    ("quicknode-endpoint-token", "QuickNode endpoint token",
+     r"(?i:\.quiknode\.pro)/(?P<s>[0-9a-f]{40})" + _RA, [".quiknode.pro/"],
+     "https://www.quicknode.com/docs/welcome (https://NAME.quiknode.pro/TOKEN/)"),
     ("sidekiq-enterprise", "Sidekiq Enterprise credentials",
      r"(?i:BUNDLE_(?:ENTERPRISE|GEMS)__CONTRIBSYS__COM)[\"']?\s*[=:]\s*[\"']?"
      r"(?P<s>[0-9a-f]{8}:[0-9a-f]{8})" + _RA, ["contribsys__com"],

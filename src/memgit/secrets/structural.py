@@ -115,12 +115,16 @@ def _table_cell(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
 def _pem_header(m: re.Match[str], text: str) -> bool:
     """A header followed at once by its footer is an empty block, not a key; so is one
     whose footer follows on the same line after words (``...-----this is not a key-----
-    END...``): key material has no spaces."""
+    END...``): key material is base64, in chunks when its lines were joined by spaces."""
     rest = text[m.end():]
     if rest[:12].lstrip("-").startswith("END"):
         return False
     body, sep, _after = rest.partition("-----END")
-    return not (sep and " " in body.strip())
+    return not sep or " " not in body.strip() or all(_PEM_CHUNK.fullmatch(w) for w in body.split())
+
+
+# a chunk of a key's base64 body (PEM's lines are 64 characters; "\n" escapes between them)
+_PEM_CHUNK = re.compile(r"(?:\\n|[A-Za-z0-9+/=]){16,}")
 
 
 # a path of lowercase names (a Vault secret's path, a resource's)
@@ -304,10 +308,13 @@ _BARE_PROSE = (r"(?<![A-Za-z0-9_-])(?i:password|passphrase|passcode|passwd|pwd|p
 _ENV_FALLBACK = r"\s*(?:\|\||\?\?|\?:|or\s)"
 _ENV_ATTRIBUTE = r"[a-z0-9_]{1,60}" + _ENV_FALLBACK  # process.env.NAME ||
 # getenv("NAME") or "v", and the call's own default: os.getenv("NAME", "v"), environ.get
-_ENV_CALL = r"\s*\(\s*[\"'][a-z0-9_]{1,60}[\"']\s*(?:\)" + _ENV_FALLBACK + r"|,)"
+_ENV_ARGS = r"\s*[\"'][a-z0-9_]{1,60}[\"']\s*(?:\)" + _ENV_FALLBACK + r"|,)"
+_ENV_CALL = r"\s*\(" + _ENV_ARGS
 _ENV_INDEX = r"\s*[\"'][a-z0-9_]{1,60}[\"']\s*\]" + _ENV_FALLBACK  # ENV["NAME"] ||
+# django-environ's reads take the default as a keyword too: env("NAME", default="v")
+# (https://django-environ.readthedocs.io/en/latest/quickstart.html)
 _ENV_READS = {"process.env.": _ENV_ATTRIBUTE, "meta.env.": _ENV_ATTRIBUTE,
-              "environ.get": _ENV_CALL, "getenv": _ENV_CALL,
+              "environ.get": _ENV_CALL, "getenv": _ENV_CALL, "env(": _ENV_ARGS,
               "environ[": _ENV_INDEX, "env[": _ENV_INDEX}
 # prose that states the value before naming it: "X is the password for ...", "`X` was my old
 # API key"; the value must look generated (pair_value), a word before "is the password" passes
@@ -386,6 +393,13 @@ STRUCTURAL: tuple[Rule, ...] = (
         keywords=("ibaakc", "ibadanbgkqhkig9w0baqefaas", "ageambmgbyqgsm49ageg",
                   "mc4caqawbqydk2vwbciei", "mhccaqeei", "b3blbnnzac1rzxktdjea"),
         priority=1, doc="https://datatracker.ietf.org/doc/html/rfc5958",
+    ),
+    Rule(
+        "private-key-xml", "private key material",
+        r"<(?:InverseQ|DP|DQ)>(?P<s>[A-Za-z0-9+/]{16,}={0,2})",
+        keywords=("<inverseq>", "<dp>", "<dq>"), group="s", priority=1,
+        doc="an RSA private key in .NET's XML form (RSA.ToXmlString(true): <RSAKeyValue> with "
+            "<P>, <Q>, <DP>, <DQ>, <InverseQ>, <D>; a public key has only <Modulus> and <Exponent>)",
     ),
     Rule(
         "private-key-base64", "private key block",
@@ -692,8 +706,9 @@ STRUCTURAL: tuple[Rule, ...] = (
     Rule(
         "env-default", "password assignment",
         r"(?:\bprocess\.env\.|\bimport\.meta\.env\.|\benviron(?:\.get)?\s*[(\[]\s*[\"']"
-        r"|\b[Gg]et[Ee]nv\s*\(\s*[\"']|\bENV\s*\[\s*[\"'])(?P<name>[A-Za-z_][A-Za-z0-9_]{0,60})"
-        r"(?:[\"']?\s*[)\]]?\s*(?:\|\||\?\?|\?:|\bor\b)|(?<=[(\w])[\"']\s*,)\s*"
+        r"|\b[Gg]et[Ee]nv\s*\(\s*[\"']|\bENV\s*\[\s*[\"']|(?<![\w.])env\s*\(\s*[\"'])"
+        r"(?P<name>[A-Za-z_][A-Za-z0-9_]{0,60})"
+        r"(?:[\"']?\s*[)\]]?\s*(?:\|\||\?\?|\?:|\bor\b)|(?<=[(\w])[\"']\s*,(?:\s*default\s*=)?)\s*"
         r"(?P<s>\"[^\"\n]{4,256}\"|'[^'\n]{4,256}')",
         keywords=tuple(_ENV_READS), keyword_tails=tuple(_ENV_READS.items()),
         check="named_default", priority=1,
