@@ -383,7 +383,8 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
         code_style = code_style and not gap
         val = val.rstrip(".,") if code_style else val.rstrip(".,;:")
         if weak:
-            ok = V.token_like(val, 16 if not code_style else 12) and not _bare_uuid(val, kind, name_words)
+            ok = (V.token_like(val, 16 if not code_style else 12)
+                  and not _bare_uuid(val, kind, name_words))
             ok = ok or _encodes_secret(val) or _symbol_mix(val)
         elif code_style or _config_line(m, text, name, end):
             ok = V.literal_ok(val) and (len(val) >= 6 or any(c.isdigit() for c in val))

@@ -399,7 +399,7 @@ STRUCTURAL: tuple[Rule, ...] = (
         r"<(?:InverseQ|DP|DQ)>(?P<s>[A-Za-z0-9+/]{16,}={0,2})",
         keywords=("<inverseq>", "<dp>", "<dq>"), group="s", priority=1,
         doc="an RSA private key in .NET's XML form (RSA.ToXmlString(true): <RSAKeyValue> with "
-            "<P>, <Q>, <DP>, <DQ>, <InverseQ>, <D>; a public key has only <Modulus> and <Exponent>)",
+            "<P>, <Q>, <DP>, <DQ>, <InverseQ>, <D>; a public key has only <Modulus>, <Exponent>)",
     ),
     Rule(
         "private-key-base64", "private key block",
