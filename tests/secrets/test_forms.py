@@ -355,6 +355,7 @@ FORMS = [
     'ALCHEMY_URL=https://eth-mainnet.g.alchemy.com/v2/Xk9fQ2mLp0Zr7Tb4Wq1eZq8tW3mBHk2p',
     'endpoint: https://frosty-smart-wave.quiknode.pro/3c6f1e0c4b8a9d2e7f5a1b3c9d8e7f6a5b4c3d2e/',
     '<RSAKeyValue><Modulus>r2Xv9vSGWkaepsOR</Modulus><Exponent>AQAB</Exponent><P>6T6DLbUsZoYlD81Aq3</P><InverseQ>T7zoLE0f2E6iCNx9Qw</InverseQ></RSAKeyValue>',
+    'put("reference-with-user", "admin:dm9yaXRhc3BpbDg5MjY=");',
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers
@@ -578,6 +579,7 @@ NOT_CREDENTIALS = [
     # round 12's negatives: defaults that are not credentials, a public XML key, elided
     # endpoints and a PEM header with words between it and its footer
     'DEBUG = env("DEBUG", default="False")',
+    'image: "postgres:16-alpine"',
     'region = env("AWS_REGION", default="eu-west-1")',
     'cache = process.env.CACHE_KEY || "user-profile-v2"',
     'key = process.env.SORT_KEY || "createdAt"',

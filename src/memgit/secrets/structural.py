@@ -488,7 +488,7 @@ STRUCTURAL: tuple[Rule, ...] = (
     Rule(
         "conventional-colon-pair", "password assignment",
         r"(?<![\w/.@:$-])(?i:" + _ADMIN_USERS + r"):(?P<s>[^\s`'\"@/:<>{}\[\]()|]{6,128})"
-        r"(?=$|[\s,;)]|\.(?:\s|$))",
+        r"(?=$|[\s,;)`'\"]|\.(?:\s|$))",
         keywords=tuple(u + ":" for u in _ADMIN_USERS.split("|")), group="s",
         keyword_tails=tuple((u + ":", r"[^\s`'\"@/:<>{}\[\]()|]{6}")
                             for u in _ADMIN_USERS.split("|")),
