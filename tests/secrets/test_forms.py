@@ -356,6 +356,9 @@ FORMS = [
     'endpoint: https://frosty-smart-wave.quiknode.pro/3c6f1e0c4b8a9d2e7f5a1b3c9d8e7f6a5b4c3d2e/',
     '<RSAKeyValue><Modulus>r2Xv9vSGWkaepsOR</Modulus><Exponent>AQAB</Exponent><P>6T6DLbUsZoYlD81Aq3</P><InverseQ>T7zoLE0f2E6iCNx9Qw</InverseQ></RSAKeyValue>',
     'put("reference-with-user", "admin:dm9yaXRhc3BpbDg5MjY=");',
+    # go-sql-driver/mysql's DSN and Sequelize's (database, user, password) constructor
+    'db, err := sql.Open("mysql", "app:Qx7pLm29zK@tcp(db:3306)/app?parseTime=true")',
+    "const sequelize = new Sequelize('shop', 'root', 'Qx7pLm29zK', {host: 'db'})",
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers
@@ -580,6 +583,9 @@ NOT_CREDENTIALS = [
     # endpoints and a PEM header with words between it and its footer
     'DEBUG = env("DEBUG", default="False")',
     'image: "postgres:16-alpine"',
+    'dsn := fmt.Sprintf("%s:%s@tcp(%s)/%s", user, pass, host, name)',
+    'DSN="app:${DB_PASS}@tcp(db:3306)/app"',
+    'const sequelize = new Sequelize("shop", "root", process.env.DB_PASSWORD)',
     'region = env("AWS_REGION", default="eu-west-1")',
     'cache = process.env.CACHE_KEY || "user-profile-v2"',
     'key = process.env.SORT_KEY || "createdAt"',

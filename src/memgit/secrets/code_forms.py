@@ -130,8 +130,8 @@ def _code_form(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
 _CRED_CALL_NAME = (r"(?:Password|Passwd|Passphrase|Secret|Token|ApiKey|APIKey|AccessKey"
                    r"|SecretKey|Credentials?|ClientSecret|AuthToken|AccessToken)")
 CODE_CALLS = (
-    # PHP and Python DB-API: (host, user, password[, db])
-    r"\b(?:mysqli?_connect|mysql_pconnect|mysqli|PDO|connect)\s*\(\s*[\"'][^\"'\n]{1,120}[\"']\s*,"
+    # PHP and Python DB-API: (host, user, password[, db]); Sequelize: (database, user, password)
+    r"\b(?:mysqli?_connect|mysql_pconnect|mysqli|PDO|connect|Sequelize)\s*\(\s*[\"'][^\"'\n]{1,120}[\"']\s*,"
     r"\s*[\"'][^\"'\n]{1,64}[\"']\s*,\s*[\"'](?P<a>[^\"'\n]{4,128})[\"']"
     # setters and builders with one string argument
     r"|(?:\b(?:set|with|use)(?:[A-Z][a-z0-9]*){0,3}?" + _CRED_CALL_NAME + r"|\.(?:password|passwd"

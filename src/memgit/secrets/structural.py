@@ -509,6 +509,13 @@ STRUCTURAL: tuple[Rule, ...] = (
             "is an address or localhost): an e-mail address is user@host.tld, no port",
     ),
     Rule(
+        "go-mysql-dsn", "password in URL",
+        r"(?<![\w/@:.%+$-])[A-Za-z_][\w.-]{0,63}:(?P<s>[^\s`'\"@/:<>()|]{1,128})@(?:tcp|udp|unix)\(",
+        keywords=("@tcp(", "@udp(", "@unix("), group="s", check="url_password", priority=1,
+        doc="https://github.com/go-sql-driver/mysql#dsn-data-source-name "
+            "(user:password@tcp(host:port)/dbname): the password is judged as a URL's is",
+    ),
+    Rule(
         "password-changed-to", "password assignment",
         r"(?i:\b(?:set|change[ds]?|changing|reset(?:s|ting)?|update[ds]?|rotated?)\s+"
         r"(?:(?:the|my|our|his|her|its|their|your|a|new)\s+)?(?:[\w-]+\s+){0,2}"
@@ -647,7 +654,8 @@ STRUCTURAL: tuple[Rule, ...] = (
     ),
     Rule(
         "code-calls", "password assignment", CODE_CALLS,
-        keywords=("connect(", "connect (", "pdo(", "pdo (", "mysqli(", "mysqli (", "password(",
+        keywords=("connect(", "connect (", "pdo(", "pdo (", "mysqli(", "mysqli (", "sequelize(",
+                  "sequelize (", "password(",
                   "passwd(", "passphrase(", "secret(", "token(", "apikey(", "api_key(",
                   "accesskey(", "secretkey(", "credential(", "credentials(", "setproperty(",
                   "setenv(", "putenv(", "put(", "set(", "setdefault("),
