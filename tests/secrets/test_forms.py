@@ -359,6 +359,13 @@ FORMS = [
     # go-sql-driver/mysql's DSN and Sequelize's (database, user, password) constructor
     'db, err := sql.Open("mysql", "app:Qx7pLm29zK@tcp(db:3306)/app?parseTime=true")',
     "const sequelize = new Sequelize('shop', 'root', 'Qx7pLm29zK', {host: 'db'})",
+    # C#'s verbatim string; a password word after where it is kept (a Java keystore's system
+    # property, Ansible's vault password); Gradle's signingConfigs
+    'var connPassword = @"S3cure!Pass";',
+    'java -Djavax.net.ssl.keyStorePassword=S3cure!Pass -jar app.jar',
+    'vault_password: S3cure!Pass',
+    '        storePassword "S3cure!Pass"',
+    "        keyPassword 'S3cure!Pass'",
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers
@@ -586,6 +593,11 @@ NOT_CREDENTIALS = [
     'dsn := fmt.Sprintf("%s:%s@tcp(%s)/%s", user, pass, host, name)',
     'DSN="app:${DB_PASS}@tcp(db:3306)/app"',
     'const sequelize = new Sequelize("shop", "root", process.env.DB_PASSWORD)',
+    'password_store: pass',
+    'secret_store: vault',
+    'token_vault: hashicorp',
+    'storePassword System.getenv("KEYSTORE_PASSWORD")',
+    'keyPassword "$keyPw"',
     'region = env("AWS_REGION", default="eu-west-1")',
     'cache = process.env.CACHE_KEY || "user-profile-v2"',
     'key = process.env.SORT_KEY || "createdAt"',

@@ -160,7 +160,7 @@ KW_RE = (
     r"|\s*(?:是|为|為|は|는|은)\s*"
     r"|\s+[-\u2013\u2014]\s+|\s*,\s*(?=[\"']))"
     r"(?:[*_]{1,3}\s*)?"  # the closing ** of "**Password:** X"
-    r"(?:[bBrRuUfF]{1,2}(?=[\"']))?"  # Python's b"...", r"...", f"..."
+    r"(?:[bBrRuUfF]{1,2}(?=[\"'])|@(?=\"))?"  # Python's b"...", r"...", f"..."; C#'s @"..."
     r"(?:!!str\s+)?"  # YAML's explicit string tag: password: !!str X
     r"(?P<val>\"[^\"\n]{0,1024}\"|'[^'\n]{0,1024}'|`[^`\n]{0,256}`|[^\s\"'`,;<>)\]|]{1,256})"
 )
@@ -305,6 +305,12 @@ _STRONG_IN_NAME = re.compile(
     r"|master[ _.-]?keys?|encryption[ _.-]?keys?|consumer[ _.-]?keys?|app[ _.-]?keys?)$")
 
 
+# Where a credential is kept, named before a password word: the name still names the password
+# (keyStorePassword, trustStorePassword, vault_password); after it (password_store, token_vault)
+# the name names the place
+_KEEPER_PARTS = frozenset(("store", "vault", "manager"))
+
+
 def kw_kind(core: str, name: str) -> str:
     n = name.lower()
     if ("pass" in n or "pwd" in n or n.endswith("pw") or "mot" in n or "contrase" in n
@@ -333,7 +339,11 @@ def _name_info(name: str, core: str) -> tuple[bool, bool, bool, str, frozenset[s
     core_parts = [p.lower() for p in V.rx(r"[A-Za-z0-9]+").findall(core)]
     tail = parts[_last_index(parts, core_parts[-1]) + 1:] \
         if core_parts and core_parts[-1] in parts else []
-    skip = bool(set(parts) & _KW_STOP_PARTS or set(tail) & _KW_STOP_TAILS)
+    stops = set(parts) & _KW_STOP_PARTS
+    if stops and stops <= _KEEPER_PARTS and not tail and core_parts[-1:] and \
+            V.rx(r"pass|pwd").match(core_parts[-1]):
+        stops = set()  # keyStorePassword, vault_password: the password of a store
+    skip = bool(stops or set(tail) & _KW_STOP_TAILS)
     weak_core = _WEAK_CORES.match(core) is not None
     weak = weak_core and not _STRONG_IN_NAME.search(name)
     return skip, weak, weak_core, kw_kind(core, name), frozenset(parts)

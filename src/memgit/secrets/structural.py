@@ -725,6 +725,14 @@ STRUCTURAL: tuple[Rule, ...] = (
             "and the read's default argument: os.getenv('X', 'v'), os.environ.get('X', 'v')",
     ),
     Rule(
+        "gradle-signing", "password assignment",
+        r"(?<![\w.])(?P<name>storePassword|keyPassword)\s+(?P<s>\"[^\"\n]{4,256}\"|'[^'\n]{4,256}')",
+        keywords=("storepassword ", "keypassword "), check="config_set", priority=1,
+        doc="https://developer.android.com/build/building-cmdline#sign_manually (a Gradle "
+            "signingConfigs block: storePassword \"X\", keyPassword 'X', Groovy's call without "
+            "parentheses)",
+    ),
+    Rule(
         "rpm-define", "password assignment",
         r"^\s*%(?:define|global)\s+(?P<name>[A-Za-z_][A-Za-z0-9_]{0,60})\s+(?P<s>[^\s%{][^\s]{3,255})"
         r"\s*$",
