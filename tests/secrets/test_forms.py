@@ -366,6 +366,12 @@ FORMS = [
     'vault_password: S3cure!Pass',
     '        storePassword "S3cure!Pass"',
     "        keyPassword 'S3cure!Pass'",
+    # prose: definite forms of "password" (Swedish, Norwegian, Danish), a dash between the
+    # word and its value, "use X for the password"
+    'lösenordet är Qx7pLm29zK',
+    'Passordet er Qx7pLm29zK',
+    'router password — Qx7pLm29zK',
+    "I'll use Qx7pLm29zK for the wifi password",
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers
@@ -598,6 +604,9 @@ NOT_CREDENTIALS = [
     'token_vault: hashicorp',
     'storePassword System.getenv("KEYSTORE_PASSWORD")',
     'keyPassword "$keyPw"',
+    'We use Postgres15 for the token store',
+    'use Redis6x as the token store',
+    'the password — see the vault entry',
     'region = env("AWS_REGION", default="eu-west-1")',
     'cache = process.env.CACHE_KEY || "user-profile-v2"',
     'key = process.env.SORT_KEY || "createdAt"',

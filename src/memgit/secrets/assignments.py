@@ -31,7 +31,8 @@ _FOREIGN_WORDS = (
     # barrier none moves across (factoring._trie)
     "passwort", "kennwort", "contraseña", "contrasena", "contrasenya", "mot de passe",
     "mot_de_passe", "mot-de-passe", "mật khẩu", "senha", "salasana", "sifre", "slaptažodis",
-    "wachtwoord", "lösenord", "losenord", "lozinka", "adgangskode", "passord", "hasło",
+    "wachtwoord", "lösenordet", "lösenord", "losenordet", "losenord", "lozinka", "adgangskoden",
+    "adgangskode", "passordet", "passord", "hasło",
     "haslo", "heslo", "parola", "jelszó", "jelszo", "geslo", "kata sandi", "kata laluan",
     "nenosiri",
     # Croatian/Serbian/Bosnian (lozinka), Slovenian (geslo), Lithuanian (slaptažodis),
@@ -88,21 +89,20 @@ _KW_SUFFIX = (
 # is still the factored readable core and that KW_RE matches as the readable pattern does.
 _KW_CORE_READABLE = _KW_STRONG + "|" + _KW_WEAK + "|" + _FOREIGN_PASSWORD
 _KW_CORE = (
-    r"p(?:a(?:ss(?:(?:word|wd|phrase|code)?s?|wort|ord)|t|rola)|w(?:d|)|ersonal[ _.-]?access[ "
-    r"_.-]?tokens?|r(?:ivate[ _.-]?keys?|e[ _-]?shared[ _-]?keys?)|sk|in)|c(?:lient[ _.-]?secr"
-    r"ets?|o(?:n(?:sumer[ _.-]?keys?|trase(?:ña|n(?:a|ya)))|okie)|red(?:entials?|s))|s(?:e(?:c"
-    r"ret(?:[ _.-]?(?:access[ _.-]?)?keys?|s?|e)|ssion(?:[ _.-]?tokens?|)|rvice[ _.-]?tokens?|"
-    r"nha)|i(?:g(?:n(?:ing[ _.-]?keys?|ature)|)|d|fre)|keys?|al(?:t|asana)|laptažodis)|"
-    r"a(?:ccess(?:[ _.-]?tokens?|[ _.-]?keys?)|uth(?:[ _.-]?tokens?|[ _.-]?keys?|)|p(?:i(?:[ _"
-    r".-]?tokens?|[ _.-]?keys?|keys?)|p(?:[ _.-]?tokens?|[ _.-]?keys?|key))|dgangskode)|"
-    r"refresh[ _.-]?tokens?|b(?:earer(?:[ _.-]?tokens?|)|ot[ _.-]?tokens?)|id[ _.-]?tokens?|"
-    r"o(?:auth[ _.-]?tokens?|tp)|user[ _.-]?tokens?|w(?:ebhook[ _.-]?tokens?|achtwoord)|"
-    r"m(?:aster(?:[ _.-]?tokens?|[ _.-]?keys?)|ot(?:[ ]de[ ]passe|_de_passe|-de-passe)|"
-    r"ật[ ]khẩu)|to(?:kens?|tp)|encryption[ _.-]?keys?|h(?:a(?:pikey|s(?:h|ło|lo))|mac|"
-    r"eslo)|k(?:e(?:ys?|nnwort)|ata(?:[ ]sandi|[ ]laluan))|l(?:icen(?:[cs]e[ _.-]?keys?|"
-    r"[cs]e)|ösenord|o(?:senord|zinka))|j(?:wt|elsz(?:ó|o))|geslo|nenosiri|şifre|пароль|"
-    r"лозинка|парола|κωδικός|密码|密碼|口令|パスワード|비밀번호|비번|패스워드|암호|पासवर्ड|"
-    r"كلمة[ ]المرور|كلمة[ ]السر|رمز[ ]عبور|סיסמה|סיסמא|รหัสผ่าน"
+    r"p(?:a(?:ss(?:(?:word|wd|phrase|code)?s?|wort|ord(?:et|))|t|rola)|w(?:d|)|ersonal[ _.-]?acc"
+    r"ess[ _.-]?tokens?|r(?:ivate[ _.-]?keys?|e[ _-]?shared[ _-]?keys?)|sk|in)|c(?:lient[ _.-]?s"
+    r"ecrets?|o(?:n(?:sumer[ _.-]?keys?|trase(?:ña|n(?:a|ya)))|okie)|red(?:entials?|s))|s(?:e(?:"
+    r"cret(?:[ _.-]?(?:access[ _.-]?)?keys?|s?|e)|ssion(?:[ _.-]?tokens?|)|rvice[ _.-]?tokens?|n"
+    r"ha)|i(?:g(?:n(?:ing[ _.-]?keys?|ature)|)|d|fre)|keys?|al(?:t|asana)|laptažodis)|a(?:ccess("
+    r"?:[ _.-]?tokens?|[ _.-]?keys?)|uth(?:[ _.-]?tokens?|[ _.-]?keys?|)|p(?:i(?:[ _.-]?tokens?|"
+    r"[ _.-]?keys?|keys?)|p(?:[ _.-]?tokens?|[ _.-]?keys?|key))|dgangskode(?:n|))|refresh[ _.-]?"
+    r"tokens?|b(?:earer(?:[ _.-]?tokens?|)|ot[ _.-]?tokens?)|id[ _.-]?tokens?|o(?:auth[ _.-]?tok"
+    r"ens?|tp)|user[ _.-]?tokens?|w(?:ebhook[ _.-]?tokens?|achtwoord)|m(?:aster(?:[ _.-]?tokens?"
+    r"|[ _.-]?keys?)|ot(?:[ ]de[ ]passe|_de_passe|-de-passe)|ật[ ]khẩu)|to(?:kens?|tp)|encryptio"
+    r"n[ _.-]?keys?|h(?:a(?:pikey|s(?:h|ło|lo))|mac|eslo)|k(?:e(?:ys?|nnwort)|ata(?:[ ]sandi|[ ]"
+    r"laluan))|l(?:icen(?:[cs]e[ _.-]?keys?|[cs]e)|ösenordet|ösenord|o(?:senord(?:et|)|zinka))|j"
+    r"(?:wt|elsz(?:ó|o))|geslo|nenosiri|şifre|пароль|лозинка|парола|κωδικός|密码|密碼|口令|パスワード|비밀번호|"
+    r"비번|패스워드|암호|पासवर्ड|كلمة[ ]المرور|كلمة[ ]السر|رمز[ ]عبور|סיסמה|סיסמא|รหัสผ่าน"
 )
 # The readable core's alternatives: the foreign words come last, after the weak names, so
 # that the common names (token, secret, key...) are tried before them (factored, those
@@ -264,7 +264,7 @@ KW_TRIGGER = (
 )
 # What must follow a keyword for the prefilter to dispatch the rule: a cheap superset of
 # KW_TRIGGER's tail (the rule's trigger then finds the exact places).
-_KW_TAIL = (r"[a-z0-9_.\"'`*\]-]{0,44}\s*(?:[:=|(>,\u2192\uff1a是为為는은は-]"
+_KW_TAIL = (r"[a-z0-9_.\"'`*\]-]{0,44}\s*(?:[:=|(>,\u2192\uff1a是为為는은は\u2013\u2014-]"
             r"|(?:is|was|are|were|ist|est|es|é|è|är|er|jest|lautet|has|had|changed|set|reset"
             r"|updated|rotated|" + _GAP_WORDS + r")\s|(?:string|str|&str)\s*=)")
 _KW_ANCHORS = (*(w for w in _FOREIGN_WORDS if "pass" not in w), "psk", "preshared", "pre-shared",

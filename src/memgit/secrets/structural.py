@@ -528,12 +528,15 @@ STRUCTURAL: tuple[Rule, ...] = (
     ),
     Rule(
         "use-as-password", "password assignment",
-        r"(?i:\buse)\s+[`'\"]?(?P<s>[^\s`'\"]{6,128})[`'\"]?\s+(?i:as)\s+(?:(?i:the|a|an|your)\s+)?"
-        r"(?:[\w-]+\s+){0,2}(?i:password|passphrase|passcode|pin|token|secret|api key)",
+        r"(?i:\buse)\s+[`'\"]?(?P<s>[^\s`'\"]{6,128})[`'\"]?\s+(?i:as|for)\s+"
+        r"(?:(?i:the|a|an|your|my|our)\s+)?"
+        r"(?:[\w-]+\s+){0,2}(?i:password|passphrase|passcode|pin|token|secret|api key)"
+        # the credential word ends the phrase: "as the token store" names a place
+        r"(?=\s*$|\s*[.,;:!?)]|\s+(?i:on|at|in|of|for|to|from|with|when|and|but|if|until)\b)",
         keywords=("use ",), group="s",
-        keyword_tails=(("use ", r"[`'\"]?[^\s`'\"]{6,128}[`'\"]?\s+as\s"),),
+        keyword_tails=(("use ", r"[`'\"]?[^\s`'\"]{6,128}[`'\"]?\s+(?:as|for)\s"),),
         check="pair_value", priority=1,
-        doc="prose: use X as the password",
+        doc="prose: use X as the password, I'll use X for the wifi password",
     ),
     Rule(
         "use-to-log-in", "password assignment",
