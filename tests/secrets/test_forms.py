@@ -372,6 +372,18 @@ FORMS = [
     'Passordet er Qx7pLm29zK',
     'router password — Qx7pLm29zK',
     "I'll use Qx7pLm29zK for the wifi password",
+    # command lines from the tools' manuals: single-dash token options, netlify --auth, nuget
+    # -ApiKey, curl -u :token, values handed to secret stores, redis CONFIG SET, security(1)
+    'nomad job run -token Qx7pLm29zKaB3dE5fG7hJ9kL1mN job.nomad',
+    'netlify deploy --prod --auth Qx7pLm29zKaB3dE5fG7hJ9kL1mN',
+    'nuget push pkg.nupkg -ApiKey Qx7pLm29zKaB3dE5fG7hJ9kL1mN -Source https://api.nuget.org/v3/index.json',
+    'curl -u :Qx7pLm29zK https://api.example.com/v1/items',
+    'gh secret set DEPLOY_KEY --body Qx7pLm29zKaB3dE5fG7hJ9kL1mN',
+    'az keyvault secret set --vault-name kv --name db --value Qx7pLm29zK',
+    'aws ssm put-parameter --name /app/db --value Qx7pLm29zK --type SecureString',
+    "aws secretsmanager create-secret --name app/db --secret-string 'Qx7pLm29zK'",
+    'redis-cli CONFIG SET requirepass Qx7pLm29zK',
+    'security unlock-keychain -p Qx7pLm29zK login.keychain',
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers
@@ -607,6 +619,12 @@ NOT_CREDENTIALS = [
     'We use Postgres15 for the token store',
     'use Redis6x as the token store',
     'the password — see the vault entry',
+    'mongod --auth --port 27017',
+    'netlify deploy --auth $NETLIFY_AUTH_TOKEN',
+    'gh secret set NAME --body "$VALUE"',
+    'aws ssm put-parameter --name /app/level --value info-level --type String',
+    'curl -u :$TOKEN https://api.example.com',
+    'az keyvault secret set --vault-name kv --name n --value $(cat f)',
     'region = env("AWS_REGION", default="eu-west-1")',
     'cache = process.env.CACHE_KEY || "user-profile-v2"',
     'key = process.env.SORT_KEY || "createdAt"',

@@ -129,32 +129,36 @@ _SET_TAIL = (r"\s*(?:-[a-z]{1,4}\s+)*[\w.:/@-]{0,80}?(?:pass|pwd|secret|token|ap
 COMMAND_LINES: tuple[Rule, ...] = (
     Rule(
         "cli-user-pass", "command-line credential",
-        r"(?:\s|^)(?:-u|--user|--proxy-user|-U|-a|--auth)[ =]['\"]?[^\s:'\"]{1,64}:"
+        r"(?:\s|^)(?:-u|--user|--proxy-user|-U|-a|--auth)[ =]['\"]?[^\s:'\"]{0,64}:"
         r"(?P<s>[^\s'\"@]{3,128})",
         keywords=("-u", "--user", "--proxy-user", "-a ", "-a=", "--auth"),
-        keyword_tails=tuple((k, r"[ =]['\"]?[^\s:'\"]{1,64}:[^\s'\"@]{3}")
+        keyword_tails=tuple((k, r"[ =]['\"]?[^\s:'\"]{0,64}:[^\s'\"@]{3}")
                             for k in ("-u", "--user", "--proxy-user", "--auth"))
-        + tuple((k, r"['\"]?[^\s:'\"]{1,64}:[^\s'\"@]{3}") for k in ("-a ", "-a=")),
+        + tuple((k, r"['\"]?[^\s:'\"]{0,64}:[^\s'\"@]{3}") for k in ("-a ", "-a=")),
         group="s", check="cli_user_pass", priority=1,
-        doc="curl(1) -u user:password, httpie -a/--auth user:password",
+        doc="curl(1) -u user:password (and -u :token, an empty user), httpie -a/--auth "
+            "user:password",
     ),
     Rule(
         "cli-password-option", "command-line credential",
         r"(?:\s|^)(?:--?(?i:password|passwd|passphrase|pass|pwd|token|api-key|apikey|secret|auth-token"
+        r"|(?<=-)auth"
         r"|client-secret|storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass"
         r"|access-token|with-token\s*<<<)"
         r"|--(?!no-)(?:[a-z0-9]+[-_]){1,3}(?:password|passwd|pass|pwd|token|secret|key|bearer)"
         r"|--(?:secret|access|api|private)[-_]key"
         r"|(?<=sshpass )-p|-P(?=\S{6}))(?:[ =]|(?<=sshpass -p))"  # sshpass(1): -pX, -p"X"
         r"(?P<s>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"']{1,128})",
-        keywords=("--pass", "-pass", "--pwd", "--token", "--api-key", "--apikey", "--secret",
+        keywords=("--pass", "-pass", "--pwd", "-token", "-api-key", "-apikey", "--secret",
+                  "--auth ", "--auth=",
                   "storepass", "keypass", "--auth-token", "--with-token", "--client-secret",
                   "--access-token", "sshpass -p", "--"),
         keyword_tails=(("--", r"(?!no-)(?:[a-z0-9]+[-_]){1,3}(?:password|passwd|pass|pwd|token"
                               r"|secret|key|bearer)[ =]"
                               r"|(?:secret|access|api|private)[-_]key[ =]"),),
         check="cli_value", priority=1,
-        doc="mysql(1), keytool, sshpass(1), gh, vault CLI options; --db-password X, "
+        doc="mysql(1), keytool, sshpass(1), gh, vault CLI options; nomad/consul -token X, "
+            "netlify --auth X, nuget -ApiKey X; --db-password X, "
             "--secret-key X, s3cmd --secret_key=X, curl(1) --oauth2-bearer X, PowerShell's "
             "-Password X (parameter names ignore case), iwctl/gpg --passphrase X",
     ),
@@ -229,13 +233,30 @@ COMMAND_LINES: tuple[Rule, ...] = (
             "encrypted standard string, which opens for its user or key)",
     ),
     Rule(
+        "cli-secret-value", "command-line credential",
+        r"(?<![\w-])(?:gh\s+secret\s+set\s+\S+\s+(?:--body|-b)[ =]"
+        r"|az\s+keyvault\s+secret\s+set\b[^|;&\n]{0,160}?\s--value[ =]"
+        r"|aws\s+secretsmanager\s+(?:create-secret|put-secret-value|update-secret)\b[^|;&\n]{0,160}?"
+        r"\s--secret-string[ =]"
+        r"|aws\s+ssm\s+put-parameter\b(?=[^|;&\n]*SecureString)[^|;&\n]{0,160}?\s--value[ =]"
+        r"|security\s+unlock-keychain\b[^|;&\n]{0,60}?\s-p\s+)"
+        r"(?P<s>\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"'$<{(-][^\s\"']{0,255})",
+        keywords=("secret set", "secretsmanager", "put-parameter", "unlock-keychain"),
+        check="cli_value", priority=1,
+        doc="a value handed to a secret store: gh secret set NAME --body X, az keyvault secret "
+            "set --value X, aws secretsmanager create-secret --secret-string X, aws ssm "
+            "put-parameter --type SecureString --value X; macOS security(1) unlock-keychain -p X",
+    ),
+    Rule(
         "config-directive", "password assignment",
-        r"^\s*(?:requirepass|masterauth|bindpw|rootpw|auth_pass|masterpassword)\s+"
+        r"(?:^\s*|(?i:\bconfig\s+set)\s+)(?:requirepass|masterauth|bindpw|rootpw|auth_pass"
+        r"|masterpassword)\s+"
         r"(?P<s>\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"'#][^\s\"']{0,255})\s*(?:#.*)?$",
         keywords=("requirepass", "masterauth", "bindpw", "rootpw", "auth_pass",
                   "masterpassword"),
         check="cli_value", priority=1,
         doc="redis.conf requirepass/masterauth, ldap.conf/nslcd.conf bindpw, slapd.conf "
-            "rootpw, keepalived auth_pass: a directive, a space, the password",
+            "rootpw, keepalived auth_pass: a directive, a space, the password (redis-cli "
+            "CONFIG SET requirepass X sets it at run time)",
     ),
 )
