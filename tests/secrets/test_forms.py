@@ -384,6 +384,9 @@ FORMS = [
     "aws secretsmanager create-secret --name app/db --secret-string 'Qx7pLm29zK'",
     'redis-cli CONFIG SET requirepass Qx7pLm29zK',
     'security unlock-keychain -p Qx7pLm29zK login.keychain',
+    # Werkzeug's generate_password_hash() (Flask apps' user tables)
+    'pbkdf2:sha256:600000$vG2YnQx8pLm29zKa$5926e4ce73af0b1d2c3e4f5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8',
+    'scrypt:32768:8:1$Qx7pLm29zKaB3dE5$4f11f24fca4d66e4a9b8c7d6e5f4031221304f5e6d7c8b9a0f1e2d3c4b5a69788796a5b4c3d2e1f00112233445566778899aabbccddeeff0011223344556677',
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers
@@ -625,6 +628,7 @@ NOT_CREDENTIALS = [
     'aws ssm put-parameter --name /app/level --value info-level --type String',
     'curl -u :$TOKEN https://api.example.com',
     'az keyvault secret set --vault-name kv --name n --value $(cat f)',
+    'hashing: method pbkdf2:sha256:600000, salt length 16',
     'region = env("AWS_REGION", default="eu-west-1")',
     'cache = process.env.CACHE_KEY || "user-profile-v2"',
     'key = process.env.SORT_KEY || "createdAt"',

@@ -267,6 +267,8 @@ _HASH_RE = (
     r"|(?:pbkdf2_sha\d+|bcrypt_sha256|argon2|scrypt|sha1|md5)\$\d*\$?[A-Za-z0-9+/=.$]{16,}"
     r"|\{[A-Z0-9][A-Z0-9.-]{1,20}\}[A-Za-z0-9+/=.$]{12,}"  # LDAP / Dovecot {SCHEME}
     r"|grub\.pbkdf2\.sha\d+\.\d+\.[0-9A-Fa-f]{16,}\.[0-9A-Fa-f]{16,}"
+    # Werkzeug's generate_password_hash(): method$salt$hex (pbkdf2:sha256:600000, scrypt:N:r:p)
+    r"|(?:pbkdf2:sha\d+(?::\d+)?|scrypt:\d+:\d+:\d+)\$[A-Za-z0-9]{8,}\$[0-9a-f]{32,}"
     r"|SCRAM-SHA-256\$\d+:[A-Za-z0-9+/=]{12,}\$[A-Za-z0-9+/=]{20,}:[A-Za-z0-9+/=]{20,}"
     r"|(?<![A-Za-z0-9])md5[0-9a-f]{32}(?![A-Za-z0-9])"  # PostgreSQL md5 password
     r"|(?<![A-Fa-f0-9])[0-9A-Fa-f]{32}:[0-9A-Fa-f]{32}(?=:::|$|\s)"  # pwdump LM:NT (by ::: or
@@ -597,6 +599,7 @@ STRUCTURAL: tuple[Rule, ...] = (
         "password-hash", "password hash",
         _HASH_RE,
         keywords=("pbkdf2_sha", "bcrypt_sha256$", "argon2$", "scrypt$", "grub.pbkdf2.",
+                  "pbkdf2:sha", "scrypt:",
                   "scram-sha-256$", "md5", "$", "{", ":::", "aad3b435b51404ee", "password 7 ",
                   "key 7 ", "key-string 7 ", "0x0100", "0x0200", "::"),
         keyword_tails=(("md5", r"[0-9a-f]{32}(?![a-z0-9])"), ("$", _HASH_HEAD), ("{", _HASH_HEAD),
