@@ -384,7 +384,13 @@ FORMS = [
     "aws secretsmanager create-secret --name app/db --secret-string 'Qx7pLm29zK'",
     'redis-cli CONFIG SET requirepass Qx7pLm29zK',
     'security unlock-keychain -p Qx7pLm29zK login.keychain',
-    # Werkzeug's generate_password_hash() (Flask apps' user tables)
+    # providers' documented prefixes: SonarQube, LaunchDarkly's SDK keys, 1Password service
+    # accounts, Bitwarden Secrets Manager, Backblaze application keys, Dropbox's sl.u. tokens
+    'SONAR_TOKEN=squ_5926e4ce73af0b1d2c3e4f5a6b7c8d9e0f1a2b3c',
+    'ld: sdk-4f11f24f-ca4d-46e4-a9b8-c7d6e5f40312',
+    'OP_SERVICE_ACCOUNT_TOKEN=ops_eyJzaWduSW5BZGRyZXNzIjoibXkuMXBhc3N3b3JkLmNvbSIsInVzZXJBdXRoIjp7Im1ldGhvZCI6IlNSUGctNDA5NiIsImFsZyI6IlBCRVMyZy1IUzI1NiJ9fQ',
+    'BWS_ACCESS_TOKEN=0.4f11f24f-ca4d-46e4-a9b8-c7d6e5f40312.Qx7pLm29zKaB3dE5fG7hJ9kL1mNp0q:Zx81kq0LmQx7pLm29zKaBw==',
+    'b2 authorize-account 005a1b2c3d4e5f60000000001 K005Qx7pLm29zKaB3dE5fG7hJ9kL1m',
     'pbkdf2:sha256:600000$vG2YnQx8pLm29zKa$5926e4ce73af0b1d2c3e4f5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8',
     'scrypt:32768:8:1$Qx7pLm29zKaB3dE5$4f11f24fca4d66e4a9b8c7d6e5f4031221304f5e6d7c8b9a0f1e2d3c4b5a69788796a5b4c3d2e1f00112233445566778899aabbccddeeff0011223344556677',
 ]

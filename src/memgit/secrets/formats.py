@@ -567,7 +567,7 @@ _PREFIXED: list[tuple[str, str, str, list[str], str]] = [
      ["1//0"], "https://developers.google.com/identity/protocols/oauth2"),
     ("google-client-secret", "Google OAuth client secret", _L + r"GOCSPX-[A-Za-z0-9_-]{28}" + _R,
      ["gocspx-"], "https://developers.google.com/identity/protocols/oauth2"),
-    ("dropbox-token", "Dropbox access token", _LA + r"sl\.[A-Za-z0-9_-]{130,}" + _R, ["sl."],
+    ("dropbox-token", "Dropbox access token", _LA + r"sl\.(?:u\.)?[A-Za-z0-9_-]{130,}" + _R, ["sl."],
      "https://developers.dropbox.com/oauth-guide"),
     ("netlify-token", "Netlify token", _L + r"nfp_[A-Za-z0-9]{36,40}" + _R, ["nfp_"],
      "https://docs.netlify.com/api/get-started/#authentication"),
@@ -800,6 +800,23 @@ _PREFIXED += [
     ("quicknode-endpoint-token", "QuickNode endpoint token",
      r"(?i:\.quiknode\.pro)/(?P<s>[0-9a-f]{40})" + _RA, [".quiknode.pro/"],
      "https://www.quicknode.com/docs/welcome (https://NAME.quiknode.pro/TOKEN/)"),
+    # round 12, from the providers' documentation of their tokens' prefixes
+    ("sonarqube-token", "SonarQube token", _L + r"sq[upa]_[a-f0-9]{40}" + _R,
+     ["squ_", "sqp_", "sqa_"],
+     "https://docs.sonarsource.com/sonarqube/latest/user-guide/user-account/"
+     "generating-and-using-tokens/"),
+    ("launchdarkly-sdk-key", "LaunchDarkly SDK key",
+     _L + r"sdk-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}" + _R, ["sdk-"],
+     "https://docs.launchdarkly.com/sdk/concepts/client-side-server-side#keys"),
+    ("onepassword-service-account", "1Password service account token",
+     _L + r"ops_eyJ[A-Za-z0-9+/=_-]{100,}" + _R, ["ops_eyj"],
+     "https://developer.1password.com/docs/service-accounts/"),
+    ("bitwarden-access-token", "Bitwarden Secrets Manager access token",
+     _LA + r"0\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.[A-Za-z0-9]{30}:"
+     r"[A-Za-z0-9+/]{22}={0,2}", ["0."],
+     "https://bitwarden.com/help/access-tokens/"),
+    ("backblaze-application-key", "Backblaze application key",
+     _LA + r"K00[0-9][A-Za-z0-9+/]{27}" + _RA, ["k00"], "https://www.backblaze.com/docs/cloud-storage-application-keys"),
     ("sidekiq-enterprise", "Sidekiq Enterprise credentials",
      r"(?i:BUNDLE_(?:ENTERPRISE|GEMS)__CONTRIBSYS__COM)[\"']?\s*[=:]\s*[\"']?"
      r"(?P<s>[0-9a-f]{8}:[0-9a-f]{8})" + _RA, ["contribsys__com"],
@@ -815,6 +832,7 @@ GENERIC_PREFIX_IDS = frozenset({
 
 # what must follow a short or common keyword for the record to run at all (the prefilter)
 _PREFIXED_TAILS: dict[str, dict[str, str]] = {
+    "bitwarden-access-token": {"0.": r"[0-9a-f]{8}-[0-9a-f]{4}-"},
     "asana-pat": {"1/": r"[0-9]{13}", "2/": r"[0-9]{13}"},
     "airtable-pat": {"pat": r"[a-z0-9]{14}\."},
     "infisical-token": {"st.": r"[a-f0-9-]{36}\."},
