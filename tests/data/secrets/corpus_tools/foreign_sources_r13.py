@@ -450,7 +450,17 @@ def records_of(unit: str, repo: str, paths: list[str]) -> Iterator[dict]:
     prefix = unit.split(":", 1)[0]
     recs = gosec(unit) if prefix == "gosec" else fixture(unit, repo, paths[0], _SOURCES[prefix])
     for rec in recs:
-        yield r12._key_body_synth(rec)
+        yield _at_secret(r12._key_body_synth(rec))
+
+
+def _at_secret(rec: dict) -> dict:
+    """A positive's ``start`` on its secret: where a copy of the value before it was
+    replaced by a synthetic one of another length, the copy nearest the old start."""
+    at, secret, line = rec.get("start", 0), rec.get("secret", ""), rec["line"]
+    if rec["label"] != "pos" or line[at:at + len(secret)] == secret:
+        return rec
+    spots = [m.start() for m in re.finditer(re.escape(secret), line)]
+    return {**rec, "start": min(spots, key=lambda i: abs(i - at))} if spots else rec
 
 
 def _relabel_list() -> None:
