@@ -18,7 +18,10 @@ test files, agent notes) the sixth and seventh, the same way; round 9's
 round 11's (tests/data/secrets/foreign_r11/: leaky-repo, GitGuardian's samples, ggshield,
 pre-commit-hooks, repo-supervisor, talisman, git-secrets and SecretScanner fixtures, agent
 notes) the tenth and eleventh; round 12's (tests/data/secrets/foreign_r12/: sonar-text's rule
-examples, security-utilities' literal examples) the twelfth and thirteenth.
+examples, security-utilities' literal examples) the twelfth and thirteenth; round 13's
+(tests/data/secrets/foreign_r13/: static analysers' hard-coded credential fixtures: bandit,
+gosec's G101 samples, SonarSource's S2068/S6418/S6437 tests, find-sec-bugs' samples) the
+fourteenth and fifteenth.
 A line counts as detected when
 the engine reports anything on it; the false-positive rate is over negative lines.
 
@@ -213,7 +216,9 @@ def main() -> None:
               "r11 tuning": load(DATA / "foreign_r11" / "tuning.jsonl"),
               "r11 held-out": load(DATA / "foreign_r11" / "heldout.jsonl"),
               "r12 tuning": load(DATA / "foreign_r12" / "tuning.jsonl"),
-              "r12 held-out": load(DATA / "foreign_r12" / "heldout.jsonl")}
+              "r12 held-out": load(DATA / "foreign_r12" / "heldout.jsonl"),
+              "r13 tuning": load(DATA / "foreign_r13" / "tuning.jsonl"),
+              "r13 held-out": load(DATA / "foreign_r13" / "heldout.jsonl")}
     eng = engines(all_ds=not args.quick)
     figures: dict[str, dict] = {name: {} for name in eng}
     eval_lines = [r["line"] for r in halves["evaluation"]]
@@ -255,7 +260,8 @@ def main() -> None:
             "held-out FP", "r6-t recall", "r6-t FP", "r6 held-out recall", "r6 held-out FP",
             "r9-t recall", "r9-t FP", "r9 held-out recall", "r9 held-out FP", "r11-t recall",
             "r11-t FP", "r11 held-out recall", "r11 held-out FP", "r12-t recall", "r12-t FP",
-            "r12 held-out recall", "r12 held-out FP", "us/line",
+            "r12 held-out recall", "r12 held-out FP", "r13-t recall", "r13-t FP",
+            "r13 held-out recall", "r13 held-out FP", "us/line",
             "x memgit", "us/note", "x memgit"]
     rows = [head]
     for name in eng:
@@ -265,7 +271,8 @@ def main() -> None:
                                                          "r6 tuning", "r6 held-out",
                                                          "r9 tuning", "r9 held-out",
                                                          "r11 tuning", "r11 held-out",
-                                                         "r12 tuning", "r12 held-out")
+                                                         "r12 tuning", "r12 held-out",
+                                                         "r13 tuning", "r13 held-out")
                               for k in ("recall", "fp_rate")]
                     + [f"{f['us_per_line']:.1f}", f"{f['us_per_line'] / base:.1f}",
                        f"{f['us_per_note']:.1f}", f"{f['us_per_note'] / base_note:.1f}"])

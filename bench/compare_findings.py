@@ -109,6 +109,8 @@ def sets(synthetic: int) -> dict[str, list[str]]:
         "r11-heldout": _jsonl(DATA / "foreign_r11" / "heldout.jsonl"),
         "r12-tuning": _jsonl(DATA / "foreign_r12" / "tuning.jsonl"),
         "r12-heldout": _jsonl(DATA / "foreign_r12" / "heldout.jsonl"),
+        "r13-tuning": _jsonl(DATA / "foreign_r13" / "tuning.jsonl"),
+        "r13-heldout": _jsonl(DATA / "foreign_r13" / "heldout.jsonl"),
         "test-literals": _literals(),
     }
     every = [x for v in out.values() for x in v]

@@ -35,6 +35,7 @@ def sets() -> dict[str, list[dict]]:
     r9 = DATA / "foreign_r9"
     r11 = DATA / "foreign_r11"
     r12 = DATA / "foreign_r12"
+    r13 = DATA / "foreign_r13"
     return {
         "tuning": [r for r in dev if r["split"] == "tune"],
         "evaluation": [r for r in dev if r["split"] == "eval"],
@@ -55,6 +56,9 @@ def sets() -> dict[str, list[dict]]:
         "foreign-r12-tuning": [json.loads(x) for x in
                                (r12 / "tuning.jsonl").read_text().splitlines()],
         "heldout-r12": [json.loads(x) for x in (r12 / "heldout.jsonl").read_text().splitlines()],
+        "foreign-r13-tuning": [json.loads(x) for x in
+                               (r13 / "tuning.jsonl").read_text().splitlines()],
+        "heldout-r13": [json.loads(x) for x in (r13 / "heldout.jsonl").read_text().splitlines()],
     }
 
 
@@ -74,9 +78,9 @@ def measure(recs: list[dict]) -> dict:
 
 
 HELD_OUT = ("heldout", "heldout-r6", "heldout-r9", "heldout-r11")  # counts only, never their lines
-# round 12's held-out third: not even scored yet (its lines' counts only, until the round's
-# end measures it once)
-UNSCORED = ("heldout-r12",)
+# rounds 12's and 13's held-out thirds: not even scored yet (their lines' counts only, until
+# each round's end measures it once)
+UNSCORED = ("heldout-r12", "heldout-r13")
 
 
 def counts_only(measured: dict) -> dict:
