@@ -36,6 +36,8 @@ def _url_password(m: re.Match[str], text: str) -> bool:
     pw = m.group("s")
     if V.is_placeholder(pw) or (pw.isdigit() and len(pw) <= 5) or pw.lower() == "password":
         return False
+    if len(pw) < 3 and not pw.isalnum():
+        return False  # scheme://user:;@host: a separator, not a password
     if pw[:1] == "{" and pw.rstrip("\"'`")[-1:] == "}":
         return False  # f"https://user:{token()}@host": an f-string's expression, a template
     opening = text[m.start() - 1: m.start()]

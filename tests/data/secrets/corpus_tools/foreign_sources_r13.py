@@ -314,6 +314,8 @@ def _code_reference(orig: str, start: int, value: str | None, path: str) -> str:
         return f"the property assigned ({last}) names no credential"
     if re.search(r"(?i)public", name):
         return "a name built on public names no secret (a public key token)"
+    if re.search(r"(?:_REF|_ref|Ref)$", name):
+        return "a name ending in ref names a reference (the policy's suffixes), not a value"
     flat, flat_name = (re.sub(r"[^a-z0-9]", "", x.lower()) for x in (value, last))
     url = r5._URL_PW.search(orig)
     if re.fullmatch(r"[a-z]{4,}", flat) and flat == flat_name and not (url and url.start(1) == start):
@@ -330,6 +332,24 @@ def _code_reference(orig: str, start: int, value: str | None, path: str) -> str:
 # a bytes literal (``apiKey = b"…"``)
 _STRING_PAIR = re.compile(r"[\"'&;?\s](?P<n>[A-Za-z_][\w.-]*)=(?P<v>[^\s\"'&;=,)]{4,})(?=[\"'&;,)\s]|$)")
 _BYTES = re.compile(r"(?P<n>[A-Za-z_]\w*)\s*=\s*b(?P<q>[\"'])(?P<v>[^\"']{4,})(?P=q)")
+
+
+# forms the written policy flags that label11 does not read (label fixes of round 13, made
+# after the tuning part was first scored, for both parts): a call that takes a user and a
+# password as two strings (NetworkCredential, login), a URL's password of any characters, a
+# function's default for a password parameter, a literal written into a credential-named slot
+_POLICY_FORMS = (
+    (re.compile(r"\b(?:NetworkCredential|login|HTTPBasicAuth|PlainAuth|PasswordAuthentication)"
+                r"\s*\(\s*\"[^\"]*\"\s*,\s*\"(?P<v>[^\"]{4,})\""),
+     "a call that takes a user and a password as two strings (the policy's code forms)"),
+    (re.compile(r"[a-z][a-z0-9+.-]*://[^\s:/@\"']+:(?P<v>[^\s@\"]*[A-Za-z0-9][^\s@\"]*)@"),
+     "a password in a URL (only template syntax exempts it)"),
+    (re.compile(r"\bdef\s+\w+\([^)]*\b\w*pass\w*\s*=\s*(?P<q>[\"'])(?P<v>[^\"']{4,})(?P=q)"),
+     "a password parameter's default is a literal password"),
+    (re.compile(r"\[\s*[\"'][^\"']*(?:password|secret|token)[^\"']*[\"']\s*\]\s*=\s*"
+                r"(?P<q>[\"'])(?P<v>[^\"']{4,})(?P=q)"),
+     "a literal written into a credential-named slot"),
+)
 
 
 def _in_string_pair(line: str) -> tuple[str, int, str] | None:
@@ -351,6 +371,10 @@ def _in_string_pair(line: str) -> tuple[str, int, str] | None:
         kind = ("a bytes literal is a literal" if m.re is _BYTES else
                 "name=value without spaces inside a string is taken literally (passwd=hunter)")
         return value, m.start("v"), kind
+    for form, reason in _POLICY_FORMS:
+        found = form.search(line)
+        if found and not r12._value_passes(found.group("v"), "") and not _runs(found.group("v")):
+            return found.group("v"), found.start("v"), reason
     return None
 
 
