@@ -371,6 +371,7 @@ FORMS = [
     'lösenordet är Qx7pLm29zK',
     'Passordet er Qx7pLm29zK',
     'router password — Qx7pLm29zK',
+    'P/W: Qx7pLm29zK',
     "I'll use Qx7pLm29zK for the wifi password",
     # command lines from the tools' manuals: single-dash token options, netlify --auth, nuget
     # -ApiKey, curl -u :token, values handed to secret stores, redis CONFIG SET, security(1)
@@ -635,6 +636,7 @@ NOT_CREDENTIALS = [
     'We use Postgres15 for the token store',
     'use Redis6x as the token store',
     'the password — see the vault entry',
+    'the p/w ratio is 3',
     'mongod --auth --port 27017',
     'netlify deploy --auth $NETLIFY_AUTH_TOKEN',
     'gh secret set NAME --body "$VALUE"',

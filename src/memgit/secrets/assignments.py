@@ -47,7 +47,7 @@ _FOREIGN_PASSWORD = "|".join(w.replace(" ", "[ ]") for w in _FOREIGN_WORDS)
 # Names that say "credential" outright: a plain assigned value is enough (and the words
 # for "password" in other languages, _FOREIGN_PASSWORD, last in KW_RE's core: see there).
 _KW_STRONG = (
-    r"pass(?:word|wd|phrase|code)?s?|pwd|pw"
+    r"pass(?:word|wd|phrase|code)?s?|pwd|pw|p/w"
     r"|client[ _.-]?secrets?|secret[ _.-]?(?:access[ _.-]?)?keys?|secrets?|secrete"
     r"|(?:access|auth|refresh|bearer|bot|api|session|id|oauth|personal[ _.-]?access|app|user"
     r"|service|webhook|master)[ _.-]?tokens?|tokens?"
@@ -89,20 +89,20 @@ _KW_SUFFIX = (
 # is still the factored readable core and that KW_RE matches as the readable pattern does.
 _KW_CORE_READABLE = _KW_STRONG + "|" + _KW_WEAK + "|" + _FOREIGN_PASSWORD
 _KW_CORE = (
-    r"p(?:a(?:ss(?:(?:word|wd|phrase|code)?s?|wort|ord(?:et|))|t|rola)|w(?:d|)|ersonal[ _.-]?acc"
-    r"ess[ _.-]?tokens?|r(?:ivate[ _.-]?keys?|e[ _-]?shared[ _-]?keys?)|sk|in)|c(?:lient[ _.-]?s"
-    r"ecrets?|o(?:n(?:sumer[ _.-]?keys?|trase(?:ña|n(?:a|ya)))|okie)|red(?:entials?|s))|s(?:e(?:"
-    r"cret(?:[ _.-]?(?:access[ _.-]?)?keys?|s?|e)|ssion(?:[ _.-]?tokens?|)|rvice[ _.-]?tokens?|n"
-    r"ha)|i(?:g(?:n(?:ing[ _.-]?keys?|ature)|)|d|fre)|keys?|al(?:t|asana)|laptažodis)|a(?:ccess("
-    r"?:[ _.-]?tokens?|[ _.-]?keys?)|uth(?:[ _.-]?tokens?|[ _.-]?keys?|)|p(?:i(?:[ _.-]?tokens?|"
-    r"[ _.-]?keys?|keys?)|p(?:[ _.-]?tokens?|[ _.-]?keys?|key))|dgangskode(?:n|))|refresh[ _.-]?"
-    r"tokens?|b(?:earer(?:[ _.-]?tokens?|)|ot[ _.-]?tokens?)|id[ _.-]?tokens?|o(?:auth[ _.-]?tok"
-    r"ens?|tp)|user[ _.-]?tokens?|w(?:ebhook[ _.-]?tokens?|achtwoord)|m(?:aster(?:[ _.-]?tokens?"
-    r"|[ _.-]?keys?)|ot(?:[ ]de[ ]passe|_de_passe|-de-passe)|ật[ ]khẩu)|to(?:kens?|tp)|encryptio"
-    r"n[ _.-]?keys?|h(?:a(?:pikey|s(?:h|ło|lo))|mac|eslo)|k(?:e(?:ys?|nnwort)|ata(?:[ ]sandi|[ ]"
-    r"laluan))|l(?:icen(?:[cs]e[ _.-]?keys?|[cs]e)|ösenordet|ösenord|o(?:senord(?:et|)|zinka))|j"
-    r"(?:wt|elsz(?:ó|o))|geslo|nenosiri|şifre|пароль|лозинка|парола|κωδικός|密码|密碼|口令|パスワード|비밀번호|"
-    r"비번|패스워드|암호|पासवर्ड|كلمة[ ]المرور|كلمة[ ]السر|رمز[ ]عبور|סיסמה|סיסמא|รหัสผ่าน"
+    r"p(?:a(?:ss(?:(?:word|wd|phrase|code)?s?|wort|ord(?:et|))|t|rola)|w(?:d|)|/w|ersonal[ _.-]?"
+    r"access[ _.-]?tokens?|r(?:ivate[ _.-]?keys?|e[ _-]?shared[ _-]?keys?)|sk|in)|c(?:lient[ _.-"
+    r"]?secrets?|o(?:n(?:sumer[ _.-]?keys?|trase(?:ña|n(?:a|ya)))|okie)|red(?:entials?|s))|s(?:e"
+    r"(?:cret(?:[ _.-]?(?:access[ _.-]?)?keys?|s?|e)|ssion(?:[ _.-]?tokens?|)|rvice[ _.-]?tokens"
+    r"?|nha)|i(?:g(?:n(?:ing[ _.-]?keys?|ature)|)|d|fre)|keys?|al(?:t|asana)|laptažodis)|a(?:cce"
+    r"ss(?:[ _.-]?tokens?|[ _.-]?keys?)|uth(?:[ _.-]?tokens?|[ _.-]?keys?|)|p(?:i(?:[ _.-]?token"
+    r"s?|[ _.-]?keys?|keys?)|p(?:[ _.-]?tokens?|[ _.-]?keys?|key))|dgangskode(?:n|))|refresh[ _."
+    r"-]?tokens?|b(?:earer(?:[ _.-]?tokens?|)|ot[ _.-]?tokens?)|id[ _.-]?tokens?|o(?:auth[ _.-]?"
+    r"tokens?|tp)|user[ _.-]?tokens?|w(?:ebhook[ _.-]?tokens?|achtwoord)|m(?:aster(?:[ _.-]?toke"
+    r"ns?|[ _.-]?keys?)|ot(?:[ ]de[ ]passe|_de_passe|-de-passe)|ật[ ]khẩu)|to(?:kens?|tp)|encryp"
+    r"tion[ _.-]?keys?|h(?:a(?:pikey|s(?:h|ło|lo))|mac|eslo)|k(?:e(?:ys?|nnwort)|ata(?:[ ]sandi|"
+    r"[ ]laluan))|l(?:icen(?:[cs]e[ _.-]?keys?|[cs]e)|ösenordet|ösenord|o(?:senord(?:et|)|zinka)"
+    r")|j(?:wt|elsz(?:ó|o))|geslo|nenosiri|şifre|пароль|лозинка|парола|κωδικός|密码|密碼|口令|パスワード|비밀"
+    r"번호|비번|패스워드|암호|पासवर्ड|كلمة[ ]المرور|كلمة[ ]السر|رمز[ ]عبور|סיסמה|סיסמא|รหัสผ่าน"
 )
 # The readable core's alternatives: the foreign words come last, after the weak names, so
 # that the common names (token, secret, key...) are tried before them (factored, those
@@ -252,7 +252,7 @@ def spell_cases(pattern: str) -> str:
 
 
 KW_TRIGGER = (
-    r"(?:pass|pwd|pw|secret|token|key|cred|sid|auth|licen|hash|salt|sig|pat|pin|jwt|cookie"
+    r"(?:pass|pwd|pw|p/w|secret|token|key|cred|sid|auth|licen|hash|salt|sig|pat|pin|jwt|cookie"
     r"|session|otp|hmac|bearer|psk|pre[ _-]?shared|" + _FOREIGN_PASSWORD + ")"
     r"[a-z0-9_.-]{0,40}[\"'`*_\]]{0,4}"
     r"(?:\s*\([^()\n]{1,30}\)|\s+(?:" + _GAP_WORDS + r")\s+(?:the\s+)?[\w.@/-]{1,30}"
@@ -268,7 +268,7 @@ _KW_TAIL = (r"[a-z0-9_.\"'`*\]-]{0,44}\s*(?:[:=|(>,\u2192\uff1a是为為는은�
             r"|(?:is|was|are|were|ist|est|es|é|è|är|er|jest|lautet|has|had|changed|set|reset"
             r"|updated|rotated|" + _GAP_WORDS + r")\s|(?:string|str|&str)\s*=)")
 _KW_ANCHORS = (*(w for w in _FOREIGN_WORDS if "pass" not in w), "psk", "preshared", "pre-shared",
-               "pre_shared", "pre shared", "pass", "pwd", "pw", "secret",
+               "pre_shared", "pre shared", "pass", "pwd", "pw", "p/w", "secret",
                "token", "key", "credential", "creds", "sid", "auth",
                "licen", "hash", "salt", "sig", "pat", "pin", "jwt", "cookie", "session", "otp",
                "hmac", "bearer")
