@@ -372,6 +372,11 @@ FORMS = [
     'Passordet er Qx7pLm29zK',
     'router password — Qx7pLm29zK',
     'P/W: Qx7pLm29zK',
+    # configuration files' lines: a key nested under another (YAML's indentation) and an INI or
+    # TOML key at the start of its line hold a literal, even a word
+    '    password: wordpress',
+    '  pass: letmein',
+    'password = wordpress',
     "I'll use Qx7pLm29zK for the wifi password",
     # command lines from the tools' manuals: single-dash token options, netlify --auth, nuget
     # -ApiKey, curl -u :token, values handed to secret stores, redis CONFIG SET, security(1)
@@ -637,6 +642,11 @@ NOT_CREDENTIALS = [
     'use Redis6x as the token store',
     'the password — see the vault entry',
     'the p/w ratio is 3',
+    'password: hunter',
+    '  - password: see vault',
+    '  Password: Disabled for service accounts',
+    '  password: null',
+    '  password: ${DB_PASSWORD}',
     'mongod --auth --port 27017',
     'netlify deploy --auth $NETLIFY_AUTH_TOKEN',
     'gh secret set NAME --body "$VALUE"',

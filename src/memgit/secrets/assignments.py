@@ -520,6 +520,10 @@ def _config_line(m: re.Match[str], text: str, name: str, end: int) -> bool:
     quoted = text[at - 1: at] in ("\"", "'") and closing == text[at - 1]
     if quoted or name.isupper() or any(c in name for c in "_.-0123456789"):
         return True
+    if at >= 2 and not text[:at].strip() and (text[:2] in ("  ", "\t ") or text[0] == "\t"):
+        return True  # a key nested under another (YAML's indentation): a configuration file
+    if not text[:at].strip() and m.group("op").strip() == "=":
+        return True  # an INI or TOML key at the start of its line: password = X
     return name[:1].islower() and any(c.isupper() for c in name)
 
 
