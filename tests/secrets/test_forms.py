@@ -391,7 +391,7 @@ FORMS = [
     'redis-cli CONFIG SET requirepass Qx7pLm29zK',
     'security unlock-keychain -p Qx7pLm29zK login.keychain',
     # providers' documented prefixes: SonarQube, LaunchDarkly's SDK keys, 1Password service
-    # accounts, Bitwarden Secrets Manager, Backblaze application keys, Dropbox's sl.u. tokens
+    # accounts, Backblaze application keys, Dropbox's sl.u. tokens (a Bitwarden access token by its name)
     'SONAR_TOKEN=squ_5926e4ce73af0b1d2c3e4f5a6b7c8d9e0f1a2b3c',
     'ld: sdk-4f11f24f-ca4d-46e4-a9b8-c7d6e5f40312',
     'OP_SERVICE_ACCOUNT_TOKEN=ops_eyJzaWduSW5BZGRyZXNzIjoibXkuMXBhc3N3b3JkLmNvbSIsInVzZXJBdXRoIjp7Im1ldGhvZCI6IlNSUGctNDA5NiIsImFsZyI6IlBCRVMyZy1IUzI1NiJ9fQ',

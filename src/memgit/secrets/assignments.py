@@ -432,6 +432,11 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
 _BIND_PARAMETER = re.compile(r"[:@][A-Za-z_]\w{0,40}|\?")
 _NAMES_PATH = re.compile(r"[a-z_][a-z0-9_.-]*(?:/[a-z_][a-z0-9_.-]*){2,}/?")
 _CAMEL_VARIABLE = re.compile(r"[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+")
+_PASCAL_NAME = re.compile(r"[A-Z][A-Za-z_]*[a-z][A-Za-z_]*")
+_PROPERTY = re.compile(r"\.[A-Z]")
+_DIGIT = re.compile(r"[0-9]")
+_LETTERS = re.compile(r"[A-Za-z_.-]+")
+_NOT_LOWER = re.compile(r"[^a-z]")
 
 
 def _holds_no_value(name: str, val: str, text: str, at: int, end: int, op: str,
@@ -442,25 +447,45 @@ def _holds_no_value(name: str, val: str, text: str, at: int, end: int, op: str,
     + pwd + "'"``, VB's ``& SecretConst &``), a conditional's branch (``c ? A_SECRET :
     other``), a property set from a field (``cred.Password = SecretField``), an object's
     property set from a camelCase variable (``password: dbPass,``), a path of names, the
-    name spelled again (``Token = "__Token"``), a unit repeated (``02134567`` x 3)."""
-    if op == "," and V.rx(r",\s*$").search(text, max(0, at - 3), at):
-        return True  # f("u", aPassword, "domain"): the argument after a variable is another
+    name spelled again (``Token = "__Token"``), a unit repeated (``02134567`` x 3).
+    Run for every value about to be reported: string tests first, a regex where one must."""
+    if op == ",":
+        return text[max(0, at - 3): at].rstrip()[-1:] == ","  # f("u", aPassword, "domain")
+    if op == ":" and text[max(0, at - 4): at].rstrip()[-1:] == "?":
+        return True
     core = val.strip()
-    if _BIND_PARAMETER.fullmatch(core) or V.rx(r"[+&]\s|.*\s[+&]$").match(core):
+    first, last = core[:1], core[-1:]
+    if (first in ("+", "&") and core[1:2].isspace()) or \
+            (last in ("+", "&") and core[-2:-1].isspace()):
         return True
-    if op == ":" and V.rx(r"\?\s*$").search(text, max(0, at - 4), at):
+    if first in (":", "@", "?") and _BIND_PARAMETER.fullmatch(core):
         return True
-    if not quoted and not any(c.isdigit() for c in val):
-        if V.rx(r"\.[A-Z]").search(name) and V.rx(r"[A-Z][A-Za-z_]*[a-z][A-Za-z_]*").fullmatch(val):
+    if not quoted and _DIGIT.search(val) is None:
+        if "." in name and _PROPERTY.search(name) and _PASCAL_NAME.fullmatch(val):
             return True
         if op == ":" and text[end: end + 1] in (",", "}") and _CAMEL_VARIABLE.fullmatch(val):
             return True
-    if _NAMES_PATH.fullmatch(val):
+    if "/" in val and _NAMES_PATH.fullmatch(val):
         return True
-    if V.rx(r"[A-Za-z_.-]+").fullmatch(val) and V.rx(r"[^a-z]").sub("", val.lower()) == \
-            V.rx(r"[^a-z]").sub("", name.lower()):
+    if _LETTERS.fullmatch(val) and _NOT_LOWER.sub("", val.lower()) == \
+            _NOT_LOWER.sub("", name.lower()):
         return True
-    return len(val) >= 12 and any(val[p:] == val[:-p] for p in range(1, len(val) // 3 + 1))
+    return _repeats_a_unit(val)
+
+
+def _repeats_a_unit(val: str) -> bool:
+    """A unit of up to eight characters three times or more (``02134567`` x 3, a test
+    value). Only the places where the first character comes again are tried, and longer
+    units are not looked for: this runs for every value about to be reported."""
+    n = len(val)
+    if not 12 <= n <= 96:
+        return False
+    p = val.find(val[0], 1, 9)
+    while p != -1 and 3 * p <= n:
+        if val[p:] == val[:-p]:
+            return True
+        p = val.find(val[0], p + 1, 9)
+    return False
 
 
 # an ODBC connection string's braced value: PWD={p;a=ss};
@@ -520,13 +545,15 @@ def _config_line(m: re.Match[str], text: str, name: str, end: int) -> bool:
     quoted = text[at - 1: at] in ("\"", "'") and closing == text[at - 1]
     if quoted or name.isupper() or any(c in name for c in "_.-0123456789"):
         return True
-    if at >= 2 and not text[:at].strip() and (text[:2] in ("  ", "\t ") or text[0] == "\t"):
-        return True  # a key nested under another (YAML's indentation): a configuration file
-    if not text[:at].strip() and m.group("op").strip() == "=":
-        return True  # an INI or TOML key at the start of its line: password = X
+    if _LINE_INDENT.match(text).end() == at:  # the name starts its line (no slice made)
+        if at >= 2 and (text[:2] == "  " or text[0] == "\t"):
+            return True  # a key nested under another (YAML's indentation): a configuration file
+        if m.group("op").strip() == "=":
+            return True  # an INI or TOML key at the start of its line: password = X
     return name[:1].islower() and any(c.isupper() for c in name)
 
 
+_LINE_INDENT = re.compile(r"[ \t]*")
 # the end of a string literal that holds a whole configuration line ("DB_PASSWORD: X",): its
 # closing quote, then what closes an argument, an element or a statement
 _QUOTED_LINE_END = re.compile(r"[\"'`]\s*[,;)\]}]*\s*(?:(?://|#).*)?$")

@@ -811,10 +811,6 @@ _PREFIXED += [
     ("onepassword-service-account", "1Password service account token",
      _L + r"ops_eyJ[A-Za-z0-9+/=_-]{100,}" + _R, ["ops_eyj"],
      "https://developer.1password.com/docs/service-accounts/"),
-    ("bitwarden-access-token", "Bitwarden Secrets Manager access token",
-     _LA + r"0\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.[A-Za-z0-9]{30}:"
-     r"[A-Za-z0-9+/]{22}={0,2}", ["0."],
-     "https://bitwarden.com/help/access-tokens/"),
     ("backblaze-application-key", "Backblaze application key",
      _LA + r"K00[0-9][A-Za-z0-9+/]{27}" + _RA, ["k00"], "https://www.backblaze.com/docs/cloud-storage-application-keys"),
     ("sidekiq-enterprise", "Sidekiq Enterprise credentials",
@@ -832,7 +828,6 @@ GENERIC_PREFIX_IDS = frozenset({
 
 # what must follow a short or common keyword for the record to run at all (the prefilter)
 _PREFIXED_TAILS: dict[str, dict[str, str]] = {
-    "bitwarden-access-token": {"0.": r"[0-9a-f]{8}-[0-9a-f]{4}-"},
     "asana-pat": {"1/": r"[0-9]{13}", "2/": r"[0-9]{13}"},
     "airtable-pat": {"pat": r"[a-z0-9]{14}\."},
     "infisical-token": {"st.": r"[a-f0-9-]{36}\."},
