@@ -46,6 +46,12 @@ with seed 2912, every third held out: 41 of 121) before any line was read, and s
 goes to tuning. ``--split-only`` makes (or reuses) the split and prints its counts; a full
 run writes ``tuning.jsonl``, ``heldout.jsonl`` and ``relabel.json`` (the same files on every
 run from the same mirrors) and prints only counts.
+
+**A slip, recorded:** while the sources were explored, before any label rule was written,
+one command printed the first 150 lines of one held-out unit's file (``sonar:postgresql``)
+next to the split's listing. The split was kept (splitting again after seeing lines would be
+worse); no rule was written for that file, and the held-out third is reported with this
+caveat (docs/security.md, round 12).
 """
 
 from __future__ import annotations
