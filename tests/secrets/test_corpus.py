@@ -129,10 +129,11 @@ def test_figure_of_record():
 
 
 @pytest.mark.parametrize("name,shape", [("heldout", (83, 1011)), ("heldout-r6", (66, 2522)),
-                                        ("heldout-r9", (204, 11710)), ("heldout-r11", (31, 1375))])
+                                        ("heldout-r9", (204, 11710)), ("heldout-r11", (31, 1375)),
+                                        ("heldout-r12", (115, 298)), ("heldout-r13", (159, 734))])
 def test_heldout_thirds(name, shape):
-    """Rounds 5, 6, 9 and 11 (issue 29): the third of each round's new foreign material set aside
-    by source unit before any detector of the round was written, measured once at the end
+    """Rounds 5, 6, 9, 11, 12 and 13 (issue 29): the third of each round's new foreign material
+    set aside by source unit before any detector of the round was written, measured once at the end
     (docs/security.md). Its lines are never printed, not even their origins: only the
     counts are pinned."""
     record = PINNED[name]
@@ -170,29 +171,6 @@ def test_foreign_split_is_by_unit_and_fixed(folder, names):
     assert abs(held - len(units) / 3) <= 1
     dev_lines = {r["line"] for r in DEV} | {r["line"] for r in INDEPENDENT}
     assert not dev_lines & {r["line"] for n in names for r in SETS[n]}
-
-
-def test_heldout_r12_counts_only():
-    """Round 12 (issue 29): the held-out third of sonar-text's rule examples and
-    security-utilities' literal examples, set aside by unit before any line was read; not
-    scored yet (the round's end measures it once), so only its counts are pinned."""
-    record = PINNED["heldout-r12"]
-    recs = SETS["heldout-r12"]
-    shape = (sum(r["label"] == "pos" for r in recs), sum(r["label"] == "neg" for r in recs))
-    assert shape == (record["positives"], record["negatives"]) == (115, 298)
-    assert set(record) == {"positives", "negatives"}
-
-
-def test_heldout_r13_counts_only():
-    """Round 13 (issue 29): the held-out third of the static analysers' hard-coded credential
-    fixtures (bandit, gosec, SonarSource's analysers, find-sec-bugs), set aside by unit before
-    any line was read; not scored yet (the round's end measures it once), so only its counts
-    are pinned."""
-    record = PINNED["heldout-r13"]
-    recs = SETS["heldout-r13"]
-    shape = (sum(r["label"] == "pos" for r in recs), sum(r["label"] == "neg" for r in recs))
-    assert shape == (record["positives"], record["negatives"]) == (156, 735)
-    assert set(record) == {"positives", "negatives"}
 
 
 def test_near_misses_cover_every_fixed_format():
