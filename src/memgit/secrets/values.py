@@ -381,10 +381,18 @@ def _may_be_template(v: str, low: str) -> bool:
     if v[0] in _TEMPLATE_FIRST or low.endswith("here") or len(v) <= 15:
         return True
     head = v[:8]
-    return "_" in head or "-" in head
+    if "_" not in head and "-" not in head:
+        return False
+    # only the your_token form is left: its word and separator begin the value (in any
+    # case; a non-ASCII head may be a folding of one, ſome_ or İnsert_, and goes on); and
+    # the here-form before a final line break, where "$" matches too
+    return not head.isascii() or low.startswith(_TEMPLATE_WORDS) or v[-1] == "\n"
 
 
 _TEMPLATE_FIRST = frozenset("${%[*xX\u2022.\u2026#0-")
+# the words of _TEMPLATE's "your_token" form with its separators
+_TEMPLATE_WORDS = tuple(w + sep for w in ("your", "my", "the", "some", "a", "an", "insert",
+                                          "enter", "put") for sep in "_-")
 _REPEAT_RX = r"(.)\1{3,}"
 
 # --- references: values that name where a secret lives instead of being one ---
