@@ -220,6 +220,11 @@ COMMAND_LINES: tuple[Rule, ...] = (
         r"--passphrase[ =]|(?<![\w-])(?:un)?zip\b[^|;&\n]{0,60}?\s-P\s+"
         r"|(?<![\w-])7za?\s[^|;&\n]{0,60}?\s-p(?=[^\s-]))(?P<s>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"'-][^\s\"']{0,127})",
         keywords=("ssh-keygen", "gpg", "zip", "7z"), check="cli_value", priority=1,
+        # what the regex needs after "7z" (in hex ids) and "zip" (gzip, .zip), lowered, over
+        # twice the span (lowering may write a character as two: İ): every match starts at
+        # its own keyword, which the regex spells case-sensitively, so the gate drops none
+        keyword_tails=(("7z", r"a?\s[^|;&\n]{0,120}?\s-p(?=[^\s-])"),
+                       ("zip", r"\b[^|;&\n]{0,120}?\s-p\s+")),
         doc="ssh-keygen(1) -N/-P passphrase, gpg(1) --passphrase, zip(1)/unzip(1) -P, "
             "7z -pPASSWORD",
     ),

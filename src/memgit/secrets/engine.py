@@ -47,19 +47,32 @@ RUN_LOOKBEHIND = r"(?<![A-Za-z0-9_+/=.~-])"
 _NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 
 
-class _Lazy:
-    """A regex compiled the first time a line needs it. ``match``/``search``/``finditer``
-    are slots left empty until then: reading one finds nothing, so Python calls
-    ``__getattr__``, which compiles the pattern and fills all three with the compiled
-    pattern's methods; later calls cost one attribute read (no property, no test), and
-    making one (a hook's first scan makes about 800) sets two slots."""
+class _Slots:
+    """What ``_Lazy`` and ``_Ready`` hold (one layout, so an object may change between them)."""
 
     __slots__ = ("pattern", "flags", "_rx", "match", "search", "finditer")
 
     if TYPE_CHECKING:
+        _rx: re.Pattern[str]
         match: Any
         search: Any
         finditer: Any
+
+    @property
+    def rx(self) -> re.Pattern[str]:
+        return self._rx  # _Lazy.__getattr__ compiles it
+
+
+class _Lazy(_Slots):
+    """A regex compiled the first time a line needs it. ``match``/``search``/``finditer``
+    are slots left empty until then: reading one finds nothing, so Python calls
+    ``__getattr__``, which compiles the pattern, fills all three with the compiled
+    pattern's methods and makes the object a ``_Ready``: the same slots without
+    ``__getattr__``. A class with one reads every attribute through a slow hook (about 150
+    instructions, six reads a line), where the interpreter specialises a plain slot read.
+    Making one (a hook's first scan makes about 800) sets two slots."""
+
+    __slots__ = ()
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self.pattern = pattern
@@ -70,11 +83,14 @@ class _Lazy:
             raise AttributeError(name)
         rx = re.compile(self.pattern, self.flags)
         self._rx, self.match, self.search, self.finditer = rx, rx.match, rx.search, rx.finditer
+        self.__class__ = _Ready  # type: ignore[assignment]  # the same layout (_Slots)
         return getattr(self, name)
 
-    @property
-    def rx(self) -> re.Pattern[str]:
-        return self._rx  # type: ignore[no-any-return]  # __getattr__ compiles it
+
+class _Ready(_Slots):
+    """A ``_Lazy`` once compiled: its slots filled, no ``__getattr__``."""
+
+    __slots__ = ()
 
 
 class _Entry:

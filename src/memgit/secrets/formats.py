@@ -832,6 +832,11 @@ _PREFIXED_TAILS: dict[str, dict[str, str]] = {
     "airtable-pat": {"pat": r"[a-z0-9]{14}\."},
     "infisical-token": {"st.": r"[a-f0-9-]{36}\."},
     "firecrawl-key": {"fc-": r"[a-f0-9]{32}"},
+    # the lowered form of what the regex needs after its keyword: "api-" (api-key, api-docs)
+    # is in about one line of notes in fifty, sk_ and re_ start identifiers
+    "octopus-key": {"api-": r"[a-z0-9]{25}"},
+    "elevenlabs-key": {"sk_": r"[a-f0-9]{48}"},
+    "resend-key": {"re_": r"[a-z0-9]{8}_[a-z0-9]{24}"},
 }
 
 for _id, _kind, _regex, _kw, _doc in _PREFIXED:
