@@ -761,3 +761,13 @@ def test_a_memgit_serve_token_refuses_the_push(tmp_path: Path) -> None:
     assert result.refused_by_hook and "MG401" in result.codes(), result.stderr
     assert token[17:29] not in result.stderr
     assert drive.main() == before
+
+
+def test_terminal_colours_around_a_token_are_read_as_blanks():
+    """A terminal's output pasted into a note keeps its colour codes (ESC[93m ... ESC[0m) around
+    the token it printed: the scanner reads them as blanks, so the offsets stay the line's."""
+    line = ">>>\x1b[93msk-proj-" + "aB3dE5fG7h" * 8 + "\x1b[0m<<<"
+    found = scan_text(line)
+    assert [f.kind for f in found] == ["OpenAI API key"]
+    assert line[found[0].start: found[0].end].startswith("sk-proj-")
+    assert scan_text("plain \x1b[31mred\x1b[0m text, \x1b[1;32mOK\x1b[0m") == []

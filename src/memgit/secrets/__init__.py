@@ -14,6 +14,7 @@ betterleaks as optional second engines behind ``secrets: deep``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -87,10 +88,21 @@ def _comp(extra: Sequence[Rule]):  # type: ignore[no-untyped-def]
     return comp
 
 
+# ECMA-48 control sequences (CSI: ESC [ parameters final byte) and the two-byte escapes, as a
+# terminal's output pasted into a note carries them around a token it printed in colour
+_ANSI_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_])")
+
+
+def _blank(m: re.Match[str]) -> str:
+    return " " * (m.end() - m.start())
+
+
 def scan_text(text: str, extra_rules: Sequence[Rule] = ()) -> list[SecretFinding]:
     """Scan one line (an entry's text, a metadata value, a path). Empty list if clean."""
     comp = (_compiled.get(tuple(extra_rules)) if extra_rules else _compiled.get(())) \
         or _comp(extra_rules)
+    if "\x1b" in text:  # a terminal's colours (ESC[93m): blanks of the same length, offsets kept
+        text = _ANSI_ESCAPE.sub(_blank, text)
     found = _scan(text, comp)
     return [_finding(k, s, e) for s, e, k in found] if found else []
 
