@@ -397,6 +397,8 @@ FORMS = [
     'OP_SERVICE_ACCOUNT_TOKEN=ops_eyJzaWduSW5BZGRyZXNzIjoibXkuMXBhc3N3b3JkLmNvbSIsInVzZXJBdXRoIjp7Im1ldGhvZCI6IlNSUGctNDA5NiIsImFsZyI6IlBCRVMyZy1IUzI1NiJ9fQ',
     'BWS_ACCESS_TOKEN=0.4f11f24f-ca4d-46e4-a9b8-c7d6e5f40312.Qx7pLm29zKaB3dE5fG7hJ9kL1mNp0q:Zx81kq0LmQx7pLm29zKaBw==',
     'b2 authorize-account 005a1b2c3d4e5f60000000001 K005Qx7pLm29zKaB3dE5fG7hJ9kL1mN',
+    'graph: access_token=478894686894179|3f2a9c1e7b4d4e8a9c2f1a3b5c7d9e0f',
+    '4788946868941791|ljDi9-fdB9zZpqLA0_2nNzZDw2M',
     # ... and the forms beside them that do hold one
     'new NetworkCredential("username", "Xk9fQ2mLp0", "domain");',
     'string.Equals(authToken, "67c7ec458065023d");',
@@ -654,6 +656,7 @@ NOT_CREDENTIALS = [
     'curl -u :$TOKEN https://api.example.com',
     'az keyvault secret set --vault-name kv --name n --value $(cat f)',
     'hashing: method pbkdf2:sha256:600000, salt length 16',
+    '| 1234567890123456 | some_column_value_here_ok |',
     # round 13 (static analysers' fixtures): code that holds no value in a credential's place
     'new NetworkCredential("username", nonHardcodedPassword, "domain");',
     'string query3 = "password=:param";',

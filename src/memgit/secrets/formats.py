@@ -811,6 +811,11 @@ _PREFIXED += [
     ("onepassword-service-account", "1Password service account token",
      _L + r"ops_eyJ[A-Za-z0-9+/=_-]{100,}" + _R, ["ops_eyj"],
      "https://developer.1password.com/docs/service-accounts/"),
+    # an app access token is the app's id and its secret joined by a bar; its client token
+    # (27 characters) is joined to the id the same way
+    ("facebook-app-token", "Facebook app access token",
+     _LA + r"[0-9]{15,16}\|(?:[0-9a-f]{32}|[A-Za-z0-9_-]{27})" + _R, ["|"],
+     "https://developers.facebook.com/docs/facebook-login/guides/access-tokens#apptokens"),
     ("backblaze-application-key", "Backblaze application key",
      _LA + r"K00[0-9][A-Za-z0-9+/]{27}" + _RA, ["k00"], "https://www.backblaze.com/docs/cloud-storage-application-keys"),
     ("sidekiq-enterprise", "Sidekiq Enterprise credentials",
@@ -828,6 +833,7 @@ GENERIC_PREFIX_IDS = frozenset({
 
 # what must follow a short or common keyword for the record to run at all (the prefilter)
 _PREFIXED_TAILS: dict[str, dict[str, str]] = {
+    "facebook-app-token": {"|": r"[a-z0-9_-]{27}"},
     "asana-pat": {"1/": r"[0-9]{13}", "2/": r"[0-9]{13}"},
     "airtable-pat": {"pat": r"[a-z0-9]{14}\."},
     "infisical-token": {"st.": r"[a-f0-9-]{36}\."},
