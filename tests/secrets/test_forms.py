@@ -657,6 +657,13 @@ NOT_CREDENTIALS = [
     'az keyvault secret set --vault-name kv --name n --value $(cat f)',
     'hashing: method pbkdf2:sha256:600000, salt length 16',
     '| 1234567890123456 | some_column_value_here_ok |',
+    # a setting's line naming its type or its form, not a value
+    '  password: string',
+    '  token: bearer',
+    '  password: boolean',
+    'db_password: encrypted',
+    '  password: sha256',
+    'password = getpass',
     # round 13 (static analysers' fixtures): code that holds no value in a credential's place
     'new NetworkCredential("username", nonHardcodedPassword, "domain");',
     'string query3 = "password=:param";',

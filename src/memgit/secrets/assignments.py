@@ -305,6 +305,16 @@ _STRONG_IN_NAME = re.compile(
     r"|master[ _.-]?keys?|encryption[ _.-]?keys?|consumer[ _.-]?keys?|app[ _.-]?keys?)$")
 
 
+# Words a setting's line holds where a credential would be, naming its type or its form, not
+# a value: a schema's or an interface's types, how it is stored or sent, where it comes from
+_SETTING_WORDS = frozenset(
+    """string str number integer int boolean bool object array list dict float double char
+    bytes text any none null undefined optional required encrypted hashed plaintext plain
+    cleartext bcrypt scrypt sha1 sha256 sha512 md5 argon2 pbkdf2 masked hidden redacted
+    bearer basic digest oauth jwt prompt interactive getpass keyring keychain stdin
+    environment generated random auto default empty inherit""".split())
+
+
 # Where a credential is kept, named before a password word: the name still names the password
 # (keyStorePassword, trustStorePassword, vault_password); after it (password_store, token_vault)
 # the name names the place
@@ -400,6 +410,8 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
             ok = V.literal_ok(val) and (len(val) >= 6 or any(c.isdigit() for c in val))
             if ok and not code_style and not any(c.isdigit() for c in val):
                 ok = V.R.joined.match(val) is None or val.isalpha()  # shorter-version: words
+            if ok and val.isalnum() and val.lower() in _SETTING_WORDS:
+                ok = False  # password: string, token: bearer, password: encrypted
         else:
             ok = V.looks_random(val) or V.token_like(val)
     low = val.lower()
