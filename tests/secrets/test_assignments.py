@@ -19,11 +19,13 @@ from memgit.secrets.factoring import factor_alternation
 DEV = Path(__file__).parents[1] / "data" / "secrets" / "dev" / "lines.jsonl"
 IGNORING = re.compile(assignments.KW_RE, re.IGNORECASE)
 SPELLED = re.compile(assignments.spell_cases(assignments.KW_RE))
-# the pattern as written for people: the core not factored, the name not atomic
+# the pattern as written for people: the core not factored, the name not atomic, the
+# prefixes not guarded
 READABLE = re.compile(
     assignments.KW_RE.replace(assignments._KW_CORE, assignments._KW_CORE_READABLE)
     .replace("(?>(?P<name>", "(?P<name>").replace(assignments._NAME_END + ")",
-                                                 assignments._NAME_END), re.IGNORECASE)
+                                                 assignments._NAME_END)
+    .replace(assignments._GLUED_GUARD, "").replace(assignments._PASS_GUARD, ""), re.IGNORECASE)
 
 
 def _same_at_every_start(text: str) -> None:
@@ -39,6 +41,10 @@ def _same_at_every_start(text: str) -> None:
 def test_the_core_is_the_readable_core_factored():
     assert "(?P<core>" + assignments._KW_CORE + ")" in assignments.KW_RE
     assert READABLE.pattern.count("(?>") == 0 and assignments.KW_RE.count("(?>") == 1
+    assert assignments.KW_RE.count(assignments._GLUED_GUARD) == 1
+    assert assignments.KW_RE.count(assignments._PASS_GUARD) == 1
+    assert assignments._GLUED_GUARD not in READABLE.pattern
+    assert assignments._PASS_GUARD not in READABLE.pattern
     assert factor_alternation(assignments._KW_CORE_READABLE) == assignments._KW_CORE
     assert factor_alternation(assignments._GAP_WORDS_READABLE) == assignments._GAP_WORDS
 
