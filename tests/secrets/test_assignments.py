@@ -25,7 +25,8 @@ READABLE = re.compile(
     assignments.KW_RE.replace(assignments._KW_CORE, assignments._KW_CORE_READABLE)
     .replace("(?>(?P<name>", "(?P<name>").replace(assignments._NAME_END + ")",
                                                  assignments._NAME_END)
-    .replace(assignments._GLUED_GUARD, "").replace(assignments._PASS_GUARD, ""), re.IGNORECASE)
+    .replace(assignments._GLUED_GUARD, "").replace(assignments._PASS_GUARD, "")
+    .replace(assignments._GAP_GUARD, ""), re.IGNORECASE)
 
 
 def _same_at_every_start(text: str) -> None:
@@ -45,6 +46,10 @@ def test_the_core_is_the_readable_core_factored():
     assert assignments.KW_RE.count(assignments._PASS_GUARD) == 1
     assert assignments._GLUED_GUARD not in READABLE.pattern
     assert assignments._PASS_GUARD not in READABLE.pattern
+    assert assignments.KW_RE.count(assignments._GAP_GUARD) == 1
+    # the gap's guard lets through every first letter of a gap word
+    firsts = {w[0] for w in assignments._GAP_WORDS_READABLE.split("|")}
+    assert all(re.match(assignments._GAP_GUARD, " " + c) for c in firsts)
     assert factor_alternation(assignments._KW_CORE_READABLE) == assignments._KW_CORE
     assert factor_alternation(assignments._GAP_WORDS_READABLE) == assignments._GAP_WORDS
 
