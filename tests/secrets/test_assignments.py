@@ -26,7 +26,7 @@ READABLE = re.compile(
     .replace("(?>(?P<name>", "(?P<name>").replace(assignments._NAME_END + ")",
                                                  assignments._NAME_END)
     .replace(assignments._GLUED_GUARD, "").replace(assignments._PASS_GUARD, "")
-    .replace(assignments._GAP_GUARD, ""), re.IGNORECASE)
+    .replace(assignments._GAP_GUARD, "").replace(assignments._OP_GUARD, ""), re.IGNORECASE)
 
 
 def _same_at_every_start(text: str) -> None:
@@ -50,6 +50,9 @@ def test_the_core_is_the_readable_core_factored():
     # the gap's guard lets through every first letter of a gap word
     firsts = {w[0] for w in assignments._GAP_WORDS_READABLE.split("|")}
     assert all(re.match(assignments._GAP_GUARD, " " + c) for c in firsts)
+    assert assignments.KW_RE.count(assignments._OP_GUARD) == 1
+    # the operator's guard lets through the first character of every operator
+    assert all(re.match(assignments._OP_GUARD, c) for c in " \t:=|\uff1a\u2192-,是为為は는은")
     assert factor_alternation(assignments._KW_CORE_READABLE) == assignments._KW_CORE
     assert factor_alternation(assignments._GAP_WORDS_READABLE) == assignments._GAP_WORDS
 
