@@ -19,11 +19,14 @@ from memgit.secrets.factoring import factor_alternation
 DEV = Path(__file__).parents[1] / "data" / "secrets" / "dev" / "lines.jsonl"
 IGNORING = re.compile(assignments.KW_RE, re.IGNORECASE)
 SPELLED = re.compile(assignments.spell_cases(assignments.KW_RE))
-# the pattern as written for people: the core not factored, the name not atomic
+# the pattern as written for people: the core not factored, the name not atomic, the
+# prefixes not guarded
 READABLE = re.compile(
     assignments.KW_RE.replace(assignments._KW_CORE, assignments._KW_CORE_READABLE)
     .replace("(?>(?P<name>", "(?P<name>").replace(assignments._NAME_END + ")",
-                                                 assignments._NAME_END), re.IGNORECASE)
+                                                 assignments._NAME_END)
+    .replace(assignments._GLUED_GUARD, "").replace(assignments._PASS_GUARD, "")
+    .replace(assignments._GAP_GUARD, "").replace(assignments._OP_GUARD, ""), re.IGNORECASE)
 
 
 def _same_at_every_start(text: str) -> None:
@@ -39,6 +42,17 @@ def _same_at_every_start(text: str) -> None:
 def test_the_core_is_the_readable_core_factored():
     assert "(?P<core>" + assignments._KW_CORE + ")" in assignments.KW_RE
     assert READABLE.pattern.count("(?>") == 0 and assignments.KW_RE.count("(?>") == 1
+    assert assignments.KW_RE.count(assignments._GLUED_GUARD) == 1
+    assert assignments.KW_RE.count(assignments._PASS_GUARD) == 1
+    assert assignments._GLUED_GUARD not in READABLE.pattern
+    assert assignments._PASS_GUARD not in READABLE.pattern
+    assert assignments.KW_RE.count(assignments._GAP_GUARD) == 1
+    # the gap's guard lets through every first letter of a gap word
+    firsts = {w[0] for w in assignments._GAP_WORDS_READABLE.split("|")}
+    assert all(re.match(assignments._GAP_GUARD, " " + c) for c in firsts)
+    assert assignments.KW_RE.count(assignments._OP_GUARD) == 1
+    # the operator's guard lets through the first character of every operator
+    assert all(re.match(assignments._OP_GUARD, c) for c in " \t:=|\uff1a\u2192-,是为為は는은")
     assert factor_alternation(assignments._KW_CORE_READABLE) == assignments._KW_CORE
     assert factor_alternation(assignments._GAP_WORDS_READABLE) == assignments._GAP_WORDS
 
