@@ -21,7 +21,9 @@ notes) the tenth and eleventh; round 12's (tests/data/secrets/foreign_r12/: sona
 examples, security-utilities' literal examples) the twelfth and thirteenth; round 13's
 (tests/data/secrets/foreign_r13/: static analysers' hard-coded credential fixtures: bandit,
 gosec's G101 samples, SonarSource's S2068/S6418/S6437 tests, find-sec-bugs' samples) the
-fourteenth and fifteenth.
+fourteenth and fifteenth; round 14's (tests/data/secrets/foreign_r14/: osv-scalibr's Veles
+detector tests, horusec's leaks samples, njsscan, mobsfscan, eslint-plugin-no-secrets) the
+sixteenth and seventeenth.
 A line counts as detected when
 the engine reports anything on it; the false-positive rate is over negative lines.
 
@@ -218,7 +220,9 @@ def main() -> None:
               "r12 tuning": load(DATA / "foreign_r12" / "tuning.jsonl"),
               "r12 held-out": load(DATA / "foreign_r12" / "heldout.jsonl"),
               "r13 tuning": load(DATA / "foreign_r13" / "tuning.jsonl"),
-              "r13 held-out": load(DATA / "foreign_r13" / "heldout.jsonl")}
+              "r13 held-out": load(DATA / "foreign_r13" / "heldout.jsonl"),
+              "r14 tuning": load(DATA / "foreign_r14" / "tuning.jsonl"),
+              "r14 held-out": load(DATA / "foreign_r14" / "heldout.jsonl")}
     eng = engines(all_ds=not args.quick)
     figures: dict[str, dict] = {name: {} for name in eng}
     eval_lines = [r["line"] for r in halves["evaluation"]]

@@ -111,6 +111,8 @@ def sets(synthetic: int) -> dict[str, list[str]]:
         "r12-heldout": _jsonl(DATA / "foreign_r12" / "heldout.jsonl"),
         "r13-tuning": _jsonl(DATA / "foreign_r13" / "tuning.jsonl"),
         "r13-heldout": _jsonl(DATA / "foreign_r13" / "heldout.jsonl"),
+        "r14-tuning": _jsonl(DATA / "foreign_r14" / "tuning.jsonl"),
+        "r14-heldout": _jsonl(DATA / "foreign_r14" / "heldout.jsonl"),
         "test-literals": _literals(),
     }
     every = [x for v in out.values() for x in v]
