@@ -406,6 +406,11 @@ FORMS = [
     'return new PasswordAuthentication("user", "KJusX3D2yW*9".toCharArray());',
     'pbkdf2:sha256:600000$vG2YnQx8pLm29zKa$5926e4ce73af0b1d2c3e4f5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8',
     'scrypt:32768:8:1$Qx7pLm29zKaB3dE5$4f11f24fca4d66e4a9b8c7d6e5f4031221304f5e6d7c8b9a0f1e2d3c4b5a69788796a5b4c3d2e1f00112233445566778899aabbccddeeff0011223344556677',
+    # round 14: a word glued to a password in a segmented name
+    "POSTGRES_DBPASSWD: 'tone389'",
+    'APP_ADMINPASSWORD=Xk9fQ2mL',
+    "curl -sS -u 'admin:2tfQT5JySJ#0' https://httpbin.org/basic-auth",
+    'Authorization: Basic YWRtaW46aENCNExNSlkySjRFclRwanY2',
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers
@@ -685,6 +690,14 @@ NOT_CREDENTIALS = [
     'RPC_URL=https://eth-mainnet.g.alchemy.com/v2/YOUR_API_KEY',
     'RPC_URL=https://mainnet.infura.io/v3/<PROJECT_ID>',
     '-----BEGIN PRIVATE KEY----- this is not a key, only its header -----END PRIVATE KEY-----',
+    # round 14: "no password" glued; a credential's word as curl's password; a JWT's header alone
+    '"CONNECTION_STRING_NOPWD": "Server=localhost; Database=Test; Integrated Security=True"',
+    'curl --user "svc:token" https://internal.service.example/api/v1/healthz',
+    '{"headers":{"Authorization":"Bearer eyJ0eXAiOiJKV1QifQ"}}',
+    'MY_COMPASS=north',
+    # a unit typed three times is the placeholder filter's, for every rule (a token, a header)
+    'ghp_aB3dE5aB3dE5aB3dE5aB3dE5aB3dE5aB3dE5',
+    'Bearer Zx81Qp7TZx81Qp7TZx81Qp7T',
 ]
 
 

@@ -160,7 +160,9 @@ KW_RE = (
     r"(?>(?P<name>"
     r"(?:(?:[A-Za-z0-9]{1,40}+[_.-]){1,6}"
     # then a camelCase head (http.proxyPassword, ldap.bindCredential, app_clientSecret)
-    r"(?:(?-i:[a-z][a-z0-9]{0,20}+(?:[A-Z][a-z0-9]{0,20}+){0,3}?)(?=(?-i:[A-Z])))?"
+    r"(?:(?-i:[a-z][a-z0-9]{0,20}+(?:[A-Z][a-z0-9]{0,20}+){0,3}?)(?=(?-i:[A-Z]))"
+    # or a last segment with a word glued to its password (POSTGRES_DBPASSWD, app_adminpwd)
+    r"|(?!no(?:pass|pwd))[a-z][a-z0-9]{1,12}?(?=pass(?:word|wd)|pwd))?"  # not NOPWD
     r"|(?-i:[A-Za-z][a-z0-9]{0,20}+(?:[A-Z][a-z0-9]{0,20}+){0,4}?)(?=(?-i:[A-Z]))"
     r"|(?-i:[A-Z][A-Z0-9]{0,40})(?=(?-i:PASS|PWD|SECRET|TOKEN|APIKEY|KEY))"
     r"|(?-i:[A-Za-z][A-Za-z0-9]{1,30}?)" + _GLUED_GUARD
@@ -452,7 +454,7 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     if low in _FETCH_CREDENTIALS and kind == "credential assignment":
         return None  # fetch(url, {credentials: 'include'}): the Fetch standard's modes
     key_named = weak or weak_core  # key, SECRET_KEY, api_key
-    if key_named and _ID_PATH.fullmatch(val):
+    if key_named and V.path_of_names(val):
         return None  # key: "metadata_options/[0]/http_tokens": a path of names
     if key_named and _encodes_prose(val):
         return None  # ANY_KEY = <base64 of a sentence>: an encoded text, not a generated key
@@ -464,7 +466,6 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
 # a query's bind parameter (password=:param, Password=@pwd, ?), a path of names
 # (xml/src/main/java/file), a camelCase variable
 _BIND_PARAMETER = re.compile(r"[:@][A-Za-z_]\w{0,40}|\?")
-_NAMES_PATH = re.compile(r"[a-z_][a-z0-9_.-]*(?:/[a-z_][a-z0-9_.-]*){2,}/?")
 _CAMEL_VARIABLE = re.compile(r"[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+")
 _PASCAL_NAME = re.compile(r"[A-Z][A-Za-z_]*[a-z][A-Za-z_]*")
 _PROPERTY = re.compile(r"\.[A-Z]")
@@ -481,8 +482,9 @@ def _holds_no_value(name: str, val: str, text: str, at: int, end: int, op: str,
     + pwd + "'"``, VB's ``& SecretConst &``), a conditional's branch (``c ? A_SECRET :
     other``), a property set from a field (``cred.Password = SecretField``), an object's
     property set from a camelCase variable (``password: dbPass,``), a path of names, the
-    name spelled again (``Token = "__Token"``), a unit repeated (``02134567`` x 3).
-    Run for every value about to be reported: string tests first, a regex where one must."""
+    name spelled again (``Token = "__Token"``); a unit repeated (``02134567`` x 3) is the
+    placeholder filter's (``values.is_placeholder``), for every rule. Run for every value
+    about to be reported: string tests first, a regex where one must."""
     if op == ",":
         return text[max(0, at - 3): at].rstrip()[-1:] == ","  # f("u", aPassword, "domain")
     if op == ":" and text[max(0, at - 4): at].rstrip()[-1:] == "?":
@@ -499,33 +501,14 @@ def _holds_no_value(name: str, val: str, text: str, at: int, end: int, op: str,
             return True
         if op == ":" and text[end: end + 1] in (",", "}") and _CAMEL_VARIABLE.fullmatch(val):
             return True
-    if "/" in val and _NAMES_PATH.fullmatch(val):
+    if V.path_of_names(val, 2):
         return True
-    if _LETTERS.fullmatch(val) and _NOT_LOWER.sub("", val.lower()) == \
-            _NOT_LOWER.sub("", name.lower()):
-        return True
-    return _repeats_a_unit(val)
-
-
-def _repeats_a_unit(val: str) -> bool:
-    """A unit of up to eight characters three times or more (``02134567`` x 3, a test
-    value). Only the places where the first character comes again are tried, and longer
-    units are not looked for: this runs for every value about to be reported."""
-    n = len(val)
-    if not 12 <= n <= 96:
-        return False
-    p = val.find(val[0], 1, 9)
-    while p != -1 and 3 * p <= n:
-        if val[p:] == val[:-p]:
-            return True
-        p = val.find(val[0], p + 1, 9)
-    return False
+    return _LETTERS.fullmatch(val) is not None and \
+        _NOT_LOWER.sub("", val.lower()) == _NOT_LOWER.sub("", name.lower())
 
 
 # an ODBC connection string's braced value: PWD={p;a=ss};
 _ODBC_BRACED = re.compile(r"\{[^{}\s]{1,254}\}(?:;|$)")
-# a path of lowercase names and indexes (a JSON pointer, a resource path)
-_ID_PATH = re.compile(r"[a-z_]+[a-z0-9_]*(?:/(?:\[\d+\]|[a-z_]+[a-z0-9_]*))+")
 # a provider's prefix before a placeholder body: sk-xx, sk-..., pk_***
 _PREFIX_PLACEHOLDER = re.compile(r"(?i)[a-z]{1,8}[-_](?:x+|\.+|\*+|0+)")
 _STOP_SENTENCE = frozenset("this is a an the it not no probably test".split())

@@ -32,7 +32,8 @@ def _cli_user_pass(m: re.Match[str], text: str) -> bool:
     pw = m.group("s").strip("\"'")
     if pw.endswith(">") or "<" in m.group(0) or len(set(pw)) <= 2:
         return False  # <user:password>, xxx:yyy
-    return len(pw) >= 3 and not V.is_placeholder(pw) and not V.is_reference(pw)
+    return (len(pw) >= 3 and not V.is_placeholder(pw) and not V.is_reference(pw)
+            and not V.self_describing(pw.lower()))  # svc:token names what goes there
 
 
 # command lines whose credential option the generic ones miss, from each tool's manual

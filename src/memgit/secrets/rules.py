@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -171,6 +172,20 @@ def _jwt(m: re.Match[str], text: str) -> bool:
     return decoded.lstrip().startswith("{") and any(
         f'"{k}"' in decoded for k in ("alg", "typ", "kid", "enc", "cty")
     )
+
+
+_JWT_HEADER_FIELDS = frozenset("alg typ kid cty enc zip jku jwk x5u x5c x5t crit".split())
+
+
+def jwt_header_only(s: str) -> bool:
+    """True when ``s`` is base64url of a JSON object holding only JWT header fields (RFC 7515
+    4.1): a header says how a token is signed and holds nothing secret."""
+    raw = b64decode(s)
+    try:
+        obj = json.loads(raw) if raw else None
+    except ValueError:
+        return False
+    return isinstance(obj, dict) and bool(obj) and set(obj) <= _JWT_HEADER_FIELDS
 
 
 # --- records from data (built-in formats and a drive's extra rules) -----------------

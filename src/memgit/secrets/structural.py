@@ -25,7 +25,7 @@ from .assignments import (
 )
 from .code_forms import CODE_CALLS, CODE_FORMS, NAMED_VALUE
 from .command_lines import COMMAND_LINES
-from .rules import Rule, check
+from .rules import Rule, check, jwt_header_only
 from .tokens import GENERATED_TOKEN
 
 _DS = "detect-secrets "
@@ -82,6 +82,8 @@ def _token_value(m: re.Match[str], text: str) -> bool:
     s = m.group("s").rstrip(".,;")
     if V.is_boring(s) or not V.varied(s, 6):
         return False
+    if s[:3] == "eyJ" and "." not in s and jwt_header_only(s):
+        return False  # Bearer eyJ0eXAiOiJKV1QifQ: a JWT's header alone, no claims, no signature
     has_digit = any(c.isdigit() for c in s)
     has_alpha = any(c.isalpha() for c in s)
     return (has_digit and has_alpha) or (len(s) >= 20 and V.entropy(s) >= 3.5)
@@ -129,14 +131,10 @@ def _pem_header(m: re.Match[str], text: str) -> bool:
 _PEM_CHUNK = re.compile(r"(?:\\n|[A-Za-z0-9+/=]){16,}")
 
 
-# a path of lowercase names (a Vault secret's path, a resource's)
-_NAME_PATH = re.compile(r"[a-z_][a-z0-9_-]*(?:/[a-z_][a-z0-9_-]*)+/?")
-
-
 @check("pair_value")
 def _pair_value(m: re.Match[str], text: str) -> bool:
     val = m.group("s").rstrip(".,;:)")
-    if _NAME_PATH.fullmatch(val):
+    if V.path_of_names(val):
         return False  # secret "secret/data/app": a path of names (a Vault path), no value
     return V.looks_random(val) and not V.is_reference(val)
 

@@ -294,7 +294,8 @@ def is_placeholder(value: str) -> bool:
     Covers ``<TOKEN>``, ``${VAR}``, ``{{ x }}``, ``$VAR``, ``%s``, runs of
     ``x``/``X``/``0``/``#``/``*``, ``EXAMPLE`` keys, ``your_token_here``,
     ``redacted``, sequential alphabets (``abcdefghijklmnop``), bodies of one
-    or two distinct characters (``sha256~XXXX``, ``ghp_0000...``).
+    or two distinct characters (``sha256~XXXX``, ``ghp_0000...``), a unit of up to eight
+    characters typed three times or more (``02134567`` x 3).
     """
     v = value.strip().strip("\"'`")
     if not v:
@@ -320,7 +321,24 @@ def is_placeholder(value: str) -> bool:
     distinct = distinct_ascii(low_core)  # counted once: the typed-run tests below reuse it
     if distinct <= 3:
         return True  # XXXXXXXX, 0000aaaa, sha256~XXXX
-    return len(core) >= 8 and _sequential_low(low_core, distinct)  # _sequential(core)
+    if len(core) >= 8 and _sequential_low(low_core, distinct):  # _sequential(core)
+        return True
+    return repeats_a_unit(core)  # 02134567 02134567 02134567: a unit typed three times
+
+
+def repeats_a_unit(val: str) -> bool:
+    """A unit of up to eight characters three times or more (``02134567`` x 3, a test
+    value). Only the places where the first character comes again are tried, and longer
+    units are not looked for: this runs for every value about to be reported."""
+    n = len(val)
+    if not 12 <= n <= 96:
+        return False
+    p = val.find(val[0], 1, 9)
+    while p != -1 and 3 * p <= n:
+        if val[p:] == val[:-p]:
+            return True
+        p = val.find(val[0], p + 1, 9)
+    return False
 
 
 def _has_mark(low: str) -> bool:
@@ -573,6 +591,17 @@ def self_describing(low: str) -> bool:
         parts = parts[1:]
     return (all(p.isalpha() and p.isascii() for p in parts)
             and not _CREDENTIAL_WORDS.isdisjoint(parts))
+
+
+_PATH_OF_NAMES = r"[a-z_][a-z0-9_.-]*(?:/(?:\[\d+\]|[a-z_][a-z0-9_.-]*))+/?"
+
+
+def path_of_names(val: str, steps: int = 1) -> bool:
+    """A path of lowercase names and indexes, ``steps`` slashes or more between names (a
+    Vault secret's path ``secret/data/app``, a JSON pointer ``metadata_options/[0]/http_tokens``,
+    a source tree's folders): it says where a value is, and holds none."""
+    return "/" in val and val.rstrip("/").count("/") >= steps and \
+        rx(_PATH_OF_NAMES).fullmatch(val) is not None
 
 
 def wordy(v: str) -> bool:
