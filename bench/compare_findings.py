@@ -113,6 +113,8 @@ def sets(synthetic: int) -> dict[str, list[str]]:
         "r13-heldout": _jsonl(DATA / "foreign_r13" / "heldout.jsonl"),
         "r14-tuning": _jsonl(DATA / "foreign_r14" / "tuning.jsonl"),
         "r14-heldout": _jsonl(DATA / "foreign_r14" / "heldout.jsonl"),
+        "r15-tuning": _jsonl(DATA / "foreign_r15" / "tuning.jsonl"),
+        "r15-heldout": _jsonl(DATA / "foreign_r15" / "heldout.jsonl"),
         "test-literals": _literals(),
     }
     every = [x for v in out.values() for x in v]
