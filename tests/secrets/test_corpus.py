@@ -82,7 +82,7 @@ def _unpinned(what: str, name: str, recs: list[dict]) -> str:
     count, and each line's origin except on the evaluation half, whose lines nobody
     tuning the rules may read (pin_floors.py writes the lists for review)."""
     if name in ("evaluation", "heldout", "heldout-r6", "heldout-r9", "heldout-r11", "heldout-r12",
-                "heldout-r13"):
+                "heldout-r13", "heldout-r14", "heldout-r15"):
         return f"{len(recs)} {what} on the {name} set"
     return f"{len(recs)} {what}:\n" + "\n".join(r.get("origin", "?")[:160] for r in recs)
 
@@ -90,7 +90,8 @@ def _unpinned(what: str, name: str, recs: list[dict]) -> str:
 @pytest.mark.parametrize("name", ["evaluation", "tuning", "independent", "regression",
                                   "foreign-tuning", "foreign-r6-tuning", "foreign-r9-tuning",
                                   "foreign-r11-tuning", "foreign-r12-tuning",
-                                  "foreign-r13-tuning"])
+                                  "foreign-r13-tuning", "foreign-r14-tuning",
+                                  "foreign-r15-tuning"])
 def test_pinned_recall_and_known_misses(name):
     pinned = PINNED[name]
     pos = [r for r in SETS[name] if r["label"] == "pos"]
@@ -104,7 +105,8 @@ def test_pinned_recall_and_known_misses(name):
 @pytest.mark.parametrize("name", ["evaluation", "tuning", "independent", "regression",
                                   "foreign-tuning", "foreign-r6-tuning", "foreign-r9-tuning",
                                   "foreign-r11-tuning", "foreign-r12-tuning",
-                                  "foreign-r13-tuning"])
+                                  "foreign-r13-tuning", "foreign-r14-tuning",
+                                  "foreign-r15-tuning"])
 def test_pinned_false_positives(name):
     pinned = PINNED[name]
     neg = [r for r in SETS[name] if r["label"] == "neg"]
@@ -130,12 +132,13 @@ def test_figure_of_record():
 
 @pytest.mark.parametrize("name,shape", [("heldout", (83, 1011)), ("heldout-r6", (66, 2522)),
                                         ("heldout-r9", (204, 11710)), ("heldout-r11", (31, 1375)),
-                                        ("heldout-r12", (115, 298)), ("heldout-r13", (159, 734))])
+                                        ("heldout-r12", (115, 298)), ("heldout-r13", (159, 734)),
+                                        ("heldout-r14", (130, 150)), ("heldout-r15", (24, 70))])
 def test_heldout_thirds(name, shape):
-    """Rounds 5, 6, 9, 11, 12 and 13 (issue 29): the third of each round's new foreign material
-    set aside by source unit before any detector of the round was written, measured once at the end
-    (docs/security.md). Its lines are never printed, not even their origins: only the
-    counts are pinned."""
+    """Rounds 5, 6, 9, 11, 12, 13, 14 and 15 (issue 29): the third of each round's new
+    foreign material set aside by source unit before any detector of the round was written,
+    measured once at the end (docs/security.md). Its lines are never printed, not even their
+    origins: only the counts are pinned."""
     record = PINNED[name]
     recs = SETS[name]
     pos = [r for r in recs if r["label"] == "pos"]
@@ -154,7 +157,9 @@ def test_heldout_thirds(name, shape):
                                           ("foreign_r9", ("foreign-r9-tuning", "heldout-r9")),
                                           ("foreign_r11", ("foreign-r11-tuning", "heldout-r11")),
                                           ("foreign_r12", ("foreign-r12-tuning", "heldout-r12")),
-                                          ("foreign_r13", ("foreign-r13-tuning", "heldout-r13"))])
+                                          ("foreign_r13", ("foreign-r13-tuning", "heldout-r13")),
+                                          ("foreign_r14", ("foreign-r14-tuning", "heldout-r14")),
+                                          ("foreign_r15", ("foreign-r15-tuning", "heldout-r15"))])
 def test_foreign_split_is_by_unit_and_fixed(folder, names):
     """Every unit is in one part, as units.json decided once (a fixed seed), a third held
     out; a unit found after the split (round 11's late units) is a tuning unit; no line of the

@@ -36,6 +36,8 @@ def sets() -> dict[str, list[dict]]:
     r11 = DATA / "foreign_r11"
     r12 = DATA / "foreign_r12"
     r13 = DATA / "foreign_r13"
+    r14 = DATA / "foreign_r14"
+    r15 = DATA / "foreign_r15"
     return {
         "tuning": [r for r in dev if r["split"] == "tune"],
         "evaluation": [r for r in dev if r["split"] == "eval"],
@@ -59,6 +61,12 @@ def sets() -> dict[str, list[dict]]:
         "foreign-r13-tuning": [json.loads(x) for x in
                                (r13 / "tuning.jsonl").read_text().splitlines()],
         "heldout-r13": [json.loads(x) for x in (r13 / "heldout.jsonl").read_text().splitlines()],
+        "foreign-r14-tuning": [json.loads(x) for x in
+                               (r14 / "tuning.jsonl").read_text().splitlines()],
+        "heldout-r14": [json.loads(x) for x in (r14 / "heldout.jsonl").read_text().splitlines()],
+        "foreign-r15-tuning": [json.loads(x) for x in
+                               (r15 / "tuning.jsonl").read_text().splitlines()],
+        "heldout-r15": [json.loads(x) for x in (r15 / "heldout.jsonl").read_text().splitlines()],
     }
 
 
@@ -77,8 +85,10 @@ def measure(recs: list[dict]) -> dict:
     }
 
 
-# counts only, never their lines (rounds 12 and 13 measured once, at the end of stop 43)
-HELD_OUT = ("heldout", "heldout-r6", "heldout-r9", "heldout-r11", "heldout-r12", "heldout-r13")
+# counts only, never their lines (rounds 12 and 13 measured once, at the end of stop 43;
+# rounds 14 and 15 once, at the end of stop 44)
+HELD_OUT = ("heldout", "heldout-r6", "heldout-r9", "heldout-r11", "heldout-r12", "heldout-r13",
+            "heldout-r14", "heldout-r15")
 
 
 def counts_only(measured: dict) -> dict:
