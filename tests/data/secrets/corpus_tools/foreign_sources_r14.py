@@ -766,17 +766,19 @@ def _source(repo: str, path: str) -> str:
     return r5._text(repo, path) or ""
 
 
-def _relabel_list() -> None:
-    """``relabel.json``: the tuning part's relabelled lines with their reasons, and the
-    held-out part's counts only."""
-    out: dict[str, object] = {
-        "note": "Lines labelled by memgit's written policy (docs/security.md) against the "
-                "source's own verdict, mechanically, by foreign_sources_r14.py (round 13's "
-                "labeller): 'positives', lines the source does not flag (or calls clean) "
-                "that hold a credential by the policy; 'negatives', lines the source flags "
-                "that the policy passes. The held-out part's are counted, not listed."}
+_NOTE = ("Lines labelled by memgit's written policy (docs/security.md) against the "
+         "source's own verdict, mechanically, by foreign_sources_r14.py (round 13's "
+         "labeller): 'positives', lines the source does not flag (or calls clean) "
+         "that hold a credential by the policy; 'negatives', lines the source flags "
+         "that the policy passes. The held-out part's are counted, not listed.")
+
+
+def relabel_list(out_dir: Path = OUT, note: str = _NOTE) -> None:
+    """``relabel.json`` in ``out_dir``: the tuning part's relabelled lines with their
+    reasons, and the held-out part's counts only (rounds 14 and 15)."""
+    out: dict[str, object] = {"note": note}
     for name in ("tuning", "heldout"):
-        recs = [json.loads(x) for x in (OUT / f"{name}.jsonl").read_text().splitlines()]
+        recs = [json.loads(x) for x in (out_dir / f"{name}.jsonl").read_text().splitlines()]
         recs = [r for r in recs if r.get("relabel")]
         pos = [r for r in recs if r["label"] == "pos"]
         neg = [r for r in recs if r["label"] == "neg"]
@@ -787,13 +789,13 @@ def _relabel_list() -> None:
                                  "reason": r["relabel"]} for r in neg]
         else:
             out["heldout_count"] = {"positives": len(pos), "negatives": len(neg)}
-    (OUT / "relabel.json").write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
+    (out_dir / "relabel.json").write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
 
 
 def main() -> None:
     r5.build_round(unit_files(), records_of, OUT, SEED, EARLIER)
     if "--split-only" not in sys.argv:
-        _relabel_list()
+        relabel_list()
         for reason, count in sorted(LEFT_OUT.items()):
             print(f"left out: {reason}: {count}")
         _ = late_sources  # the shared helpers' module, imported for r13's labeller

@@ -533,35 +533,18 @@ def _records(unit: str, path: str) -> Iterator[dict]:
         yield rec
 
 
-def _relabel_list() -> None:
-    """``relabel.json``: the tuning part's relabelled lines with their reasons, and the
-    held-out part's counts only."""
-    out: dict[str, object] = {
-        "note": "Lines labelled by memgit's written policy (docs/security.md) against the "
-                "source's own verdict, mechanically, by foreign_sources_r15.py (round 14's "
-                "labeller): 'positives', lines the source does not flag (or calls clean, or "
-                "passes by an allowlist pragma) that hold a credential by the policy; "
-                "'negatives', lines the source flags that the policy passes. The held-out "
-                "part's are counted, not listed."}
-    for name in ("tuning", "heldout"):
-        recs = [json.loads(x) for x in (OUT / f"{name}.jsonl").read_text().splitlines()]
-        recs = [r for r in recs if r.get("relabel")]
-        pos = [r for r in recs if r["label"] == "pos"]
-        neg = [r for r in recs if r["label"] == "neg"]
-        if name == "tuning":
-            out["positives"] = [{"line": r["line"], "secret": r["secret"], "origin": r["origin"],
-                                 "reason": r["relabel"]} for r in pos]
-            out["negatives"] = [{"line": r["line"], "origin": r["origin"],
-                                 "reason": r["relabel"]} for r in neg]
-        else:
-            out["heldout_count"] = {"positives": len(pos), "negatives": len(neg)}
-    (OUT / "relabel.json").write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
+_NOTE = ("Lines labelled by memgit's written policy (docs/security.md) against the "
+         "source's own verdict, mechanically, by foreign_sources_r15.py (round 14's "
+         "labeller): 'positives', lines the source does not flag (or calls clean, or "
+         "passes by an allowlist pragma) that hold a credential by the policy; "
+         "'negatives', lines the source flags that the policy passes. The held-out "
+         "part's are counted, not listed.")
 
 
 def main() -> None:
     r5.build_round(unit_files(), records_of, OUT, SEED, EARLIER)
     if "--split-only" not in sys.argv:
-        _relabel_list()
+        r14.relabel_list(OUT, _NOTE)
         for reason, count in sorted((LEFT_OUT + r14.LEFT_OUT).items()):
             print(f"left out: {reason}: {count}")
 
