@@ -24,7 +24,9 @@ gosec's G101 samples, SonarSource's S2068/S6418/S6437 tests, find-sec-bugs' samp
 fourteenth and fifteenth; round 14's (tests/data/secrets/foreign_r14/: osv-scalibr's Veles
 detector tests, horusec's leaks samples, njsscan, mobsfscan, eslint-plugin-no-secrets) the
 sixteenth and seventeenth; round 15's (tests/data/secrets/foreign_r15/: IBM's detect-secrets
-fork, its plugin tests and test data) the eighteenth and nineteenth. The table has a recall and
+fork, its plugin tests and test data) the eighteenth and nineteenth; round 16's
+(tests/data/secrets/foreign_r16/: connection-string test tables of MongoDB's URI specification,
+pgx, go-sql-driver/mysql and SQLAlchemy) the twentieth and twenty-first. The table has a recall and
 a false-positive column per set, in that order.
 A line counts as detected when
 the engine reports anything on it; the false-positive rate is over negative lines.
@@ -226,7 +228,9 @@ def main() -> None:
               "r14 tuning": load(DATA / "foreign_r14" / "tuning.jsonl"),
               "r14 held-out": load(DATA / "foreign_r14" / "heldout.jsonl"),
               "r15 tuning": load(DATA / "foreign_r15" / "tuning.jsonl"),
-              "r15 held-out": load(DATA / "foreign_r15" / "heldout.jsonl")}
+              "r15 held-out": load(DATA / "foreign_r15" / "heldout.jsonl"),
+              "r16 tuning": load(DATA / "foreign_r16" / "tuning.jsonl"),
+              "r16 held-out": load(DATA / "foreign_r16" / "heldout.jsonl")}
     eng = engines(all_ds=not args.quick)
     figures: dict[str, dict] = {name: {} for name in eng}
     eval_lines = [r["line"] for r in halves["evaluation"]]

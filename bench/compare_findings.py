@@ -115,6 +115,8 @@ def sets(synthetic: int) -> dict[str, list[str]]:
         "r14-heldout": _jsonl(DATA / "foreign_r14" / "heldout.jsonl"),
         "r15-tuning": _jsonl(DATA / "foreign_r15" / "tuning.jsonl"),
         "r15-heldout": _jsonl(DATA / "foreign_r15" / "heldout.jsonl"),
+        "r16-tuning": _jsonl(DATA / "foreign_r16" / "tuning.jsonl"),
+        "r16-heldout": _jsonl(DATA / "foreign_r16" / "heldout.jsonl"),
         "test-literals": _literals(),
     }
     every = [x for v in out.values() for x in v]
