@@ -411,6 +411,10 @@ FORMS = [
     'APP_ADMINPASSWORD=Xk9fQ2mL',
     "curl -sS -u 'admin:2tfQT5JySJ#0' https://httpbin.org/basic-auth",
     'Authorization: Basic YWRtaW46aENCNExNSlkySjRFclRwanY2',
+    # round 16: go-sql-driver/mysql's DSN with the default protocol; a socket path as a host
+    'user:Xk9fQ2mL@/dbname?parseTime=true',
+    'user:Xk9fQ2mL@tcp6([::1]:3306)/db',
+    'mongodb://bob:Xk9fQ2mL@%2Ftmp%2Fmongodb-27017.sock/admin',
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers
@@ -698,6 +702,9 @@ NOT_CREDENTIALS = [
     # a unit typed three times is the placeholder filter's, for every rule (a token, a header)
     'ghp_aB3dE5aB3dE5aB3dE5aB3dE5aB3dE5aB3dE5',
     'Bearer Zx81Qp7TZx81Qp7TZx81Qp7T',
+    # round 16: a query's value ends at the next "&name=" (the number alone is no password)
+    'mongodb://localhost/?proxyUsername=abc&proxyPassword=123&proxyPassword=456',
+    'import Foo from "@/components/Foo"',
 ]
 
 

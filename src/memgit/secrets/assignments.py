@@ -419,6 +419,8 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
         if val.startswith("{") and raw_op.strip() == "=" and _ODBC_BRACED.match(val):
             val = val[1:val.index("}")]  # ODBC: PWD={value}; (braces quote a value)
         val = _strip_markup(val)
+        if "&" in val and before in ("?", "&"):
+            val = _QUERY_NEXT.split(val, 1)[0]  # ?password=123&next=x: a query's next pair
         start += whole.find(val)
         end = start + len(val)
         if _code_reference(val, text, end):
@@ -507,6 +509,9 @@ def _holds_no_value(name: str, val: str, text: str, at: int, end: int, op: str,
         _NOT_LOWER.sub("", val.lower()) == _NOT_LOWER.sub("", name.lower())
 
 
+# where a URL query's next parameter starts (RFC 3986 3.4; the WHATWG URL standard splits
+# at "&"): a value read after "?name=" or "&name=" ends there
+_QUERY_NEXT = re.compile(r"&(?=[A-Za-z_][\w.-]{0,63}=)")
 # an ODBC connection string's braced value: PWD={p;a=ss};
 _ODBC_BRACED = re.compile(r"\{[^{}\s]{1,254}\}(?:;|$)")
 # a provider's prefix before a placeholder body: sk-xx, sk-..., pk_***

@@ -282,7 +282,7 @@ STRUCTURAL: tuple[Rule, ...] = (
     Rule(
         "password-in-url", "password in URL",
         r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,30}://(?P<u>[^\s:/?#@\[\]]{0,256}):"
-        r"(?P<s>[^\s/?]{1,256})@(?=[A-Za-z0-9\[_(])",
+        r"(?P<s>[^\s/?]{1,256})@(?=[A-Za-z0-9\[_(]|%2[Ff])",  # %2F: a socket's path (MongoDB)
         keywords=("://",), keyword_tails=(("://", r"[^\s:/?#@\[\]]{0,256}:[^\s/?]{1,256}@"),),
         group="s", check="url_password", priority=1,
         doc=_DS + "BasicAuthDetector",
@@ -333,10 +333,13 @@ STRUCTURAL: tuple[Rule, ...] = (
     ),
     Rule(
         "go-mysql-dsn", "password in URL",
-        r"(?<![\w/@:.%+$-])[A-Za-z_][\w.-]{0,63}:(?P<s>[^\s`'\"@/:<>()|]{1,128})@(?:tcp|udp|unix)\(",
-        keywords=("@tcp(", "@udp(", "@unix("), group="s", check="url_password", priority=1,
+        r"(?<![\w/@:.%+$-])[A-Za-z_][\w.-]{0,63}:(?P<s>[^\s`'\"@/:<>()|]{1,128})"
+        r"@(?:(?:tcp6?|udp|unix)\(|/[\w.-]{0,64}(?:[?\s]|$))",
+        keywords=("@tcp(", "@tcp6(", "@udp(", "@unix(", "@/"), group="s", check="url_password",
+        priority=1,
         doc="https://github.com/go-sql-driver/mysql#dsn-data-source-name "
-            "(user:password@tcp(host:port)/dbname): the password is judged as a URL's is",
+            "(user:password@tcp(host:port)/dbname, and user:password@/dbname with the default "
+            "protocol and address): the password is judged as a URL's is",
     ),
     Rule(
         "dotnet-appsetting", "secret assignment",
