@@ -82,7 +82,7 @@ def _unpinned(what: str, name: str, recs: list[dict]) -> str:
     count, and each line's origin except on the evaluation half, whose lines nobody
     tuning the rules may read (pin_floors.py writes the lists for review)."""
     if name in ("evaluation", "heldout", "heldout-r6", "heldout-r9", "heldout-r11", "heldout-r12",
-                "heldout-r13", "heldout-r14", "heldout-r15"):
+                "heldout-r13", "heldout-r14", "heldout-r15", "heldout-r16"):
         return f"{len(recs)} {what} on the {name} set"
     return f"{len(recs)} {what}:\n" + "\n".join(r.get("origin", "?")[:160] for r in recs)
 
@@ -91,7 +91,7 @@ def _unpinned(what: str, name: str, recs: list[dict]) -> str:
                                   "foreign-tuning", "foreign-r6-tuning", "foreign-r9-tuning",
                                   "foreign-r11-tuning", "foreign-r12-tuning",
                                   "foreign-r13-tuning", "foreign-r14-tuning",
-                                  "foreign-r15-tuning"])
+                                  "foreign-r15-tuning", "foreign-r16-tuning"])
 def test_pinned_recall_and_known_misses(name):
     pinned = PINNED[name]
     pos = [r for r in SETS[name] if r["label"] == "pos"]
@@ -106,7 +106,7 @@ def test_pinned_recall_and_known_misses(name):
                                   "foreign-tuning", "foreign-r6-tuning", "foreign-r9-tuning",
                                   "foreign-r11-tuning", "foreign-r12-tuning",
                                   "foreign-r13-tuning", "foreign-r14-tuning",
-                                  "foreign-r15-tuning"])
+                                  "foreign-r15-tuning", "foreign-r16-tuning"])
 def test_pinned_false_positives(name):
     pinned = PINNED[name]
     neg = [r for r in SETS[name] if r["label"] == "neg"]
@@ -133,9 +133,10 @@ def test_figure_of_record():
 @pytest.mark.parametrize("name,shape", [("heldout", (83, 1011)), ("heldout-r6", (66, 2522)),
                                         ("heldout-r9", (204, 11710)), ("heldout-r11", (31, 1375)),
                                         ("heldout-r12", (115, 298)), ("heldout-r13", (159, 734)),
-                                        ("heldout-r14", (130, 150)), ("heldout-r15", (24, 70))])
+                                        ("heldout-r14", (130, 150)), ("heldout-r15", (24, 70)),
+                                        ("heldout-r16", (92, 157))])
 def test_heldout_thirds(name, shape):
-    """Rounds 5, 6, 9, 11, 12, 13, 14 and 15 (issue 29): the third of each round's new
+    """Rounds 5, 6, 9, 11 to 16 (issue 29): the third of each round's new
     foreign material set aside by source unit before any detector of the round was written,
     measured once at the end (docs/security.md). Its lines are never printed, not even their
     origins: only the counts are pinned."""
@@ -159,7 +160,8 @@ def test_heldout_thirds(name, shape):
                                           ("foreign_r12", ("foreign-r12-tuning", "heldout-r12")),
                                           ("foreign_r13", ("foreign-r13-tuning", "heldout-r13")),
                                           ("foreign_r14", ("foreign-r14-tuning", "heldout-r14")),
-                                          ("foreign_r15", ("foreign-r15-tuning", "heldout-r15"))])
+                                          ("foreign_r15", ("foreign-r15-tuning", "heldout-r15")),
+                                          ("foreign_r16", ("foreign-r16-tuning", "heldout-r16"))])
 def test_foreign_split_is_by_unit_and_fixed(folder, names):
     """Every unit is in one part, as units.json decided once (a fixed seed), a third held
     out; a unit found after the split (round 11's late units) is a tuning unit; no line of the

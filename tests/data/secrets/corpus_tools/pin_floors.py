@@ -38,6 +38,7 @@ def sets() -> dict[str, list[dict]]:
     r13 = DATA / "foreign_r13"
     r14 = DATA / "foreign_r14"
     r15 = DATA / "foreign_r15"
+    r16 = DATA / "foreign_r16"
     return {
         "tuning": [r for r in dev if r["split"] == "tune"],
         "evaluation": [r for r in dev if r["split"] == "eval"],
@@ -67,6 +68,9 @@ def sets() -> dict[str, list[dict]]:
         "foreign-r15-tuning": [json.loads(x) for x in
                                (r15 / "tuning.jsonl").read_text().splitlines()],
         "heldout-r15": [json.loads(x) for x in (r15 / "heldout.jsonl").read_text().splitlines()],
+        "foreign-r16-tuning": [json.loads(x) for x in
+                               (r16 / "tuning.jsonl").read_text().splitlines()],
+        "heldout-r16": [json.loads(x) for x in (r16 / "heldout.jsonl").read_text().splitlines()],
     }
 
 
@@ -86,9 +90,9 @@ def measure(recs: list[dict]) -> dict:
 
 
 # counts only, never their lines (rounds 12 and 13 measured once, at the end of stop 43;
-# rounds 14 and 15 once, at the end of stop 44)
+# rounds 14 to 16 once each, at the end of stop 44)
 HELD_OUT = ("heldout", "heldout-r6", "heldout-r9", "heldout-r11", "heldout-r12", "heldout-r13",
-            "heldout-r14", "heldout-r15")
+            "heldout-r14", "heldout-r15", "heldout-r16")
 
 
 def counts_only(measured: dict) -> dict:
