@@ -34,7 +34,11 @@ def _pin_module():
     return module
 
 
-SETS = _pin_module().sets()
+_PIN = _pin_module()
+SETS = _PIN.sets()
+# the sets pinned line by line, and the held-out thirds pinned by counts only
+LISTED = ["evaluation", "tuning", "independent", "regression"] + [t for _, t, _ in _PIN.ROUNDS]
+HELD_OUT = [h for _, _, h in _PIN.ROUNDS]
 
 
 def test_corpus_size_and_breadth():
@@ -81,17 +85,12 @@ def _unpinned(what: str, name: str, recs: list[dict]) -> str:
     """A failure message that never quotes a line (a line may hold a credential): the
     count, and each line's origin except on the evaluation half, whose lines nobody
     tuning the rules may read (pin_floors.py writes the lists for review)."""
-    if name in ("evaluation", "heldout", "heldout-r6", "heldout-r9", "heldout-r11", "heldout-r12",
-                "heldout-r13", "heldout-r14", "heldout-r15", "heldout-r16"):
+    if name == "evaluation" or name in HELD_OUT:
         return f"{len(recs)} {what} on the {name} set"
     return f"{len(recs)} {what}:\n" + "\n".join(r.get("origin", "?")[:160] for r in recs)
 
 
-@pytest.mark.parametrize("name", ["evaluation", "tuning", "independent", "regression",
-                                  "foreign-tuning", "foreign-r6-tuning", "foreign-r9-tuning",
-                                  "foreign-r11-tuning", "foreign-r12-tuning",
-                                  "foreign-r13-tuning", "foreign-r14-tuning",
-                                  "foreign-r15-tuning", "foreign-r16-tuning"])
+@pytest.mark.parametrize("name", LISTED)
 def test_pinned_recall_and_known_misses(name):
     pinned = PINNED[name]
     pos = [r for r in SETS[name] if r["label"] == "pos"]
@@ -102,11 +101,7 @@ def test_pinned_recall_and_known_misses(name):
     assert len(missed) <= len(pinned["missed"])  # recall at least the pinned figure
 
 
-@pytest.mark.parametrize("name", ["evaluation", "tuning", "independent", "regression",
-                                  "foreign-tuning", "foreign-r6-tuning", "foreign-r9-tuning",
-                                  "foreign-r11-tuning", "foreign-r12-tuning",
-                                  "foreign-r13-tuning", "foreign-r14-tuning",
-                                  "foreign-r15-tuning", "foreign-r16-tuning"])
+@pytest.mark.parametrize("name", LISTED)
 def test_pinned_false_positives(name):
     pinned = PINNED[name]
     neg = [r for r in SETS[name] if r["label"] == "neg"]
@@ -130,11 +125,17 @@ def test_figure_of_record():
     assert (record["negatives"], len(record["false_positives"])) == (3697, 14)
 
 
-@pytest.mark.parametrize("name,shape", [("heldout", (83, 1011)), ("heldout-r6", (66, 2522)),
-                                        ("heldout-r9", (204, 11710)), ("heldout-r11", (31, 1375)),
-                                        ("heldout-r12", (115, 298)), ("heldout-r13", (159, 734)),
-                                        ("heldout-r14", (130, 150)), ("heldout-r15", (24, 70)),
-                                        ("heldout-r16", (92, 157))])
+# (positives, negatives) of each held-out third, fixed when its round was built
+HELD_OUT_SHAPES = {"heldout": (83, 1011), "heldout-r6": (66, 2522), "heldout-r9": (204, 11710),
+                   "heldout-r11": (31, 1375), "heldout-r12": (115, 298), "heldout-r13": (159, 734),
+                   "heldout-r14": (130, 150), "heldout-r15": (24, 70), "heldout-r16": (92, 157)}
+
+
+def test_every_held_out_third_has_its_shape_pinned():
+    assert list(HELD_OUT_SHAPES) == HELD_OUT
+
+
+@pytest.mark.parametrize("name,shape", list(HELD_OUT_SHAPES.items()))
 def test_heldout_thirds(name, shape):
     """Rounds 5, 6, 9, 11 to 16 (issue 29): the third of each round's new
     foreign material set aside by source unit before any detector of the round was written,
@@ -153,15 +154,7 @@ def test_heldout_thirds(name, shape):
     assert "missed" not in record and "false_positives" not in record
 
 
-@pytest.mark.parametrize("folder,names", [("foreign", ("foreign-tuning", "heldout")),
-                                          ("foreign_r6", ("foreign-r6-tuning", "heldout-r6")),
-                                          ("foreign_r9", ("foreign-r9-tuning", "heldout-r9")),
-                                          ("foreign_r11", ("foreign-r11-tuning", "heldout-r11")),
-                                          ("foreign_r12", ("foreign-r12-tuning", "heldout-r12")),
-                                          ("foreign_r13", ("foreign-r13-tuning", "heldout-r13")),
-                                          ("foreign_r14", ("foreign-r14-tuning", "heldout-r14")),
-                                          ("foreign_r15", ("foreign-r15-tuning", "heldout-r15")),
-                                          ("foreign_r16", ("foreign-r16-tuning", "heldout-r16"))])
+@pytest.mark.parametrize("folder,names", [(f, (t, h)) for f, t, h in _PIN.ROUNDS])
 def test_foreign_split_is_by_unit_and_fixed(folder, names):
     """Every unit is in one part, as units.json decided once (a fixed seed), a third held
     out; a unit found after the split (round 11's late units) is a tuning unit; no line of the
