@@ -162,6 +162,26 @@ def the_split(units: list[str], out: Path = OUT, seed: int = SEED) -> dict[str, 
     return {u: split.get(u, "tune") for u in units}
 
 
+def write_relabel(out_dir: Path, note: str) -> None:
+    """``relabel.json`` in ``out_dir``: the tuning part's relabelled lines with their
+    reasons (positives the source does not flag, negatives it flags), and the held-out
+    part's counts only (rounds 13 to 16)."""
+    out: dict[str, object] = {"note": note}
+    for name in ("tuning", "heldout"):
+        recs = [json.loads(x) for x in (out_dir / f"{name}.jsonl").read_text().splitlines()]
+        recs = [r for r in recs if r.get("relabel")]
+        pos = [r for r in recs if r["label"] == "pos"]
+        neg = [r for r in recs if r["label"] == "neg"]
+        if name == "tuning":
+            out["positives"] = [{"line": r["line"], "secret": r["secret"], "origin": r["origin"],
+                                 "reason": r["relabel"]} for r in pos]
+            out["negatives"] = [{"line": r["line"], "origin": r["origin"],
+                                 "reason": r["relabel"]} for r in neg]
+        else:
+            out["heldout_count"] = {"positives": len(pos), "negatives": len(neg)}
+    (out_dir / "relabel.json").write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
+
+
 # ---- synthetic values --------------------------------------------------------------
 
 _SYLL = ["ka", "to", "ri", "mel", "dan", "vo", "sur", "pil", "ne", "gra", "bo", "lin", "tas"]

@@ -773,29 +773,10 @@ _NOTE = ("Lines labelled by memgit's written policy (docs/security.md) against t
          "that the policy passes. The held-out part's are counted, not listed.")
 
 
-def relabel_list(out_dir: Path = OUT, note: str = _NOTE) -> None:
-    """``relabel.json`` in ``out_dir``: the tuning part's relabelled lines with their
-    reasons, and the held-out part's counts only (rounds 14 and 15)."""
-    out: dict[str, object] = {"note": note}
-    for name in ("tuning", "heldout"):
-        recs = [json.loads(x) for x in (out_dir / f"{name}.jsonl").read_text().splitlines()]
-        recs = [r for r in recs if r.get("relabel")]
-        pos = [r for r in recs if r["label"] == "pos"]
-        neg = [r for r in recs if r["label"] == "neg"]
-        if name == "tuning":
-            out["positives"] = [{"line": r["line"], "secret": r["secret"], "origin": r["origin"],
-                                 "reason": r["relabel"]} for r in pos]
-            out["negatives"] = [{"line": r["line"], "origin": r["origin"],
-                                 "reason": r["relabel"]} for r in neg]
-        else:
-            out["heldout_count"] = {"positives": len(pos), "negatives": len(neg)}
-    (out_dir / "relabel.json").write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
-
-
 def main() -> None:
     r5.build_round(unit_files(), records_of, OUT, SEED, EARLIER)
     if "--split-only" not in sys.argv:
-        relabel_list()
+        r5.write_relabel(OUT, _NOTE)
         for reason, count in sorted(LEFT_OUT.items()):
             print(f"left out: {reason}: {count}")
         _ = late_sources  # the shared helpers' module, imported for r13's labeller

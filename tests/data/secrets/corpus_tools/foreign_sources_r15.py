@@ -544,7 +544,7 @@ _NOTE = ("Lines labelled by memgit's written policy (docs/security.md) against t
 def main() -> None:
     r5.build_round(unit_files(), records_of, OUT, SEED, EARLIER)
     if "--split-only" not in sys.argv:
-        r14.relabel_list(OUT, _NOTE)
+        r5.write_relabel(OUT, _NOTE)
         for reason, count in sorted((LEFT_OUT + r14.LEFT_OUT).items()):
             print(f"left out: {reason}: {count}")
 

@@ -634,7 +634,7 @@ def main() -> None:
         return
     known = r5.known_lines("dev/lines.jsonl", "independent/lines.jsonl", *EARLIER)
     write_sets(units, split, known)
-    r14.relabel_list(OUT, _NOTE)
+    r5.write_relabel(OUT, _NOTE)
     for reason, count in sorted(LEFT_OUT.items()):
         if count:
             print(f"left out: {reason}: {count}")
