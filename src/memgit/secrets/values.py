@@ -323,10 +323,10 @@ def is_placeholder(value: str) -> bool:
         return True  # XXXXXXXX, 0000aaaa, sha256~XXXX
     if len(core) >= 8 and _sequential_low(low_core, distinct):  # _sequential(core)
         return True
-    return repeats_a_unit(core)  # 02134567 02134567 02134567: a unit typed three times
+    return _repeats_a_unit(core)  # 02134567 02134567 02134567: a unit typed three times
 
 
-def repeats_a_unit(val: str) -> bool:
+def _repeats_a_unit(val: str) -> bool:
     """A unit of up to eight characters three times or more (``02134567`` x 3, a test
     value). Only the places where the first character comes again are tried, and longer
     units are not looked for: this runs for every value about to be reported."""
