@@ -111,7 +111,7 @@ import re
 import sys
 import warnings
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -728,14 +728,15 @@ def eslint_staging(unit: str, path: str) -> Iterator[dict]:
 # ---- build ----------------------------------------------------------------------------------
 
 @functools.cache
-def _part_of() -> dict[str, str]:
-    path = OUT / "units.json"
+def part_of(out_dir: Path = OUT) -> dict[str, str]:
+    """The split a round's ``units.json`` stores (unit -> "tune" or "heldout")."""
+    path = out_dir / "units.json"
     return json.loads(path.read_text()) if path.exists() else {}
 
 
 def records_of(unit: str, repo: str, paths: list[str]) -> Iterator[dict]:
     prefix = unit.split(":", 1)[0]
-    _PART[0] = _part_of().get(unit, "tune")
+    _PART[0] = part_of().get(unit, "tune")
     if prefix == "scalibr":
         recs: Iterator[dict] = scalibr(unit, paths[0])
     elif prefix == "horusec":
@@ -748,15 +749,23 @@ def records_of(unit: str, repo: str, paths: list[str]) -> Iterator[dict]:
         recs = eslint_tests(unit, paths[0])
     else:
         recs = eslint_staging(unit, paths[0])
+    yield from finished(recs, _source(repo, paths[0]), LEFT_OUT, _PART[0])
+
+
+def finished(recs: Iterable[dict], source: str, left_out: Counter[str], part: str
+             ) -> Iterator[dict]:
+    """A unit's records with a key body's value synthesised and each secret placed at its
+    start; a positive whose secret cannot be placed, or whose value the synthesis left as the
+    source wrote it, is left out and counted in ``left_out`` (rounds 14 and 15)."""
     for rec in recs:
         rec = r13._at_secret(r12._key_body_synth(rec))
         if rec["label"] == "pos" and rec["line"][rec["start"]:rec["start"] + len(rec["secret"])] \
                 != rec["secret"]:
-            LEFT_OUT[_PART[0] + ": a positive whose secret could not be placed"] += 1
+            left_out[part + ": a positive whose secret could not be placed"] += 1
             continue
         if rec["label"] == "pos" and len(rec["secret"]) >= 8 and \
-                not r6._PEM_HEADER.search(rec["secret"]) and rec["secret"] in _source(repo, paths[0]):
-            LEFT_OUT[_PART[0] + ": a positive whose value the synthesis left as the source wrote it"] += 1
+                not r6._PEM_HEADER.search(rec["secret"]) and rec["secret"] in source:
+            left_out[part + ": a positive whose value the synthesis left as the source wrote it"] += 1
             continue
         yield rec
 

@@ -494,12 +494,6 @@ def _raw(path: str, rec: dict) -> str:
 # ---- build ----------------------------------------------------------------------------------
 
 @functools.cache
-def _part_of() -> dict[str, str]:
-    path = OUT / "units.json"
-    return json.loads(path.read_text()) if path.exists() else {}
-
-
-@functools.cache
 def _source(path: str) -> str:
     return r5._text(REPO, path) or ""
 
@@ -507,7 +501,7 @@ def _source(path: str) -> str:
 def records_of(unit: str, repo: str, paths: list[str]) -> Iterator[dict]:
     """A unit's records; an error while reading a held-out unit is counted by its type
     only (its message could quote the unit's text)."""
-    _PART[0] = r14._PART[0] = _part_of().get(unit, "tune")
+    _PART[0] = r14._PART[0] = r14.part_of(OUT).get(unit, "tune")
     try:
         recs = list(_records(unit, paths[0]))
     except Exception as err:  # noqa: BLE001
@@ -520,17 +514,7 @@ def records_of(unit: str, repo: str, paths: list[str]) -> Iterator[dict]:
 
 def _records(unit: str, path: str) -> Iterator[dict]:
     recs = plugin_test(unit, path) if path.startswith(PLUGINS) else data_file(unit, path)
-    for rec in recs:
-        rec = r13._at_secret(r12._key_body_synth(rec))
-        if rec["label"] == "pos" and rec["line"][rec["start"]:rec["start"] + len(rec["secret"])] \
-                != rec["secret"]:
-            LEFT_OUT[_PART[0] + ": a positive whose secret could not be placed"] += 1
-            continue
-        if rec["label"] == "pos" and len(rec["secret"]) >= 8 and \
-                not r6._PEM_HEADER.search(rec["secret"]) and rec["secret"] in _source(path):
-            LEFT_OUT[_PART[0] + ": a positive whose value the synthesis left as the source wrote it"] += 1
-            continue
-        yield rec
+    yield from r14.finished(recs, _source(path), LEFT_OUT, _PART[0])
 
 
 _NOTE = ("Lines labelled by memgit's written policy (docs/security.md) against the "

@@ -544,16 +544,10 @@ def _source(repo: str, path: str) -> str:
     return r5._text(repo, path) or ""
 
 
-@functools.cache
-def _part_of() -> dict[str, str]:
-    path = OUT / "units.json"
-    return json.loads(path.read_text()) if path.exists() else {}
-
-
 def records_of(unit: str, repo: str, paths: list[str]) -> Iterator[dict]:
     """A unit's records; an error while reading a held-out unit is counted by its type
     only (its message could quote the unit's text)."""
-    _PART[0] = _part_of().get(unit, "tune")
+    _PART[0] = r14.part_of(OUT).get(unit, "tune")
     prefix, _, rest = unit.partition(":")
     try:
         if prefix == "mongodb-spec":
