@@ -566,13 +566,21 @@ def write_sets(units: dict, split: dict[str, str], records_of: Callable, known: 
         for rec in recs:
             rec["split"] = split[unit]
         out[split[unit]].extend(recs)
+    write_parts(out, out_dir)
+
+
+def write_parts(out: dict[str, list[dict]], out_dir: Path) -> dict[str, list[dict]]:
+    """The two parts (``out["tune"]``, ``out["heldout"]``), deduplicated, into ``out_dir``'s
+    tuning.jsonl and heldout.jsonl; prints each part's counts only, returns what it wrote."""
+    written = {}
     for name, recs in out.items():
-        recs = build_corpus.dedupe(recs)
+        recs = written[name] = build_corpus.dedupe(recs)
         path = out_dir / ("tuning.jsonl" if name == "tune" else "heldout.jsonl")
         path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs))
         pos = sum(r["label"] == "pos" for r in recs)
         print(f"{name}: {len({r['unit'] for r in recs})} units, {pos} positives, "
               f"{len(recs) - pos} negatives")
+    return written
 
 
 def build_round(units: dict, records_of: Callable, out_dir: Path, seed: int,

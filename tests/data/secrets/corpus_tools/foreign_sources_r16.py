@@ -124,7 +124,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import adjudication  # noqa: E402
-import build_corpus  # noqa: E402
 import foreign_sources as r5  # noqa: E402
 import foreign_sources_r12 as r12  # noqa: E402
 import foreign_sources_r14 as r14  # noqa: E402
@@ -599,13 +598,7 @@ def write_sets(units: dict, split: dict[str, str], known: set[str]) -> None:
                 continue
             rec["split"] = split[unit]
             out[split[unit]].append(rec)
-    for name, recs in out.items():
-        recs = build_corpus.dedupe(recs)
-        path = OUT / ("tuning.jsonl" if name == "tune" else "heldout.jsonl")
-        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs))
-        pos = sum(r["label"] == "pos" for r in recs)
-        print(f"{name}: {len({r['unit'] for r in recs})} units, {pos} positives, "
-              f"{len(recs) - pos} negatives")
+    for name, recs in r5.write_parts(out, OUT).items():
         by: Counter[tuple[str, str]] = Counter((r["unit"].split(":")[0], r["label"]) for r in recs)
         for src in SOURCES:
             print(f"  {name} {src}: {by[(src, 'pos')]} positives, {by[(src, 'neg')]} negatives")
