@@ -117,6 +117,8 @@ def sets(synthetic: int) -> dict[str, list[str]]:
         "r15-heldout": _jsonl(DATA / "foreign_r15" / "heldout.jsonl"),
         "r16-tuning": _jsonl(DATA / "foreign_r16" / "tuning.jsonl"),
         "r16-heldout": _jsonl(DATA / "foreign_r16" / "heldout.jsonl"),
+        "r17-tuning": _jsonl(DATA / "foreign_r17" / "tuning.jsonl"),
+        "r17-heldout": _jsonl(DATA / "foreign_r17" / "heldout.jsonl"),
         "test-literals": _literals(),
     }
     every = [x for v in out.values() for x in v]

@@ -541,6 +541,33 @@ def benign() -> list[str]:
     ]
 
 
+def prose_how_people_state_it() -> list[str]:
+    """Round 17: how people state a password or a key in a sentence or a list, in English
+    and sixteen other languages, with a generated value and one holding symbols."""
+    forms = [
+        "the password for the router: {x}", "the wifi code is {x}", "my password = {x}", "passwd {x}",
+        "Password \u2192 {x}", "password (prod): {x}", "admin password {x}", "the API key I generated: {x}",
+        "here is the token: {x}", "token -> {x}", "secret key {x}", "connect as root/{x}",
+        "ssh root@10.0.0.5, password {x}", "user: admin, pass: {x}", "username admin password {x}",
+        "u: admin p: {x}", "login admin / {x}", "Login: admin Password: {x}", "account admin@x.com / {x}",
+        "email: a@b.com pw: {x}", "It's {x} (the password)", "the password was changed to {x}",
+        "new password: {x}", "temp password {x}", "Passwort ist {x}", "le mot de passe est {x}",
+        "la contrase\u00f1a es {x}", "a senha \u00e9 {x}", "\u043f\u0430\u0440\u043e\u043b\u044c {x}",
+        "\u5bc6\u7801\u662f{x}", "\u30d1\u30b9\u30ef\u30fc\u30c9\u306f{x}",
+        "\ube44\ubc00\ubc88\ud638\ub294 {x}", "wachtwoord: {x}", "has\u0142o: {x}", "l\u00f6senord: {x}",
+        "salasana: {x}", "parola: {x}", "jelsz\u00f3: {x}", "heslo: {x}", "kodeord: {x}", "passord: {x}",
+        "m\u1eadt kh\u1ea9u: {x}", "kata sandi: {x}", "\u03ba\u03c9\u03b4\u03b9\u03ba\u03cc\u03c2: {x}",
+        "the db pass is {x}", "DB creds -> admin:{x}", "root pw {x}", "sudo password: {x}",
+        "Remember: password {x} for staging", "- staging: admin / {x}", "* prod db: `postgres` / `{x}`",
+        "| prod | admin | {x} |", "1Password says {x}", "got the key {x} from Bob", "api key = {x}",
+        "apikey {x}", "the key is {x}", "The token I used was {x}", "Bearer token: {x}", "access token {x}",
+        "set PGPASSWORD to {x}", "I changed it to {x} yesterday (the db password)", "mot de passe : {x}",
+        "contrase\u00f1a: {x}", "senha: {x}", "Passwort: {x}", "\u015fifre: {x}", "sifre: {x}",
+        "parol\u0103: {x}", "geslo: {x}", "lozinka: {x}", "Parol\u0103 este {x}", "kodeordet er {x}",
+    ]
+    return [f.format(x=x) for f in forms for x in ("Tq9vLm2Xw8Rb", "k7#Rpz!2mQ")]
+
+
 FAMILIES: dict[str, Callable[[], list[str]]] = {
     "provider formats in seven contexts": provider_formats_in_seven_contexts,
     "prose and assignments": prose_and_assignments,
@@ -553,6 +580,7 @@ FAMILIES: dict[str, Callable[[], list[str]]] = {
     "provider token variants": provider_token_variants,
     "configuration and code syntaxes": configuration_and_code_syntaxes,
     "prose in agent notes": prose_in_agent_notes,
+    "prose: how people state it (round 17)": prose_how_people_state_it,
 }
 
 

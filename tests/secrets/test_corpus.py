@@ -117,18 +117,20 @@ def test_figure_of_record():
     <= 1% and recall >= 95%; issue 29: not below 94.9% / 0.5%. Round 5 (new detectors from
     each family's specification, identifiers): the same 703 of 741 (0.9487), false alarms
     18 -> 14 of 3,697; round 8 (forms from the manuals and the formats' specifications):
-    705 of 741 (0.9514), the same 14 false alarms."""
+    705 of 741 (0.9514), the same 14 false alarms; round 17 (a provider catalogue's names in
+    assignments' names): 706 of 741 (0.9528), the same 14."""
     record = PINNED["evaluation"]
     assert record["fp_rate"] <= 0.005
     assert record["recall"] >= 0.95
-    assert (record["positives"], len(record["missed"])) == (741, 36)
+    assert (record["positives"], len(record["missed"])) == (741, 35)
     assert (record["negatives"], len(record["false_positives"])) == (3697, 14)
 
 
 # (positives, negatives) of each held-out third, fixed when its round was built
 HELD_OUT_SHAPES = {"heldout": (83, 1011), "heldout-r6": (66, 2522), "heldout-r9": (204, 11710),
                    "heldout-r11": (31, 1375), "heldout-r12": (115, 298), "heldout-r13": (159, 734),
-                   "heldout-r14": (130, 150), "heldout-r15": (24, 70), "heldout-r16": (92, 157)}
+                   "heldout-r14": (130, 150), "heldout-r15": (24, 70), "heldout-r16": (92, 157),
+                   "heldout-r17": (930, 321)}
 
 
 def test_every_held_out_third_has_its_shape_pinned():
@@ -137,7 +139,7 @@ def test_every_held_out_third_has_its_shape_pinned():
 
 @pytest.mark.parametrize("name,shape", list(HELD_OUT_SHAPES.items()))
 def test_heldout_thirds(name, shape):
-    """Rounds 5, 6, 9, 11 to 16 (issue 29): the third of each round's new
+    """Rounds 5, 6, 9, 11 to 17 (issue 29): the third of each round's new
     foreign material set aside by source unit before any detector of the round was written,
     measured once at the end (docs/security.md). Its lines are never printed, not even their
     origins: only the counts are pinned."""

@@ -415,6 +415,27 @@ FORMS = [
     'user:Xk9fQ2mL@/dbname?parseTime=true',
     'user:Xk9fQ2mL@tcp6([::1]:3306)/db',
     'mongodb://bob:Xk9fQ2mL@%2Ftmp%2Fmongodb-27017.sock/admin',
+    # round 17: C's array declarators (Arduino sketches), a webhook's or a function's address
+    # holding its key, DeepL's free keys, a provider's name in an assignment's name, a strong
+    # name built on a paging word (Cursor's API key)
+    'char pass[] = "Xk9fQ2mLp0";',
+    'char auth[33] = "82553b88d4048839ad216b0208914563";',
+    'ZAPIER_HOOK=https://hooks.zapier.com/hooks/catch/72839156/Ob7Wd8Ol6So9Ng9Om/',
+    'https://hook.eu1.make.com/Kz1sjgh16jdiAqmpyA21deWCD78eTK',
+    'https://myapp.azurewebsites.net/api/HttpTrigger?code=Zm4Ko7Cd1Rm3Oz2Cj9QmJe9Pa3Az0Jm2Gp5Dg9Tb',
+    'DEEPL_AUTH_KEY=7b3e5d8c-1a9f-4e2b-6c8d-82ed0583ab7b:fx',
+    'AI21_KEY=82553b88d4048839ad216b0208914563',
+    'GENIUS=9VB4RI3Rq0tCQwiaDOkPPlQoqSKq',
+    'CURSOR_API_KEY=key_1c1a6654d20827d80b0c3ea08f6b0828917a5c4cb9b22bb6d0d23917cf146aaa',
+    'echo ghx9Tq9vLm2Xw8RbQ1aZ | gh auth login --with-token',
+    # round 17, prose written from how people state a password: a generated one with "#" in a
+    # login pair; Danish and Romanian words and copulas; the verb before a variable's name
+    'login admin / k7#Rpz!2mQ',
+    'connect as root/k7#Rpz!2mQ',
+    'kodeordet er Tq9vLm2Xw8Rb',
+    'Parolă este k7#Rpz!2mQ',
+    'set PGPASSWORD to Tq9vLm2Xw8Rb',
+    'set the API token to Tq9vLm2Xw8RbQ1aZ7',
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers
@@ -705,6 +726,23 @@ NOT_CREDENTIALS = [
     # round 16: a query's value ends at the next "&name=" (the number alone is no password)
     'mongodb://localhost/?proxyUsername=abc&proxyPassword=123&proxyPassword=456',
     'import Foo from "@/components/Foo"',
+    # round 17: layout around no value; publishable test keys, Anthropic's record ids and age
+    # recipients (public keys) name no secret; a listing's cursor and an id after an env name
+    """upcloud_password  = '       "=       :    : "    = ' : "   :  YOUR_API_KEY_HERE""",
+    'pk_test_51NqVwYS81VP7Hb1DX8pPdQwErTy7UiOp9AsDfGhJkL2ZxCvBnM3QwErTy7UiOp',
+    'srvtoolu_01fMI7zcpVMw0qDPAjd6OaBc',
+    'msgbatch_01v1niUK8iO5YAgkBxjd2HjK',
+    'age16nhjt38p0c6s5egrgvfd48yn697f64pmhrkr7hqe08d0hr3y3vgsnk524x',
+    'cursor_token = "eyJvZmZzZXQiOjEwMH0abc123XYZ"',
+    'FIREBASE_APP_ID=9VB4RI3Rq0tCQwiaDOkPPlQoqSKq',
+    'char ssid[] = "MyNetwork";',
+    'see https://www.make.com/en/help/tools/webhooks',
+    'echo $GH_TOKEN | gh auth login --with-token',
+    'login admin / #general',
+    'user admin / docs#setup',
+    'set the token to expire in 30 days',
+    'set TOKEN_TTL to 3600',
+    'password este documentado en el wiki',
 ]
 
 

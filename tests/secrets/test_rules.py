@@ -238,7 +238,7 @@ PEM64 = _b64("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7Hq2")
         # round 4, from the late sources (secretlint, semgrep-rules, ripsecrets)
         (f'<string name="maps_api_key">{RANDOM20}</string>', "secret assignment", RANDOM20),
         (f"softlayer: {HEX64}", "API token", HEX64),
-        (f'cloudsmith: "{HEX64[:40]}"', "API token", HEX64[:40]),
+        (f'packagr: "{HEX64[:40]}"', "API token", HEX64[:40]),
         (f"- relay uses {BASE36_32} for the bridge", "API token", BASE36_32),
         (f"access_token$production${BASE36_32[:16]}${HEX64[:32]}", "Braintree access token",
          f"access_token$production${BASE36_32[:16]}${HEX64[:32]}"),

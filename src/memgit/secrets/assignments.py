@@ -22,7 +22,8 @@ SEED_STOPWORDS = frozenset(
 )
 
 # "password" in the languages notes are written in (German, French, Spanish, Portuguese,
-# Dutch, Swedish, Finnish, Danish/Norwegian, Polish, Turkish, Italian, Czech, Hungarian,
+# Dutch, Swedish, Finnish, Danish/Norwegian (adgangskode and, round 17, kodeord), Polish,
+# Turkish, Italian and Romanian (parola, parolă, "is" este), Czech, Hungarian,
 # Russian/Ukrainian, Chinese, Japanese, Korean, and those below): dictionary words, not
 # examples.
 _FOREIGN_WORDS = (
@@ -32,8 +33,8 @@ _FOREIGN_WORDS = (
     "passwort", "kennwort", "contraseña", "contrasena", "contrasenya", "mot de passe",
     "mot_de_passe", "mot-de-passe", "mật khẩu", "senha", "salasana", "sifre", "slaptažodis",
     "wachtwoord", "lösenordet", "lösenord", "losenordet", "losenord", "lozinka", "adgangskoden",
-    "adgangskode", "passordet", "passord", "hasło",
-    "haslo", "heslo", "parola", "jelszó", "jelszo", "geslo", "kata sandi", "kata laluan",
+    "adgangskode", "kodeordet", "kodeord", "passordet", "passord", "hasło",
+    "haslo", "heslo", "parolă", "parola", "jelszó", "jelszo", "geslo", "kata sandi", "kata laluan",
     "nenosiri",
     # Croatian/Serbian/Bosnian (lozinka), Slovenian (geslo), Lithuanian (slaptažodis),
     # Catalan (contrasenya), Vietnamese (mật khẩu), Indonesian and Malay (kata sandi, kata
@@ -89,20 +90,20 @@ _KW_SUFFIX = (
 # is still the factored readable core and that KW_RE matches as the readable pattern does.
 _KW_CORE_READABLE = _KW_STRONG + "|" + _KW_WEAK + "|" + _FOREIGN_PASSWORD
 _KW_CORE = (
-    r"p(?:a(?:ss(?:(?:word|wd|phrase|code)?s?|wort|ord(?:et|))|t|rola)|w(?:d|)|/w|ersonal[ _.-]?"
-    r"access[ _.-]?tokens?|r(?:ivate[ _.-]?keys?|e[ _-]?shared[ _-]?keys?)|sk|in)|c(?:lient[ _.-"
-    r"]?secrets?|o(?:n(?:sumer[ _.-]?keys?|trase(?:ña|n(?:a|ya)))|okie)|red(?:entials?|s))|s(?:e"
-    r"(?:cret(?:[ _.-]?(?:access[ _.-]?)?keys?|s?|e)|ssion(?:[ _.-]?tokens?|)|rvice[ _.-]?tokens"
-    r"?|nha)|i(?:g(?:n(?:ing[ _.-]?keys?|ature)|)|d|fre)|keys?|al(?:t|asana)|laptažodis)|a(?:cce"
-    r"ss(?:[ _.-]?tokens?|[ _.-]?keys?)|uth(?:[ _.-]?tokens?|[ _.-]?keys?|)|p(?:i(?:[ _.-]?token"
-    r"s?|[ _.-]?keys?|keys?)|p(?:[ _.-]?tokens?|[ _.-]?keys?|key))|dgangskode(?:n|))|refresh[ _."
-    r"-]?tokens?|b(?:earer(?:[ _.-]?tokens?|)|ot[ _.-]?tokens?)|id[ _.-]?tokens?|o(?:auth[ _.-]?"
-    r"tokens?|tp)|user[ _.-]?tokens?|w(?:ebhook[ _.-]?tokens?|achtwoord)|m(?:aster(?:[ _.-]?toke"
-    r"ns?|[ _.-]?keys?)|ot(?:[ ]de[ ]passe|_de_passe|-de-passe)|ật[ ]khẩu)|to(?:kens?|tp)|encryp"
-    r"tion[ _.-]?keys?|h(?:a(?:pikey|s(?:h|ło|lo))|mac|eslo)|k(?:e(?:ys?|nnwort)|ata(?:[ ]sandi|"
-    r"[ ]laluan))|l(?:icen(?:[cs]e[ _.-]?keys?|[cs]e)|ösenordet|ösenord|o(?:senord(?:et|)|zinka)"
-    r")|j(?:wt|elsz(?:ó|o))|geslo|nenosiri|şifre|пароль|лозинка|парола|κωδικός|密码|密碼|口令|パスワード|비밀"
-    r"번호|비번|패스워드|암호|पासवर्ड|كلمة[ ]المرور|كلمة[ ]السر|رمز[ ]عبور|סיסמה|סיסמא|รหัสผ่าน"
+    r"p(?:a(?:ss(?:(?:word|wd|phrase|code)?s?|wort|ord(?:et|))|t|rol(?:ă|a))|w(?:d|)|/w|ersonal[ _."
+    r"-]?access[ _.-]?tokens?|r(?:ivate[ _.-]?keys?|e[ _-]?shared[ _-]?keys?)|sk|in)|c(?:lient[ _.-"
+    r"]?secrets?|o(?:n(?:sumer[ _.-]?keys?|trase(?:ña|n(?:a|ya)))|okie)|red(?:entials?|s))|s(?:e(?:"
+    r"cret(?:[ _.-]?(?:access[ _.-]?)?keys?|s?|e)|ssion(?:[ _.-]?tokens?|)|rvice[ _.-]?tokens?|nha)"
+    r"|i(?:g(?:n(?:ing[ _.-]?keys?|ature)|)|d|fre)|keys?|al(?:t|asana)|laptažodis)|a(?:ccess(?:[ _."
+    r"-]?tokens?|[ _.-]?keys?)|uth(?:[ _.-]?tokens?|[ _.-]?keys?|)|p(?:i(?:[ _.-]?tokens?|[ _.-]?ke"
+    r"ys?|keys?)|p(?:[ _.-]?tokens?|[ _.-]?keys?|key))|dgangskode(?:n|))|refresh[ _.-]?tokens?|b(?:"
+    r"earer(?:[ _.-]?tokens?|)|ot[ _.-]?tokens?)|id[ _.-]?tokens?|o(?:auth[ _.-]?tokens?|tp)|user[ "
+    r"_.-]?tokens?|w(?:ebhook[ _.-]?tokens?|achtwoord)|m(?:aster(?:[ _.-]?tokens?|[ _.-]?keys?)|ot("
+    r"?:[ ]de[ ]passe|_de_passe|-de-passe)|ật[ ]khẩu)|to(?:kens?|tp)|encryption[ _.-]?keys?|h(?:a(?"
+    r":pikey|s(?:h|ło|lo))|mac|eslo)|k(?:e(?:ys?|nnwort)|odeord(?:et|)|ata(?:[ ]sandi|[ ]laluan))|l"
+    r"(?:icen(?:[cs]e[ _.-]?keys?|[cs]e)|ösenordet|ösenord|o(?:senord(?:et|)|zinka))|j(?:wt|elsz(?:"
+    r"ó|o))|geslo|nenosiri|şifre|пароль|лозинка|парола|κωδικός|密码|密碼|口令|パスワード|비밀번호|비번|패스워드|암호|पासवर"
+    r"्ड|كلمة[ ]المرور|كلمة[ ]السر|رمز[ ]عبور|סיסמה|סיסמא|รหัสผ่าน"
 )
 # The readable core's alternatives: the foreign words come last, after the weak names, so
 # that the common names (token, secret, key...) are tried before them (factored, those
@@ -173,13 +174,16 @@ KW_RE = (
     r"(?=pass(?![a-z])))?"
     r"(?P<core>" + _KW_CORE + r")" + _KW_SUFFIX + r")"
     + _NAME_END + r")"
+    # C's array declarators: char pass[] = "...", char key[33] = "..." (ISO C 6.7.9: a
+    # character array initialised by a string literal), as Arduino sketches keep Wi-Fi keys
+    r"(?:\[[0-9]{0,4}\])?"
     r"[\"'`*_\]]*"
     r"(?P<gap>" + _GAP_GUARD
     + r"(?:\s*\([^()\n]{1,30}\)|\s+(?:" + _GAP_WORDS + r")\s+(?:the\s+)?[\w.@/-]{1,30}"
     r"(?:\s+[\w.@/-]{1,30}){0,2}" + _TYPE_GAP + r"))?"
     r"[\"'`*_]*" + _OP_GUARD
     + r"(?P<op>\s*(?::=|=>|==|=|:|\uff1a|\||\u2192|->)\s*"
-    r"|\s+(?:is|was|are|were|=|ist|est|es|é|è|är|er|jest|lautet)\s+(?:(?:now|still|(?:set|changed|reset|updated|rotated)\s+to)\s+)?"
+    r"|\s+(?:is|was|are|were|=|ist|est|es|é|è|är|er|jest|lautet|este)\s+(?:(?:now|still|(?:set|changed|reset|updated|rotated)\s+to)\s+)?"
     r"|\s+(?:(?:has|had)\s+been\s+|was\s+|is\s+)?(?:changed|set|reset|updated|rotated)\s+to\s+"
     r"|\s*(?:是|为|為|は|는|은)\s*"
     r"|\s+[-\u2013\u2014]\s+|\s*,\s*(?=[\"']))"
@@ -278,18 +282,18 @@ def spell_cases(pattern: str) -> str:
 KW_TRIGGER = (
     r"(?:pass|pwd|pw|p/w|secret|token|key|cred|sid|auth|licen|hash|salt|sig|pat|pin|jwt|cookie"
     r"|session|otp|hmac|bearer|psk|pre[ _-]?shared|" + _FOREIGN_PASSWORD + ")"
-    r"[a-z0-9_.-]{0,40}[\"'`*_\]]{0,4}"
+    r"[a-z0-9_.-]{0,40}(?:\[[0-9]{0,4}\])?[\"'`*_\]]{0,4}"
     r"(?:\s*\([^()\n]{1,30}\)|\s+(?:" + _GAP_WORDS + r")\s+(?:the\s+)?[\w.@/-]{1,30}"
     r"(?:\s+[\w.@/-]{1,30}){0,2}" + _TYPE_GAP + ")?"
     r"[\"'`*_]*"
-    r"(?:\s*(?:[:=|\uff1a]|\u2192|->)|\s+(?:is|was|are|were|=|ist|est|es|é|è|är|er|jest|lautet)\s"
+    r"(?:\s*(?:[:=|\uff1a]|\u2192|->)|\s+(?:is|was|are|were|=|ist|est|es|é|è|är|er|jest|lautet|este)\s"
     r"|\s+(?:(?:has|had)\s+been\s+|was\s+|is\s+)?(?:changed|set|reset|updated|rotated)\s+to\s"
     r"|\s*[是为為는은は]|\s+[-\u2013\u2014]\s|\s*,\s*[\"'])"
 )
 # What must follow a keyword for the prefilter to dispatch the rule: a cheap superset of
 # KW_TRIGGER's tail (the rule's trigger then finds the exact places).
-_KW_TAIL = (r"[a-z0-9_.\"'`*\]-]{0,44}\s*(?:[:=|(>,\u2192\uff1a是为為는은は\u2013\u2014-]"
-            r"|(?:is|was|are|were|ist|est|es|é|è|är|er|jest|lautet|has|had|changed|set|reset"
+_KW_TAIL = (r"[a-z0-9_.\"'`*\[\]-]{0,44}\s*(?:[:=|(>,\u2192\uff1a是为為는은は\u2013\u2014-]"
+            r"|(?:is|was|are|were|ist|est|es|é|è|är|er|jest|lautet|este|has|had|changed|set|reset"
             r"|updated|rotated|" + _GAP_WORDS + r")\s|(?:string|str|&str)\s*=)")
 _KW_ANCHORS = (*(w for w in _FOREIGN_WORDS if "pass" not in w), "psk", "preshared", "pre-shared",
                "pre_shared", "pre shared", "pass", "pwd", "pw", "p/w", "secret",
@@ -309,6 +313,9 @@ _KW_STOP_PARTS = frozenset(
     required enabled strength reset forgot change confirm confirmation hint strategy provider
     service_name role scope scopes event events state""".split()
 )
+# The stop words of a listing's pages (next_page_token, cursor_token), which a strong name
+# (``*_API_KEY``, ``*_SECRET_KEY``) never is: there they are a provider's or a product's name
+_PAGING_PARTS = frozenset("page next prev continuation cursor pagination sync".split())
 # Suffixes after the keyword that name something else (PASSWORD_MIN_LENGTH, token_url).
 _KW_STOP_TAILS = frozenset(
     """name count url uri file path dir id ids type len length min max size ttl expiry expires
@@ -374,6 +381,8 @@ def _name_info(name: str, core: str) -> tuple[bool, bool, bool, str, frozenset[s
     tail = parts[_last_index(parts, core_parts[-1]) + 1:] \
         if core_parts and core_parts[-1] in parts else []
     stops = set(parts) & _KW_STOP_PARTS
+    if stops and stops <= _PAGING_PARTS and _STRONG_IN_NAME.search(name):
+        stops = set()  # CURSOR_API_KEY: no page of a listing has an API key (Cursor's is one)
     if stops and stops <= _KEEPER_PARTS and not tail and core_parts[-1:] and \
             V.rx(r"pass|pwd").match(core_parts[-1]):
         stops = set()  # keyStorePassword, vault_password: the password of a store

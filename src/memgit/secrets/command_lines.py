@@ -40,7 +40,7 @@ def _cli_user_pass(m: re.Match[str], text: str) -> bool:
 _CLI_EXTRA = (
     r"\b(?:redis-cli\b[^\n]{0,120}?\s(?:-a|--pass)\s+(?P<a>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"']{1,128})"
     r"|echo\s+(?P<b>\"[^\"\n]{4,128}\"|'[^'\n]{4,128}'|[^\s\"'|]{4,128})\s*\|\s*"
-    r"(?:sudo\s+)?[\w.-]{2,20}\s[^\n|]{0,120}?(?:--password-stdin|--stdin\b|chpasswd)"
+    r"(?:sudo\s+)?[\w.-]{2,20}\s[^\n|]{0,120}?(?:--password-stdin|--stdin\b|--with-token\b|chpasswd)"
     r"|openssl\b[^\n]{0,160}?\s-(?:pass(?:in|out)?\s+(?:pass|env):|k\s+)(?P<c>[^\s\"']{1,128})"
     r"|htpasswd\s+(?:-[a-zA-Z]+\s+)*-[a-zA-Z]*b[a-zA-Z]*\s+(?:-[a-zA-Z]+\s+)*\S+\s+\S+\s+(?P<d>\S{1,128})"
     r"|ldap(?:search|modify|add|delete|whoami|passwd|compare|modrdn|exop)\b[^\n]{0,160}?\s-w\s+"
@@ -99,7 +99,9 @@ _CLI_EXTRA = (
     r"|(?:\s|^)-[DP][\w.-]{0,60}(?i:password|passwd|secret|token|api[._-]?key|credentials?)"
     r"[\w.-]{0,30}=(?P<z>\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"']{1,256})"
 )
-_CLI_EXTRA_KEYWORDS = ("redis-cli", "--password-stdin", "--stdin", "chpasswd", "openssl",
+# (gh auth login --with-token reads the token from standard input, gh's manual)
+_CLI_EXTRA_KEYWORDS = ("redis-cli", "--password-stdin", "--stdin", "--with-token", "chpasswd",
+                       "openssl",
                        "htpasswd", "ldap", "smbclient", "rpcclient", "smbmap", "smbget",
                        "mount.cifs", "rabbitmqctl", "lftp", "net use", "net user", "sqlplus",
                        "sqlldr",

@@ -428,11 +428,14 @@ FORMATS: list[dict[str, Any]] = [
         "check": 'varied',
         "doc": _DS + 'StripeDetector',
     },
+    # pk_test_ is this record's keyword too, though its regex takes pk_live_ only: a token
+    # with a record's prefix is judged by the record alone, so a publishable test key passes
+    # (the decision table) where the generic prefix_ rule flagged it
     {
         "id": 'stripe-publishable-key',
         "kind": 'Stripe publishable key',
         "regex": '(?<![A-Za-z0-9_])pk_live_[A-Za-z0-9]{20,247}(?![A-Za-z0-9])',
-        "keywords": ['pk_live'],
+        "keywords": ['pk_live', 'pk_test'],
         "check": 'varied',
         "doc": 'https://docs.stripe.com/keys',
     },
@@ -822,6 +825,22 @@ _PREFIXED += [
      r"(?i:BUNDLE_(?:ENTERPRISE|GEMS)__CONTRIBSYS__COM)[\"']?\s*[=:]\s*[\"']?"
      r"(?P<s>[0-9a-f]{8}:[0-9a-f]{8})" + _RA, ["contribsys__com"],
      "https://github.com/sidekiq/sidekiq/wiki/Sidekiq-Enterprise (bundle config)"),
+    # round 17: webhook and function addresses whose path or query is the credential, and
+    # DeepL's free keys (a UUID and ":fx"), each from its provider's documentation
+    ("zapier-catch-hook", "Zapier webhook URL",
+     r"(?i:hooks\.zapier\.com)/hooks/catch/[0-9]{4,}/(?P<s>[A-Za-z0-9]{6,})" + _R,
+     ["hooks.zapier.com/hooks/catch/"],
+     "https://help.zapier.com/hc/en-us/articles/8496288690317 (a Catch Hook's URL is its secret)"),
+    ("make-webhook", "Make webhook URL",
+     r"(?<=\.)(?i:make\.com)/(?P<s>[A-Za-z0-9]{24,})" + _R, ["make.com/"],
+     "https://www.make.com/en/help/tools/webhooks (https://hook.REGION.make.com/ID)"),
+    ("azure-function-key", "Azure Functions key",
+     r"(?i:\.azurewebsites\.net)/[^\s?#\"']*\?(?:[^\s#\"']*&)?code=(?P<s>[A-Za-z0-9_=/%-]{20,})",
+     [".azurewebsites.net/"],
+     "https://learn.microsoft.com/en-us/azure/azure-functions/function-keys-how-to (?code=KEY)"),
+    ("deepl-free-key", "DeepL API key",
+     _L + r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:fx" + _R, [":fx"],
+     "https://developers.deepl.com/docs/getting-started/auth (free keys end in :fx)"),
 ]
 
 # Formats whose prefix is too common to speak for every token that starts with it (sk_,

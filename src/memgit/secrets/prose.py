@@ -35,8 +35,11 @@ def _login_pair(m: re.Match[str], text: str) -> bool:
     head = whole[:cut]
     if V.rx(r"\S/\S").search(head[-3:] + val[:1]) and not _stated_pair(whole, head):
         return False
-    if val.endswith("=") or "#" in val or "=" in val and val.split("=")[0].isidentifier():
+    if val.endswith("=") or "=" in val and val.split("=")[0].isidentifier():
         return False
+    if "#" in val and (val[0] == "#" or not any(c.isdigit() for c in val)):
+        return False  # admin / #general, user / docs#setup: a channel, an anchor (round 17:
+        # a generated password may hold "#", k7#Rpz!2mQ, with digits among its letters)
     if "(" in val:
         return False  # user HOME_DIR", str(path: a call's arguments, not a pair
     return bool(_pair_value(m, text))
@@ -201,12 +204,15 @@ PROSE: tuple[Rule, ...] = (
         "password-changed-to", "password assignment",
         r"(?i:\b(?:set|change[ds]?|changing|reset(?:s|ting)?|update[ds]?|rotated?)\s+"
         r"(?:(?:the|my|our|his|her|its|their|your|a|new)\s+)?(?:[\w-]+\s+){0,2}"
-        r"(?:password|passphrase|passcode|passwd|pwd|pw)\s+to)\s+[`'\"]?"
-        r"(?P<s>[^\s`'\",;]{8,128})",
+        # the word alone or ending a variable's name (set PGPASSWORD to X, round 17), or a
+        # token's or a secret's word (set the API token to X)
+        r"(?:\w*?(?:password|passwd)|passphrase|passcode|pwd|pw|\w*?token|\w*?secret)\s+to)"
+        r"\s+[`'\"]?(?P<s>[^\s`'\",;]{8,128})",
         keywords=tuple(w + " to " for w in ("password", "passphrase", "passcode", "passwd", "pwd",
-                                            "pw")),
+                                            "pw", "token", "secret")),
         group="s", check="bare_prose", priority=1,
-        doc="prose: I changed the router password to X (the verb before the credential word)",
+        doc="prose: I changed the router password to X, set PGPASSWORD to X, set the API "
+            "token to X (the verb before the credential word)",
     ),
     Rule(
         "use-as-password", "password assignment",

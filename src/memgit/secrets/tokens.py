@@ -57,11 +57,12 @@ _DIGEST_WORDS = frozenset(
 
 
 # Prefix words of object ids, not credentials (Stripe cus_, OpenAI asst_/thread_/run_, Anthropic
-# msg_/toolu_, coding agents' session ids ses_): the id names a record, it opens nothing.
+# msg_/toolu_/srvtoolu_/msgbatch_, coding agents' session ids ses_): the id names a record, it
+# opens nothing.
 _ID_WORDS = frozenset(
     """ses session msg message req request evt event cus sub prod price pi ch txn acct pm src
     card seti run job obj item doc chat chatcmpl conv thread asst file batch ft call toolu step
-    trace span org proj usr user id uid""".split()
+    trace span org proj usr user id uid srvtoolu msgbatch""".split()
 )
 
 
@@ -168,9 +169,12 @@ def _token_finding(text: str, token: str, start: int, end: int, before: str,
 
 
 # Identifiers by their shape: a digest in Subresource Integrity form (sha512-<base64>), an
-# IPFS content id (CIDv0 Qm..., CIDv1 base32 bafy...), a Bitcoin bech32 address.
+# IPFS content id (CIDv0 Qm..., CIDv1 base32 bafy...), a Bitcoin bech32 address, an age
+# recipient (age1 + 58 bech32 characters: a public key; its secret is AGE-SECRET-KEY-1...,
+# https://age-encryption.org/v1).
 _ID_SHAPES = (r"(?:sha(?:1|224|256|384|512)|md5)[-:][A-Za-z0-9+/_-]{20,}={0,2}"
-              r"|Qm[1-9A-HJ-NP-Za-km-z]{44}|baf[a-z2-7]{50,}|bc1[a-z0-9]{25,87}")
+              r"|Qm[1-9A-HJ-NP-Za-km-z]{44}|baf[a-z2-7]{50,}|bc1[a-z0-9]{25,87}"
+              r"|age1[qpzry9x8gf2tvdw0s3jn54khce6mua7l]{58}")
 # Words that name an identifier when they stand just before a value (``notebook <id>``,
 # ``tx: <hash>``, ``The spreadsheet <id>``): the value names a record, it opens nothing.
 _ID_CONTEXT = frozenset(

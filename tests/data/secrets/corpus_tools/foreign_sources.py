@@ -44,6 +44,7 @@ import random
 import re
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -595,6 +596,19 @@ def build_round(units: dict, records_of: Callable, out_dir: Path, seed: int,
         return
     known = known_lines("dev/lines.jsonl", "independent/lines.jsonl", *earlier)
     write_sets(units, split, records_of, known, out_dir)
+
+
+def build_and_report(units: dict, records_of: Callable, out_dir: Path, seed: int,
+                     earlier: tuple[str, ...], note: str,
+                     left_out: tuple[Counter[str], ...]) -> None:
+    """A later round's whole run (rounds 13 to 17): ``build_round``, then, unless only the
+    split was asked for, its ``relabel.json`` with ``note`` and the counts of what it left out,
+    by reason (never a line), summed over the builders' ``left_out`` counters once built."""
+    build_round(units, records_of, out_dir, seed, earlier)
+    if "--split-only" not in sys.argv:
+        write_relabel(out_dir, note)
+        for reason, count in sorted(sum(left_out, Counter()).items()):
+            print(f"left out: {reason}: {count}")
 
 
 def main() -> None:

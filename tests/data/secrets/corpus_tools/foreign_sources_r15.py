@@ -526,11 +526,8 @@ _NOTE = ("Lines labelled by memgit's written policy (docs/security.md) against t
 
 
 def main() -> None:
-    r5.build_round(unit_files(), records_of, OUT, SEED, EARLIER)
-    if "--split-only" not in sys.argv:
-        r5.write_relabel(OUT, _NOTE)
-        for reason, count in sorted((LEFT_OUT + r14.LEFT_OUT).items()):
-            print(f"left out: {reason}: {count}")
+    r5.build_and_report(unit_files(), records_of, OUT, SEED, EARLIER, _NOTE,
+                        (LEFT_OUT, r14.LEFT_OUT))
 
 
 if __name__ == "__main__":
