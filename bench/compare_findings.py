@@ -98,6 +98,7 @@ def sets(synthetic: int) -> dict[str, list[str]]:
         "dev-tuning": [r["line"] for r in dev if r["split"] == "tune"],
         "dev-evaluation": [r["line"] for r in dev if r["split"] == "eval"],
         "independent": _jsonl(DATA / "independent" / "lines.jsonl"),
+        "independent2": _jsonl(DATA / "independent2" / "lines.jsonl"),
         "regression": _jsonl(DATA / "positives.jsonl") + _jsonl(DATA / "negatives.jsonl"),
         "foreign-tuning": _jsonl(DATA / "foreign" / "tuning.jsonl"),
         "foreign-heldout": _jsonl(DATA / "foreign" / "heldout.jsonl"),

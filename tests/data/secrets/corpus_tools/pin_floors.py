@@ -40,6 +40,8 @@ def sets() -> dict[str, list[dict]]:
         "tuning": [r for r in dev if r["split"] == "tune"],
         "evaluation": [r for r in dev if r["split"] == "eval"],
         "independent": _jsonl(DATA / "independent" / "lines.jsonl"),
+        # a second independent set (stop 45, kingfisher's rule examples): counts only
+        "independent2": _jsonl(DATA / "independent2" / "lines.jsonl"),
         "regression": reg,
     }
     for folder, tuning, heldout in ROUNDS:
@@ -66,7 +68,7 @@ def measure(recs: list[dict]) -> dict:
 # counts only, never their lines (rounds 12 and 13 measured once, at the end of stop 43;
 # rounds 14 to 16 once each, at the end of stop 44; round 17 at the end of stop 45)
 HELD_OUT = ("heldout", "heldout-r6", "heldout-r9", "heldout-r11", "heldout-r12", "heldout-r13",
-            "heldout-r14", "heldout-r15", "heldout-r16", "heldout-r17")
+            "heldout-r14", "heldout-r15", "heldout-r16", "heldout-r17", "independent2")
 
 
 def counts_only(measured: dict) -> dict:
