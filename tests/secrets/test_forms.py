@@ -436,6 +436,8 @@ FORMS = [
     'Parolă este k7#Rpz!2mQ',
     'set PGPASSWORD to Tq9vLm2Xw8Rb',
     'set the API token to Tq9vLm2Xw8RbQ1aZ7',
+    # a connection string without its scheme or port, with its path (the database)
+    'user:Xk9fQ2mLp0Zr@host/dbname?x=1',
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers
@@ -743,6 +745,7 @@ NOT_CREDENTIALS = [
     'set the token to expire in 30 days',
     'set TOKEN_TTL to 3600',
     'password este documentado en el wiki',
+    'npm i @types/node',
 ]
 
 

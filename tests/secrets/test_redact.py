@@ -26,6 +26,14 @@ def test_each_secret_span_becomes_its_kind():
     assert two == "token <redacted: GitHub token> and password: <redacted: password assignment>"
 
 
+def test_a_schemeless_connection_string_loses_its_password():
+    """Round 17: ``user:PW@host/dbname`` was read as a login pair (``user`` a label, the path
+    the password): redact() replaced the path and kept the password."""
+    for line in (f"user:{PW}@host/dbname?x=1", f"connect with app:{PW}@db.internal/shop"):
+        assert PW not in redact(line)
+        assert [f.kind for f in scan_text(line)] == ["password in URL"]
+
+
 def test_extra_rules_reach_redact():
     rules = extra_rules_from_config([{"id": "acme", "kind": "Acme ticket secret",
                                       "regex": r"ACME-\d{4}-[A-Z]{6}", "keywords": ["acme-"]}])

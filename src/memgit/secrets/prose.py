@@ -35,6 +35,8 @@ def _login_pair(m: re.Match[str], text: str) -> bool:
     head = whole[:cut]
     if V.rx(r"\S/\S").search(head[-3:] + val[:1]) and not _stated_pair(whole, head):
         return False
+    if V.rx(r"@[\w.-]+/$").search(head) is not None:
+        return False  # user:pw@host/dbname: an authority and a path (schemeless-url-password)
     if val.endswith("=") or "=" in val and val.split("=")[0].isidentifier():
         return False
     if "#" in val and (val[0] == "#" or not any(c.isdigit() for c in val)):

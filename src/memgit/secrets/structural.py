@@ -322,14 +322,17 @@ STRUCTURAL: tuple[Rule, ...] = (
     Rule(
         "schemeless-url-password", "password in URL",
         r"(?<![\w/@:.%+$-])[A-Za-z_][\w.-]{0,63}:(?P<s>[^\s`'\"@/:<>{}\[\]()|]{6,128})@"
-        r"(?=(?:[A-Za-z0-9-]+\.)*[A-Za-z0-9-]+:[0-9]{2,5}(?![\w.-])|localhost(?![\w.-])"
-        r"|[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?![\w.-]))",
-        keywords=("@",), keyword_tails=(("@", r"(?:[a-z0-9-]+\.)*[a-z0-9-]+:[0-9]|localhost"
-                                                r"|[0-9]{1,3}\."),),
+        r"(?=(?:[A-Za-z0-9-]+\.)*[A-Za-z0-9-]+(?::[0-9]{2,5}(?![\w.-])|/[\w.-])"
+        r"|localhost(?![\w.-])|[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?![\w.-]))",
+        keywords=("@",), keyword_tails=(("@", r"(?:[a-z0-9-]+\.)*[a-z0-9-]+(?::[0-9]|/[\w.-])"
+                                                r"|localhost|[0-9]{1,3}\."),),
         group="s", check="colon_pair", priority=1,
         doc="user:password@host:port without a scheme, as proxies take it (http_proxy, curl "
-            "-x, pip --proxy: [user:passwd@]proxy.server:port); the host needs its port (or "
-            "is an address or localhost): an e-mail address is user@host.tld, no port",
+            "-x, pip --proxy: [user:passwd@]proxy.server:port), or user:password@host/dbname "
+            "(a connection string without its scheme; round 17: the login-pair rule had read "
+            "it with 'user' as a label and the path as the password, and redact() left the "
+            "password); the host needs its port, a path (or is an address or localhost): an "
+            "e-mail address is user@host.tld, with neither",
     ),
     Rule(
         "go-mysql-dsn", "password in URL",
