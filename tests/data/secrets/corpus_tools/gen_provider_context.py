@@ -41,6 +41,8 @@ import foreign_sources as r5  # noqa: E402
 import foreign_sources_r17 as r17  # noqa: E402
 from build_corpus import SPDB, head, show  # noqa: E402
 
+from memgit.secrets import factoring  # noqa: E402
+
 OUT = HERE.parents[3] / "src" / "memgit" / "secrets" / "provider_context.json"
 _FORM = re.compile(r"^\(\?:([a-z0-9_.-]+)\)\.\{0,40\}\\b\((.+)\)\\b$")
 _MIN = re.compile(r"\{(\d+)(?:,(\d*))?\}")
@@ -90,23 +92,11 @@ _NOT_SECRET = re.compile(r"(?i)(?:^|[^a-z])(?:id|ids|public|publishable|url|uri|
 
 
 def _group(regex: str) -> tuple[str, str] | None:
-    """(what precedes it, the first capturing group) of ``regex``, parentheses counted."""
-    i = 0
-    while i < len(regex):
-        c = regex[i]
-        if c == "\\":
-            i += 2
-            continue
+    """(what precedes it, the first capturing group) of ``regex`` (the project's regex walker:
+    escapes and character classes skipped, parentheses counted)."""
+    for i, c, _depth in factoring._walk(regex):
         if c == "(" and not regex.startswith("(?", i):
-            depth, j = 1, i + 1
-            while j < len(regex) and depth:
-                if regex[j] == "\\":
-                    j += 2
-                    continue
-                depth += {"(": 1, ")": -1}.get(regex[j], 0)
-                j += 1
-            return regex[:i], regex[i + 1: j - 1]
-        i += 1
+            return regex[:i], regex[i + 1: factoring._group_end(regex, i) - 1]
     return None
 
 
