@@ -315,8 +315,7 @@ def is_placeholder(value: str) -> bool:
         return True  # xoxp-1-AccessTokenHere, YOUR_KEY_HERE
     body = body_of(v)
     core = body if body.isascii() and body.isalnum() else _alnum_bytes(body)
-    if not core and not v.isalnum() and any(c.isspace() for c in v) and \
-            not any(c.isalnum() for c in v):
+    if not core and any(c.isspace() for c in v) and not any(c.isalnum() for c in v):
         return True  # '"=   :  : "  =': punctuation and blanks, layout and no value (round 17)
     if len(core) < 6:
         return False
