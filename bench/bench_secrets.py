@@ -28,7 +28,11 @@ fork, its plugin tests and test data) the eighteenth and nineteenth; round 16's
 (tests/data/secrets/foreign_r16/: connection-string test tables of MongoDB's URI specification,
 pgx, go-sql-driver/mysql and SQLAlchemy) the twentieth and twenty-first; round 17's
 (tests/data/secrets/foreign_r17/: keyhog's per-provider detector contracts) the twenty-second and
-twenty-third; a second independent set (tests/data/secrets/independent2/: kingfisher's rule
+twenty-third; round 18's (tests/data/secrets/foreign_r18/: cfn_nag's credential templates,
+Bearer's and security-code-scan's hard-coded secret tests) the twenty-fourth and twenty-fifth;
+round 19's (tests/data/secrets/foreign_r19/: tldr-pages' command pages with a credential's
+placeholder, rendered) the twenty-sixth and twenty-seventh; a second independent set
+(tests/data/secrets/independent2/: kingfisher's rule
 examples, never tuned on; 5 negatives, so its false-positive column says little) the last. The
 table has a recall and
 a false-positive column per set, in that order.
@@ -237,6 +241,10 @@ def main() -> None:
               "r16 held-out": load(DATA / "foreign_r16" / "heldout.jsonl"),
               "r17 tuning": load(DATA / "foreign_r17" / "tuning.jsonl"),
               "r17 held-out": load(DATA / "foreign_r17" / "heldout.jsonl"),
+              "r18 tuning": load(DATA / "foreign_r18" / "tuning.jsonl"),
+              "r18 held-out": load(DATA / "foreign_r18" / "heldout.jsonl"),
+              "r19 tuning": load(DATA / "foreign_r19" / "tuning.jsonl"),
+              "r19 held-out": load(DATA / "foreign_r19" / "heldout.jsonl"),
               "independent 2": load(DATA / "independent2" / "lines.jsonl")}
     eng = engines(all_ds=not args.quick)
     figures: dict[str, dict] = {name: {} for name in eng}

@@ -120,6 +120,10 @@ def sets(synthetic: int) -> dict[str, list[str]]:
         "r16-heldout": _jsonl(DATA / "foreign_r16" / "heldout.jsonl"),
         "r17-tuning": _jsonl(DATA / "foreign_r17" / "tuning.jsonl"),
         "r17-heldout": _jsonl(DATA / "foreign_r17" / "heldout.jsonl"),
+        "r18-tuning": _jsonl(DATA / "foreign_r18" / "tuning.jsonl"),
+        "r18-heldout": _jsonl(DATA / "foreign_r18" / "heldout.jsonl"),
+        "r19-tuning": _jsonl(DATA / "foreign_r19" / "tuning.jsonl"),
+        "r19-heldout": _jsonl(DATA / "foreign_r19" / "heldout.jsonl"),
         "test-literals": _literals(),
     }
     every = [x for v in out.values() for x in v]

@@ -438,6 +438,42 @@ FORMS = [
     'set the API token to Tq9vLm2Xw8RbQ1aZ7',
     # a connection string without its scheme or port, with its path (the database)
     'user:Xk9fQ2mLp0Zr@host/dbname?x=1',
+    # round 18: a URI builder's password, a place before the password's word
+    'uri.Password = "risurkamel2885";',
+    'DATABASE_URL_PASSWORD=risurkamel2885',
+    # round 19, command lines from the tools' manuals: impacket's targets, Windows' /u /p,
+    # a user option then -p with options between, Samba's USER%PASSWORD in any of its tools,
+    # single-dash Pascal-case parameters, poppler's -opw/-upw, a password piped to a hasher or
+    # a store, per-tool options
+    'GetADUsers.py -all -dc-ip 10.0.0.1 corp/alice:Tq9vLm2Xw8Rb',
+    'getTGT.py corp/alice:Tq9vLm2Xw8Rb',
+    'mssqlclient.py sa:Tq9vLm2Xw8Rb@db01 -show',
+    'impacket-secretsdump corp/alice:Tq9vLm2Xw8Rb@10.0.0.5',
+    'tasklist /s srv01 /u corp\\alice /p Tq9vLm2Xw8Rb',
+    'systeminfo /s remote_name /u username /p botaslinne3392',
+    'atuin register -u alice -e alice@example.com -p tone5581',
+    'instaloader -l alice -p rivotopil6222 -s profile',
+    'rpcclient --user corp\\alice%Tq9vLm2Xw8Rb 10.0.0.5',
+    'smbcacls //server/share dir/file --user corp\\alice%bolinmel8575',
+    'repair-bde C: -RecoveryPassword karitas7013',
+    'New-ADUser -Name bob -AccountPassword Tq9vLm2Xw8Rb',
+    'pdfinfo -upw surtaslinne9569 file.pdf',
+    'wpscan --url https://example.com --proxy-auth alice:jCZ6RYcWNxTCF%1',
+    'valkey-cli -a R72vHh89voDuKsYB449',
+    'printf "alice:W38aokcZ6jF1" | sudo chpasswd',
+    'printf "alice:W38aokcZ6jF1\\nbob:surtas4411" | sudo chpasswd',
+    'echo "surrimel2936" | argon2 "somesalt" -id',
+    'echo -n "N6S55vfPEub2VQKJv7" | openssl passwd -apr1 -stdin',
+    'echo "ridangraka1286" | passage insert -e web/site',
+    'security create-keychain -p votodantas3243 build.keychain',
+    'rar a -hptasrikamel1179 archive.rar dir',
+    'airdecap-ng -e HomeNet -p neka4314 capture.cap',
+    'stegsnow -C -p grasurka8224 file.txt',
+    'cryptcat -k 9dqoecHGWUSxw82 10.0.0.1 80',
+    'username admin privilege 15 secret melmelgrane2888',
+    'oathtool --totp --base32 "JBSWY3DPEHPK3PXP"',
+    'idevicebackup2 encryption on surtassursur8889',
+    'mysql -u root --password Zd6SyUb8VnDoF2fE',
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers
@@ -746,6 +782,34 @@ NOT_CREDENTIALS = [
     'set TOKEN_TTL to 3600',
     'password este documentado en el wiki',
     'npm i @types/node',
+    # round 19: arguments that name what goes there (a path, a file read with @, words in
+    # another script, a name ending in a kind's word, a template's tail, hydra's and
+    # patator's markers), a tool's prompt, a mechanism's name, a record's field names
+    'nxc ssh 10.0.0.2 -u path/to/usernames.txt -p path/to/passwords.txt',
+    'ibmcloud login --apikey @path/to/api_key_file',
+    'choco upgrade pkg -u उपयोगकर्ता_नाम -p पासवर्ड',
+    'doctl databases pool list --access-token 액세스_토큰',
+    'mysql --user user --password database_name',
+    'mysql -u root -p shop',
+    'psql --host host --port 5432 --username admin --password database',
+    'GetUserSPNs.py corp/alice -hashes LM_Hash:NT_Hash -dc-ip 10.0.0.1',
+    'http --auth username:password|token}} --auth-type basic',
+    'hydra -L users.txt -P pass.txt example.com https-post-form "/login:user=^USER^&password=^PASS^:failed"',
+    'patator ssh_login host=10.0.0.1 user=FILE0 password=FILE1 0=users.txt 1=passwords.txt',
+    'swaks --to a@example.com --auth CRAM-MD5 --auth-user me@example.com',
+    'gnmic -a 10.0.0.1:57400 capabilities',
+    'hurl --secret api_token=value test.hurl',
+    '7z a archive.7z -pmotdepasse -mhe=on dir',
+    'yt-dlp -u usuario -p palavra_passe URL',
+    'http --auth gebruikersnaam:wachtwoord GET https://example.com',
+    'doas chpass -a username:encrypted_password:uid:gid:...',
+    'sudo unshadow path/to/passwd path/to/shadow',
+    'TheIsland?SessionName=session_name?ServerPassword=server_password?ServerAdminPassword=admin_password',
+    'safe set secret/app key=value',
+    'Set up a share with username and password authentication:',
+    'python manage.py runserver 0.0.0.0:8000',
+    'nc -l -p 8080',
+    'psql -U postgres -p 5432 -d app',
 ]
 
 

@@ -316,6 +316,10 @@ _KW_STOP_PARTS = frozenset(
 # The stop words of a listing's pages (next_page_token, cursor_token), which a strong name
 # (``*_API_KEY``, ``*_SECRET_KEY``) never is: there they are a provider's or a product's name
 _PAGING_PARTS = frozenset("page next prev continuation cursor pagination sync".split())
+# A place named before the keyword is where the credential is used (DATABASE_URL_PASSWORD,
+# uri.Password: a URI builder's password, endpoint_key); after it (token_url, password_uri)
+# the name names the place: those stop as tails (_KW_STOP_TAILS) only
+_PLACE_PARTS = frozenset(("url", "uri", "endpoint"))
 # Suffixes after the keyword that name something else (PASSWORD_MIN_LENGTH, token_url).
 _KW_STOP_TAILS = frozenset(
     """name count url uri file path dir id ids type len length min max size ttl expiry expires
@@ -381,6 +385,8 @@ def _name_info(name: str, core: str) -> tuple[bool, bool, bool, str, frozenset[s
     tail = parts[_last_index(parts, core_parts[-1]) + 1:] \
         if core_parts and core_parts[-1] in parts else []
     stops = set(parts) & _KW_STOP_PARTS
+    if stops & _PLACE_PARTS:
+        stops = {s for s in stops if s not in _PLACE_PARTS or s in tail}
     if stops and stops <= _PAGING_PARTS and _STRONG_IN_NAME.search(name):
         stops = set()  # CURSOR_API_KEY: no page of a listing has an API key (Cursor's is one)
     if stops and stops <= _KEEPER_PARTS and not tail and core_parts[-1:] and \
@@ -428,8 +434,9 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
         if val.startswith("{") and raw_op.strip() == "=" and _ODBC_BRACED.match(val):
             val = val[1:val.index("}")]  # ODBC: PWD={value}; (braces quote a value)
         val = _strip_markup(val)
-        if "&" in val and before in ("?", "&"):
+        if ("&" in val or "?" in val) and before in ("?", "&"):
             val = _QUERY_NEXT.split(val, 1)[0]  # ?password=123&next=x: a query's next pair
+            # (and ?A=x?B=y: a game server's options, each after a "?")
         start += whole.find(val)
         end = start + len(val)
         if _code_reference(val, text, end):
@@ -447,8 +454,9 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
                 ok = V.R.joined.match(val) is None or val.isalpha()  # shorter-version: words
             if ok and val.isalnum() and val.lower() in _SETTING_WORDS:
                 ok = False  # password: string, token: bearer, password: encrypted
-        else:
-            ok = V.looks_random(val) or V.token_like(val)
+        else:  # prose: a generated value, never words joined by "-_.:" (uid:gid, a-b)
+            ok = (V.looks_random(val) or V.token_like(val)) and (
+                V.R.joined.match(val) is None or val.isalpha())
     low = val.lower()
     if ok and _glued(name, core) and " " in val:
         return None  # a glued name (somepassword) takes no phrase
@@ -520,7 +528,7 @@ def _holds_no_value(name: str, val: str, text: str, at: int, end: int, op: str,
 
 # where a URL query's next parameter starts (RFC 3986 3.4; the WHATWG URL standard splits
 # at "&"): a value read after "?name=" or "&name=" ends there
-_QUERY_NEXT = re.compile(r"&(?=[A-Za-z_][\w.-]{0,63}=)")
+_QUERY_NEXT = re.compile(r"[&?](?=[A-Za-z_][\w.-]{0,63}=)")
 # an ODBC connection string's braced value: PWD={p;a=ss};
 _ODBC_BRACED = re.compile(r"\{[^{}\s]{1,254}\}(?:;|$)")
 # a provider's prefix before a placeholder body: sk-xx, sk-..., pk_***

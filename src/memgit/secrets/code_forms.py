@@ -46,8 +46,8 @@ def _named_literal(m: re.Match[str]) -> tuple[int, int, str] | None:
     if not V.rx(r"(?i)pass(?:word|wd)?|pwd|secret|token|api_?key|credential").search(name) or \
             V.rx(r"(?i)_(?:file|path|url|user(?:name)?|name|id)$").search(name):
         return None
-    if not V.literal_ok(val) or V.self_describing(val.lower()):
-        return None
+    if not V.literal_ok(val) or V.self_describing(val.lower()) or V.names_an_argument(val):
+        return None  # (safe set path/to/secret key=value: a pair of names)
     start = m.start("s") + m.group("s").index(val)
     return start, start + len(val), kw_kind("", name)
 

@@ -14,16 +14,52 @@ import re
 from . import values as V
 from .rules import Rule, check
 
+# SASL mechanisms (IANA's registry) and HTTP authentication schemes: what --auth names
+# in swaks, curl and others when it takes a mechanism, not a secret
+_AUTH_MECHANISMS = frozenset(
+    """plain login cram-md5 digest-md5 ntlm gssapi xoauth2 oauthbearer scram-sha-1
+    scram-sha-256 anonymous external basic digest bearer negotiate kerberos""".split())
+
+# tools whose password option takes no separate argument: mysql(1) --password[=X] and
+# -p[X] (a word after a space is the database), psql(1) -W/--password (never an argument:
+# it forces the prompt); a word after it is the database's name
+_PROMPTING_TOOLS = re.compile(
+    r"(?:mysql|mariadb|mysqldump|mysqladmin|mysqlcheck|mysqlimport|mysqlshow|mariadb-dump"
+    r"|psql|pg_dump|pg_dumpall|pg_restore|pg_basebackup|createdb|dropdb|createuser|dropuser"
+    r"|vacuumdb|reindexdb|clusterdb|pgbench)(?:\.exe)?")
+_PROMPTING_OPTION = re.compile(r"(?:--password|-p|-W)\s+$")
+
+
+def _program_at(text: str, at: int) -> str:
+    """The program of the command that ``at`` is in: the first word after the last ``|``,
+    ``;`` or ``&`` before it, past ``sudo`` and ``VAR=value`` prefixes."""
+    head = re.split(r"[|;&]", text[:at])[-1].split()
+    while head and (head[0] in ("sudo", "doas", "env", "exec", "time") or "=" in head[0]):
+        head = head[1:]
+    return head[0].rsplit("/", 1)[-1] if head else ""
+
+
+def _value_named(val: str) -> bool:
+    """A command-line value that is no secret: too short, a placeholder or reference, an
+    option, a credential's own word, or an argument that names what goes there."""
+    return (len(val) < 4 or V.is_boring(val) or val.startswith(("-", "(")) or
+            V.self_describing(val.lower()) or V.names_an_argument(val)
+            or val.lower() in _AUTH_MECHANISMS)
+
 
 @check("cli_value")
 def _cli_value(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     val = m.group("s").strip("\"'")
     start = m.start("s") + m.group("s").index(val) if val else m.start("s")
-    if (len(val) < 4 or V.is_boring(val) or val.startswith(("-", "(")) or
-            V.self_describing(val.lower())):
+    if _value_named(val):
         return None
     if val.isalpha() and val.islower() and len(val) < 8:
         return None  # mysql -p mydb? `-p` then a word: too often a database name
+    words = val.replace("_", "").replace("-", "").isalpha()
+    if words and _PROMPTING_OPTION.search(text, m.start(), m.start("s")) and \
+            _PROMPTING_TOOLS.fullmatch(_program_at(text, m.start())):
+        return None  # mysql --password shop, psql --password database: the prompt, then a
+        # database's name (a generated value after the space is what its writer meant)
     return start, start + len(val), "command-line credential"
 
 
@@ -32,13 +68,16 @@ def _cli_user_pass(m: re.Match[str], text: str) -> bool:
     pw = m.group("s").strip("\"'")
     if pw.endswith(">") or "<" in m.group(0) or len(set(pw)) <= 2:
         return False  # <user:password>, xxx:yyy
+    if V.names_an_argument(pw) or (m.group(0).lstrip().startswith("-a") and (
+            pw.isdigit() or (pw.isalpha() and pw.islower()))):
+        return False  # -u user:path/to/file; -a ip:port (only httpie's -a is user:password)
     return (len(pw) >= 3 and not V.is_placeholder(pw) and not V.is_reference(pw)
             and not V.self_describing(pw.lower()))  # svc:token names what goes there
 
 
 # command lines whose credential option the generic ones miss, from each tool's manual
 _CLI_EXTRA = (
-    r"\b(?:redis-cli\b[^\n]{0,120}?\s(?:-a|--pass)\s+(?P<a>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"']{1,128})"
+    r"\b(?:(?:redis|valkey|keydb)-cli\b[^\n]{0,120}?\s(?:-a|--pass)\s+(?P<a>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"']{1,128})"
     r"|echo\s+(?P<b>\"[^\"\n]{4,128}\"|'[^'\n]{4,128}'|[^\s\"'|]{4,128})\s*\|\s*"
     r"(?:sudo\s+)?[\w.-]{2,20}\s[^\n|]{0,120}?(?:--password-stdin|--stdin\b|--with-token\b|chpasswd)"
     r"|openssl\b[^\n]{0,160}?\s-(?:pass(?:in|out)?\s+(?:pass|env):|k\s+)(?P<c>[^\s\"']{1,128})"
@@ -56,8 +95,13 @@ _CLI_EXTRA = (
     r"|mc\s+(?:alias\s+set|config\s+host\s+add)\s+\S+\s+\S+\s+\S+\s+(?P<m>[^\s\"']{8,128})"
     r"|vault\s+login\s+(?:-\S+\s+)*(?P<n>(?!-)[^\s=\"']{20,128})(?=\s|$)"
     # chpasswd(8) reads user:password lines; sudo(8) -S reads the password from stdin
-    r"|echo\s+(?:-[ne]\s+)*[\"']?[\w.@-]{1,64}:(?P<o>[^\s\"'|:]{4,128})[\"']?\s*\|\s*(?:sudo\s+)?"
-    r"chpasswd\b"
+    r"|(?:echo|printf)\s+(?:-[ne]\s+)*[\"']?[\w.@-]{1,64}:(?P<o>[^\s\"'|:\\]{4,128})"
+    r"(?:\\n[\w.@-]{1,64}:[^\s\"'|:\\]{1,128})*[\"']?\s*\|\s*(?:sudo\s+)?chpasswd\b"
+    # argon2(1) hashes the password it reads; openssl passwd -stdin; pass(1)/passage/gopass
+    # insert store what they read
+    r"|(?:echo|printf)\s+(?:-[ne]\s+)*(?P<ae>\"[^\"\n]{4,128}\"|'[^'\n]{4,128}'|[^\s\"'|]{4,128})\s*\|"
+    r"\s*(?:sudo\s+)?(?:argon2\b|openssl\s+passwd\b[^|\n]{0,40}?-stdin\b"
+    r"|(?:pass|passage|gopass)\s+insert\b)"
     r"|echo\s+(?:-[ne]\s+)*(?P<p>\"[^\"\n]{4,128}\"|'[^'\n]{4,128}'|[^\s\"'|]{4,128})\s*\|\s*"
     r"sudo\s+(?:-\w+\s+)*-\w*S\w*\b"
     # neo4j-admin; doctl; unrar/rar -pX; PuTTY's plink/pscp/psftp -pw; FreeRDP /p:;
@@ -66,7 +110,7 @@ _CLI_EXTRA = (
     # passphrases; wpa_passphrase SSID PASSPHRASE
     r"|set-initial-password\s+(?P<q>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"']{1,128})"
     r"|doctl\s+auth\s+init\b[^\n]{0,80}?\s(?:-t|--access-token)[ =](?P<r>[^\s\"']{20,128})"
-    r"|(?:unrar|rar)\s+[a-z]\b[^\n|;&]{0,80}?\s-p(?P<t>[^\s\"'-][^\s]{3,127}|\"[^\"\n]{4,128}\""
+    r"|(?:unrar|rar)\s+[a-z]\b[^\n|;&]{0,80}?\s-h?p(?P<t>[^\s\"'-][^\s]{3,127}|\"[^\"\n]{4,128}\""
     r"|'[^'\n]{4,128}')"
     r"|(?:plink|pscp|psftp)(?:\.exe)?\b[^\n|;&]{0,160}?\s-pw\s+"
     r"(?P<u>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"']{1,128})"
@@ -88,6 +132,24 @@ _CLI_EXTRA = (
     r"|rclone\s+config\s+(?:create|update)\b[^\n|;&]{0,200}?\s(?:pass|password|secret_access_key"
     r"|client_secret|key|account_key|token|sas_url|api_key)[ =](?P<ad>\"[^\"\n]{1,256}\""
     r"|'[^'\n]{1,256}'|[^\s\"'-][^\s\"']{0,255}))"
+    # airdecap-ng(1) -p (the network's passphrase), stegsnow(1) -p, olevba -p, openttd(6) -p
+    # (the server's), cryptcat -k and sic(1) -k (the shared secret, the password);
+    # idevicebackup2 encryption on PASSWORD; hsd's hsw-cli unlock PASSPHRASE; Cisco IOS
+    # username NAME [privilege N] secret [TYPE] X and enable secret X (their password forms
+    # are CODE_FORMS' and the type 7 rule's)
+    r"|(?:airdecap-ng|stegsnow|olevba|openttd)\b[^\n|;&]{0,120}?\s-p\s+(?P<af>\"[^\"\n]{1,128}\""
+    r"|'[^'\n]{1,128}'|[^\s\"'-][^\s\"']{0,127})"
+    r"|(?:cryptcat|sic)\b[^\n|;&]{0,120}?\s-k\s+(?P<ag>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'"
+    r"|[^\s\"'-][^\s\"']{0,127})"
+    r"|idevicebackup2\s+(?:-\S+\s+)*encryption\s+on\s+(?P<ah>[^\s\"'-]\S{0,127})"
+    r"|hsw-cli\s+unlock\s+(?P<ai>[^\s\"'-]\S{0,127})"
+    # chpass(1) -p ENCPASS (an encrypted password, crackable offline); oathtool(1)'s KEY
+    # (the shared secret every code derives from), the first argument after its options
+    r"|chpass\s+(?:-\w\s+\S+\s+)*-p\s+(?P<ak>[^\s\"'-]\S{3,127})"
+    r"|oathtool(?:\s+(?:--now\s+\"[^\"\n]*\"|--?[\w-]+(?:=\S+)?))*\s+"
+    r"(?P<al>\"[^\"\n]{4,128}\"|'[^'\n]{4,128}'|[^\s\"'-]\S{3,127})"
+    r"|(?:username\s+\S{1,64}(?:\s+privilege\s+\d{1,2})?|enable)\s+secret\s+"
+    r"(?:[0-9]\s+)?(?P<aj>(?=[^\s\"']*[\d$./])[^\s\"']{1,128})"  # a digit or a hash's $
     # a user name option, then -P: where a -u can start, no \b alternative above can
     # (a space or the line's start before a '-', against a word's first letter), so it
     # comes last, and the alternatives above share one \b (tested once a place)
@@ -100,16 +162,21 @@ _CLI_EXTRA = (
     r"[\w.-]{0,30}=(?P<z>\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"']{1,256})"
 )
 # (gh auth login --with-token reads the token from standard input, gh's manual)
-_CLI_EXTRA_KEYWORDS = ("redis-cli", "--password-stdin", "--stdin", "--with-token", "chpasswd",
+_CLI_EXTRA_KEYWORDS = ("redis-cli", "valkey-cli", "keydb-cli", "--password-stdin", "--stdin",
+                       "--with-token", "chpasswd",
                        "openssl",
                        "htpasswd", "ldap", "smbclient", "rpcclient", "smbmap", "smbget",
                        "mount.cifs", "rabbitmqctl", "lftp", "net use", "net user", "sqlplus",
                        "sqlldr",
                        "expdp", "impdp", "rman", "dgmgrl", "jdbc:oracle:", " -p ", "mc alias",
                        "mc config host", "vault login", "| sudo", "|sudo",
-                       "set-initial-password", "doctl", "unrar", "rar ", "plink", "pscp", "psftp",
+                       "set-initial-password", "doctl", "| argon2", "|argon2", "sudo argon2",
+                       "pass insert", "passage insert", "-stdin", "unrar", "rar ", "plink",
+                       "pscp", "psftp",
                        "freerdp", "snmp", "wpa_passphrase", " -d", " -p", "hydra", "medusa",
-                       "schtasks", "rclone config")
+                       "schtasks", "rclone config", "airdecap-ng", "stegsnow", "olevba",
+                       "openttd", "cryptcat", "sic ", "idevicebackup2", "hsw-cli", "username ",
+                       "enable secret", "chpass", "oathtool")
 
 
 @check("cli_extra")
@@ -118,8 +185,7 @@ def _cli_extra(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     val = m.group(name)
     core = val.strip("\"'")
     start = m.start(name) + val.index(core) if core else m.start(name)
-    if (len(core) < 4 or V.is_boring(core) or core.startswith(("-", "$", "%", "<"))
-            or V.self_describing(core.lower()) or core.isdigit()):
+    if _value_named(core) or core.startswith(("$", "%", "<")) or core.isdigit():
         return None
     return start, start + len(core), "command-line credential"
 
@@ -132,22 +198,23 @@ _SET_TAIL = (r"\s*(?:-[a-z]{1,4}\s+)*[\w.:/@-]{0,80}?(?:pass|pwd|secret|token|ap
 COMMAND_LINES: tuple[Rule, ...] = (
     Rule(
         "cli-user-pass", "command-line credential",
-        r"(?:\s|^)(?:-u|--user|--proxy-user|-U|-a|--auth)[ =]['\"]?[^\s:'\"]{0,64}:"
+        r"(?:\s|^)(?:-u|--user|--proxy-user|-U|-a|--auth|--(?:proxy|http|basic)-auth)[ =]"
+        r"['\"]?[^\s:'\"]{0,64}:"
         r"(?P<s>[^\s'\"@]{3,128})",
-        keywords=("-u", "--user", "--proxy-user", "-a ", "-a=", "--auth"),
+        keywords=("-u", "--user", "--proxy-user", "-a ", "-a=", "--auth", "-auth"),
         keyword_tails=tuple((k, r"[ =]['\"]?[^\s:'\"]{0,64}:[^\s'\"@]{3}")
-                            for k in ("-u", "--user", "--proxy-user", "--auth"))
+                            for k in ("-u", "--user", "--proxy-user", "--auth", "-auth"))
         + tuple((k, r"['\"]?[^\s:'\"]{0,64}:[^\s'\"@]{3}") for k in ("-a ", "-a=")),
         group="s", check="cli_user_pass", priority=1,
         doc="curl(1) -u user:password (and -u :token, an empty user), httpie -a/--auth "
-            "user:password",
+            "user:password, wpscan --proxy-auth/--http-auth user:password",
     ),
     Rule(
         "cli-password-option", "command-line credential",
         r"(?:\s|^)(?:--?(?i:password|passwd|passphrase|pass|pwd|token|api-key|apikey|secret|auth-token"
         r"|(?<=-)auth"
         r"|client-secret|storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass"
-        r"|access-token|with-token\s*<<<)"
+        r"|access-token|with-token\s*<<<|opw|upw)"
         r"|--(?!no-)(?:[a-z0-9]+[-_]){1,3}(?:password|passwd|pass|pwd|token|secret|key|bearer)"
         r"|--(?:secret|access|api|private)[-_]key"
         r"|(?<=sshpass )-p|-P(?=\S{6}))(?:[ =]|(?<=sshpass -p))"  # sshpass(1): -pX, -p"X"
@@ -155,7 +222,7 @@ COMMAND_LINES: tuple[Rule, ...] = (
         keywords=("--pass", "-pass", "--pwd", "-token", "-api-key", "-apikey", "--secret",
                   "--auth ", "--auth=",
                   "storepass", "keypass", "--auth-token", "--with-token", "--client-secret",
-                  "--access-token", "sshpass -p", "--"),
+                  "--access-token", "sshpass -p", "--", "-opw", "-upw"),
         keyword_tails=(("--", r"(?!no-)(?:[a-z0-9]+[-_]){1,3}(?:password|passwd|pass|pwd|token"
                               r"|secret|key|bearer)[ =]"
                               r"|(?:secret|access|api|private)[-_]key[ =]"),),
@@ -163,14 +230,29 @@ COMMAND_LINES: tuple[Rule, ...] = (
         doc="mysql(1), keytool, sshpass(1), gh, vault CLI options; nomad/consul -token X, "
             "netlify --auth X, nuget -ApiKey X; --db-password X, "
             "--secret-key X, s3cmd --secret_key=X, curl(1) --oauth2-bearer X, PowerShell's "
-            "-Password X (parameter names ignore case), iwctl/gpg --passphrase X",
+            "-Password X (parameter names ignore case), iwctl/gpg --passphrase X; poppler's "
+            "-opw/-upw (pdfinfo, pdffonts, pdftotext...)",
+    ),
+    Rule(
+        "cli-pascal-password", "command-line credential",
+        r"\s-[A-Z][a-zA-Z]{1,30}(?:Password|Passphrase|Secret|Token)(?::|\s+)"
+        r"(?P<s>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"'$(-][^\s\"']{0,127})",
+        keywords=(" -",),  # a dash after a space, then the name (lowered) and its separator
+        keyword_tails=((" -", r"[a-z]{1,30}(?:password|passphrase|secret|token)[:\s]"),),
+        check="cli_value", priority=1,
+        doc="a parameter named in Pascal case after a single dash, as PowerShell's cmdlets and "
+            "Windows tools name them: repair-bde -RecoveryPassword X, New-ADUser "
+            "-AccountPassword X, -ClientSecret X",
     ),
     Rule(
         "cli-user-then-p", "command-line credential",
-        r"(?:\s|^)(?:-u|--username|--user)[ =]\S{1,64}\s+-p[ =](?P<s>\"[^\"]{1,128}\"|'[^']{1,128}'"
-        r"|[^\s\"'-][^\s\"']{0,127})",
+        r"(?:\s|^)(?:-u|-l|--username|--user|--login)[ =](?!-)\S{1,64}"
+        r"(?:\s+-{1,2}[A-Za-z][\w-]*(?:[ =](?!-)\S+)?){0,4}?"
+        r"\s+-p[ =](?P<s>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"'-][^\s\"']{0,127})",
         keywords=(" -p ",), keyword_tails=((" -p ", r"[^\s-]"),), check="cli_value", priority=1,
-        doc="docker login -u USER -p PASSWORD, az login -u ID -p SECRET",
+        doc="docker login -u USER -p PASSWORD, az login -u ID -p SECRET, choco -u U -p P, "
+            "instaloader -l LOGIN -p P, atuin register -u U -e E -p P (up to four options "
+            "between)",
     ),
     Rule(
         "cli-mysql-p", "command-line credential",
@@ -184,14 +266,51 @@ COMMAND_LINES: tuple[Rule, ...] = (
     Rule(
         "cli-extra", "command-line credential", _CLI_EXTRA,
         keywords=_CLI_EXTRA_KEYWORDS, check="cli_extra", priority=1,
-        keyword_tails=tuple((k, r"[\w.-]{0,60}(?:password|passwd|secret|token|api[._-]?key"
-                                r"|credential)") for k in (" -d", " -p")),
+        keyword_tails=(*((k, r"[\w.-]{0,60}(?:password|passwd|secret|token|api[._-]?key"
+                             r"|credential)") for k in (" -d", " -p")),
+                       ("username ", r"\S{1,64}(?:\s+privilege\s+\d{1,2})?\s+secret\s"),
+                       ("sic ", r"[^\n|;&]{0,120}?\s-k\s")),
         doc="redis-cli(1) -a, docker/podman login --password-stdin, openssl(1) -pass/-k, "
             "htpasswd(1) -b, ldapsearch(1) -w, smbclient(1) -U user%pass, rabbitmqctl, "
             "lftp -u user,pass, net use /user:, sqlplus user/pass@db, sqlcmd/mosquitto -P, "
             "neo4j-admin set-initial-password, doctl auth init -t, unrar -p, plink/pscp -pw, "
             "xfreerdp /p:, snmpwalk -A/-X, wpa_passphrase, java -D/gradle -P properties, "
-            "hydra/medusa -p, schtasks /rp, rclone config create KEY VALUE",
+            "hydra/medusa -p, schtasks /rp, rclone config create KEY VALUE, valkey-cli -a, "
+            "argon2/pass insert/openssl passwd -stdin reading an echo, rar -hp, airdecap-ng "
+            "-p, stegsnow -p, olevba -p, openttd -p, cryptcat/sic -k, idevicebackup2 "
+            "encryption on X, hsw-cli unlock X, Cisco username/enable secret X, chpass -p, "
+            "oathtool KEY",
+    ),
+    Rule(
+        "cli-samba-user", "command-line credential",
+        r"(?:\s|^)(?:-U\s*|--user[ =]|user=)(?!-)[^\s%\"']{1,64}%(?P<s>[^\s\"'%]{1,128})",
+        keywords=("-u", "--user", "user="),
+        keyword_tails=(("-u", r"\s*[^\s%\"']{1,64}%[^\s\"'%]"),
+                       ("--user", r"[ =][^\s%\"']{1,64}%[^\s\"'%]"),
+                       ("user=", r"[^\s%\"']{1,64}%[^\s\"'%]")),
+        check="cli_value", priority=1,
+        doc="Samba's -U/--user USER%PASSWORD, the same in every Samba tool (smbclient(1), "
+            "rpcclient(1), smbcacls(1), smbget(1), net(8)) and mount.cifs user=USER%PASSWORD",
+    ),
+    Rule(
+        "windows-user-password", "command-line credential",
+        r"(?:\s|^)/[uU](?::|\s+)(?!/)\S{1,64}(?:\s+/\w{1,12}(?::\S+|\s+(?![/-])\S+)?){0,4}?"
+        r"\s+/[pP](?::|\s+)(?P<s>\"[^\"\n]{1,128}\"|[^\s\"/*][^\s\"]{0,127})",
+        keywords=("/u ", "/u:"), check="cli_value", priority=1,
+        doc="Windows' remote options /u DOMAIN\\USER /p PASSWORD (tasklist, taskkill, systeminfo, "
+            "eventcreate, getmac, gpresult, openfiles, driverquery; /p * prompts)",
+    ),
+    Rule(
+        "impacket-target", "command-line credential",
+        # impacket's target, [[domain/]username[:password]@]<target>, after one of its
+        # scripts (NAME.py, or impacket-NAME as distributions package them)
+        r"\b(?:[A-Za-z]\w*\.py|impacket-[a-z]+)\b[^\n|;&]{0,200}?\s(?:[\w.-]{1,64}[/\\])?"
+        r"[^\s:/@\\-][^\s:/@\\]{0,63}:(?P<t>[^\s@:]{3,128})(?=@|\s|$)",
+        keywords=(".py", "impacket-"),
+        keyword_tails=tuple((k, r"[^\n|;&]{0,200}?:[^\s@:]{3}") for k in (".py", "impacket-")),
+        check="cli_extra", priority=1,
+        doc="impacket's examples (GetADUsers.py, getTGT.py, smbclient.py, mssqlclient.py, "
+            "reg.py...): DOMAIN/USER:PASSWORD@TARGET, DOMAIN/USER:PASSWORD, USER:PASSWORD@TARGET",
     ),
     Rule(
         "oracle-easy-connect", "command-line credential",
@@ -247,13 +366,16 @@ COMMAND_LINES: tuple[Rule, ...] = (
         r"|aws\s+secretsmanager\s+(?:create-secret|put-secret-value|update-secret)\b[^|;&\n]{0,160}?"
         r"\s--secret-string[ =]"
         r"|aws\s+ssm\s+put-parameter\b(?=[^|;&\n]*SecureString)[^|;&\n]{0,160}?\s--value[ =]"
-        r"|security\s+unlock-keychain\b[^|;&\n]{0,60}?\s-p\s+)"
+        r"|security\s+(?:unlock|create)-keychain\b[^|;&\n]{0,60}?\s-p\s+"
+        r"|security\s+add-(?:generic|internet)-password\b[^|;&\n]{0,200}?\s-w\s+)"
         r"(?P<s>\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"'$<{(-][^\s\"']{0,255})",
-        keywords=("secret set", "secretsmanager", "put-parameter", "unlock-keychain"),
+        keywords=("secret set", "secretsmanager", "put-parameter", "unlock-keychain",
+                  "create-keychain", "add-generic-password", "add-internet-password"),
         check="cli_value", priority=1,
         doc="a value handed to a secret store: gh secret set NAME --body X, az keyvault secret "
             "set --value X, aws secretsmanager create-secret --secret-string X, aws ssm "
-            "put-parameter --type SecureString --value X; macOS security(1) unlock-keychain -p X",
+            "put-parameter --type SecureString --value X; macOS security(1) unlock-keychain "
+            "-p X, create-keychain -p X, add-generic-password -w X",
     ),
     Rule(
         "config-directive", "password assignment",

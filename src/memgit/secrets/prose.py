@@ -133,7 +133,8 @@ def _bare_prose(m: re.Match[str], text: str) -> bool:
     other = any(not c.isalnum() for c in val)
     if not has_alpha or not (any(c.isdigit() for c in val) or other) or len(val) < 8:
         return False
-    return V.looks_random(val) and not V.is_reference(val) and V.entropy(val) >= 2.8
+    return V.looks_random(val) and not V.is_reference(val) and V.entropy(val) >= 2.8 and \
+        not ("/" in val and V.names_an_argument(val))  # unshadow passwd path/to/shadow
 
 
 _LOGIN_PROSE = (

@@ -322,9 +322,9 @@ STRUCTURAL: tuple[Rule, ...] = (
     Rule(
         "schemeless-url-password", "password in URL",
         r"(?<![\w/@:.%+$-])[A-Za-z_][\w.-]{0,63}:(?P<s>[^\s`'\"@/:<>{}\[\]()|]{6,128})@"
-        r"(?=(?:[A-Za-z0-9-]+\.)*[A-Za-z0-9-]+(?::[0-9]{2,5}(?![\w.-])|/[\w.-])"
+        r"(?=(?:[\w-]+\.)*[\w-]+(?::[0-9]{2,5}(?![\w.-])|/[\w.-])"
         r"|localhost(?![\w.-])|[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?![\w.-]))",
-        keywords=("@",), keyword_tails=(("@", r"(?:[a-z0-9-]+\.)*[a-z0-9-]+(?::[0-9]|/[\w.-])"
+        keywords=("@",), keyword_tails=(("@", r"(?:[\w-]+\.)*[\w-]+(?::[0-9]|/[\w.-])"
                                                 r"|localhost|[0-9]{1,3}\."),),
         group="s", check="colon_pair", priority=1,
         doc="user:password@host:port without a scheme, as proxies take it (http_proxy, curl "

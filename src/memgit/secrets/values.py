@@ -11,6 +11,7 @@ from __future__ import annotations
 import binascii
 import math
 import re
+import unicodedata
 from collections import _count_elements  # type: ignore[attr-defined]
 from collections.abc import Iterable
 from functools import lru_cache
@@ -311,6 +312,11 @@ def is_placeholder(value: str) -> bool:
         return True  # m0-xxx, sk-xxx-xxx
     if v[0] == "[" and R.bracketed.match(v) is not None:
         return True  # [PASSWORD], [Shared Access Key Name goes here]
+    if "{{" in v or "}}" in v:
+        return True  # the rest of a template a match cut (username:password|token}})
+    if (v[0] == "^" or v[0] in "CFNPR") and R.tool_keyword.fullmatch(v) is not None:
+        return True  # hydra's ^PASS^ (and the form's :condition after it), patator's FILE0
+        # and COMBO00:COMBO01 (their manuals)
     if low.endswith("here") and R.here.search(low) is not None:
         return True  # xoxp-1-AccessTokenHere, YOUR_KEY_HERE
     body = body_of(v)
@@ -431,7 +437,7 @@ _DOTTED_IDENT = r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$"
 _ENV_NAME = r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$"
 _VERSION = r"^[vV]?\d+(?:\.\d+)+(?:[-+.][A-Za-z0-9.]+)?$"
 _DATE = r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?Z?)?$"
-_JOINED_WORDS = r"^[A-Za-z]+(?:[-_.][A-Za-z]+)*$"
+_JOINED_WORDS = r"^[A-Za-z]+(?:[-_.:][A-Za-z]+)*$"
 CONFIG_WORDS = frozenset(
     """true false yes no on off none null nil required optional enabled disabled
     unset empty auto default prompt env file stdin hidden masked redacted ask
@@ -581,18 +587,29 @@ _CREDENTIAL_WORDS = frozenset(
     auth""".split())
 
 
+# "password" in other languages, as a value names the password it stands for (7z -pmotdepasse,
+# -p palavra-passe, --auth user:wachtwoord); the keyword list's words and their glued forms
+PASSWORD_WORDS = frozenset(
+    """passwort kennwort contraseña contrasena contrasenya motdepasse mot_de_passe mot-de-passe
+    palavra-passe palavra_passe palavrapasse senha salasana sifre şifre wachtwoord lösenord
+    losenord lösenordet adgangskode kodeord passord hasło haslo heslo parolă jelszó jelszo geslo
+    lozinka slaptažodis nenosiri пароль 密码 密碼 パスワード 비밀번호""".split())
+
+
 def self_describing(low: str) -> bool:
-    """``strong-password``, ``vllm-api-key``, ``m0-new-key``, ``password``: plain words, one
-    of them a credential word (a short prefix such as ``m0`` aside)."""
+    """``strong-password``, ``vllm-api-key``, ``m0-new-key``, ``password``, ``motdepasse``:
+    plain words, one of them a credential word (a short prefix such as ``m0`` aside)."""
     if len(low) > 64 or (low.isalnum() and not low.isalpha()):
         return False  # a long value, or letters with digits and no separator
+    if low in PASSWORD_WORDS:
+        return True
     if low.isalpha():
         return low in _CREDENTIAL_WORDS
     parts = R.segments.split(low)
     if parts and len(parts[0]) <= 3 and len(parts) > 1:
         parts = parts[1:]
     return (all(p.isalpha() and p.isascii() for p in parts)
-            and not _CREDENTIAL_WORDS.isdisjoint(parts))
+            and not (_CREDENTIAL_WORDS.isdisjoint(parts) and PASSWORD_WORDS.isdisjoint(parts)))
 
 
 _PATH_OF_NAMES = r"[a-z_][a-z0-9_.-]*(?:/(?:\[\d+\]|[a-z_][a-z0-9_.-]*))+/?"
@@ -604,6 +621,48 @@ def path_of_names(val: str, steps: int = 1) -> bool:
     a source tree's folders): it says where a value is, and holds none."""
     return "/" in val and val.rstrip("/").count("/") >= steps and \
         rx(_PATH_OF_NAMES).fullmatch(val) is not None
+
+
+# an argument that names what goes in its place: a path of word segments or one that ends in a
+# file's extension (path/to/passwords.txt, 경로/대상/파일), a file read with "@", words
+# joined by "_" or "-" with no digit (database_name, api_키, パスワード), a ``name=word``
+# pair, a partial template (``token}}``) or hydra's ``^PASS^``
+_ARG_PATH = (r"@?[~.]{0,2}/?(?:[^\W\d][\w.-]*/)+[^\W\d][\w-]*(?:\.\w{1,8})?/?"
+             r"|@?(?:[\w.-]+/)*[\w-]+\.\w{1,8}")
+_ARG_WORDS = r"(?:[^\W\d_]+[_-])*[^\W\d_]+"
+
+
+def names_an_argument(val: str) -> bool:
+    """A command-line value that names what goes there instead of holding it (a manual's
+    or a page's placeholder written out, a file the tool reads the secret from): see
+    ``_ARG_PATH`` and ``_ARG_WORDS``. Words of ASCII letters are not enough (a password may
+    be words): they must end in a word of ``_KIND_WORDS`` (``NT_Hash``, ``database_name``),
+    or be in another script."""
+    if "{{" in val or "}}" in val or (len(val) > 2 and val[0] == val[-1] == "^"):
+        return True
+    if not val.isascii():  # a vowel sign or a virama is a mark, not a letter (पासवर्ड)
+        val = "".join(c for c in val if unicodedata.category(c)[0] != "M")
+    if "=" in val.rstrip("="):
+        val = val.rsplit("=", 1)[1]  # hurl --secret name=value: the value
+        if val.isalpha():
+            return True
+    if not val:
+        return False
+    if "/" in val or val[0] == "@":  # a path, or a file the tool reads (curl -d @file)
+        return rx(_ARG_PATH).fullmatch(val) is not None and (
+            val.islower() or not val.isascii() or rx(r"\.[A-Za-z]{1,8}$").search(val) is not None)
+    if "." in val:  # a file's name: lower-case words and an extension (passwords.txt)
+        return rx(r"[a-z_-]+\.[a-z]{1,8}").fullmatch(val) is not None
+    return rx(_ARG_WORDS).fullmatch(val) is not None and (
+        not val.isascii() or R.segments.split(val.lower())[-1] in _KIND_WORDS)
+
+
+# the last word of a placeholder's name that says what kind of thing goes there
+# (database_name, app_name, path_to_file, target_host): such a value names, it holds nothing
+_KIND_WORDS = frozenset(
+    """name names file files path dir directory folder id ids host hostname port url uri db
+    database table user username device bucket server address value string text here hash
+    nthash lmhash""".split())
 
 
 def wordy(v: str) -> bool:
@@ -682,6 +741,7 @@ _PATTERNS: dict[str, tuple[str, int]] = {
     "x_segment": (r"(?:^|[-_.:])x{3,}(?:$|[-_.:])", 0),
     "consonants": (r"[^aeiouyAEIOUY]{4}", 0),
     "joined": (_JOINED_WORDS, 0),
+    "tool_keyword": (r"\^[A-Z]{2,8}\^(?::.*)?|(?:(?:FILE|COMBO|NET|RANGE|PROG)\d{1,2}:?)+", 0),
     "snake": (r"^[a-z]+(?:[_-][a-z]+)+$", 0),
     "camel": (r"^[A-Z][a-z]+(?:[A-Z][a-z]+)+\d{0,3}$", 0),
     "bracketed": (r"\[[A-Za-z][A-Za-z _-]*\]?$", 0),

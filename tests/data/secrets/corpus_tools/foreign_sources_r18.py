@@ -25,19 +25,34 @@ Nosey Parker's, kingfisher's and betterleaks' material stays out):
 **The split** is by source unit, made once from the paths alone (sorted, shuffled with seed
 2918, every third unit held out) and stored in ``foreign_r18/units.json``, committed before
 any file was read.
+
+**Lines.** Each file's lines are labelled by the written policy (round 13's labeller: code
+fixes for Bearer's and security-code-scan's code, none for the templates); none of the
+sources marks lines, so no label carries the source's verdict. security-code-scan's programs
+are read from the test's verbatim strings, their doubled quotes undone. Two label fixes,
+made from the tuning part's lines after it was first scored and applied to both parts: a
+value of lower-case words joined by hyphens is no credential (``correct-horse-battery-
+staple``, ``my-hardcoded-secret``: the decision table's ``ibm-cloud-pwd = shorter-version``),
+and a PHP static call's named argument (``C::f(api_key: "…")``) is read as the call's named
+argument. The held-out part was counted once before them and once at the end.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import foreign_sources as r5  # noqa: E402
+import foreign_sources_r6 as r6  # noqa: E402
+import foreign_sources_r12 as r12  # noqa: E402
 import foreign_sources_r14 as r14  # noqa: E402
+import late_sources  # noqa: E402
 
 OUT = HERE.parent / "foreign_r18"
 SEED = 2918
@@ -81,8 +96,129 @@ def unit_files() -> dict[str, tuple[str, list[str]]]:
     return units
 
 
+# ---- the lines of each source -----------------------------------------------------------
+
+# a C# verbatim string that holds a test's program: ``var cSharpTest = @"`` up to ``";``
+_SCS_OPEN = re.compile(r"=\s*@\"\s*$")
+_SCS_CLOSE = re.compile(r"^\s*\"\s*;\s*$")
+_SCS_VB = re.compile(r"(?i)visualBasic|\bvb\w*\s*=")
+
+
+def scs_programs(text: str) -> Iterator[tuple[str, list[tuple[int, str]]]]:
+    """(".cs" or ".vb", the numbered lines) of each program a test holds in a verbatim
+    string, its doubled quotes undone (``""pass""`` is ``"pass"`` in the program)."""
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        if _SCS_OPEN.search(lines[i]):
+            ext = ".vb" if _SCS_VB.search(lines[i]) else ".cs"
+            body: list[tuple[int, str]] = []
+            i += 1
+            while i < len(lines) and not _SCS_CLOSE.match(lines[i]):
+                body.append((i + 1, lines[i].rstrip("\r").replace('""', '"')))
+                i += 1
+            yield ext, body
+        i += 1
+
+
+# ---- label fixes of round 18 (made from the tuning part's lines, applied to both parts) ----
+
+# a value of lower-case words joined by hyphens (``correct-horse-battery-staple``)
+_HYPHEN_WORDS = re.compile(r"[a-z]{2,}(?:-[a-z]{2,})+")
+_WORDS_WHY = ("a value of words joined by hyphens passes (decision table: "
+              "ibm-cloud-pwd = shorter-version)")
+_STATIC_WHY = ("a static call's named argument (C::f(api_key: ...)) is read as a call's "
+               "named argument (the labeller had read C: as the name)")
+
+
+def _fixes(numbered: list[tuple[int, str]]) -> tuple[set[int], dict[int, tuple[str, int]]]:
+    """(the lines whose credential by the policy is words joined by hyphens, the lines
+    where a PHP or C++ ``::`` hid a named argument's credential: its value and column)."""
+    words: set[int] = set()
+    static: dict[int, tuple[str, int]] = {}
+    for number, line in numbered:
+        found = r5.policy_value(line)
+        if found and _HYPHEN_WORDS.fullmatch(found[0]):
+            words.add(number)
+        elif found is None and "::" in line:
+            at = line.rfind("::") + 2
+            after = r5.policy_value(line[at:])
+            if after and not r12._value_passes(after[0], ""):
+                static[number] = (after[0], at + after[1])
+    return words, static
+
+
+def _fixed(recs: Iterator[dict], numbered: list[tuple[int, str]], common: dict
+           ) -> Iterator[dict]:
+    """``recs`` with round 18's label fixes applied by source line (``_fixes``)."""
+    words, static = _fixes(numbered)
+    text = dict(numbered)
+    done: set[int] = set()
+    for rec in recs:
+        number = int(rec["origin"].rsplit(":", 1)[1])
+        where = {**common, "origin": rec["origin"]}
+        if number in words and rec["label"] == "pos":
+            if number not in done:
+                done.add(number)
+                for neg in late_sources._negative(text[number], family=r14.FAMILY, **where):
+                    yield {**neg, "relabel": _WORDS_WHY}
+        elif number in static and rec["label"] == "neg":
+            value, col = static[number]
+            for pos in r12._synth(text[number], value, col, {**where, "family": r14.FAMILY}):
+                yield {**pos, "relabel": _STATIC_WHY}
+        else:
+            yield rec
+
+
+def _records(unit: str, repo: str, path: str) -> Iterator[dict]:
+    text = (r5._text(repo, path) or "").lstrip("\ufeff")
+    if unit.startswith("cfn_nag:"):
+        common = {"source": "cfn_nag test templates", "unit": unit}
+        lines = list(r6.key_block_free_lines(text))
+        yield from _fixed(r14._label(lines, None, common, repo, path, code=False), lines, common)
+    elif unit.startswith("bearer:"):
+        common = {"source": "Bearer rule tests", "unit": unit}
+        lines = list(r6.key_block_free_lines(text))
+        yield from _fixed(r14._label(lines, None, common, repo, path), lines, common)
+    else:
+        common = {"source": "security-code-scan tests", "unit": unit}
+        for ext, body in scs_programs(text):
+            recs = r14._label(body, None, common, repo, path.removesuffix(".cs") + ext)
+            recs = ({**r, "origin": r["origin"].replace(path.removesuffix(".cs") + ext, path)}
+                    for r in recs)
+            yield from _fixed(recs, body, common)
+
+
+def records_of(unit: str, repo: str, paths: list[str]) -> Iterator[dict]:
+    """A unit's records; an error while reading a held-out unit is counted by its type only
+    (its message could quote the unit's text)."""
+    _PART[0] = r14._PART[0] = r14.part_of(OUT).get(unit, "tune")
+    for path in sorted(paths):
+        try:
+            recs = list(_records(unit, repo, path))
+        except Exception as err:  # noqa: BLE001
+            if _PART[0] == "tune":
+                raise
+            LEFT_OUT[f"heldout: a file the builder failed on ({type(err).__name__})"] += 1
+            continue
+        yield from r14.finished((r12._key_body_synth(r) for r in recs), _source(repo, path),
+                                LEFT_OUT, _PART[0])
+
+
+@functools.cache
+def _source(repo: str, path: str) -> str:
+    return r5._text(repo, path) or ""
+
+
+_NOTE = ("Lines labelled by memgit's written policy (docs/security.md), mechanically, by "
+         "foreign_sources_r18.py (round 13's labeller; none of the sources marks lines). "
+         "'positives' and 'negatives' list the tuning part's lines that round 18's label fixes "
+         "decided, with the reason; the held-out part's are counted, not listed.")
+
+
 def main() -> None:
-    r5.build_round(unit_files(), lambda *a: iter(()), OUT, SEED, EARLIER)
+    r5.build_and_report(unit_files(), records_of, OUT, SEED, EARLIER, _NOTE,
+                        (LEFT_OUT, r14.LEFT_OUT))
 
 
 if __name__ == "__main__":
