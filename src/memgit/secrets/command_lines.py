@@ -1,7 +1,9 @@
 """Credentials on command lines: each tool's credential options as its manual documents them
 (database clients, curl and httpie, docker/podman login, cloud and package CLIs, ssh and
-archive helpers, LDAP, SMB, SNMP, PowerShell), ``set``/``config set`` commands, and
-configuration directives that take a password as their argument.
+archive helpers, LDAP, SMB and Samba, SNMP, PowerShell, Windows' remote options, impacket's
+targets), ``set``/``config set`` commands, and configuration directives that take a password
+as their argument. An argument that names what goes there (a path, a placeholder's words:
+``values.names_an_argument``) holds no value, whichever option it follows.
 
 The checks register themselves (``rules.check``) for the rules that name them; ``structural``
 lists ``COMMAND_LINES`` among every structural rule.
