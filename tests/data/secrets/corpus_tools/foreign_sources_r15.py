@@ -502,14 +502,7 @@ def records_of(unit: str, repo: str, paths: list[str]) -> Iterator[dict]:
     """A unit's records; an error while reading a held-out unit is counted by its type
     only (its message could quote the unit's text)."""
     _PART[0] = r14._PART[0] = r14.part_of(OUT).get(unit, "tune")
-    try:
-        recs = list(_records(unit, paths[0]))
-    except Exception as err:  # noqa: BLE001
-        if _PART[0] == "tune":
-            raise
-        LEFT_OUT[f"heldout: a unit the builder failed on ({type(err).__name__})"] += 1
-        return
-    yield from recs
+    yield from r5.read_guarded(lambda: _records(unit, paths[0]), _PART[0], LEFT_OUT, "unit")
 
 
 def _records(unit: str, path: str) -> Iterator[dict]:

@@ -200,13 +200,7 @@ def records_of(unit: str, repo: str, paths: list[str]) -> Iterator[dict]:
     for path in sorted(paths):
         if not path.startswith(CONTRACTS):
             continue
-        try:
-            recs = list(contract(unit, path))
-        except Exception as err:  # noqa: BLE001
-            if _PART[0] == "tune":
-                raise
-            LEFT_OUT[f"heldout: a file the builder failed on ({type(err).__name__})"] += 1
-            continue
+        recs = r5.read_guarded(functools.partial(contract, unit, path), _PART[0], LEFT_OUT)
         yield from r14.finished((r12._key_body_synth(r) for r in recs), _source(path),
                                 LEFT_OUT, _PART[0])
 

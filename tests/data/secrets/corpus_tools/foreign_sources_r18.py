@@ -194,13 +194,7 @@ def records_of(unit: str, repo: str, paths: list[str]) -> Iterator[dict]:
     (its message could quote the unit's text)."""
     _PART[0] = r14._PART[0] = r14.part_of(OUT).get(unit, "tune")
     for path in sorted(paths):
-        try:
-            recs = list(_records(unit, repo, path))
-        except Exception as err:  # noqa: BLE001
-            if _PART[0] == "tune":
-                raise
-            LEFT_OUT[f"heldout: a file the builder failed on ({type(err).__name__})"] += 1
-            continue
+        recs = r5.read_guarded(functools.partial(_records, unit, repo, path), _PART[0], LEFT_OUT)
         yield from r14.finished((r12._key_body_synth(r) for r in recs), _source(repo, path),
                                 LEFT_OUT, _PART[0])
 

@@ -59,6 +59,7 @@ a template whose placeholder wraps a URL's literal password is left out.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 import subprocess
@@ -274,14 +275,7 @@ def records_of(unit: str, repo: str, paths: list[str]) -> Iterator[dict]:
     (its message could quote the unit's text)."""
     _PART[0] = r14.part_of(OUT).get(unit, "tune")
     for path in paths:
-        try:
-            recs = list(page(unit, path))
-        except Exception as err:  # noqa: BLE001
-            if _PART[0] == "tune":
-                raise
-            LEFT_OUT[f"heldout: a page the builder failed on ({type(err).__name__})"] += 1
-            continue
-        yield from recs
+        yield from r5.read_guarded(functools.partial(page, unit, path), _PART[0], LEFT_OUT, "page")
 
 
 _NOTE = ("Lines labelled mechanically by foreign_sources_r19.py from the pages' own "
