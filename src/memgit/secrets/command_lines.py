@@ -306,10 +306,11 @@ COMMAND_LINES: tuple[Rule, ...] = (
         "impacket-target", "command-line credential",
         # impacket's target, [[domain/]username[:password]@]<target>, after one of its
         # scripts (NAME.py, or impacket-NAME as distributions package them)
-        r"\b(?:[A-Za-z]\w*\.py|impacket-[a-z]+)\b[^\n|;&]{0,200}?\s(?:[\w.-]{1,64}[/\\])?"
-        r"[^\s:/@\\-][^\s:/@\\]{0,63}:(?P<t>[^\s@:]{3,128})(?=@|\s|$)",
+        # (its options, each with or without a value, may come first; prose may not)
+        r"\b(?:[A-Za-z]\w*\.py|impacket-[a-z]+)(?:\s+-[\w-]{1,30}(?:\s+(?!-)[^\s:@]{1,128})?){0,8}"
+        r"\s+(?:[\w.-]{1,64}[/\\])?[^\s:/@\\-][^\s:/@\\]{0,63}:(?P<t>[^\s@:]{3,128})(?=@|\s|$)",
         keywords=(".py", "impacket-"),
-        keyword_tails=tuple((k, r"[^\n|;&]{0,200}?:[^\s@:]{3}") for k in (".py", "impacket-")),
+        keyword_tails=((".py", r"\s"), ("impacket-", r"[a-z]+\s")),
         check="cli_extra", priority=1,
         doc="impacket's examples (GetADUsers.py, getTGT.py, smbclient.py, mssqlclient.py, "
             "reg.py...): DOMAIN/USER:PASSWORD@TARGET, DOMAIN/USER:PASSWORD, USER:PASSWORD@TARGET",
