@@ -474,6 +474,7 @@ FORMS = [
     'oathtool --totp --base32 "JBSWY3DPEHPK3PXP"',
     'idevicebackup2 encryption on surtassursur8889',
     'mysql -u root --password Zd6SyUb8VnDoF2fE',
+    'mysql -u root -pZd6SyUb8VnDoF2fE [source: imported:claude-code/notes.md#L17; added: 2026-12-05]',
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers
@@ -810,6 +811,11 @@ NOT_CREDENTIALS = [
     'python manage.py runserver 0.0.0.0:8000',
     'nc -l -p 8080',
     'psql -U postgres -p 5432 -d app',
+    # an entry's metadata group after a line that ends with an option or a key: "[source:"
+    # is the group's opening, not a value (an imported entry was refused for it)
+    'mysql -u root -p [source: imported:claude-code/notes.md#L17; added: 2026-12-05]',
+    'gpg --full-generate-key [source: imported:claude-code/notes.md#L3; added: 2026-12-05]',
+    '"api_key": "your-api-key",  # or set API_KEY [source: imported:x.md#L1; added: 2026-12-05]',
 ]
 
 

@@ -310,8 +310,10 @@ def is_placeholder(value: str) -> bool:
         return True  # Bearer $TOKEN, X-Token: $API_TOKEN: a reference to a variable
     if "xxx" in low and R.x_segment.search(low) is not None:
         return True  # m0-xxx, sk-xxx-xxx
-    if v[0] == "[" and R.bracketed.match(v) is not None:
-        return True  # [PASSWORD], [Shared Access Key Name goes here]
+    if v[0] == "[" and (R.bracketed.match(v) is not None or R.group_open.fullmatch(v)):
+        return True  # [PASSWORD], [Shared Access Key Name goes here]; "[source:", the
+        # opening of an entry's metadata group ([source: S; added: D; id: I], the format's)
+        # after a line that ends with an option or a key
     if "{{" in v or "}}" in v:
         return True  # the rest of a template a match cut (username:password|token}})
     if (v[0] == "^" or v[0] in "CFNPR") and R.tool_keyword.fullmatch(v) is not None:
@@ -741,6 +743,7 @@ _PATTERNS: dict[str, tuple[str, int]] = {
     "x_segment": (r"(?:^|[-_.:])x{3,}(?:$|[-_.:])", 0),
     "consonants": (r"[^aeiouyAEIOUY]{4}", 0),
     "joined": (_JOINED_WORDS, 0),
+    "group_open": (r"\[[a-z]{2,12}:", 0),
     "tool_keyword": (r"\^[A-Z]{2,8}\^(?::.*)?|(?:(?:FILE|COMBO|NET|RANGE|PROG)\d{1,2}:?)+", 0),
     "snake": (r"^[a-z]+(?:[_-][a-z]+)+$", 0),
     "camel": (r"^[A-Z][a-z]+(?:[A-Z][a-z]+)+\d{0,3}$", 0),
