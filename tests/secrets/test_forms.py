@@ -475,6 +475,27 @@ FORMS = [
     'idevicebackup2 encryption on surtassursur8889',
     'mysql -u root --password Zd6SyUb8VnDoF2fE',
     'mysql -u root -pZd6SyUb8VnDoF2fE [source: imported:claude-code/notes.md#L17; added: 2026-12-05]',
+    # rounds 20 and 21, from the tools' manuals: a password of a file or a key file (the
+    # file named before the password's word), an authorization value at the end of a name,
+    # Storj's access grant, a recovery mnemonic, rclone's backend flags, Go's single-dash
+    # compound flags and lower-camel parameters, SNMP's community string, Oracle's
+    # IDENTIFIED BY after an account's options, an Ansible module's key=value argument
+    'file_password = neboto7454',
+    'key_file_pass = qZdMxpwsMNx8iLo8ud*1',
+    'RCLONE_FICHIER_FILE_PASSWORD=neboto7454',
+    'RCLONE_SUGARSYNC_AUTHORIZATION=3a4fd660e5a8e984b1b4825144d75a4808101ca158539744c81b26263d515b33',
+    'export RCLONE_STORJ_ACCESS_GRANT=wFtXExBgK7NcCFCJ2cFLR3xqKbRpkFy3o10eTA1x',
+    'RCLONE_INTERNXT_MNEMONIC=5388ee4de34605781ef7e0f6c0aa640debaa95716a487e00b21089f35ac2ee61',
+    'rclone copy src remote: --sugarsync-authorization 3a4fd660e5a8e984b1b4825144d75a4808101ca158539744c81b26263d515b33',
+    './server -db-password Zk38dmWq -port 8080',
+    'mytool -api-token=8d7f6a5e4c3b2a19 run',
+    'java -jar app.jar -apiToken Xk29slaPq8Wm',
+    'tool -dbPassword hunter2X9 -v',
+    'snmpwalk -v2c -c s3cr3tC0mm 10.0.0.1',
+    'exec("CREATE USER ExposedTest ACCOUNT UNLOCK IDENTIFIED BY s3Ky9cF9QNsz5#0");',
+    'GRANT CONNECT TO scott IDENTIFIED BY tiger77',
+    'community.general.htpasswd: password=fPu6bjHZjxjW860',
+    'community.general.keycloak_realm_key: key_password=dkNwj2CQKEKcv*0',
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers
@@ -816,6 +837,22 @@ NOT_CREDENTIALS = [
     'mysql -u root -p [source: imported:claude-code/notes.md#L17; added: 2026-12-05]',
     'gpg --full-generate-key [source: imported:claude-code/notes.md#L3; added: 2026-12-05]',
     '"api_key": "your-api-key",  # or set API_KEY [source: imported:x.md#L1; added: 2026-12-05]',
+    # rounds 20 and 21: a file that holds a password, prose that says "identified by", an
+    # option whose value names its own argument or an agent's default, a password's update
+    # policy, a module named before its non-secret key=value arguments
+    'password_file = secrets/pw.txt',
+    'PASSWORD_FILE=/run/secrets/db',
+    'Google photos are identified by being in the "photos" space.',
+    'The service principal identified by `client_id` needs the `USE CATALOG` privilege',
+    'snmpwalk -v2c -c public 10.0.0.1',
+    'snmpwalk -v version -c community ip',
+    'mnemonic: the words you wrote down',
+    'update_password: always',
+    'community.general.manageiq_user: update_password=always',
+    'community.general.jenkins_credential: url=http://localhost:8080',
+    'community.general.keycloak_realm_key: elliptic_curve=Ed448',
+    'run with -db-password <password>',
+    './server -db-password $DB_PASSWORD',
 ]
 
 

@@ -58,8 +58,10 @@ _KW_STRONG = (
     r"|credentials?|creds|hapikey|psk|pre[ _-]?shared[ _-]?keys?"
 )
 # Names that only suggest it (key, *_key, *_sid, license...): the value must look generated.
-_KW_WEAK = (r"s?keys?|sid|auth|licen[cs]e[ _.-]?keys?|licen[cs]e|hash|salt|signature|sig|pat"
-            r"|pin|jwt|cookie|session|otp|totp|hmac|bearer")
+# (mnemonic: a wallet's or an account's recovery phrase; access grant: Storj's serialized access)
+_KW_WEAK = (r"s?keys?|sid|auth|licen[cs]e[ _.-]?keys?|licen[cs]e|hash|salt"
+            r"|signature|sig|pat|pin|jwt|cookie|session|otp|totp|hmac|bearer|mnemonic"
+            r"|access[ _.-]?grants?")
 # a declared type between a name and its value (Go, TypeScript, Kotlin, Rust, Swift), and
 # Go's several names declared at once: ``a, b string = "x", "y"``
 _TYPE_GAP = (r"|(?:\s*,\s*[A-Za-z_]\w{0,40}){0,4}(?:\s*:\s*|\s+)"
@@ -95,15 +97,15 @@ _KW_CORE = (
     r"]?secrets?|o(?:n(?:sumer[ _.-]?keys?|trase(?:ña|n(?:a|ya)))|okie)|red(?:entials?|s))|s(?:e(?:"
     r"cret(?:[ _.-]?(?:access[ _.-]?)?keys?|s?|e)|ssion(?:[ _.-]?tokens?|)|rvice[ _.-]?tokens?|nha)"
     r"|i(?:g(?:n(?:ing[ _.-]?keys?|ature)|)|d|fre)|keys?|al(?:t|asana)|laptažodis)|a(?:ccess(?:[ _."
-    r"-]?tokens?|[ _.-]?keys?)|uth(?:[ _.-]?tokens?|[ _.-]?keys?|)|p(?:i(?:[ _.-]?tokens?|[ _.-]?ke"
-    r"ys?|keys?)|p(?:[ _.-]?tokens?|[ _.-]?keys?|key))|dgangskode(?:n|))|refresh[ _.-]?tokens?|b(?:"
-    r"earer(?:[ _.-]?tokens?|)|ot[ _.-]?tokens?)|id[ _.-]?tokens?|o(?:auth[ _.-]?tokens?|tp)|user[ "
-    r"_.-]?tokens?|w(?:ebhook[ _.-]?tokens?|achtwoord)|m(?:aster(?:[ _.-]?tokens?|[ _.-]?keys?)|ot("
-    r"?:[ ]de[ ]passe|_de_passe|-de-passe)|ật[ ]khẩu)|to(?:kens?|tp)|encryption[ _.-]?keys?|h(?:a(?"
-    r":pikey|s(?:h|ło|lo))|mac|eslo)|k(?:e(?:ys?|nnwort)|odeord(?:et|)|ata(?:[ ]sandi|[ ]laluan))|l"
-    r"(?:icen(?:[cs]e[ _.-]?keys?|[cs]e)|ösenordet|ösenord|o(?:senord(?:et|)|zinka))|j(?:wt|elsz(?:"
-    r"ó|o))|geslo|nenosiri|şifre|пароль|лозинка|парола|κωδικός|密码|密碼|口令|パスワード|비밀번호|비번|패스워드|암호|पासवर"
-    r"्ड|كلمة[ ]المرور|كلمة[ ]السر|رمز[ ]عبور|סיסמה|סיסמא|รหัสผ่าน"
+    r"-]?tokens?|[ _.-]?keys?|[ _.-]?grants?)|uth(?:[ _.-]?tokens?|[ _.-]?keys?|)|p(?:i(?:[ _.-]?to"
+    r"kens?|[ _.-]?keys?|keys?)|p(?:[ _.-]?tokens?|[ _.-]?keys?|key))|dgangskode(?:n|))|refresh[ _."
+    r"-]?tokens?|b(?:earer(?:[ _.-]?tokens?|)|ot[ _.-]?tokens?)|id[ _.-]?tokens?|o(?:auth[ _.-]?tok"
+    r"ens?|tp)|user[ _.-]?tokens?|w(?:ebhook[ _.-]?tokens?|achtwoord)|m(?:aster(?:[ _.-]?tokens?|[ "
+    r"_.-]?keys?)|nemonic|ot(?:[ ]de[ ]passe|_de_passe|-de-passe)|ật[ ]khẩu)|to(?:kens?|tp)|encrypt"
+    r"ion[ _.-]?keys?|h(?:a(?:pikey|s(?:h|ło|lo))|mac|eslo)|k(?:e(?:ys?|nnwort)|odeord(?:et|)|ata(?"
+    r":[ ]sandi|[ ]laluan))|l(?:icen(?:[cs]e[ _.-]?keys?|[cs]e)|ösenordet|ösenord|o(?:senord(?:et|)"
+    r"|zinka))|j(?:wt|elsz(?:ó|o))|geslo|nenosiri|şifre|пароль|лозинка|парола|κωδικός|密码|密碼|口令|パスワー"
+    r"ド|비밀번호|비번|패스워드|암호|पासवर्ड|كلمة[ ]المرور|كلمة[ ]السر|رمز[ ]عبور|סיסמה|סיסמא|รหัสผ่าน"
 )
 # The readable core's alternatives: the foreign words come last, after the weak names, so
 # that the common names (token, secret, key...) are tried before them (factored, those
@@ -281,7 +283,8 @@ def spell_cases(pattern: str) -> str:
 
 KW_TRIGGER = (
     r"(?:pass|pwd|pw|p/w|secret|token|key|cred|sid|auth|licen|hash|salt|sig|pat|pin|jwt|cookie"
-    r"|session|otp|hmac|bearer|psk|pre[ _-]?shared|" + _FOREIGN_PASSWORD + ")"
+    r"|session|otp|hmac|bearer|psk|pre[ _-]?shared|mnemonic|access[ _.-]?grant|"
+    + _FOREIGN_PASSWORD + ")"
     r"[a-z0-9_.-]{0,40}(?:\[[0-9]{0,4}\])?[\"'`*_\]]{0,4}"
     r"(?:\s*\([^()\n]{1,30}\)|\s+(?:" + _GAP_WORDS + r")\s+(?:the\s+)?[\w.@/-]{1,30}"
     r"(?:\s+[\w.@/-]{1,30}){0,2}" + _TYPE_GAP + ")?"
@@ -299,7 +302,8 @@ _KW_ANCHORS = (*(w for w in _FOREIGN_WORDS if "pass" not in w), "psk", "preshare
                "pre_shared", "pre shared", "pass", "pwd", "pw", "p/w", "secret",
                "token", "key", "credential", "creds", "sid", "auth",
                "licen", "hash", "salt", "sig", "pat", "pin", "jwt", "cookie", "session", "otp",
-               "hmac", "bearer")
+               "hmac", "bearer", "mnemonic", "access_grant", "access-grant", "accessgrant",
+               "access grant", "access.grant")
 
 _KW_STOP_PARTS = frozenset(
     """page next prev continuation csrf xsrf cursor sync pagination max min num total count
@@ -310,8 +314,8 @@ _KW_STOP_PARTS = frozenset(
     policy length rotation expiry expires expiration ttl type kind format mode name names id ids
     label labels file path dir url uri endpoint location env header prefix suffix version
     algorithm algo size timeout manager store vault ref reference usage status valid validation
-    required enabled strength reset forgot change confirm confirmation hint strategy provider
-    service_name role scope scopes event events state""".split()
+    required enabled strength reset forgot change update confirm confirmation hint strategy
+    provider service_name role scope scopes event events state""".split()
 )
 # The stop words of a listing's pages (next_page_token, cursor_token), which a strong name
 # (``*_API_KEY``, ``*_SECRET_KEY``) never is: there they are a provider's or a product's name
@@ -331,6 +335,11 @@ _PROSE_WORDS = frozenset(
     our my your vault 1password bitwarden lastpass keychain env rotated rotate managed provided
     generated shared given sent required needed missing invalid expired""".split()
 )
+# An unquoted value that opens another name's assignment: the keyword named a command or a
+# module (Ansible's ``community.general.jenkins_credential: url=http://…``, its key=value
+# arguments), and the value is that pair's own when its name is a credential's
+# (``…htpasswd: password=X``), none otherwise; base64's "=" only pads its end
+_ARG_PAIR = re.compile(r"([a-z_][a-z0-9_]*|[A-Z_][A-Z0-9_]*)=(?=[^=])")  # one case: not base64
 _WEAK_CORES = re.compile(r"(?i)^(?:" + _KW_WEAK + r")$")
 # A strong name the regex split into a prefix and a weak core (``SECRET_`` + ``KEY``,
 # ``api_`` + ``key``, ``pd_api_`` + ``key``): the name as a whole still says credential.
@@ -350,10 +359,11 @@ _SETTING_WORDS = frozenset(
     environment generated random auto default empty inherit""".split())
 
 
-# Where a credential is kept, named before a password word: the name still names the password
-# (keyStorePassword, trustStorePassword, vault_password); after it (password_store, token_vault)
-# the name names the place
-_KEEPER_PARTS = frozenset(("store", "vault", "manager"))
+# What a password opens, named before a password word: the name still names the password
+# (keyStorePassword, trustStorePassword, vault_password, file_password, key_file_pass: the
+# password of a store, a vault, a file); after it (password_store, token_vault,
+# password_file) the name names the place or the file
+_KEEPER_PARTS = frozenset(("store", "vault", "manager", "file"))
 
 
 def kw_kind(core: str, name: str) -> str:
@@ -441,6 +451,14 @@ def _keyword(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
         end = start + len(val)
         if _code_reference(val, text, end):
             return None  # secrets["x"], f(x), {clientSecret: config}, other_name=
+        pair = _ARG_PAIR.match(val)
+        if pair:
+            if not V.rx(r"(?i)pass|pwd|secret|token|key|cred|auth").search(pair.group(1)):
+                return None
+            start += pair.end(1) + 1  # htpasswd: password=X: the pair's own value, judged
+            val = val[pair.end(1) + 1:]  # by the pair's own name
+            if V.rx(r"(?i)pass|pwd|secret|token|cred").search(pair.group(1)):
+                weak, kind = False, kw_kind(pair.group(1), pair.group(1))
         code_style = op in ("=", ":=", "=>", "==") and not raw_op[0].isspace()
         code_style = code_style and not gap
         val = val.rstrip(".,") if code_style else val.rstrip(".,;:")

@@ -118,10 +118,19 @@ CODE_FORMS = (
 )
 
 
+# Oracle's unquoted IDENTIFIED BY takes an account before it (CREATE|ALTER USER scott
+# [ACCOUNT UNLOCK...] IDENTIFIED BY tiger, GRANT ... TO scott IDENTIFIED BY tiger, CONNECT TO
+# scott IDENTIFIED BY tiger); MySQL's quoted form needs none
+_SQL_ACCOUNT_BEFORE = re.compile(r"(?i)\b(?:user|role)\s+\S+(?:\s+[a-z]+){0,4}\s+$"
+                                 r"|\bto\s+\S+\s+$")
+
+
 @check("code_form")
 def _code_form(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     name = next(k for k in "abcdefg" if m.group(k) is not None)
     val = m.group(name)
+    if name == "a" and not m.group("q1") and not _SQL_ACCOUNT_BEFORE.search(text, 0, m.start()):
+        return None  # "identified by being in the photos space": prose, not Oracle's SQL
     if not V.literal_ok(val) or V.is_reference(val) or V.self_describing(val.lower()):
         return None
     return m.start(name), m.end(name), "password assignment"

@@ -120,8 +120,13 @@ _CLI_EXTRA = (
     r"(?P<v>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"']{1,128})"
     r"|net\s+use\s+(?:[A-Za-z*]:\s+)?\\\\\S+\s+(?P<w>[^\s/*\"']\S{3,127})(?=\s+/user:)"
     r"|net\s+user\s+[^\s/]+\s+(?P<aa>[^\s/*\"']\S{3,127})(?=\s+/(?:add|domain|active|y)\b)"
+    # net-snmp's tools: -A/-X (SNMPv3's authentication and privacy passphrases) and -c
+    # (SNMPv1/v2c's community string, the protocol's only credential; "public" and
+    # "private", the agents' defaults, and "community", the manual's name for the argument,
+    # are no secret: _SNMP_NAMED)
     r"|snmp(?:walk|get|set|bulkwalk|bulkget|getnext|trap|inform|table|status|df|netstat|usm"
-    r"|delta)\b[^\n]{0,200}?\s-[AX]\s+(?P<x>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"']{1,128})"
+    r"|delta)\b[^\n]{0,200}?\s(?:-[AX]\s+(?P<x>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"']{1,128})"
+    r"|-c\s+(?P<am>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"'-][^\s\"']{0,127}))"
     r"|wpa_passphrase\s+(?:\"[^\"\n]+\"|'[^'\n]+'|\S+)\s+"
     r"(?P<y>\"[^\"\n]{8,63}\"|'[^'\n]{8,63}'|[^\s\"']{8,63})"
     # hydra(1) and medusa(1) -p PASS; schtasks /rp (the task's user) and /p (the remote
@@ -181,6 +186,9 @@ _CLI_EXTRA_KEYWORDS = ("redis-cli", "valkey-cli", "keydb-cli", "--password-stdin
                        "enable secret", "chpass", "oathtool")
 
 
+_SNMP_NAMED = frozenset(("public", "private", "community"))
+
+
 @check("cli_extra")
 def _cli_extra(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     name = next(k for k, v in m.groupdict().items() if v is not None)
@@ -188,6 +196,8 @@ def _cli_extra(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     core = val.strip("\"'")
     start = m.start(name) + val.index(core) if core else m.start(name)
     if _value_named(core) or core.startswith(("$", "%", "<")) or core.isdigit():
+        return None
+    if name == "am" and core.lower() in _SNMP_NAMED:
         return None
     return start, start + len(core), "command-line credential"
 
@@ -217,34 +227,40 @@ COMMAND_LINES: tuple[Rule, ...] = (
         r"|(?<=-)auth"
         r"|client-secret|storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass"
         r"|access-token|with-token\s*<<<|opw|upw)"
-        r"|--(?!no-)(?:[a-z0-9]+[-_]){1,3}(?:password|passwd|pass|pwd|token|secret|key|bearer)"
+        r"|--(?!no-)(?:[a-z0-9]+[-_]){1,3}(?:password|passwd|pass|pwd|token|secret|key|bearer"
+        r"|authorization|mnemonic)"
         r"|--(?:secret|access|api|private)[-_]key"
+        # Go's flag package takes one dash as two (-db-password X, -api-token=X)
+        r"|-(?:[a-z0-9]+[-_]){1,3}(?:password|passwd|pwd|token|secret)"
         r"|(?<=sshpass )-p|-P(?=\S{6}))(?:[ =]|(?<=sshpass -p))"  # sshpass(1): -pX, -p"X"
         r"(?P<s>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"']{1,128})",
         keywords=("--pass", "-pass", "--pwd", "-token", "-api-key", "-apikey", "--secret",
                   "--auth ", "--auth=",
                   "storepass", "keypass", "--auth-token", "--with-token", "--client-secret",
-                  "--access-token", "sshpass -p", "--", "-opw", "-upw"),
+                  "--access-token", "sshpass -p", "--", " -", "-opw", "-upw"),
         keyword_tails=(("--", r"(?!no-)(?:[a-z0-9]+[-_]){1,3}(?:password|passwd|pass|pwd|token"
-                              r"|secret|key|bearer)[ =]"
-                              r"|(?:secret|access|api|private)[-_]key[ =]"),),
+                              r"|secret|key|bearer|authorization|mnemonic)[ =]"
+                              r"|(?:secret|access|api|private)[-_]key[ =]"),
+                       (" -", r"(?:[a-z0-9]+[-_]){1,3}(?:password|passwd|pwd|token|secret)[ =]")),
         check="cli_value", priority=1,
         doc="mysql(1), keytool, sshpass(1), gh, vault CLI options; nomad/consul -token X, "
             "netlify --auth X, nuget -ApiKey X; --db-password X, "
             "--secret-key X, s3cmd --secret_key=X, curl(1) --oauth2-bearer X, PowerShell's "
             "-Password X (parameter names ignore case), iwctl/gpg --passphrase X; poppler's "
-            "-opw/-upw (pdfinfo, pdffonts, pdftotext...)",
+            "-opw/-upw (pdfinfo, pdffonts, pdftotext...); --sugarsync-authorization X, "
+            "--internxt-mnemonic X (rclone's backend flags); Go's single-dash -db-password X",
     ),
     Rule(
         "cli-pascal-password", "command-line credential",
-        r"\s-[A-Z][a-zA-Z]{1,30}(?:Password|Passphrase|Secret|Token)(?::|\s+)"
+        r"\s-[A-Za-z][a-zA-Z]{1,30}(?:Password|Passphrase|Secret|Token)(?::|\s+)"
         r"(?P<s>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"'$(-][^\s\"']{0,127})",
         keywords=(" -",),  # a dash after a space, then the name (lowered) and its separator
         keyword_tails=((" -", r"[a-z]{1,30}(?:password|passphrase|secret|token)[:\s]"),),
         check="cli_value", priority=1,
         doc="a parameter named in Pascal case after a single dash, as PowerShell's cmdlets and "
             "Windows tools name them: repair-bde -RecoveryPassword X, New-ADUser "
-            "-AccountPassword X, -ClientSecret X",
+            "-AccountPassword X, -ClientSecret X; and in lower camel case, as Java and Go "
+            "tools name theirs (-apiToken X, -dbPassword X)",
     ),
     Rule(
         "cli-user-then-p", "command-line credential",

@@ -309,7 +309,8 @@ STRUCTURAL: tuple[Rule, ...] = (
     ),
     Rule(
         "authorization-header", "Authorization header credential",
-        r"(?i:\bauthorization)[\"'`]?\s*[:=]\s*[\"'`]?(?!(?i:basic|bearer)\b)"
+        # a name may end in it (SUGARSYNC_AUTHORIZATION=X): "_" is a word's character for \b
+        r"(?<![A-Za-z0-9])(?i:authorization)[\"'`]?\s*[:=]\s*[\"'`]?(?!(?i:basic|bearer)\b)"
         r"(?:(?i:token|apikey|api-key|key|sso-key|digest|hmac|otoken|klaviyo-api-key|ssws|ntlm"
         r"|negotiate)[ =])?"
         r"(?P<s>[A-Za-z0-9._~+/=:-]{16,4096})",
