@@ -496,6 +496,22 @@ FORMS = [
     'GRANT CONNECT TO scott IDENTIFIED BY tiger77',
     'community.general.htpasswd: password=fPu6bjHZjxjW860',
     'community.general.keycloak_realm_key: key_password=dkNwj2CQKEKcv*0',
+    # and from the configuration files' and the shells' manuals: a password given a command
+    # on standard input as a here-string (bash's <<<) or after echo -n, strongSwan's
+    # ipsec.secrets, Postfix's sasl_passwd, a Beats output's password, a directive alone on
+    # its line, a password glued to what it opens
+    'docker login -u bob --password-stdin <<< Zk38dmWqLp2',
+    'chpasswd <<< "bob:Zk38dmWqLp2"',
+    'cryptsetup luksOpen /dev/sdb1 vault --key-file=- <<< Zk38dmWqLp2',
+    'echo -n Zk38dmWqLp2 | cryptsetup luksOpen /dev/sdb1 vault --key-file=-',
+    ': PSK "Zk38dmWqLp2"',
+    '10.0.0.1 10.0.0.2 : PSK "Zk38dmWqLp2"',
+    '[smtp.gmail.com]:587 bob@gmail.com:Zk38dmWqLp2',
+    'output.elasticsearch.password: "Zk38dmWqLp2"',
+    'SMTPAuthPassword Zk38dmWqLp2',
+    'AuthPass Zk38dmWqLp2',
+    'remotepass = Zk38dmWqLp2',
+    'authpass Zk38dmWqLp2',
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers
@@ -853,6 +869,16 @@ NOT_CREDENTIALS = [
     'community.general.keycloak_realm_key: elliptic_curve=Ed448',
     'run with -db-password <password>',
     './server -db-password $DB_PASSWORD',
+    'docker login -u bob --password-stdin <<< "$TOKEN"',
+    'cat <<< "hello world"',
+    'echo -n "$PW" | docker login -u bob --password-stdin',
+    'Password required',
+    'bypass 10.0.0.0/8',
+    'pass show email/gmail',
+    'PasswordAuthentication yes',
+    'compass 2024.1',
+    'max_output_tokens: 4096',
+    'input_tokens = 1532',
 ]
 
 

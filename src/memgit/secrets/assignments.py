@@ -147,7 +147,7 @@ _GAP_WORDS = (r"f(?:or|ür|uer|ör)|o(?:f|n)|v(?:o(?:n|m|or)|an)|d(?:e(?:s||l(?:
 # The glued "pass" words are tried one by one (17 branches) at every name; they need two to
 # five letters and then "pass". Together -6% of the regex's instructions on a pass's names.
 _GLUED_GUARD = r"(?=[pstak])"
-_PASS_GUARD = r"(?=[a-z]{2,5}pass)"
+_PASS_GUARD = r"(?=[a-z]{2,7}pass)"
 # The gap's guard, the same kind: the first character after the name's spaces that can open
 # one of its three forms: "(" of "(prod)"; the first letters of _GAP_WORDS; "," ":" or
 # _TYPE_GAP's type names (s S & [ c). A name followed by "=" or "=>" (or a quote, a bracket)
@@ -172,7 +172,9 @@ KW_RE = (
     + r"(?=pass(?:word|wd)|pwd|secret|token|apikey|key(?![a-z]))"
     # "pass" glued to what it opens (dbpass, SMTPPASS); not bypass, compass, surpass
     r"|" + _PASS_GUARD
-    + r"(?:db|smtp|mysql|pg|sql|redis|ftp|sftp|mail|ldap|bind|proxy|user|admin|root|vpn|wifi)"
+    + r"(?:db|smtp|mysql|pg|sql|redis|ftp|sftp|mail|ldap|bind|proxy|user|admin|root|vpn|wifi"
+    # (offlineimap's remotepass, ddclient's and others' authpass, sasl_pass glued: saslpass)
+    r"|remote|local|auth|master|server|client|sasl|imap|pop|ssh|smb|vnc|jmx|rpc|web|app|bot)"
     r"(?=pass(?![a-z])))?"
     r"(?P<core>" + _KW_CORE + r")" + _KW_SUFFIX + r")"
     + _NAME_END + r")"
@@ -364,6 +366,10 @@ _SETTING_WORDS = frozenset(
 # password of a store, a vault, a file); after it (password_store, token_vault,
 # password_file) the name names the place or the file
 _KEEPER_PARTS = frozenset(("store", "vault", "manager", "file"))
+# A pipeline's input or output, named before a password or a key (Beats' and Logstash's
+# output.elasticsearch.password, input.kafka.password): the credential of that connector.
+# They stop for tokens only (input_tokens, max_output_tokens: a model's token counts).
+_FLOW_PARTS = frozenset(("input", "output"))
 
 
 def kw_kind(core: str, name: str) -> str:
@@ -402,6 +408,9 @@ def _name_info(name: str, core: str) -> tuple[bool, bool, bool, str, frozenset[s
     if stops and stops <= _KEEPER_PARTS and not tail and core_parts[-1:] and \
             V.rx(r"pass|pwd").match(core_parts[-1]):
         stops = set()  # keyStorePassword, vault_password: the password of a store
+    if stops and stops <= _FLOW_PARTS and not tail and core_parts[-1:] and \
+            not core_parts[-1].startswith("token"):
+        stops = set()  # output.elasticsearch.password: an output's password, not a token count
     skip = bool(stops or set(tail) & _KW_STOP_TAILS)
     weak_core = _WEAK_CORES.match(core) is not None
     weak = weak_core and not _STRONG_IN_NAME.search(name)

@@ -115,6 +115,10 @@ CODE_FORMS = (
     r"|\bCURLOPT_(?:PROXY)?USERPWD\s*,\s*\"[^\":\n]{1,64}:(?P<f>[^\"\n]{3,128})\""
     r"|\bCURLOPT_(?:(?:PROXY)?PASSWORD|XOAUTH2_BEARER|KEYPASSWD|(?:PROXY_)?TLSAUTH_PASSWORD)\s*,"
     r"\s*\"(?P<g>[^\"\n]{4,256})\""
+    # strongSwan's ipsec.secrets(5): [selectors] : PSK|EAP|XAUTH|NTLM "secret"
+    r"|(?:^|\s):\s*(?:PSK|EAP|XAUTH|NTLM)\s+(?P<h>\"[^\"\n]{4,128}\"|'[^'\n]{4,128}'|[^\s\"']{4,128})"
+    # Postfix's sasl_passwd(5) map: [relayhost]:port user:password
+    r"|^\s*\[[\w.-]{1,128}\](?::\d{1,5})?\s+[^\s:]{1,128}:(?P<i>\S{4,128})\s*$"
 )
 
 
@@ -127,13 +131,14 @@ _SQL_ACCOUNT_BEFORE = re.compile(r"(?i)\b(?:user|role)\s+\S+(?:\s+[a-z]+){0,4}\s
 
 @check("code_form")
 def _code_form(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
-    name = next(k for k in "abcdefg" if m.group(k) is not None)
-    val = m.group(name)
+    name = next(k for k in "abcdefghi" if m.group(k) is not None)
+    val = m.group(name).strip("\"'")
     if name == "a" and not m.group("q1") and not _SQL_ACCOUNT_BEFORE.search(text, 0, m.start()):
         return None  # "identified by being in the photos space": prose, not Oracle's SQL
     if not V.literal_ok(val) or V.is_reference(val) or V.self_describing(val.lower()):
         return None
-    return m.start(name), m.end(name), "password assignment"
+    start = m.start(name) + m.group(name).index(val)
+    return start, start + len(val), "password assignment"
 
 # calls whose documented signature takes a password or a key as a string literal
 _CRED_CALL_NAME = (r"(?:Password|Passwd|Passphrase|Secret|Token|ApiKey|APIKey|AccessKey"

@@ -80,8 +80,14 @@ def _cli_user_pass(m: re.Match[str], text: str) -> bool:
 # command lines whose credential option the generic ones miss, from each tool's manual
 _CLI_EXTRA = (
     r"\b(?:(?:redis|valkey|keydb)-cli\b[^\n]{0,120}?\s(?:-a|--pass)\s+(?P<a>\"[^\"]{1,128}\"|'[^']{1,128}'|[^\s\"']{1,128})"
-    r"|echo\s+(?P<b>\"[^\"\n]{4,128}\"|'[^'\n]{4,128}'|[^\s\"'|]{4,128})\s*\|\s*"
-    r"(?:sudo\s+)?[\w.-]{2,20}\s[^\n|]{0,120}?(?:--password-stdin|--stdin\b|--with-token\b|chpasswd)"
+    r"|echo\s+(?:-[neE]{1,3}\s+)*(?P<b>\"[^\"\n]{4,128}\"|'[^'\n]{4,128}'|[^\s\"'|]{4,128})\s*\|\s*"
+    r"(?:sudo\s+)?[\w.-]{2,20}\s[^\n|]{0,120}?(?:--password-stdin|--stdin\b|--with-token\b|chpasswd"
+    r"|--key-file[= ]-(?!\S))"
+    # the same options given a here-string (bash's <<<: the word is the command's input);
+    # cryptsetup(8) --key-file=- reads the passphrase from standard input
+    r"|(?<=-)(?:password-stdin|stdin|with-token|key-file[= ]-)(?![\w-])[^\n|<]{0,120}?<<<\s*"
+    r"(?P<ap>\"[^\"\n]{4,128}\"|'[^'\n]{4,128}'|[^\s\"'|;]{4,128})"
+    r"|chpasswd\s*<<<\s*[\"']?[\w.@-]{1,64}:(?P<aq>[^\s\"'|:\\]{4,128})"
     r"|openssl\b[^\n]{0,160}?\s-(?:pass(?:in|out)?\s+(?:pass|env):|k\s+)(?P<c>[^\s\"']{1,128})"
     r"|htpasswd\s+(?:-[a-zA-Z]+\s+)*-[a-zA-Z]*b[a-zA-Z]*\s+(?:-[a-zA-Z]+\s+)*\S+\s+\S+\s+(?P<d>\S{1,128})"
     r"|ldap(?:search|modify|add|delete|whoami|passwd|compare|modrdn|exop)\b[^\n]{0,160}?\s-w\s+"
@@ -170,6 +176,7 @@ _CLI_EXTRA = (
 )
 # (gh auth login --with-token reads the token from standard input, gh's manual)
 _CLI_EXTRA_KEYWORDS = ("redis-cli", "valkey-cli", "keydb-cli", "--password-stdin", "--stdin",
+                       "--key-file", "<<<",
                        "--with-token", "chpasswd",
                        "openssl",
                        "htpasswd", "ldap", "smbclient", "rpcclient", "smbmap", "smbget",
@@ -407,5 +414,19 @@ COMMAND_LINES: tuple[Rule, ...] = (
         doc="redis.conf requirepass/masterauth, ldap.conf/nslcd.conf bindpw, slapd.conf "
             "rootpw, keepalived auth_pass: a directive, a space, the password (redis-cli "
             "CONFIG SET requirepass X sets it at run time)",
+    ),
+    Rule(
+        "named-directive", "password assignment",
+        r"^\s*(?P<name>(?![Bb]ypass\s|[Cc]ompass\s|[Ss]urpass\s|[Tt]respass\s|[Oo]verpass\s"
+        r"|[Uu]nderpass\s|[Ee]ncompass\s)[A-Za-z][A-Za-z0-9_.-]{0,40}(?i:pass(?:word|wd|phrase)?|pwd"
+        r"|secret))\s+(?P<s>[^\s=:#\[(<{$%][^\s]{3,127})\s*$",
+        keywords=("pass", "pwd", "secret"),
+        keyword_tails=tuple((k, r"[a-z]{0,6}\s+[^\s=:#\[(<{$%]\S{3,127}\s*$")
+                            for k in ("pass", "pwd", "secret")),
+        check="config_set", priority=1,
+        doc="any other directive whose name ends in a password's or a secret's word, alone on "
+            "its line with its value (AuthPass X, SMTPAuthPassword X, offlineimap's remotepass "
+            "X); a letters-only value is prose (Password required), and bypass, compass... are "
+            "no password's names",
     ),
 )

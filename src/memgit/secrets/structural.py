@@ -423,12 +423,15 @@ STRUCTURAL: tuple[Rule, ...] = (
         keywords=("identified", "credential(", "credentials(", "credential (", "authentication(",
                   "basicauth(", "plainauth(", "getconnection(", "login(", "login (", "auth(",
                   "auth=(", "auth = (", "auth =(", "auth= (", "password 0 ", ":*:", ":5432:",
-                  ":3306:", "password(", "password (", "curlopt_"),
-        keyword_tails=(("identified", r"\s+(?:with\s+\w+\s+)?by\s"),),
+                  ":3306:", "password(", "password (", "curlopt_", ": psk ", ": eap ",
+                  ": xauth ", ": ntlm ", ":psk ", "]:", "] "),
+        keyword_tails=(("identified", r"\s+(?:with\s+\w+\s+)?by\s"),
+                       ("] ", r"[^\s:]{1,128}:\S{4}")),
         check="code_form", priority=1,
         doc="SQL IDENTIFIED BY and PASSWORD('X'); NetworkCredential/HTTPBasicAuth/PlainAuth(user, "
             "password) calls; .pgpass lines (host:port:db:user:password); Cisco 'password 0'; "
-            "libcurl's CURLOPT_USERPWD/CURLOPT_PASSWORD",
+            "libcurl's CURLOPT_USERPWD/CURLOPT_PASSWORD; strongSwan's ipsec.secrets ': PSK \"X\"'; "
+            "Postfix's sasl_passwd '[relay]:587 user:password'",
     ),
     Rule(
         "code-calls", "password assignment", CODE_CALLS,
