@@ -31,7 +31,11 @@ pgx, go-sql-driver/mysql and SQLAlchemy) the twentieth and twenty-first; round 1
 twenty-third; round 18's (tests/data/secrets/foreign_r18/: cfn_nag's credential templates,
 Bearer's and security-code-scan's hard-coded secret tests) the twenty-fourth and twenty-fifth;
 round 19's (tests/data/secrets/foreign_r19/: tldr-pages' command pages with a credential's
-placeholder, rendered) the twenty-sixth and twenty-seventh; a second independent set
+placeholder, rendered) the twenty-sixth and twenty-seventh; round 20's
+(tests/data/secrets/foreign_r20/: rclone's and telegraf's options their authors mark secret,
+written in each tool's syntaxes) the twenty-eighth and twenty-ninth; round 21's
+(tests/data/secrets/foreign_r21/: community.general's module parameters marked no_log) the
+thirtieth and thirty-first; a second independent set
 (tests/data/secrets/independent2/: kingfisher's rule
 examples, never tuned on; 5 negatives, so its false-positive column says little) the last. The
 table has a recall and
@@ -245,6 +249,10 @@ def main() -> None:
               "r18 held-out": load(DATA / "foreign_r18" / "heldout.jsonl"),
               "r19 tuning": load(DATA / "foreign_r19" / "tuning.jsonl"),
               "r19 held-out": load(DATA / "foreign_r19" / "heldout.jsonl"),
+              "r20 tuning": load(DATA / "foreign_r20" / "tuning.jsonl"),
+              "r20 held-out": load(DATA / "foreign_r20" / "heldout.jsonl"),
+              "r21 tuning": load(DATA / "foreign_r21" / "tuning.jsonl"),
+              "r21 held-out": load(DATA / "foreign_r21" / "heldout.jsonl"),
               "independent 2": load(DATA / "independent2" / "lines.jsonl")}
     eng = engines(all_ds=not args.quick)
     figures: dict[str, dict] = {name: {} for name in eng}

@@ -7,8 +7,8 @@ that a change of the engine (a speed-up) changes no result.
 
 ``--write`` records, for each line of each set, the findings of ``scan_text`` as
 (start, end, kind): kinds and spans only, never a line's text or a value. The sets: the
-dev corpus (both halves), the independent set, the foreign sets of rounds 5, 6, 9 and 11
-(their tuning parts and held-out thirds), the regression set (positives/negatives.jsonl), every
+dev corpus (both halves), the independent sets, the foreign sets of rounds 5, 6, 9 and 11 to
+21 (their tuning parts and held-out thirds), the regression set (positives/negatives.jsonl), every
 string literal of tests/secrets/*.py (the documented forms, the identifiers, the
 parametrized cases, the pathological chunks repeated), and seeded synthetic variants of
 the corpus lines (cuts, joins, case changes, keyword fragments) so that a prefilter that
@@ -124,6 +124,10 @@ def sets(synthetic: int) -> dict[str, list[str]]:
         "r18-heldout": _jsonl(DATA / "foreign_r18" / "heldout.jsonl"),
         "r19-tuning": _jsonl(DATA / "foreign_r19" / "tuning.jsonl"),
         "r19-heldout": _jsonl(DATA / "foreign_r19" / "heldout.jsonl"),
+        "r20-tuning": _jsonl(DATA / "foreign_r20" / "tuning.jsonl"),
+        "r20-heldout": _jsonl(DATA / "foreign_r20" / "heldout.jsonl"),
+        "r21-tuning": _jsonl(DATA / "foreign_r21" / "tuning.jsonl"),
+        "r21-heldout": _jsonl(DATA / "foreign_r21" / "heldout.jsonl"),
         "test-literals": _literals(),
     }
     every = [x for v in out.values() for x in v]

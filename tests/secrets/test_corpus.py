@@ -132,7 +132,8 @@ def test_figure_of_record():
 HELD_OUT_SHAPES = {"heldout": (83, 1011), "heldout-r6": (66, 2522), "heldout-r9": (204, 11710),
                    "heldout-r11": (31, 1375), "heldout-r12": (115, 298), "heldout-r13": (159, 734),
                    "heldout-r14": (130, 150), "heldout-r15": (24, 70), "heldout-r16": (92, 157),
-                   "heldout-r17": (930, 321), "heldout-r18": (14, 468), "heldout-r19": (361, 4917)}
+                   "heldout-r17": (930, 321), "heldout-r18": (14, 468), "heldout-r19": (361, 4917),
+                   "heldout-r20": (158, 3449), "heldout-r21": (221, 3008)}
 
 
 def test_every_held_out_third_has_its_shape_pinned():
@@ -141,7 +142,7 @@ def test_every_held_out_third_has_its_shape_pinned():
 
 @pytest.mark.parametrize("name,shape", [*HELD_OUT_SHAPES.items(), ("independent2", (751, 5))])
 def test_heldout_thirds(name, shape):
-    """Rounds 5, 6, 9, 11 to 19 (issue 29): the third of each round's new
+    """Rounds 5, 6, 9, 11 to 21 (issue 29): the third of each round's new
     foreign material set aside by source unit before any detector of the round was written,
     measured once at the end (docs/security.md); and the second independent set (stop 45,
     kingfisher's rule examples), never tuned on. Its lines are never printed, not even their

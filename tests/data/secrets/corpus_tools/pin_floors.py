@@ -25,7 +25,7 @@ from memgit.secrets import scan_text  # noqa: E402
 # the foreign rounds' folders and the names their two parts are pinned under, in order
 ROUNDS = (("foreign", "foreign-tuning", "heldout"),
           *((f"foreign_r{n}", f"foreign-r{n}-tuning", f"heldout-r{n}")
-            for n in (6, 9, 11, 12, 13, 14, 15, 16, 17, 18, 19)))
+            for n in (6, 9, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21)))
 
 
 def _jsonl(path: Path) -> list[dict]:
@@ -67,10 +67,11 @@ def measure(recs: list[dict]) -> dict:
 
 # counts only, never their lines (rounds 12 and 13 measured once, at the end of stop 43;
 # rounds 14 to 16 once each, at the end of stop 44; round 17 at the end of stop 45; rounds 18
-# and 19 at the start and the end of stop 46)
+# and 19 at the start and the end of stop 46; rounds 20 and 21 at the start and the end of
+# stop 47)
 HELD_OUT = ("heldout", "heldout-r6", "heldout-r9", "heldout-r11", "heldout-r12", "heldout-r13",
             "heldout-r14", "heldout-r15", "heldout-r16", "heldout-r17", "heldout-r18",
-            "heldout-r19", "independent2")
+            "heldout-r19", "heldout-r20", "heldout-r21", "independent2")
 
 
 def counts_only(measured: dict) -> dict:
