@@ -426,7 +426,7 @@ STRUCTURAL: tuple[Rule, ...] = (
                   ":3306:", "password(", "password (", "curlopt_", ": psk ", ": eap ",
                   ": xauth ", ": ntlm ", ":psk ", "]:", "] "),
         keyword_tails=(("identified", r"\s+(?:with\s+\w+\s+)?by\s"),
-                       ("] ", r"[^\s:]{1,128}:\S{4}")),
+                       ("] ", r"[^\s:]{1,128}:\S{4}"), ("]:", r"\d{1,5}\s+[^\s:]{1,128}:\S{4}")),
         check="code_form", priority=1,
         doc="SQL IDENTIFIED BY and PASSWORD('X'); NetworkCredential/HTTPBasicAuth/PlainAuth(user, "
             "password) calls; .pgpass lines (host:port:db:user:password); Cisco 'password 0'; "
