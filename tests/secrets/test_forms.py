@@ -512,6 +512,12 @@ FORMS = [
     'AuthPass Zk38dmWqLp2',
     'remotepass = Zk38dmWqLp2',
     'authpass Zk38dmWqLp2',
+    'db2 connect to SAMPLE user db2inst1 using Zk38dmWqLp2',
+    'vsql -h host -U dbadmin -w Zk38dmWqLp2',
+    'isql -v MyDSN bob Zk38dmWqLp2',
+    'ipa user-add bob --password <<< Zk38dmWqLp2',
+    'sqlite3 db.sqlite "PRAGMA key=\'Zk38dmWqLp2\';"',
+    'pdftk in.pdf output out.pdf user_pw Zk38dmWqLp2',
 ]
 
 # references, prompts, placeholders, prose about credentials, and identifiers
@@ -879,6 +885,11 @@ NOT_CREDENTIALS = [
     'compass 2024.1',
     'max_output_tokens: 4096',
     'input_tokens = 1532',
+    'isql -v MyDSN',
+    'connect to the server using ssh',
+    'Connect to SAMPLE user db2inst1 using the password from the vault',
+    'pdftk in.pdf output out.pdf user_pw PROMPT',
+    "PRAGMA key = '$KEY';",
 ]
 
 

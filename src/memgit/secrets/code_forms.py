@@ -117,6 +117,8 @@ CODE_FORMS = (
     r"\s*\"(?P<g>[^\"\n]{4,256})\""
     # strongSwan's ipsec.secrets(5): [selectors] : PSK|EAP|XAUTH|NTLM "secret"
     r"|(?:^|\s):\s*(?:PSK|EAP|XAUTH|NTLM)\s+(?P<h>\"[^\"\n]{4,128}\"|'[^'\n]{4,128}'|[^\s\"']{4,128})"
+    # SQLCipher's PRAGMA key = 'passphrase' (and rekey, the new one)
+    r"|(?i:\bpragma\s+(?:re)?key)\s*=\s*[\"'](?P<j>[^\"'\n]{4,256})[\"']"
     # Postfix's sasl_passwd(5) map: [relayhost]:port user:password
     r"|^\s*\[[\w.-]{1,128}\](?::\d{1,5})?\s+[^\s:]{1,128}:(?P<i>\S{4,128})\s*$"
 )
@@ -131,7 +133,7 @@ _SQL_ACCOUNT_BEFORE = re.compile(r"(?i)\b(?:user|role)\s+\S+(?:\s+[a-z]+){0,4}\s
 
 @check("code_form")
 def _code_form(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
-    name = next(k for k in "abcdefghi" if m.group(k) is not None)
+    name = next(k for k in "abcdefghij" if m.group(k) is not None)
     val = m.group(name).strip("\"'")
     if name == "a" and not m.group("q1") and not _SQL_ACCOUNT_BEFORE.search(text, 0, m.start()):
         return None  # "identified by being in the photos space": prose, not Oracle's SQL

@@ -85,7 +85,8 @@ _CLI_EXTRA = (
     r"|--key-file[= ]-(?!\S))"
     # the same options given a here-string (bash's <<<: the word is the command's input);
     # cryptsetup(8) --key-file=- reads the passphrase from standard input
-    r"|(?<=-)(?:password-stdin|stdin|with-token|key-file[= ]-)(?![\w-])[^\n|<]{0,120}?<<<\s*"
+    r"|(?<=-)(?:password-stdin|stdin|with-token|key-file[= ]-|password)(?![\w=-])"
+    r"[^\n|<]{0,120}?<<<\s*"
     r"(?P<ap>\"[^\"\n]{4,128}\"|'[^'\n]{4,128}'|[^\s\"'|;]{4,128})"
     r"|chpasswd\s*<<<\s*[\"']?[\w.@-]{1,64}:(?P<aq>[^\s\"'|:\\]{4,128})"
     r"|openssl\b[^\n]{0,160}?\s-(?:pass(?:in|out)?\s+(?:pass|env):|k\s+)(?P<c>[^\s\"']{1,128})"
@@ -191,6 +192,21 @@ _CLI_EXTRA_KEYWORDS = ("redis-cli", "valkey-cli", "keydb-cli", "--password-stdin
                        "schtasks", "rclone config", "airdecap-ng", "stegsnow", "olevba",
                        "openttd", "cryptcat", "sic ", "idevicebackup2", "hsw-cli", "username ",
                        "enable secret", "chpass", "oathtool")
+
+
+# Per-tool forms kept out of _CLI_EXTRA's one regex, which runs on every line with " -p" or
+# " -d": each of these is tried only where its own keyword is (a rule of its own)
+_CLI_TOOLS = (
+    # Vertica's vsql -w; pdftk's user_pw/owner_pw/input_pw; DB2's CONNECT TO db USER u USING
+    # pw (and ATTACH TO node ...); unixODBC's isql DSN USER PASSWORD (positional)
+    r"\bvsql\b[^\n|;&]{0,120}?\s-w\s+(?P<ar>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"'-][^\s\"']{0,127})"
+    r"|\bpdftk\b[^\n|;&]{0,200}?\s(?:user_pw|owner_pw|input_pw)\s+(?:[A-Z]=)?"
+    r"(?P<as>[^\s\"'-][^\s\"']{0,127})"
+    r"|(?i:(?:connect|attach)\s+to\s+\S+\s+user\s+\S+\s+using)\s+"
+    r"(?P<at>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"';][^\s\"';]{0,127})"
+    r"|\bisql\s+(?:-[a-z0-9]+\s+)*(?!-)[\w.-]{1,64}\s+(?!-)[^\s\"']{1,64}\s+"
+    r"(?P<au>(?!-)[^\s\"']{1,128})(?=\s*$|\s+-)"
+)
 
 
 _SNMP_NAMED = frozenset(("public", "private", "community"))
@@ -304,7 +320,16 @@ COMMAND_LINES: tuple[Rule, ...] = (
             "argon2/pass insert/openssl passwd -stdin reading an echo, rar -hp, airdecap-ng "
             "-p, stegsnow -p, olevba -p, openttd -p, cryptcat/sic -k, idevicebackup2 "
             "encryption on X, hsw-cli unlock X, Cisco username/enable secret X, chpass -p, "
-            "oathtool KEY",
+            "oathtool KEY; here-strings (--password-stdin <<< X, chpasswd <<< u:X, "
+            "cryptsetup --key-file=- <<< X)",
+    ),
+    Rule(
+        "cli-tools", "command-line credential", _CLI_TOOLS,
+        keywords=("vsql", "pdftk", " user ", "isql "), check="cli_extra", priority=1,
+        keyword_tails=((" user ", r"\S{1,64}\s+using\s+\S"),  # DB2's CONNECT TO db USER u USING
+                       ("isql ", r"(?:-[a-z0-9]+\s+)*[\w.-]{1,64}\s+\S{1,64}\s+\S")),
+        doc="Vertica's vsql -w X, pdftk user_pw/owner_pw X, DB2's CONNECT TO db USER u USING X "
+            "(and ATTACH TO), unixODBC's isql DSN USER X",
     ),
     Rule(
         "cli-samba-user", "command-line credential",

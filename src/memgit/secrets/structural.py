@@ -424,7 +424,7 @@ STRUCTURAL: tuple[Rule, ...] = (
                   "basicauth(", "plainauth(", "getconnection(", "login(", "login (", "auth(",
                   "auth=(", "auth = (", "auth =(", "auth= (", "password 0 ", ":*:", ":5432:",
                   ":3306:", "password(", "password (", "curlopt_", ": psk ", ": eap ",
-                  ": xauth ", ": ntlm ", ":psk ", "]:"),
+                  ": xauth ", ": ntlm ", ":psk ", "]:", "pragma key", "pragma rekey"),
         # (Postfix's map is dispatched by its port, "]:587": "] " alone opens every Markdown
         # checkbox and link, and its dispatch cost 0.6% of the scan)
         keyword_tails=(("identified", r"\s+(?:with\s+\w+\s+)?by\s"),
@@ -433,7 +433,8 @@ STRUCTURAL: tuple[Rule, ...] = (
         doc="SQL IDENTIFIED BY and PASSWORD('X'); NetworkCredential/HTTPBasicAuth/PlainAuth(user, "
             "password) calls; .pgpass lines (host:port:db:user:password); Cisco 'password 0'; "
             "libcurl's CURLOPT_USERPWD/CURLOPT_PASSWORD; strongSwan's ipsec.secrets ': PSK \"X\"'; "
-            "Postfix's sasl_passwd '[relay]:587 user:password' (with its port)",
+            "Postfix's sasl_passwd '[relay]:587 user:password' (with its port); SQLCipher's PRAGMA "
+            "key = 'X'",
     ),
     Rule(
         "code-calls", "password assignment", CODE_CALLS,
