@@ -130,10 +130,11 @@ _CLI_EXTRA = (
     # net-snmp's tools: -A/-X (SNMPv3's authentication and privacy passphrases) and -c
     # (SNMPv1/v2c's community string, the protocol's only credential; "public" and
     # "private", the agents' defaults, and "community", the manual's name for the argument,
-    # are no secret: _SNMP_NAMED)
+    # are no secret)
     r"|snmp(?:walk|get|set|bulkwalk|bulkget|getnext|trap|inform|table|status|df|netstat|usm"
     r"|delta)\b[^\n]{0,200}?\s(?:-[AX]\s+(?P<x>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"']{1,128})"
-    r"|-c\s+(?P<am>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"'-][^\s\"']{0,127}))"
+    r"|-c\s+(?![\"']?(?i:public|private|community)[\"']?(?:\s|$))"
+    r"(?P<am>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"'-][^\s\"']{0,127}))"
     r"|wpa_passphrase\s+(?:\"[^\"\n]+\"|'[^'\n]+'|\S+)\s+"
     r"(?P<y>\"[^\"\n]{8,63}\"|'[^'\n]{8,63}'|[^\s\"']{8,63})"
     # hydra(1) and medusa(1) -p PASS; schtasks /rp (the task's user) and /p (the remote
@@ -209,9 +210,6 @@ _CLI_TOOLS = (
 )
 
 
-_SNMP_NAMED = frozenset(("public", "private", "community"))
-
-
 @check("cli_extra")
 def _cli_extra(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     name = next(k for k, v in m.groupdict().items() if v is not None)
@@ -219,8 +217,6 @@ def _cli_extra(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     core = val.strip("\"'")
     start = m.start(name) + val.index(core) if core else m.start(name)
     if _value_named(core) or core.startswith(("$", "%", "<")) or core.isdigit():
-        return None
-    if name == "am" and core.lower() in _SNMP_NAMED:
         return None
     return start, start + len(core), "command-line credential"
 

@@ -306,7 +306,7 @@ def rclone(unit: str, paths: list[str]) -> Iterator[dict]:
         common = {"family": "tool configuration", "source": "rclone backend options",
                   "unit": unit, "origin": origin}
         for text in str(option.get("Help") or "").split("\n"):
-            yield from _prose(text, common)
+            yield from _judged_negative(text, common)
         marked = option.get("Sensitive") is True or option.get("IsPassword") is True
         if marked and _WHO_OR_WHERE.search(name) and option.get("IsPassword") is not True:
             LEFT_OUT[_PART[0] + ": a marked option that names who or where"] += 1
@@ -343,7 +343,7 @@ def telegraf(unit: str, readme: str, sample: str) -> Iterator[dict]:
             fenced = not fenced
             continue
         if not fenced:
-            yield from _prose(raw.strip().lstrip("#>*- ").strip(), {
+            yield from _judged_negative(raw.strip().lstrip("#>*- ").strip(), {
                 "family": "tool documentation", "source": "telegraf plugin readmes",
                 "unit": unit, "origin": f"{TELEGRAF}@{commit}:{readme}:{number}"})
     for number, raw in enumerate((r5._text(TELEGRAF, sample) or "").split("\n"), 1):
@@ -370,10 +370,6 @@ def telegraf(unit: str, readme: str, sample: str) -> Iterator[dict]:
 
 
 # ---- lines ------------------------------------------------------------------------------------
-
-def _prose(text: str, common: dict) -> Iterator[dict]:
-    yield from _judged_negative(text, common)
-
 
 # the decision table flags a private key's header on any line (docs/security.md)
 _KEY_HEADER = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")
