@@ -698,6 +698,55 @@ def test_overlap_resolution_matches_the_plain_definition(spans):
     assert (_resolve(candidates) if candidates else []) == sorted(plain)
 
 
+def _keyword_entry():  # type: ignore[no-untyped-def]
+    """The compiled keyword-assignment rule, as the engine dispatches it."""
+    from memgit.secrets import _comp
+
+    scan_text("x")
+    return next(e for _w, _named, actions in _comp(()).table for _t, e, _p in actions
+                if e.rule.id == "keyword-assignment")
+
+
+def _corpus_lines() -> list[str]:
+    dev = DATA / "dev" / "lines.jsonl"
+    return [json.loads(x)["line"] for x in dev.read_text().splitlines()] + \
+        [r["line"] for r in POSITIVES + NEGATIVES]
+
+
+def test_the_keyword_check_reports_inside_its_value_group():
+    """A rule's ``value_group`` bounds what its check reports (the group's span less one
+    pair of quotes): the engine drops a match so bounded inside a stronger finding before
+    its check, so a span outside it would be lost. Every keyword match of the corpus."""
+    from memgit.secrets import engine
+
+    entry = _keyword_entry()
+    assert entry.bound == "val"
+    reported = 0
+    for line in _corpus_lines():
+        for m in entry.rx.finditer(line):
+            verdict = entry.fn(m, line)
+            if isinstance(verdict, tuple):
+                lo, hi = engine._value_span(m, entry.bound, line)
+                assert lo <= verdict[0] and verdict[1] <= hi, line
+                reported += 1
+    assert reported > 1000
+
+
+def test_the_value_group_shortcut_changes_no_finding():
+    """The same findings on every corpus line with the keyword rule's ``value_group``
+    shortcut and without it (its group's whole span, the name included)."""
+    entry = _keyword_entry()
+    lines = _corpus_lines()
+    with_bound = [scan_text(line) for line in lines]
+    entry.bound = ""
+    try:
+        without = [scan_text(line) for line in lines]
+    finally:
+        entry.bound = "val"
+    assert with_bound == without
+    assert sum(map(bool, with_bound)) > 1500
+
+
 @pytest.mark.parametrize("line,secret", [
     (r'body = "{\"password\": \"wqeTR583zn\", \"user\": \"bob\"}"', "wqeTR583zn"),
     (r'curl -d "{\"client_secret\":\"Hq7rT2xWv9LpQ3zK\"}" https://h/token', "Hq7rT2xWv9LpQ3zK"),

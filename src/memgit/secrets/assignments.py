@@ -709,6 +709,6 @@ KEYWORD_ASSIGNMENT = Rule(
     spell_cases(KW_RE),  # KW_RE under re.IGNORECASE, spelled out (faster)
     keywords=_KW_ANCHORS,
     keyword_tails=tuple((k, _KW_TAIL) for k in _KW_ANCHORS),
-    trigger=KW_TRIGGER, locate="name", check="keyword", priority=2,
+    trigger=KW_TRIGGER, locate="name", check="keyword", priority=2, value_group="val",
     doc="detect-secrets KeywordDetector",
 )

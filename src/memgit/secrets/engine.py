@@ -97,7 +97,7 @@ class _Entry:
     """A rule as the engine runs it: its regexes (lazy), its check, its rank."""
 
     __slots__ = ("rule", "rx", "trigger", "fn", "priority", "group", "at", "placed", "order",
-                 "rank", "names", "value_tests", "runs")
+                 "rank", "names", "value_tests", "runs", "bound")
 
     def __init__(self, rule: Rule, order: int) -> None:
         self.rule = rule
@@ -106,6 +106,7 @@ class _Entry:
         self.fn: Check | None = CHECKS.get(rule.check) if rule.check else None
         self.priority = rule.priority
         self.group = rule.group
+        self.bound = rule.value_group  # "": the group's span bounds what the check reports
         self.at = rule.locate == "at"
         self.runs = rule.locate == "runs"  # matches only at the starts of runs: _run_matches
         if self.runs and not rule.regex.startswith(RUN_LOOKBEHIND):
@@ -466,10 +467,11 @@ def scan(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
         for m in found:
             start, end = m.span(e.group)
             # a weaker rule's match inside a stronger finding can only lose: skip its checks
-            if len(candidates) <= 32:  # a shortcut only: the resolution below decides anyway
+            if candidates and len(candidates) <= 32:  # a shortcut only: _resolve decides
+                lo, hi = (start, end) if not e.bound else _value_span(m, e.bound, text)
                 inside = False
                 for p, s, t, _k in candidates:
-                    if p < prio and s <= start and end <= t:
+                    if p < prio and s <= lo and hi <= t:
                         inside = True
                         break
                 if inside:
@@ -491,6 +493,15 @@ def scan(text: str, comp: Compiled) -> list[tuple[int, int, str]]:
         return scan_unescaped(text, comp) if comp.escaped in selected else []
     candidates.sort()
     return _resolve(candidates)
+
+
+def _value_span(m: re.Match[str], group: str, text: str) -> tuple[int, int]:
+    """The span of ``m``'s ``group`` less one pair of quotes around it (the rule's
+    ``value_group``: its check reports nothing outside it)."""
+    lo, hi = m.span(group)
+    if hi - lo >= 2 and text[lo] in "\"'`" and text[hi - 1] == text[lo]:
+        return lo + 1, hi - 1
+    return lo, hi
 
 
 # a string literal's escapes for a line break or a tab (C, Java, JS, Python, Go, JSON): the

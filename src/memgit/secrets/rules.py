@@ -39,6 +39,10 @@ class Rule:
     # "unescaped": a mark (its regex never matches): a line its keywords select and no rule
     # finds anything on is read again without its \" escapes (the engine's scan_unescaped)
     group: int | str = 0
+    # the group that holds any span the check reports, less one pair of quotes around it
+    # (``keyword``: the value, never the name): a match whose value so bounded lies inside
+    # a stronger finding is dropped before its check, as a match inside one by ``group``
+    value_group: str = ""
     ignore_case: bool = False
     check: str = ""  # a name in CHECKS
     min_distinct: int = 0
