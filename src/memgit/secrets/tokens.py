@@ -66,6 +66,10 @@ _ID_WORDS = frozenset(
 )
 
 
+# both: the words of a digest's or a record's name (a user name made of one is neither)
+_RECORD_WORDS = _DIGEST_WORDS | _ID_WORDS
+
+
 def _single_case_random(core: str, min_len: int) -> bool:
     digits = V.classes(core)[2]
     return (len(core) >= min_len and digits >= 4 and len(core) - digits >= 8
@@ -264,7 +268,7 @@ def _user_before(text: str, colon: int) -> bool:
     at = colon - len(user)
     if not user[0].isalpha() or (at > 0 and text[at - 1] not in " \t(,;["):
         return False
-    return not set(V.rx(r"[a-z0-9]+").findall(user.lower())) & (_DIGEST_WORDS | _ID_WORDS)
+    return _RECORD_WORDS.isdisjoint(V.rx(r"[a-z0-9]+").findall(user.lower()))
 
 
 def _provider_hex_key(text: str, start: int, token: str) -> bool:
