@@ -97,6 +97,56 @@ def test_spelled_pattern_after_a_keyword(word, tail):
     _same_at_every_start(word.upper() + tail)
 
 
+# what the prefilter dispatches the rule by: each anchor keyword with _KW_TAIL after it
+_TAIL = re.compile(assignments._KW_TAIL)
+_ANCHOR_AT = re.compile("(?=(" + "|".join(map(re.escape, sorted(
+    assignments._KW_ANCHORS, key=len, reverse=True))) + "))")
+
+
+def _dispatched(match: re.Match[str], line: str) -> bool:
+    """Whether an anchor keyword inside ``match`` has its tail after it on the lowered line
+    (the keyword places the engine tries the rule at)."""
+    low = line.lower()
+    if len(low) != len(line):
+        return True  # lower() moved offsets: the engine searches such a line whole
+    for hit in _ANCHOR_AT.finditer(low, match.start(), match.end()):
+        for kw in assignments._KW_ANCHORS:
+            at = hit.start()
+            if low.startswith(kw, at) and at + len(kw) <= match.end() and \
+                    _TAIL.match(low, at + len(kw)):
+                return True
+    return False
+
+
+def _every_match_dispatched(line: str) -> None:
+    for m in SPELLED.finditer(line):
+        assert _dispatched(m, line), (line, m.span())
+
+
+def test_the_tail_dispatches_every_match_on_corpus_lines():
+    """_KW_TAIL is a superset: every match of the rule's regex on a line (searched along it,
+    with no prefilter) holds a keyword the prefilter finds with its tail after it."""
+    lines = [json.loads(x)["line"] for x in DEV.read_text().splitlines()]
+    found = 0
+    for line in lines:
+        _every_match_dispatched(line)
+        found += SPELLED.search(line) is not None
+    assert found > 1500
+
+
+# names, operators, words and glue, as names and their operators are written
+_TAIL_PIECES = st.sampled_from(
+    ["password", "token", "key", "secret", "pwd", "_", "-", ".", " ", "=", ":", "->", ">",
+     " is ", " for ", "is", "for", "set to", "string", "'", '"', "`", "*", "[0]", "(prod)",
+     ",", " - ", "X9f2kLm7", "db", "api", "\u662f", "\uff1a", "\u2192"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_TAIL_PIECES, max_size=10).map("".join))
+def test_the_tail_dispatches_every_match_on_random_text(text):
+    _every_match_dispatched(text)
+
+
 # the core's words, whole and cut into pieces, with separators, cases and foldings between
 _CORE_WORDS = ("password", "passwort", "passord", "passphrase", "pwd", "pat", "pin",
                "personal access token", "private_key", "pre-shared key", "psk", "client secret",

@@ -296,8 +296,12 @@ KW_TRIGGER = (
     r"|\s*[是为為는은は]|\s+[-\u2013\u2014]\s|\s*,\s*[\"'])"
 )
 # What must follow a keyword for the prefilter to dispatch the rule: a cheap superset of
-# KW_TRIGGER's tail (the rule's trigger then finds the exact places).
-_KW_TAIL = (r"[a-z0-9_.\"'`*\[\]-]{0,44}\s*(?:[:=|(>,\u2192\uff1a是为為는은は\u2013\u2014-]"
+# KW_TRIGGER's tail (the rule's trigger then finds the exact places). The run of name
+# characters is possessive: backing into it could only let an operator or a word start
+# inside it, and the rule's regex never reads one there (a word operator follows a space,
+# "->" keeps its ">" after the run, a name cannot end before a letter): a failing test
+# then costs one pass over the run, not one try of every operator at each of its places.
+_KW_TAIL = (r"[a-z0-9_.\"'`*\[\]-]{0,44}+\s*(?:[:=|(>,\u2192\uff1a是为為는은は\u2013\u2014-]"
             r"|(?:is|was|are|were|ist|est|es|é|è|är|er|jest|lautet|este|has|had|changed|set|reset"
             r"|updated|rotated|" + _GAP_WORDS + r")\s|(?:string|str|&str)\s*=)")
 _KW_ANCHORS = (*(w for w in _FOREIGN_WORDS if "pass" not in w), "psk", "preshared", "pre-shared",
