@@ -22,6 +22,7 @@ from memgit.git.repository import open_drive, ref_target
 from memgit.index import reindex as recall_index
 from memgit.policy.registry import PURGE_LOCK_FILE, REGISTRY_FILE
 from memgit.state import facts
+from memgit.write.ops import NewFact
 from memgit.write.writer import commit_facts
 from tests.conftest import (
     bare_drive,
@@ -57,11 +58,15 @@ def fsck(git_dir: Path) -> None:
 
 
 def _writer(path: str, worker: int, stop: str, out: str) -> None:
+    """Commit facts until told to stop (400 at most), a topic file of 100 a writer: every
+    file stays far under the file-size limit (MG205, 64 KiB) however many they write (all
+    four once shared one notes.md, which a run with many commits before the backup filled)."""
     drive = open_drive(path)
     done = 0
     while not os.path.exists(stop) and done < 400:
-        result = commit_facts(drive, [f"Writer {worker} learned fact number {done}"],
-                              message="backup under writers")
+        fact = NewFact(f"Writer {worker} learned fact number {done}",
+                       topic=f"writer-{worker}-{done // 100}")
+        result = commit_facts(drive, [fact], message="backup under writers")
         assert result.status in ("committed", "queued")
         done += 1
     Path(out).write_text(str(done))
